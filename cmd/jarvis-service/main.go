@@ -1,0 +1,100 @@
+// Command jarvis-service runs the General Agent Service alone (no window):
+// for scripts, tests and users who run agents without the desktop.
+//
+//	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--allow-non-loopback] [--log-level info]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"jarvis/service"
+	"jarvis/service/config"
+	"jarvis/service/secrets"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "jarvis-service:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("jarvis-service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8765", "listen address (loopback only; port 0 picks a free one)")
+	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir, e.g. $XDG_DATA_HOME/jarvis)")
+	configPath := fs.String("config", "", "config file (default: <user config dir>/jarvis/config.json)")
+	allowNonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr (exposes the service to the network)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	var err error
+	if *dataDir == "" {
+		if *dataDir, err = service.DefaultDataDir(getenv); err != nil {
+			return err
+		}
+	}
+	if *configPath == "" {
+		if *configPath, err = service.DefaultConfigPath(); err != nil {
+			return err
+		}
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return err
+	}
+	ln, err := service.Listen(*addr, *allowNonLoopback)
+	if err != nil {
+		return err
+	}
+	token, err := service.LoadToken(*dataDir, getenv)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	svc, err := service.New(ctx, service.Options{DataDir: *dataDir, Config: cfg, Token: token, Logger: log,
+		Secrets: secrets.New(getenv), AllowNonLoopbackHost: *allowNonLoopback})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := service.NewHTTPServer(svc.Handler())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "jarvis-service listening on http://%s\n", ln.Addr())
+	log.Info("service started", "addr", ln.Addr().String(), "data_dir", *dataDir, "config", *configPath, "agents", len(cfg.Agents))
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			svc.Close()
+			return err
+		}
+	}
+	// Stop accepting, end running turns (recorded as interrupted), flush.
+	go service.Shutdown(srv, 5*time.Second)
+	err = svc.Close()
+	service.Shutdown(srv, 5*time.Second)
+	return err
+}

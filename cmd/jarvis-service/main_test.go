@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"jarvis/api"
+	"jarvis/internal/testpeer"
+)
+
+var binPath string
+
+// TestMain builds the real binary once; the tests run it as a subprocess.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "jarvis-service-test")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "jarvis-service")
+	out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *strings.Builder
+}
+
+var listening = regexp.MustCompile(`^jarvis-service listening on (http://127\.0\.0\.1:\d+)$`)
+
+func start(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, _ := cmd.StdoutPipe()
+	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+	}()
+	select {
+	case l := <-line:
+		m := listening.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("first stdout line %q does not match the contract (stderr: %s)", l, p.stderr)
+		}
+		p.url = m[1]
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no listening line; stderr: %s", p.stderr)
+	}
+	return p
+}
+
+func writeConfig(t *testing.T, dir, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestBinaryRoundTripOverRealPort(t *testing.T) {
+	up := httptest.NewServer(testpeer.NewOpenAI())
+	defer up.Close()
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1"))
+	data := filepath.Join(dir, "data")
+	p := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfg)
+
+	// A token was created with mode 0600.
+	st, err := os.Stat(filepath.Join(data, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v", st.Mode().Perm())
+	}
+	tok, _ := os.ReadFile(filepath.Join(data, "token"))
+	c := api.NewClient(p.url, strings.TrimSpace(string(tok)), nil)
+	ctx := context.Background()
+	h, err := c.Health(ctx)
+	if err != nil || !h.Healthy || h.Version == "" {
+		t.Fatalf("health %v %+v", err, h)
+	}
+	s, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "j1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final string
+	err = c.ChatStream(ctx, s.GeneralSessionID, `open it [[tool open_url {"url":"https://go.dev"}]]`, func(ev api.StreamEvent) error {
+		switch ev.Type {
+		case api.EventToolRequest:
+			var tc api.ToolCall
+			jsonDecode(ev.Data, &tc)
+			return c.PostToolResult(ctx, s.GeneralSessionID, api.ToolResult{ID: tc.ID, OK: true, Result: "opened"})
+		case api.EventFinal:
+			var te api.TextEvent
+			jsonDecode(ev.Data, &te)
+			final = te.Text
+		}
+		return nil
+	})
+	if err != nil || final != "Tool results: opened" {
+		t.Fatalf("%v final %q", err, final)
+	}
+	// SIGTERM: a clean exit, and the same token and session after a restart.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v; stderr %s", err, p.stderr)
+	}
+	p2 := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfg)
+	c2 := api.NewClient(p2.url, strings.TrimSpace(string(tok)), nil)
+	s2, err := c2.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "j1"})
+	if err != nil || s2.GeneralSessionID != s.GeneralSessionID {
+		t.Fatalf("after restart %v %+v", err, s2)
+	}
+	if strings.Contains(p.stderr.String(), string(tok[:16])) {
+		t.Fatal("the token appears in the log")
+	}
+}
+
+func TestBinaryRefusals(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name   string
+		args   []string
+		config string
+		want   []string
+	}{
+		{"non-loopback addr", []string{"--addr", "0.0.0.0:0"}, "", []string{"not a loopback address", "--allow-non-loopback"}},
+		{"malformed config", nil, "{\n  \"agents\": [\n    {\"agentId\": \"a\",}\n  ]\n}", []string{"config.json:3", "invalid JSON"}},
+		{"unknown field", nil, "{\n  \"agents\": [],\n  \"toolTimeout\": 5\n}", []string{"config.json:3", "field toolTimeout", "unknown field"}},
+		{"wrong type", nil, "{\n  \"maxToolSteps\": \"many\"\n}", []string{"config.json:2", "field maxToolSteps"}},
+		{"unknown provider", nil, "{\n  \"agents\": [\n    {\"agentId\": \"x\", \"displayName\": \"X\", \"chat\": {\"provider\": \"gpt\"}}\n  ]\n}", []string{"config.json:3", "agents[0].chat.provider", `unknown provider "gpt"`}},
+		{"duplicate agent", nil, `{"agents":[{"agentId":"a","displayName":"A"},{"agentId":"a","displayName":"B"}]}`, []string{`duplicate agentId "a"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--data-dir", filepath.Join(dir, "d"), "--addr", "127.0.0.1:0"}, tc.args...)
+			if tc.config != "" {
+				args = append(args, "--config", writeConfig(t, t.TempDir(), tc.config))
+			} else {
+				args = append(args, "--config", filepath.Join(dir, "none.json"))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, binPath, args...).CombinedOutput()
+			if err == nil {
+				t.Fatalf("started; output %s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

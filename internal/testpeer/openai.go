@@ -1,0 +1,272 @@
+// Package testpeer holds scripted real peers for tests, benchmarks and the
+// end-to-end run: an OpenAI-compatible chat completions server that streams
+// chunks exactly as the real API does (text deltas, tool-call deltas split
+// across chunks, parallel tool calls) and fails on demand.
+//
+// The script is driven by directives in the last user message, so a test
+// can drive the real service through its public API alone:
+//
+//	[[tool NAME {"json":"args"}]]  call a tool (repeat for parallel calls)
+//	[[deltas N]]                   stream N deltas "w0 ", "w1 ", ...
+//	[[slow MS]]                    wait MS milliseconds before each chunk
+//	[[status CODE]]                answer with that HTTP status and an error body
+//	[[hang]]                       never answer (until the client gives up)
+//	[[malformed]]                  send a broken chunk mid-stream
+//	[[truncate]]                   close the stream without a finish_reason
+//
+// Anything else is echoed back as "You said: <text>". After tool results
+// the model answers "Tool results: <result>; <result>".
+//
+// Safe for concurrent use.
+package testpeer
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Call is a scripted tool call.
+type Call struct {
+	ID, Name, Args string
+}
+
+// Script is one scripted answer.
+type Script struct {
+	Status    int // non-zero: answer with this status and an OpenAI error body
+	Deltas    []string
+	Calls     []Call
+	Delay     time.Duration // before each chunk
+	Hang      bool
+	Malformed bool
+	Truncate  bool
+}
+
+// OpenAI is a scripted OpenAI-compatible server; use it as an http.Handler.
+type OpenAI struct {
+	// Respond overrides the directive-driven script when set.
+	Respond func(req openai.ChatCompletionRequest) Script
+
+	mu       sync.Mutex
+	requests []openai.ChatCompletionRequest
+	calls    int
+}
+
+// NewOpenAI returns a scripted server.
+func NewOpenAI() *OpenAI { return &OpenAI{} }
+
+// Requests returns the requests received so far.
+func (o *OpenAI) Requests() []openai.ChatCompletionRequest {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]openai.ChatCompletionRequest(nil), o.requests...)
+}
+
+func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	var req openai.ChatCompletionRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	o.requests = append(o.requests, req)
+	o.calls++
+	n := o.calls
+	o.mu.Unlock()
+	var sc Script
+	if o.Respond != nil {
+		sc = o.Respond(req)
+	} else {
+		sc = Directives(req)
+	}
+	if sc.Hang {
+		<-r.Context().Done()
+		return
+	}
+	if sc.Status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(sc.Status)
+		fmt.Fprintf(w, `{"error":{"message":"scripted failure %d","type":"server_error","code":null}}`, sc.Status)
+		return
+	}
+	id := fmt.Sprintf("chatcmpl-%d", n)
+	if !req.Stream {
+		o.writeWhole(w, id, req.Model, sc)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl, _ := w.(http.Flusher)
+	send := func(delta openai.ChatCompletionStreamChoiceDelta, finish openai.FinishReason) bool {
+		if sc.Delay > 0 {
+			select {
+			case <-time.After(sc.Delay):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		chunk := openai.ChatCompletionStreamResponse{ID: id, Object: "chat.completion.chunk", Model: req.Model,
+			Choices: []openai.ChatCompletionStreamChoice{{Index: 0, Delta: delta, FinishReason: finish}}}
+		b, _ := json.Marshal(chunk)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	if !send(openai.ChatCompletionStreamChoiceDelta{Role: "assistant"}, "") {
+		return
+	}
+	for i, d := range sc.Deltas {
+		if sc.Malformed && i == len(sc.Deltas)/2 {
+			fmt.Fprint(w, "data: {\"id\":\"broken\",\"choices\":[{\"delta\":{\"content\":\n\n")
+			if fl != nil {
+				fl.Flush()
+			}
+			return
+		}
+		if !send(openai.ChatCompletionStreamChoiceDelta{Content: d}, "") {
+			return
+		}
+	}
+	// Tool calls: the first chunk of each carries id and name, then the
+	// arguments arrive in pieces, interleaved between parallel calls.
+	parts := make([][]string, len(sc.Calls))
+	for i, c := range sc.Calls {
+		idx := i
+		if !send(openai.ChatCompletionStreamChoiceDelta{ToolCalls: []openai.ToolCall{{Index: &idx, ID: c.ID, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.Name}}}}, "") {
+			return
+		}
+		parts[i] = split(c.Args, 3)
+	}
+	for k := 0; k < 3; k++ {
+		for i := range sc.Calls {
+			if k >= len(parts[i]) {
+				continue
+			}
+			idx := i
+			if !send(openai.ChatCompletionStreamChoiceDelta{ToolCalls: []openai.ToolCall{{Index: &idx,
+				Function: openai.FunctionCall{Arguments: parts[i][k]}}}}, "") {
+				return
+			}
+		}
+	}
+	if sc.Truncate {
+		return
+	}
+	finish := openai.FinishReasonStop
+	if len(sc.Calls) > 0 {
+		finish = openai.FinishReasonToolCalls
+	}
+	if !send(openai.ChatCompletionStreamChoiceDelta{}, finish) {
+		return
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if fl != nil {
+		fl.Flush()
+	}
+}
+
+func (o *OpenAI) writeWhole(w http.ResponseWriter, id, model string, sc Script) {
+	msg := openai.ChatCompletionMessage{Role: "assistant", Content: strings.Join(sc.Deltas, "")}
+	finish := openai.FinishReasonStop
+	for _, c := range sc.Calls {
+		msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: c.Name, Arguments: c.Args}})
+		finish = openai.FinishReasonToolCalls
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(openai.ChatCompletionResponse{ID: id, Object: "chat.completion", Model: model,
+		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: finish}}})
+}
+
+// split cuts s into at most n non-empty pieces.
+func split(s string, n int) []string {
+	if len(s) < n {
+		return []string{s}
+	}
+	step := len(s) / n
+	var out []string
+	for i := 0; i < n-1; i++ {
+		out = append(out, s[i*step:(i+1)*step])
+	}
+	return append(out, s[(n-1)*step:])
+}
+
+var directive = regexp.MustCompile(`\[\[(\w+)(?:\s+([^\s\]]+))?(?:\s+(\{.*?\}))?\]\]`)
+
+// Directives builds the script for a request from the directives in its last
+// user message, or a reply to tool results when the last message is one.
+func Directives(req openai.ChatCompletionRequest) Script {
+	if len(req.Messages) == 0 {
+		return Script{Deltas: []string{"Hello."}}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == openai.ChatMessageRoleTool {
+		var results []string
+		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == openai.ChatMessageRoleTool; i-- {
+			results = append([]string{req.Messages[i].Content}, results...)
+		}
+		return Script{Deltas: words("Tool results: " + strings.Join(results, "; "))}
+	}
+	text := last.Content
+	var sc Script
+	ms := directive.FindAllStringSubmatch(text, -1)
+	for _, m := range ms {
+		switch m[1] {
+		case "tool":
+			args := m[3]
+			if args == "" {
+				args = "{}"
+			}
+			sc.Calls = append(sc.Calls, Call{ID: fmt.Sprintf("call_%d_%s", len(sc.Calls), m[2]), Name: m[2], Args: args})
+		case "deltas":
+			n, _ := strconv.Atoi(m[2])
+			for i := 0; i < n; i++ {
+				sc.Deltas = append(sc.Deltas, "w"+strconv.Itoa(i)+" ")
+			}
+		case "slow":
+			ms, _ := strconv.Atoi(m[2])
+			sc.Delay = time.Duration(ms) * time.Millisecond
+		case "status":
+			sc.Status, _ = strconv.Atoi(m[2])
+		case "hang":
+			sc.Hang = true
+		case "malformed":
+			sc.Malformed = true
+			if len(sc.Deltas) < 2 {
+				sc.Deltas = append(sc.Deltas, "a", "b")
+			}
+		case "truncate":
+			sc.Truncate = true
+		}
+	}
+	if len(sc.Deltas) == 0 && len(sc.Calls) == 0 {
+		sc.Deltas = words("You said: " + strings.TrimSpace(directive.ReplaceAllString(text, "")))
+	}
+	return sc
+}
+
+// words splits text into deltas of one word and its trailing space.
+func words(text string) []string {
+	var out []string
+	for _, w := range strings.SplitAfter(text, " ") {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing Jarvis needs on Debian/Ubuntu, only what
+# is missing. Other platforms: see the README's prerequisites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(gcc pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth xdotool imagemagick dbus dbus-x11 gnome-keyring libsecret-tools ripgrep curl procps iproute2 xclip libnotify-bin)
+
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "setup: not a Debian system; install the prerequisites listed in README.md yourself" >&2
+fi
+
+command -v go >/dev/null || { echo "setup: Go is required (https://go.dev/dl/)" >&2; exit 1; }
+command -v npm >/dev/null || { echo "setup: Node.js and npm are required" >&2; exit 1; }
+go mod download

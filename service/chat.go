@@ -1,0 +1,221 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	sse "github.com/tmaxmax/go-sse"
+
+	"jarvis/api"
+	"jarvis/service/events"
+	"jarvis/service/llm"
+)
+
+// handleChat is POST /v1/chat.
+func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
+	var req api.ChatRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.GeneralSessionID == "" {
+		return missing("general_session_id")
+	}
+	if len(req.Message.Parts) == 0 {
+		return missing("message.parts")
+	}
+	for i, p := range req.Message.Parts {
+		if p.Type != "text" {
+			return errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).with("field", "message.parts")
+		}
+	}
+	text := req.Message.Text()
+	if strings.TrimSpace(text) == "" {
+		return errorf(http.StatusBadRequest, "empty_message", "the message has no text").with("field", "message.parts")
+	}
+	sess, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id")
+	if err != nil {
+		return err
+	}
+	t, seq, err := s.startTurn(r.Context(), sess, text)
+	if err != nil {
+		return err
+	}
+	if req.Stream {
+		// Follow the session from the user's message until this turn ends.
+		return s.streamEvents(w, r, sess.ID, seq, func(ev events.Event) bool {
+			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
+		})
+	}
+	select {
+	case <-t.done:
+	case <-r.Context().Done():
+		return nil // the turn goes on; its events stay on the session stream
+	}
+	if t.fail != nil {
+		return errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).with("turn_id", t.id)
+	}
+	return writeJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.final}}}, TurnID: t.id})
+}
+
+// statusForCode maps a turn's error code to the HTTP status of a non-streamed chat.
+func statusForCode(code string) int {
+	switch code {
+	case llm.CodeNotConfigured:
+		return http.StatusServiceUnavailable
+	case llm.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case "cancelled", "interrupted":
+		return http.StatusConflict
+	case "internal", "unknown_agent":
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadGateway // the model server failed
+}
+
+func turnOf(data json.RawMessage) string {
+	var v struct {
+		TurnID string `json:"turn_id"`
+	}
+	json.Unmarshal(data, &v)
+	return v.TurnID
+}
+
+// handleCancel is POST /v1/chat/cancel: it stops the session's running turn,
+// its upstream call and any tool wait; the stream says so with an error
+// event of code "cancelled".
+func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
+	var req api.CancelRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	t := s.turns[req.GeneralSessionID]
+	s.mu.Unlock()
+	if t == nil {
+		return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
+	}
+	t.cancel(errCancelledByUser)
+	select {
+	case <-t.done:
+	case <-time.After(5 * time.Second):
+	case <-r.Context().Done():
+	}
+	return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.id})
+}
+
+// handleToolResult is POST /v1/tools/result.
+func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error {
+	var req api.ToolResultRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.ToolResult.ID == "" {
+		return missing("tool_result.id")
+	}
+	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
+		return err
+	}
+	if err := s.deliverToolResult(r.Context(), req.GeneralSessionID, req.ToolResult); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+}
+
+// handleStream is GET /v1/stream?general_session_id=ID, the session's event
+// stream. With Last-Event-ID (header, or last_event_id in the query for
+// clients that cannot set headers) it first replays what the client missed.
+func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
+	sid := r.URL.Query().Get("general_session_id")
+	sess, err := s.liveSession(r.Context(), sid, "general_session_id")
+	if err != nil {
+		return err
+	}
+	latest, err := s.hub.LastSeq(r.Context(), sess.ID)
+	if err != nil {
+		return err
+	}
+	lastID := r.Header.Get("Last-Event-ID")
+	if lastID == "" {
+		lastID = r.URL.Query().Get("last_event_id")
+	}
+	after := latest
+	var reset *api.ResetEvent
+	if lastID != "" {
+		n, err := strconv.ParseInt(lastID, 10, 64)
+		if err != nil || n < 0 || n > latest {
+			reset = &api.ResetEvent{Reason: "unknown_last_event_id", LastEventID: lastID, LatestID: latest}
+		} else {
+			after = n
+		}
+	}
+	return s.streamEvents(w, r, sess.ID, after, func(events.Event) bool { return false }, reset)
+}
+
+// streamEvents writes a session's events after seq as SSE until the request
+// ends, the service shuts down, or last(ev) says ev was the final one.
+func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID string, after int64, last func(events.Event) bool, reset ...*api.ResetEvent) error {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	sw, err := sse.Upgrade(w, r)
+	if err != nil {
+		return errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+	}
+	if err := sw.Flush(); err != nil { // send the headers now: the client sees the stream is open
+		return nil
+	}
+	if len(reset) > 0 && reset[0] != nil {
+		// The id is unknown: say so explicitly, then continue with new events.
+		b, _ := json.Marshal(reset[0])
+		m := &sse.Message{ID: sse.ID(strconv.FormatInt(after, 10)), Type: sse.Type(api.EventReset)}
+		m.AppendData(string(b))
+		if sw.Send(m) != nil || sw.Flush() != nil {
+			return nil
+		}
+	}
+	ctx := r.Context()
+	ctx, cancel := contextUntil(ctx, s.closing)
+	defer cancel()
+	heartbeat := func() error {
+		m := &sse.Message{}
+		m.AppendComment("heartbeat")
+		if err := sw.Send(m); err != nil {
+			return err
+		}
+		return sw.Flush()
+	}
+	err = s.hub.Follow(ctx, sessionID, after, events.FollowOptions{Idle: heartbeat, IdleEvery: s.hbEvery}, func(ev events.Event) error {
+		if err := writeEvent(sw, ev); err != nil {
+			return err
+		}
+		if last(ev) {
+			return events.ErrStop
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, events.ErrStop) {
+		s.log.Debug("stream ended", "session", sessionID, "err", err)
+	}
+	return nil // once streaming, errors cannot become a status
+}
+
+// writeEvent writes one event with its id and flushes it.
+func writeEvent(sw *sse.Session, ev events.Event) error {
+	m := &sse.Message{ID: sse.ID(strconv.FormatInt(ev.Seq, 10))}
+	t, err := sse.NewType(ev.Type)
+	if err != nil {
+		return err
+	}
+	m.Type = t
+	m.AppendData(string(ev.Data))
+	if err := sw.Send(m); err != nil {
+		return err
+	}
+	return sw.Flush()
+}

@@ -1,0 +1,341 @@
+// Package config reads the service's JSON configuration file (CONTRACT.md):
+// agent definitions with every field of seed 001's AgentDefinition, provider
+// defaults, and the service's limits. A missing file means built-in defaults;
+// a malformed one is an error naming the file, line and field. Secrets are
+// never in the file: it names them (apiKeyRef) and package secrets resolves them.
+//
+// A *Config is immutable once loaded; reload by loading a new one.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Chat provider kinds of seed 001.
+const (
+	ProviderOpenAI           = "openai"
+	ProviderOpenAICompatible = "openai-compatible"
+	ProviderClaudeCLI        = "claude-cli"
+	ProviderCodexCLI         = "codex-cli"
+	ProviderPiCLI            = "pi-cli"
+)
+
+// Agent types.
+const (
+	TypeChat       = "chat"
+	TypeExternal   = "external"
+	TypeProxy      = "proxy"
+	TypeRoundtable = "roundtable"
+)
+
+// Config is the whole file.
+type Config struct {
+	Agents    []Agent             `json:"agents"`
+	Providers map[string]Provider `json:"providers,omitempty"`
+	// DefaultProvider is the provider kind of chat agents that name none.
+	DefaultProvider string `json:"defaultProvider,omitempty"`
+	// ToolResultTimeoutSeconds: a tool call with no result from the desktop
+	// within this time is answered as denied (fail closed). Default 300.
+	ToolResultTimeoutSeconds int `json:"toolResultTimeoutSeconds,omitempty"`
+	// UpstreamTimeoutSeconds bounds one model call. Default 300.
+	UpstreamTimeoutSeconds int `json:"upstreamTimeoutSeconds,omitempty"`
+	// MaxToolSteps bounds model↔tool round trips in one turn. Default 25.
+	MaxToolSteps int `json:"maxToolSteps,omitempty"`
+	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
+	// SystemPrompt is the global default base prompt.
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+}
+
+// Provider holds defaults for one provider kind.
+type Provider struct {
+	BaseURL   string `json:"baseUrl,omitempty"`
+	Model     string `json:"model,omitempty"`
+	APIKeyRef string `json:"apiKeyRef,omitempty"`
+}
+
+// Chat configures a chat agent's provider; empty fields fall back to the provider defaults.
+type Chat struct {
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	BaseURL   string `json:"baseUrl,omitempty"`
+	APIKeyRef string `json:"apiKeyRef,omitempty"`
+}
+
+// Agent is seed 001's AgentDefinition plus the runtime type and its settings.
+type Agent struct {
+	AgentID             string          `json:"agentId"`
+	DisplayName         string          `json:"displayName"`
+	Description         string          `json:"description,omitempty"`
+	SystemPrompt        string          `json:"systemPrompt,omitempty"`
+	Type                string          `json:"type,omitempty"`
+	Chat                *Chat           `json:"chat,omitempty"`
+	ToolAllowlist       []string        `json:"toolAllowlist,omitempty"`
+	ToolDenylist        []string        `json:"toolDenylist,omitempty"`
+	ToolExposure        string          `json:"toolExposure,omitempty"`
+	SkillAllowlist      []string        `json:"skillAllowlist,omitempty"`
+	SkillDenylist       []string        `json:"skillDenylist,omitempty"`
+	CapabilityAllowlist []string        `json:"capabilityAllowlist,omitempty"`
+	CapabilityDenylist  []string        `json:"capabilityDenylist,omitempty"`
+	AgentAllowlist      []string        `json:"agentAllowlist,omitempty"`
+	AgentDenylist       []string        `json:"agentDenylist,omitempty"`
+	UIVisible           *bool           `json:"uiVisible,omitempty"`
+	APIExposed          *bool           `json:"apiExposed,omitempty"`
+	External            json.RawMessage `json:"external,omitempty"`
+	Proxy               json.RawMessage `json:"proxy,omitempty"`
+	Roundtable          json.RawMessage `json:"roundtable,omitempty"`
+}
+
+// Visible reports whether built-in clients show the agent (uiVisible, default true).
+func (a Agent) Visible() bool { return a.UIVisible == nil || *a.UIVisible }
+
+// DefaultSystemPrompt is the global base prompt when neither the file nor an agent gives one.
+const DefaultSystemPrompt = "You are Jarvis, a helpful desktop assistant. Be concise. When an action on the user's computer is needed, call a tool; the user's desktop decides whether it runs."
+
+// Defaults returns the built-in configuration: one general chat agent on OpenAI.
+func Defaults() *Config {
+	c := &Config{}
+	c.fill()
+	return c
+}
+
+func (c *Config) fill() {
+	if len(c.Agents) == 0 {
+		c.Agents = []Agent{{AgentID: "general", DisplayName: "General Assistant", Description: "A helpful general assistant."}}
+	}
+	for i := range c.Agents {
+		if c.Agents[i].Type == "" {
+			c.Agents[i].Type = TypeChat
+		}
+	}
+	if c.Providers == nil {
+		c.Providers = map[string]Provider{}
+	}
+	if c.DefaultProvider == "" {
+		c.DefaultProvider = ProviderOpenAI
+	}
+	if c.ToolResultTimeoutSeconds <= 0 {
+		c.ToolResultTimeoutSeconds = 300
+	}
+	if c.UpstreamTimeoutSeconds <= 0 {
+		c.UpstreamTimeoutSeconds = 300
+	}
+	if c.MaxToolSteps <= 0 {
+		c.MaxToolSteps = 25
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.SystemPrompt == "" {
+		c.SystemPrompt = DefaultSystemPrompt
+	}
+}
+
+// ToolResultTimeout returns the tool-result wait limit.
+func (c *Config) ToolResultTimeout() time.Duration {
+	return time.Duration(c.ToolResultTimeoutSeconds) * time.Second
+}
+
+// UpstreamTimeout returns the model-call limit.
+func (c *Config) UpstreamTimeout() time.Duration {
+	return time.Duration(c.UpstreamTimeoutSeconds) * time.Second
+}
+
+// Agent returns the agent with id.
+func (c *Config) Agent(id string) (Agent, bool) {
+	for _, a := range c.Agents {
+		if a.AgentID == id {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// ResolvedChat returns the effective chat settings of a chat agent:
+// its own fields, then its provider's defaults, then the default provider.
+func (c *Config) ResolvedChat(a Agent) Chat {
+	var ch Chat
+	if a.Chat != nil {
+		ch = *a.Chat
+	}
+	if ch.Provider == "" {
+		ch.Provider = c.DefaultProvider
+	}
+	p := c.Providers[ch.Provider]
+	if ch.Model == "" {
+		ch.Model = p.Model
+	}
+	if ch.BaseURL == "" {
+		ch.BaseURL = p.BaseURL
+	}
+	if ch.APIKeyRef == "" {
+		ch.APIKeyRef = p.APIKeyRef
+	}
+	if ch.APIKeyRef == "" && ch.Provider == ProviderOpenAI {
+		ch.APIKeyRef = "openai"
+	}
+	if ch.Model == "" && ch.Provider == ProviderOpenAI {
+		ch.Model = "gpt-4o-mini"
+	}
+	return ch
+}
+
+// Error is a configuration error with its place in the file.
+type Error struct {
+	File  string
+	Line  int    // 0 when unknown
+	Field string // JSON path of the offending field, when known
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %s", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads the file at path; a missing file gives Defaults().
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Defaults(), nil
+	}
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Parse(path, b)
+}
+
+// Parse decodes and validates a configuration file's content.
+func Parse(name string, b []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, decodeError(name, b, dec, err)
+	}
+	if dec.More() {
+		return nil, &Error{File: name, Line: lineAt(b, dec.InputOffset()), Msg: "unexpected content after the JSON object"}
+	}
+	c.fill()
+	if err := c.validate(name, b); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func decodeError(name string, b []byte, dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return &Error{File: name, Line: lineAt(b, se.Offset), Msg: "invalid JSON: " + se.Error()}
+	case errors.As(err, &te):
+		return &Error{File: name, Line: lineAt(b, te.Offset), Field: te.Field, Msg: fmt.Sprintf("expected %s, got JSON %s", te.Type, te.Value)}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		line := lineOf(b, `"`+field+`"`)
+		if line == 0 {
+			line = lineAt(b, dec.InputOffset())
+		}
+		return &Error{File: name, Line: line, Field: field, Msg: "unknown field"}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{File: name, Line: lineAt(b, int64(len(b))), Msg: "empty or truncated file"}
+	}
+	return &Error{File: name, Line: lineAt(b, dec.InputOffset()), Msg: err.Error()}
+}
+
+func lineAt(b []byte, off int64) int {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	return bytes.Count(b[:off], []byte("\n")) + 1
+}
+
+// lineOf returns the line of the first occurrence of needle, 0 when absent.
+func lineOf(b []byte, needle string) int {
+	i := bytes.Index(b, []byte(needle))
+	if i < 0 {
+		return 0
+	}
+	return lineAt(b, int64(i))
+}
+
+var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI}
+
+func (c *Config) validate(name string, b []byte) error {
+	fail := func(field, needle, msg string) error {
+		return &Error{File: name, Line: lineOf(b, needle), Field: field, Msg: msg}
+	}
+	if !slices.Contains(knownProviders, c.DefaultProvider) {
+		return fail("defaultProvider", `"defaultProvider"`, fmt.Sprintf("unknown provider %q (known: %s)", c.DefaultProvider, strings.Join(knownProviders, ", ")))
+	}
+	for k := range c.Providers {
+		if !slices.Contains(knownProviders, k) {
+			return fail("providers."+k, `"`+k+`"`, fmt.Sprintf("unknown provider %q (known: %s)", k, strings.Join(knownProviders, ", ")))
+		}
+	}
+	seen := map[string]bool{}
+	for i, a := range c.Agents {
+		at := fmt.Sprintf("agents[%d]", i)
+		needle := `"` + a.AgentID + `"`
+		if a.AgentID == "" {
+			return fail(at+".agentId", `"agents"`, "agentId is required")
+		}
+		if !agentIDPattern.MatchString(a.AgentID) {
+			return fail(at+".agentId", needle, fmt.Sprintf("agent %q: agentId must be 1-64 characters of A-Z a-z 0-9 _ -", a.AgentID))
+		}
+		if seen[a.AgentID] {
+			return fail(at+".agentId", needle, fmt.Sprintf("duplicate agentId %q", a.AgentID))
+		}
+		seen[a.AgentID] = true
+		if a.DisplayName == "" {
+			c.Agents[i].DisplayName = a.AgentID
+		}
+		switch a.Type {
+		case TypeChat, TypeExternal, TypeProxy, TypeRoundtable:
+		default:
+			return fail(at+".type", needle, fmt.Sprintf("agent %q: unknown type %q (chat, external, proxy, roundtable)", a.AgentID, a.Type))
+		}
+		if a.Chat != nil && a.Chat.Provider != "" && !slices.Contains(knownProviders, a.Chat.Provider) {
+			return fail(at+".chat.provider", needle, fmt.Sprintf("agent %q: unknown provider %q (known: %s)", a.AgentID, a.Chat.Provider, strings.Join(knownProviders, ", ")))
+		}
+		switch a.ToolExposure {
+		case "", "tools", "skills", "mixed":
+		default:
+			return fail(at+".toolExposure", needle, fmt.Sprintf("agent %q: toolExposure must be tools, skills or mixed", a.AgentID))
+		}
+		lists := map[string][]string{"toolAllowlist": a.ToolAllowlist, "toolDenylist": a.ToolDenylist, "skillAllowlist": a.SkillAllowlist,
+			"skillDenylist": a.SkillDenylist, "capabilityAllowlist": a.CapabilityAllowlist, "capabilityDenylist": a.CapabilityDenylist,
+			"agentAllowlist": a.AgentAllowlist, "agentDenylist": a.AgentDenylist}
+		for field, pats := range lists {
+			for _, p := range pats {
+				if _, err := path.Match(p, ""); err != nil {
+					return fail(at+"."+field, needle, fmt.Sprintf("agent %q: bad glob %q in %s", a.AgentID, p, field))
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+// Package events owns a session's event stream: every event is stored in
+// SQLite with a per-session sequence number (its SSE id) before any
+// subscriber sees it, so a client that reconnects with Last-Event-ID can be
+// given exactly what it missed, in order, even after a restart.
+//
+// Concurrency: one writer goroutine assigns sequence numbers, stores events
+// in batches (one transaction per batch, which is what lets a 10,000-delta
+// stream keep up with its upstream) and then fans them out. Publish only
+// enqueues; PublishWait also waits until the event is stored. Live delivery
+// to a subscriber may drop events when the subscriber is slow, never silently:
+// Follow notices the gap and reads the missing events back from the store, so
+// every event reaches every follower exactly once and in order.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"jarvis/service/store"
+)
+
+// Event is one published event.
+type Event struct {
+	SessionID string          `json:"-"`
+	Seq       int64           `json:"-"`
+	Type      string          `json:"-"`
+	Data      json.RawMessage `json:"-"`
+}
+
+// ErrClosed is returned by Publish after Close.
+var ErrClosed = errors.New("event hub closed")
+
+// ErrStop, returned by a Follow callback, ends Follow without error.
+var ErrStop = errors.New("stop following")
+
+type item struct {
+	ev  Event
+	ack chan ack // nil when nobody waits
+}
+
+type ack struct {
+	seq int64
+	err error
+}
+
+// Hub stores and fans out session events.
+type Hub struct {
+	st  *store.Store
+	log *slog.Logger
+	now func() time.Time
+
+	in      chan item
+	quit    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+
+	mu   sync.Mutex
+	subs map[string]map[*sub]struct{}
+
+	lastSeq map[string]int64 // owned by the writer goroutine
+}
+
+// Options configures a Hub.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	Queue  int // enqueue capacity before Publish blocks; default 8192
+}
+
+// New starts a hub writing to st.
+func New(st *store.Store, opts Options) *Hub {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = 8192
+	}
+	h := &Hub{st: st, log: opts.Logger, now: opts.Now, in: make(chan item, opts.Queue),
+		quit: make(chan struct{}), stopped: make(chan struct{}),
+		subs: map[string]map[*sub]struct{}{}, lastSeq: map[string]int64{}}
+	go h.run()
+	return h
+}
+
+// Close stores what was enqueued and stops the hub.
+func (h *Hub) Close() {
+	h.once.Do(func() { close(h.quit) })
+	<-h.stopped
+}
+
+func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, acks chan ack) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", typ, err)
+	}
+	it := item{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, ack: acks}
+	select {
+	case <-h.quit:
+		return ErrClosed
+	default:
+	}
+	select {
+	case h.in <- it:
+		return nil
+	case <-h.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Publish enqueues an event; it is stored and delivered in enqueue order.
+func (h *Hub) Publish(ctx context.Context, sessionID, typ string, data any) error {
+	return h.enqueue(ctx, sessionID, typ, data, nil)
+}
+
+// PublishWait enqueues an event and waits until it (and everything enqueued
+// before it) is stored. It returns the event's seq.
+func (h *Hub) PublishWait(ctx context.Context, sessionID, typ string, data any) (int64, error) {
+	acks := make(chan ack, 1)
+	if err := h.enqueue(ctx, sessionID, typ, data, acks); err != nil {
+		return 0, err
+	}
+	select {
+	case a := <-acks:
+		return a.seq, a.err
+	case <-h.stopped:
+		select {
+		case a := <-acks:
+			return a.seq, a.err
+		default:
+			return 0, ErrClosed
+		}
+	}
+}
+
+func (h *Hub) run() {
+	defer close(h.stopped)
+	batch := make([]item, 0, 512)
+	for {
+		var first item
+		select {
+		case first = <-h.in:
+		case <-h.quit:
+			// Drain what was enqueued before Close.
+			for {
+				select {
+				case it := <-h.in:
+					batch = append(batch[:0], it)
+					h.flush(batch)
+				default:
+					return
+				}
+			}
+		}
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < cap(batch) {
+			select {
+			case it := <-h.in:
+				batch = append(batch, it)
+			default:
+				break drain
+			}
+		}
+		h.flush(batch)
+	}
+}
+
+func (h *Hub) flush(batch []item) {
+	ctx := context.Background()
+	now := store.Timestamp(h.now())
+	rows := make([]store.Event, 0, len(batch))
+	assigned := map[string]int64{}
+	for i := range batch {
+		sid := batch[i].ev.SessionID
+		seq, ok := assigned[sid]
+		if !ok {
+			seq, ok = h.lastSeq[sid]
+			if !ok {
+				n, err := h.st.LastSeq(ctx, sid)
+				if err != nil {
+					h.log.Error("event seq lookup failed", "session", sid, "err", err)
+				}
+				seq = n
+			}
+		}
+		seq++
+		assigned[sid] = seq
+		batch[i].ev.Seq = seq
+		rows = append(rows, store.Event{SessionID: sid, Seq: seq, Type: batch[i].ev.Type, Data: string(batch[i].ev.Data), CreatedAt: now})
+	}
+	err := h.st.AppendEvents(ctx, rows)
+	if err != nil {
+		// Not stored means not published: a live-only event could never be
+		// replayed. Forget the cached seqs so the next batch re-reads them.
+		h.log.Error("storing events failed", "events", len(rows), "err", err)
+		for sid := range assigned {
+			delete(h.lastSeq, sid)
+		}
+	} else {
+		for sid, seq := range assigned {
+			h.lastSeq[sid] = seq
+		}
+		h.fanout(batch)
+	}
+	for _, it := range batch {
+		if it.ack != nil {
+			it.ack <- ack{seq: it.ev.Seq, err: err}
+		}
+	}
+}
+
+type sub struct {
+	ch     chan Event
+	lagged chan struct{} // closed once when an event could not be delivered
+	lag    sync.Once
+}
+
+func (h *Hub) fanout(batch []item) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, it := range batch {
+		for s := range h.subs[it.ev.SessionID] {
+			select {
+			case s.ch <- it.ev:
+			default:
+				s.lag.Do(func() { close(s.lagged) })
+			}
+		}
+	}
+}
+
+func (h *Hub) subscribe(sessionID string) *sub {
+	s := &sub{ch: make(chan Event, 256), lagged: make(chan struct{})}
+	h.mu.Lock()
+	if h.subs[sessionID] == nil {
+		h.subs[sessionID] = map[*sub]struct{}{}
+	}
+	h.subs[sessionID][s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+func (h *Hub) unsubscribe(sessionID string, s *sub) {
+	h.mu.Lock()
+	delete(h.subs[sessionID], s)
+	if len(h.subs[sessionID]) == 0 {
+		delete(h.subs, sessionID)
+	}
+	h.mu.Unlock()
+}
+
+// LastSeq returns the id of the newest stored event of a session.
+func (h *Hub) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	return h.st.LastSeq(ctx, sessionID)
+}
+
+// FollowOptions configures Follow.
+type FollowOptions struct {
+	// Idle, when set, is called after IdleEvery without an event (heartbeats).
+	Idle      func() error
+	IdleEvery time.Duration
+}
+
+// Follow calls fn for every event of the session with seq > after: first the
+// stored ones, then live ones as they are published, until ctx ends or fn
+// returns an error (ErrStop ends it cleanly).
+func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts FollowOptions, fn func(Event) error) error {
+	s := h.subscribe(sessionID)
+	defer h.unsubscribe(sessionID, s)
+	last := after
+	catchUp := func() error {
+		for {
+			evs, err := h.st.EventsAfter(ctx, sessionID, last, 500)
+			if err != nil {
+				return err
+			}
+			for _, e := range evs {
+				if err := fn(Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Data: json.RawMessage(e.Data)}); err != nil {
+					return err
+				}
+				last = e.Seq
+			}
+			if len(evs) < 500 {
+				return nil
+			}
+		}
+	}
+	done := func(err error) error {
+		if errors.Is(err, ErrStop) {
+			return nil
+		}
+		return err
+	}
+	if err := catchUp(); err != nil {
+		return done(err)
+	}
+	var idle <-chan time.Time
+	var t *time.Timer
+	if opts.Idle != nil && opts.IdleEvery > 0 {
+		t = time.NewTimer(opts.IdleEvery)
+		defer t.Stop()
+		idle = t.C
+	}
+	resetIdle := func() {
+		if t != nil {
+			t.Reset(opts.IdleEvery)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-idle:
+			if err := opts.Idle(); err != nil {
+				return done(err)
+			}
+			resetIdle()
+		case <-s.lagged:
+			// We were too slow and live events were dropped: re-subscribe and
+			// read everything after last from the store.
+			h.unsubscribe(sessionID, s)
+			s = h.subscribe(sessionID)
+			if err := catchUp(); err != nil {
+				return done(err)
+			}
+			resetIdle()
+		case ev := <-s.ch:
+			if ev.Seq <= last {
+				continue
+			}
+			if ev.Seq > last+1 {
+				if err := catchUp(); err != nil {
+					return done(err)
+				}
+				if ev.Seq <= last {
+					continue
+				}
+			}
+			if err := fn(ev); err != nil {
+				return done(err)
+			}
+			last = ev.Seq
+			resetIdle()
+		}
+	}
+}

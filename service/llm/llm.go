@@ -1,0 +1,268 @@
+// Package llm runs one model step for a chat agent: a streamed chat
+// completion on an OpenAI or OpenAI-compatible server (Ollama, LM Studio,
+// llama.cpp server, vLLM) through github.com/sashabaranov/go-openai, with
+// text deltas and tool calls (several per step, arguments split across
+// chunks). Failures come back as *Error with a stable Code.
+//
+// A Provider is safe for concurrent use.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"syscall"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// ToolSpec is a tool offered to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// ToolCall is a tool call made by the model.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // JSON text as the model wrote it
+}
+
+// Message is one message of the conversation sent to the model.
+type Message struct {
+	Role       string // system | user | assistant | tool
+	Content    string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Request is one model step.
+type Request struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// Reply is what the model produced in one step.
+type Reply struct {
+	Text         string
+	ToolCalls    []ToolCall
+	FinishReason string
+}
+
+// Provider runs model steps.
+type Provider interface {
+	Stream(ctx context.Context, req Request, onDelta func(string)) (Reply, error)
+}
+
+// Error codes of *Error.
+const (
+	CodeNotConfigured = "provider_not_configured"
+	CodeUnreachable   = "upstream_unreachable"
+	CodeAuth          = "upstream_auth"
+	CodeRateLimited   = "upstream_rate_limited"
+	CodeBadRequest    = "upstream_bad_request"
+	CodeUpstream      = "upstream_error"
+	CodeTimeout       = "upstream_timeout"
+	CodeMalformed     = "upstream_malformed"
+	CodeCancelled     = "cancelled"
+)
+
+// Error is an upstream failure with a stable code.
+type Error struct {
+	Code    string
+	Message string
+	Status  int // upstream HTTP status, when there was one
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// OpenAI is a Provider on an OpenAI-compatible chat completions API.
+type OpenAI struct {
+	client  *openai.Client
+	baseURL string
+}
+
+// OpenAIOptions configures NewOpenAI.
+type OpenAIOptions struct {
+	BaseURL    string // default https://api.openai.com/v1
+	APIKey     string // may be empty for local servers
+	HTTPClient *http.Client
+}
+
+// NewOpenAI returns a provider for the API at opts.BaseURL.
+func NewOpenAI(opts OpenAIOptions) *OpenAI {
+	cfg := openai.DefaultConfig(opts.APIKey)
+	if opts.BaseURL != "" {
+		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	}
+	if opts.HTTPClient != nil {
+		cfg.HTTPClient = opts.HTTPClient
+	}
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
+}
+
+// Stream runs one streamed step, calling onDelta with each piece of text.
+func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) (Reply, error) {
+	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true}
+	for _, m := range req.Messages {
+		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		}
+		creq.Messages = append(creq.Messages, om)
+	}
+	for _, t := range req.Tools {
+		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	stream, err := p.client.CreateChatCompletionStream(ctx, creq)
+	if err != nil {
+		return Reply{}, p.classify(ctx, err)
+	}
+	defer stream.Close()
+
+	var (
+		text   strings.Builder
+		finish string
+		calls  = map[int]*ToolCall{}
+		order  []int
+	)
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Reply{Text: text.String()}, p.classify(ctx, err)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Delta.Content != "" {
+				text.WriteString(ch.Delta.Content)
+				onDelta(ch.Delta.Content)
+			}
+			for i, tc := range ch.Delta.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				c, ok := calls[idx]
+				if !ok {
+					c = &ToolCall{}
+					calls[idx] = c
+					order = append(order, idx)
+				}
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				if tc.Function.Name != "" {
+					c.Name += tc.Function.Name
+				}
+				c.Arguments += tc.Function.Arguments
+			}
+			if ch.FinishReason != "" {
+				finish = string(ch.FinishReason)
+			}
+		}
+	}
+	if finish == "" {
+		return Reply{Text: text.String()}, &Error{Code: CodeMalformed, Message: "the model's stream ended before it finished (no finish_reason)"}
+	}
+	sort.Ints(order)
+	rep := Reply{Text: text.String(), FinishReason: finish}
+	for _, idx := range order {
+		c := calls[idx]
+		if c.Name == "" {
+			return rep, &Error{Code: CodeMalformed, Message: fmt.Sprintf("the model sent tool call #%d without a name", idx)}
+		}
+		if strings.TrimSpace(c.Arguments) == "" {
+			c.Arguments = "{}"
+		}
+		if !json.Valid([]byte(c.Arguments)) {
+			return rep, &Error{Code: CodeMalformed, Message: fmt.Sprintf("the model sent invalid JSON arguments for %s", c.Name)}
+		}
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d", idx)
+		}
+		rep.ToolCalls = append(rep.ToolCalls, *c)
+	}
+	return rep, nil
+}
+
+func (p *OpenAI) classify(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &Error{Code: CodeTimeout, Message: "the model did not answer in time (" + p.baseURL + ")", Err: err}
+		}
+		return &Error{Code: CodeCancelled, Message: "cancelled", Err: err}
+	}
+	status := 0
+	msg := err.Error()
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		if len(reqErr.Body) > 0 {
+			msg = strings.TrimSpace(string(truncate(reqErr.Body, 300)))
+		}
+	}
+	if status != 0 {
+		code := CodeUpstream
+		switch {
+		case status == 401 || status == 403:
+			code = CodeAuth
+			msg = "the model server refused the API key: " + msg
+		case status == 429:
+			code = CodeRateLimited
+			msg = "the model server is rate limiting requests: " + msg
+		case status >= 400 && status < 500:
+			code = CodeBadRequest
+		}
+		return &Error{Code: code, Message: fmt.Sprintf("%s (HTTP %d from %s)", msg, status, p.baseURL), Status: status, Err: err}
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &Error{Code: CodeUnreachable, Message: "cannot connect to the model server at " + p.baseURL + " (connection refused): is it running?", Err: err}
+	case errors.As(err, &ne) && ne.Timeout():
+		return &Error{Code: CodeTimeout, Message: "the model server at " + p.baseURL + " timed out", Err: err}
+	case errors.Is(err, openai.ErrTooManyEmptyStreamMessages), isJSONError(err):
+		return &Error{Code: CodeMalformed, Message: "the model server sent a malformed stream: " + msg, Err: err}
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &opErr) || errors.As(err, &dnsErr) {
+		return &Error{Code: CodeUnreachable, Message: "cannot reach the model server at " + p.baseURL + ": " + msg, Err: err}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return &Error{Code: CodeMalformed, Message: "the model server closed the stream mid-answer", Err: err}
+	}
+	return &Error{Code: CodeUpstream, Message: msg, Err: err}
+}
+
+func isJSONError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te)
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

@@ -1,0 +1,129 @@
+package service
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+
+	"jarvis/service/config"
+	"jarvis/service/llm"
+	"jarvis/tools"
+)
+
+// matchGlob matches a seed 001 glob pattern ("reading_list_*", "lists.*").
+func matchGlob(pattern, name string) bool {
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
+}
+
+func anyGlob(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if matchGlob(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolInScope is seed 001's getEffectiveTools filter for one tool. It is a
+// security boundary: applied when tools are offered and again when a call is
+// executed, so a model cannot call a tool its agent does not have.
+func toolInScope(a config.Agent, name string, capabilities []string) bool {
+	if a.ToolAllowlist == nil && a.ToolDenylist == nil && a.CapabilityAllowlist == nil && a.CapabilityDenylist == nil {
+		return true
+	}
+	if strings.HasPrefix(name, "system_") {
+		return true
+	}
+	if a.ToolAllowlist != nil && !anyGlob(a.ToolAllowlist, name) {
+		return false
+	}
+	if a.ToolDenylist != nil && anyGlob(a.ToolDenylist, name) {
+		return false
+	}
+	if len(capabilities) == 0 {
+		return true
+	}
+	if a.CapabilityAllowlist != nil {
+		for _, c := range capabilities {
+			if !anyGlob(a.CapabilityAllowlist, c) {
+				return false
+			}
+		}
+	}
+	if a.CapabilityDenylist != nil {
+		for _, c := range capabilities {
+			if anyGlob(a.CapabilityDenylist, c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Service) toolAllowed(a config.Agent, name string) bool {
+	def, ok := tools.Lookup(name)
+	return ok && toolInScope(a, name, def.Capabilities)
+}
+
+// reasonProperty is added to every offered tool's schema: the model says why
+// it needs the action, and the desktop shows it in the permission prompt.
+const reasonProperty = `{"type":"string","description":"One short sentence telling the user why this action is needed."}`
+
+// toolSpecs returns the tools offered to an agent's model.
+func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
+	var out []llm.ToolSpec
+	for _, d := range tools.Definitions() {
+		if !toolInScope(a, d.Name, d.Capabilities) {
+			continue
+		}
+		out = append(out, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)})
+	}
+	return out
+}
+
+func withReason(schema json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return schema
+	}
+	props := map[string]json.RawMessage{}
+	if p, ok := m["properties"]; ok {
+		json.Unmarshal(p, &props)
+	}
+	props["reason"] = json.RawMessage(reasonProperty)
+	m["properties"], _ = json.Marshal(props)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
+// systemPrompt builds the system prompt of a chat run: the base prompt, then
+// the available tools (seed 001's order).
+func (s *Service) systemPrompt(c *config.Config, a config.Agent, specs []llm.ToolSpec) string {
+	var b strings.Builder
+	switch {
+	case strings.TrimSpace(a.SystemPrompt) != "":
+		b.WriteString(a.SystemPrompt)
+	case a.AgentID != "":
+		b.WriteString("You are " + a.DisplayName + ". " + a.Description)
+	default:
+		b.WriteString(c.SystemPrompt)
+	}
+	var listed []llm.ToolSpec
+	for _, t := range specs {
+		if !strings.HasPrefix(t.Name, "system_") {
+			listed = append(listed, t)
+		}
+	}
+	if len(listed) > 0 {
+		b.WriteString("\n\n## Available tools\n")
+		for _, t := range listed {
+			b.WriteString("- " + t.Name + ": " + t.Description + "\n")
+		}
+		b.WriteString("\nTools that act on the user's computer run only after the user's desktop allows them; a denied call is reported back to you.")
+	}
+	return b.String()
+}

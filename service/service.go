@@ -1,0 +1,233 @@
+// Package service is the General Agent Service of seed 004: the HTTP + SSE
+// API on loopback, sessions, streaming chat turns, and the loop that pauses a
+// turn on a tool call until the desktop posts its result.
+//
+// Layout: http.go is the edge (route table, guards, error envelope); sse.go
+// writes event streams; sessions.go and chat.go hold the handlers; turn.go
+// runs a turn. Everything a turn does is published through the event hub
+// (package events) and stored (package store) before any client sees it.
+//
+// Concurrency: a Service is safe for concurrent use. Each session runs at
+// most one turn at a time, in its own goroutine, detached from the request
+// that started it: a client that disconnects does not stop the turn.
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/events"
+	"jarvis/service/llm"
+	"jarvis/service/store"
+)
+
+// Version is the service version reported by /health.
+const Version = "0.1.0"
+
+// Secrets resolves secret references named in the configuration.
+type Secrets interface {
+	Get(ref string) (string, error)
+}
+
+// Options configures New.
+type Options struct {
+	DataDir string         // holds jarvis.db (required)
+	Config  *config.Config // default config.Defaults()
+	Token   string         // bearer token (required)
+	Logger  *slog.Logger
+	Now     func() time.Time
+	// HTTPClient is used for calls to model servers; default has no overall
+	// timeout (streams are long) but each model call is bounded by the
+	// configured upstream timeout.
+	HTTPClient *http.Client
+	Secrets    Secrets
+	// HeartbeatEvery is the idle interval after which streams get a
+	// ": heartbeat" comment. Default 15 s.
+	HeartbeatEvery time.Duration
+	// AllowedOrigins are extra browser origins allowed to call the API.
+	AllowedOrigins []string
+	// AllowNonLoopbackHost disables the Host check (only with --allow-non-loopback).
+	AllowNonLoopbackHost bool
+}
+
+// Service is the General Agent Service.
+type Service struct {
+	log     *slog.Logger
+	now     func() time.Time
+	started time.Time
+	token   string
+	hc      *http.Client
+	secrets Secrets
+	hbEvery time.Duration
+
+	allowedOrigins       map[string]bool
+	allowNonLoopbackHost bool
+
+	conf atomic.Pointer[config.Config]
+	st   *store.Store
+	hub  *events.Hub
+
+	extraRoutes []route
+	handler     http.Handler
+
+	mu    sync.Mutex
+	turns map[string]*turn     // session id → running turn
+	waits map[string]*toolWait // tool call id → pending wait
+
+	closing chan struct{}
+	wg      sync.WaitGroup
+}
+
+// New opens the store, marks turns that a previous process left running as
+// interrupted, and returns a ready service.
+func New(ctx context.Context, opts Options) (*Service, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("service: DataDir is required")
+	}
+	if opts.Token == "" {
+		return nil, errors.New("service: Token is required")
+	}
+	if opts.Config == nil {
+		opts.Config = config.Defaults()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.HeartbeatEvery <= 0 {
+		opts.HeartbeatEvery = 15 * time.Second
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("service: data dir: %w", err)
+	}
+	st, err := store.Open(ctx, filepath.Join(opts.DataDir, "jarvis.db"), store.Options{Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	s := &Service{
+		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, hc: opts.HTTPClient,
+		secrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
+		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
+		st: st, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+	}
+	for _, o := range opts.AllowedOrigins {
+		s.allowedOrigins[o] = true
+	}
+	s.conf.Store(opts.Config)
+	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now})
+	if err := s.recoverInterrupted(ctx); err != nil {
+		s.hub.Close()
+		st.Close()
+		return nil, err
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the service's HTTP handler (all routes, behind the guards).
+func (s *Service) Handler() http.Handler { return s.handler }
+
+// Store exposes the database to in-module tests and tools (integrity checks).
+func (s *Service) Store() *store.Store { return s.st }
+
+func (s *Service) cfg() *config.Config { return s.conf.Load() }
+
+// SetConfig replaces the configuration; running turns keep the one they started with.
+func (s *Service) SetConfig(c *config.Config) { s.conf.Store(c) }
+
+// Close stops running turns (they are recorded as interrupted), flushes
+// events and closes the store.
+func (s *Service) Close() error {
+	select {
+	case <-s.closing:
+		return nil
+	default:
+	}
+	close(s.closing)
+	s.mu.Lock()
+	for _, t := range s.turns {
+		t.cancel(errShutdown)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.hub.Close()
+	return s.st.Close()
+}
+
+var errShutdown = errors.New("service shutting down")
+
+// recoverInterrupted tells the streams of turns a dead process left running
+// that they were interrupted.
+func (s *Service) recoverInterrupted(ctx context.Context) error {
+	turns, err := s.st.InterruptRunning(ctx)
+	if err != nil {
+		return fmt.Errorf("service: recovering turns: %w", err)
+	}
+	for _, t := range turns {
+		s.log.Warn("turn interrupted by a restart", "session", t.SessionID, "turn", t.ID)
+		if _, err := s.hub.PublishWait(ctx, t.SessionID, api.EventError, api.ErrorEvent{Code: "interrupted",
+			Message: "The service stopped while this turn was running; send the message again to retry.", TurnID: t.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func (s *Service) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})
+}
+
+// providerFor returns the model provider of a chat agent, or an *llm.Error
+// with CodeNotConfigured that says how to configure one.
+func (s *Service) providerFor(a config.Agent) (llm.Provider, string, error) {
+	c := s.cfg()
+	ch := c.ResolvedChat(a)
+	switch ch.Provider {
+	case config.ProviderOpenAI, config.ProviderOpenAICompatible:
+	default:
+		return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: fmt.Sprintf("agent %q uses provider %q, which this service cannot run yet", a.AgentID, ch.Provider)}
+	}
+	key := ""
+	if ch.APIKeyRef != "" && s.secrets != nil {
+		v, err := s.secrets.Get(ch.APIKeyRef)
+		if err == nil {
+			key = v
+		} else if ch.Provider == config.ProviderOpenAI {
+			return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: "No model provider is configured: " + err.Error() +
+				". Store an OpenAI API key in the OS keyring (the desktop's setup panel does this), set JARVIS_SECRET_OPENAI, " +
+				"or point the agent at a local OpenAI-compatible server (Ollama, LM Studio, llama.cpp) with \"providers\": {\"openai-compatible\": {\"baseUrl\": \"http://127.0.0.1:11434/v1\", \"model\": \"llama3.2\"}} and \"defaultProvider\": \"openai-compatible\" in config.json."}
+		}
+	}
+	if ch.Provider == config.ProviderOpenAICompatible && ch.BaseURL == "" {
+		return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: fmt.Sprintf("agent %q uses an OpenAI-compatible server but no baseUrl is configured (providers.openai-compatible.baseUrl in config.json)", a.AgentID)}
+	}
+	if ch.Model == "" {
+		return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: fmt.Sprintf("agent %q has no model configured (chat.model or providers.%s.model in config.json)", a.AgentID, ch.Provider)}
+	}
+	return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: ch.BaseURL, APIKey: key, HTTPClient: s.hc}), ch.Model, nil
+}

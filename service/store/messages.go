@@ -1,0 +1,46 @@
+package store
+
+import "context"
+
+// Message is one transcript entry.
+type Message struct {
+	ID         int64
+	SessionID  string
+	TurnID     string
+	Role       string // user | assistant | tool | status
+	Content    string
+	ToolCalls  string // JSON array of the assistant's tool calls, or ""
+	ToolCallID string // for role tool
+	Meta       string // JSON object with extra data, or ""
+	CreatedAt  string
+}
+
+// AddMessage appends a message and returns it with its id and time.
+func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
+	m.CreatedAt = s.ts()
+	res, err := s.w.ExecContext(ctx, `INSERT INTO messages(session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+		m.SessionID, m.TurnID, m.Role, m.Content, m.ToolCalls, m.ToolCallID, m.Meta, m.CreatedAt)
+	if err != nil {
+		return m, err
+	}
+	m.ID, err = res.LastInsertId()
+	return m, err
+}
+
+// Messages returns a session's transcript in order.
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.TurnID, &m.Role, &m.Content, &m.ToolCalls, &m.ToolCallID, &m.Meta, &m.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,156 @@
+// Package store owns the service's SQLite database: sessions, messages,
+// session events, turns and tool calls. All SQL of the service lives here.
+//
+// Concurrency: a Store is safe for concurrent use. Writes go through one
+// connection (SQLite allows one writer; serialising them in Go avoids
+// "database is locked"), reads through a pool of read-only connections that
+// WAL lets run beside the writer.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Sentinel errors; the HTTP layer maps them to status codes.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the service database.
+type Store struct {
+	w   *sql.DB // exactly one connection: the writer
+	r   *sql.DB // read-only pool
+	now func() time.Time
+}
+
+// Options configures Open.
+type Options struct {
+	Now func() time.Time // clock for timestamps; default time.Now
+}
+
+// Open opens (creating if needed) the database at path and applies pending migrations.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "on")
+	q.Set("_busy_timeout", "10000")
+	// NORMAL in WAL mode survives a process crash (SIGKILL); only an OS crash
+	// or power loss can lose the last transactions.
+	q.Set("_synchronous", "NORMAL")
+	q.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{w: w, now: opts.Now}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	rq := url.Values{}
+	rq.Set("_foreign_keys", "on")
+	rq.Set("_busy_timeout", "10000")
+	rq.Set("_query_only", "1")
+	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	s.r = r
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok" when sound).
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	var res string
+	err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res)
+	return res, err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: bad name", base)
+		}
+		var n int
+		if err := s.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, s.ts()); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) ts() string { return s.now().UTC().Format(time.RFC3339Nano) }
+
+// Timestamp formats t the way the store does.
+func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Turn statuses.
+const (
+	TurnRunning     = "running"
+	TurnDone        = "done"
+	TurnFailed      = "failed"
+	TurnCancelled   = "cancelled"
+	TurnInterrupted = "interrupted"
+)
+
+// Turn is one user message and the agent's work on it.
+type Turn struct {
+	ID, SessionID, Status, ErrorCode, StartedAt, EndedAt string
+}
+
+// CreateTurn records a running turn. A session can have one running turn:
+// a second is ErrConflict.
+func (s *Store) CreateTurn(ctx context.Context, id, sessionID string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`, sessionID, TurnRunning).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("session %s already has a running turn: %w", sessionID, ErrConflict)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`, id, sessionID, TurnRunning, s.ts()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// FinishTurn records a turn's end.
+func (s *Store) FinishTurn(ctx context.Context, id, status, errorCode string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`, status, errorCode, s.ts(), id, TurnRunning)
+	return err
+}
+
+// Turn returns a turn.
+func (s *Store) Turn(ctx context.Context, id string) (Turn, error) {
+	var t Turn
+	err := s.r.QueryRowContext(ctx, `SELECT id, session_id, status, error_code, started_at, COALESCE(ended_at,'') FROM turns WHERE id = ?`, id).
+		Scan(&t.ID, &t.SessionID, &t.Status, &t.ErrorCode, &t.StartedAt, &t.EndedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, ErrNotFound
+	}
+	return t, err
+}
+
+// InterruptRunning marks every turn still running (the process that ran it
+// died) as interrupted, and their pending tool calls too. It returns them.
+func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT id, session_id FROM turns WHERE status = ?`, TurnRunning)
+	if err != nil {
+		return nil, err
+	}
+	var out []Turn
+	for rows.Next() {
+		var t Turn
+		if err := rows.Scan(&t.ID, &t.SessionID); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t.Status = TurnInterrupted
+		out = append(out, t)
+	}
+	rows.Close()
+	now := s.ts()
+	if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = 'interrupted', ended_at = ? WHERE status = ?`, TurnInterrupted, now, TurnRunning); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET status = 'interrupted', resolved_at = ? WHERE status = 'pending'`, now); err != nil {
+		return nil, err
+	}
+	return out, tx.Commit()
+}

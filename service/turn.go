@@ -1,0 +1,433 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/llm"
+	"jarvis/service/store"
+	"jarvis/tools"
+)
+
+// turn is a running turn.
+type turn struct {
+	id        string
+	sessionID string
+	cancel    context.CancelCauseFunc
+	done      chan struct{}
+
+	// Set before done is closed.
+	final string
+	fail  *api.ErrorEvent
+}
+
+// toolWait is a tool call waiting for the desktop's result.
+type toolWait struct {
+	sessionID string
+	idx       int  // position of the call in its model step
+	resolved  bool // a result (or the service itself) has claimed this call; guarded by Service.mu
+	ch        chan<- indexedResult
+}
+
+type indexedResult struct {
+	idx int
+	r   api.ToolResult
+}
+
+var errCancelledByUser = errors.New("cancelled by the user")
+
+// startTurn records the user's message and starts the agent's turn in the
+// background. It returns the turn and the seq of the user.message event:
+// the turn's own events follow it.
+func (s *Service) startTurn(ctx context.Context, sess store.Session, text string) (*turn, int64, error) {
+	select {
+	case <-s.closing:
+		return nil, 0, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+	default:
+	}
+	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{})}
+	if err := s.st.CreateTurn(ctx, t.id, sess.ID); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, 0, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
+		}
+		return nil, 0, err
+	}
+	if _, err := s.st.AddMessage(ctx, store.Message{SessionID: sess.ID, TurnID: t.id, Role: "user", Content: text}); err != nil {
+		s.st.FinishTurn(context.Background(), t.id, store.TurnFailed, "internal")
+		return nil, 0, err
+	}
+	if err := s.st.TouchSession(ctx, sess.ID, snippet(text)); err != nil {
+		s.log.Warn("touch session", "session", sess.ID, "err", err)
+	}
+	seq, err := s.hub.PublishWait(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id})
+	if err != nil {
+		s.st.FinishTurn(context.Background(), t.id, store.TurnFailed, "internal")
+		return nil, 0, err
+	}
+	// The turn outlives the request that started it.
+	tctx, cancel := context.WithCancelCause(context.Background())
+	t.cancel = cancel
+	s.mu.Lock()
+	s.turns[sess.ID] = t
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runTurn(tctx, t, sess)
+	}()
+	return t, seq, nil
+}
+
+func snippet(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) <= 120 {
+		return text
+	}
+	cut := 120
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
+}
+
+func (s *Service) publish(sessionID, typ string, data any) {
+	if err := s.hub.Publish(context.Background(), sessionID, typ, data); err != nil {
+		s.log.Error("publish event", "session", sessionID, "type", typ, "err", err)
+	}
+}
+
+// runTurn is the agent loop: model step, tool calls through the desktop, repeat.
+func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
+	bg := context.Background()
+	defer func() {
+		s.mu.Lock()
+		if s.turns[t.sessionID] == t {
+			delete(s.turns, t.sessionID)
+		}
+		s.mu.Unlock()
+		close(t.done)
+	}()
+	finish := func(status string, ev *api.ErrorEvent, final string) {
+		if ev != nil {
+			ev.TurnID = t.id
+			t.fail = ev
+			if _, err := s.hub.PublishWait(bg, t.sessionID, api.EventError, *ev); err != nil {
+				s.log.Error("publish error event", "session", t.sessionID, "err", err)
+			}
+		} else {
+			t.final = final
+			if _, err := s.hub.PublishWait(bg, t.sessionID, api.EventFinal, api.TextEvent{Text: final, TurnID: t.id}); err != nil {
+				s.log.Error("publish final event", "session", t.sessionID, "err", err)
+			}
+		}
+		code := ""
+		if ev != nil {
+			code = ev.Code
+		}
+		if err := s.st.FinishTurn(bg, t.id, status, code); err != nil {
+			s.log.Error("finish turn", "turn", t.id, "err", err)
+		}
+		if err := s.st.TouchSession(bg, t.sessionID, snippet(final)); err != nil {
+			s.log.Warn("touch session", "session", t.sessionID, "err", err)
+		}
+	}
+	stopped := func() bool {
+		switch cause := context.Cause(ctx); {
+		case cause == nil:
+			return false
+		case errors.Is(cause, errShutdown):
+			finish(store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}, "")
+		default:
+			finish(store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}, "")
+		}
+		return true
+	}
+
+	c := s.cfg()
+	agent, ok := c.Agent(sess.AgentID)
+	if !ok {
+		finish(store.TurnFailed, &api.ErrorEvent{Code: "unknown_agent", Message: fmt.Sprintf("The session's agent %q is no longer configured.", sess.AgentID)}, "")
+		return
+	}
+	provider, model, err := s.providerFor(agent)
+	if err != nil {
+		finish(store.TurnFailed, llmErrorEvent(err), "")
+		return
+	}
+	history, err := s.history(bg, t.sessionID)
+	if err != nil {
+		finish(store.TurnFailed, &api.ErrorEvent{Code: "internal", Message: "could not read the conversation: " + err.Error()}, "")
+		return
+	}
+	specs := s.toolSpecs(agent)
+	msgs := append([]llm.Message{{Role: "system", Content: s.systemPrompt(c, agent, specs)}}, history...)
+	var all strings.Builder // the whole turn's text = concatenation of its deltas
+	for step := 0; step < c.MaxToolSteps; step++ {
+		if step > 0 && all.Len() > 0 {
+			sep := "\n\n"
+			all.WriteString(sep)
+			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: sep, TurnID: t.id})
+		}
+		uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
+		reply, err := provider.Stream(uctx, llm.Request{Model: model, Messages: msgs, Tools: specs}, func(d string) {
+			all.WriteString(d)
+			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: d, TurnID: t.id})
+		})
+		cancel()
+		if err != nil {
+			if reply.Text != "" { // keep what the user already saw
+				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
+			}
+			if stopped() {
+				return
+			}
+			finish(store.TurnFailed, llmErrorEvent(err), "")
+			return
+		}
+		callsJSON := ""
+		if len(reply.ToolCalls) > 0 {
+			b, _ := json.Marshal(reply.ToolCalls)
+			callsJSON = string(b)
+		}
+		if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, ToolCalls: callsJSON}); err != nil {
+			finish(store.TurnFailed, &api.ErrorEvent{Code: "internal", Message: "could not store the answer: " + err.Error()}, "")
+			return
+		}
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
+		if len(reply.ToolCalls) == 0 {
+			finish(store.TurnDone, nil, all.String())
+			return
+		}
+		results := s.runToolCalls(ctx, t, agent, reply.ToolCalls)
+		for i, tc := range reply.ToolCalls {
+			content := toolContent(results[i])
+			if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "tool", Content: content, ToolCallID: tc.ID}); err != nil {
+				s.log.Error("store tool message", "err", err)
+			}
+			msgs = append(msgs, llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID})
+		}
+		if stopped() {
+			return
+		}
+	}
+	finish(store.TurnFailed, &api.ErrorEvent{Code: "max_tool_steps", Message: fmt.Sprintf("The agent made more than %d rounds of tool calls in one turn and was stopped.", c.MaxToolSteps)}, "")
+}
+
+func llmErrorEvent(err error) *api.ErrorEvent {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return &api.ErrorEvent{Code: le.Code, Message: le.Message}
+	}
+	return &api.ErrorEvent{Code: llm.CodeUpstream, Message: err.Error()}
+}
+
+// toolContent is what the model reads as a tool's result.
+func toolContent(r api.ToolResult) string {
+	if r.OK {
+		return r.Result
+	}
+	msg := "failed"
+	if r.Error != nil && *r.Error != "" {
+		msg = *r.Error
+	}
+	return "Tool call not completed: " + msg
+}
+
+func strp(s string) *string { return &s }
+
+// runToolCalls sends the model's tool calls to the desktop (tool.request),
+// waits for every result, and publishes each as it arrives (tool.result). Calls
+// with no result within the configured limit are answered as denied: fail closed.
+func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent, calls []llm.ToolCall) []api.ToolResult {
+	bg := context.Background()
+	results := make([]api.ToolResult, len(calls))
+	done := make([]bool, len(calls))
+	ch := make(chan indexedResult, len(calls))
+	waits := map[int]*toolWait{}
+	// The desktop sees ids the service makes: models reuse theirs ("call_0")
+	// across sessions and turns, and the model keeps its own in the history.
+	wireIDs := make([]string, len(calls))
+	for i := range calls {
+		wireIDs[i] = newID("tc_")
+	}
+	settle := func(i int, r api.ToolResult) {
+		r.ID, r.TurnID = wireIDs[i], t.id
+		results[i], done[i] = r, true
+		s.publish(t.sessionID, api.EventToolResult, r)
+	}
+	for i, tc := range calls {
+		args, reason := splitReason(tc.Arguments)
+		def, known := tools.Lookup(tc.Name)
+		if !known || !s.toolAllowed(agent, tc.Name) {
+			msg := fmt.Sprintf("unknown tool %q", tc.Name)
+			if known {
+				msg = fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)
+			}
+			settle(i, api.ToolResult{OK: false, Error: strp(msg), Source: "service"})
+			continue
+		}
+		w := &toolWait{sessionID: t.sessionID, idx: i, ch: ch}
+		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.sessionID, TurnID: t.id, Name: tc.Name, Arguments: string(args), Risk: string(def.Risk), Reason: reason}); err != nil {
+			s.log.Error("store tool call", "err", err)
+		}
+		s.mu.Lock()
+		s.waits[wireIDs[i]] = w
+		s.mu.Unlock()
+		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: string(def.Risk), Reason: reason, TurnID: t.id})
+		waits[i] = w
+	}
+	limit := s.cfg().ToolResultTimeout()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	deadlineC, cancelled := deadline.C, ctx.Done()
+	expireAll := func(status, msg string) {
+		for i, w := range waits {
+			if done[i] {
+				continue
+			}
+			if r, ok := s.expireWait(wireIDs[i], w, status, msg); ok {
+				settle(i, r)
+			} // else the desktop's result claimed it first and is on ch
+		}
+	}
+	for pending := len(waits); pending > 0; {
+		select {
+		case ir := <-ch:
+			if !done[ir.idx] {
+				settle(ir.idx, ir.r)
+			}
+		case <-deadlineC:
+			deadlineC = nil
+			expireAll("timeout", fmt.Sprintf("denied: no decision from the desktop within %s (fail closed)", limit))
+		case <-cancelled:
+			cancelled = nil
+			expireAll("cancelled", "cancelled: the turn was stopped")
+		}
+		pending = 0
+		for i := range waits {
+			if !done[i] {
+				pending++
+			}
+		}
+	}
+	return results
+}
+
+// expireWait answers a pending call itself (timeout or cancel) unless the
+// desktop's result claimed it first (ok false: that result is on its way).
+func (s *Service) expireWait(id string, w *toolWait, status, msg string) (api.ToolResult, bool) {
+	s.mu.Lock()
+	if w.resolved {
+		s.mu.Unlock()
+		return api.ToolResult{}, false
+	}
+	w.resolved = true
+	delete(s.waits, id)
+	s.mu.Unlock()
+	if err := s.st.ResolveToolCall(context.Background(), w.sessionID, id, status, false, "", msg); err != nil {
+		s.log.Error("resolve tool call", "id", id, "err", err)
+	}
+	return api.ToolResult{OK: false, Error: strp(msg), Source: status}, true
+}
+
+// deliverToolResult hands the desktop's result to the waiting turn.
+func (s *Service) deliverToolResult(ctx context.Context, sessionID string, r api.ToolResult) error {
+	s.mu.Lock()
+	w, ok := s.waits[r.ID]
+	if !ok || w.sessionID != sessionID {
+		s.mu.Unlock()
+		// Not waiting: unknown, another session's, or already answered.
+		err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "late", r.OK, "", "")
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
+		case errors.Is(err, store.ErrConflict):
+			return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+		case err != nil:
+			return err
+		}
+		return errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
+	}
+	if w.resolved {
+		s.mu.Unlock()
+		return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+	}
+	w.resolved = true
+	delete(s.waits, r.ID)
+	s.mu.Unlock()
+	errText := ""
+	if r.Error != nil {
+		errText = *r.Error
+	}
+	if err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "done", r.OK, r.Result, errText); err != nil {
+		s.log.Error("resolve tool call", "id", r.ID, "err", err)
+	}
+	r.Source = "desktop"
+	w.ch <- indexedResult{idx: w.idx, r: r}
+	return nil
+}
+
+// splitReason removes the "reason" argument the service adds to every tool's
+// schema and returns the remaining arguments and the reason.
+func splitReason(raw string) (json.RawMessage, string) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &m); err != nil || m == nil {
+		return json.RawMessage(raw), ""
+	}
+	var reason string
+	if r, ok := m["reason"]; ok {
+		json.Unmarshal(r, &reason)
+		delete(m, "reason")
+	}
+	b, _ := json.Marshal(m)
+	return b, reason
+}
+
+// history rebuilds the model-visible conversation of a session. A tool call
+// whose result never came (an interrupted turn) gets a synthetic result, as
+// chat APIs require one for every call.
+func (s *Service) history(ctx context.Context, sessionID string) ([]llm.Message, error) {
+	rows, err := s.st.Messages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []llm.Message
+	var open []llm.ToolCall
+	answered := map[string]bool{}
+	closeOpen := func() {
+		for _, c := range open {
+			if !answered[c.ID] {
+				out = append(out, llm.Message{Role: "tool", ToolCallID: c.ID, Content: "Tool call not completed: interrupted"})
+			}
+		}
+		open = nil
+	}
+	for _, m := range rows {
+		switch m.Role {
+		case "user":
+			closeOpen()
+			out = append(out, llm.Message{Role: "user", Content: m.Content})
+		case "assistant":
+			closeOpen()
+			var calls []llm.ToolCall
+			if m.ToolCalls != "" {
+				json.Unmarshal([]byte(m.ToolCalls), &calls)
+			}
+			out = append(out, llm.Message{Role: "assistant", Content: m.Content, ToolCalls: calls})
+			open = calls
+		case "tool":
+			answered[m.ToolCallID] = true
+			out = append(out, llm.Message{Role: "tool", Content: m.Content, ToolCallID: m.ToolCallID})
+		}
+	}
+	// The last user message is the current one; open calls before it were closed above.
+	return out, nil
+}

@@ -1,0 +1,124 @@
+// Package tools owns the OS tools the desktop executes on the user's behalf:
+// their names, descriptions, JSON schemas and default risk (Definitions), and
+// their executors. The service offers these same definitions to the model but
+// never executes them: a call travels to the desktop as a tool.request event,
+// passes the desktop's safety gate (app/gate), runs here, and its result is
+// posted back.
+//
+// An Executor (NewExecutor) runs the tools:
+//
+//	x, err := tools.NewExecutor(tools.Options{Workspace: dir, CommandAllowlist: []string{"git"}})
+//	out, err := x.Execute(ctx, "read_file", json.RawMessage(`{"path":"notes.md"}`))
+//
+// File tools (list_dir, read_file, write_file, open_path, and run_command's
+// cwd) are confined to the workspace folder: a path with a ".." element, an
+// absolute path elsewhere, or a symlink leading outside is refused with
+// ErrOutsideWorkspace, and the file operations go through an os.Root so a
+// symlink swapped in after the check cannot escape either. open_url takes
+// http(s) URLs only. run_command starts only allowlisted programs, directly
+// (never through a shell), with a timeout that kills its process group and a
+// cap on captured output. Launchers, notifications and the clipboard use the
+// platform's helper programs: xdg-open or gio, gtk-launch, notify-send and
+// wl-clipboard, xclip or xsel on Linux; open, osascript, pbcopy and pbpaste
+// on macOS; rundll32, powershell and clip on Windows (no notifications
+// there yet: ErrUnsupported). Tests swap LookPath and GOOS to run scripted
+// fakes and check the exact argv.
+//
+// Executor.Assess runs the same validation as Execute without running
+// anything; the gate uses it for argument-aware classification, so the gate
+// and the executor cannot disagree about what a call would touch.
+//
+// Definitions is pure data. An Executor is safe for concurrent use.
+package tools
+
+import "encoding/json"
+
+// Risk is a tool call's safety class. The desktop's gate is the final
+// authority; a risk proposed by the service or the model can only raise it.
+type Risk string
+
+const (
+	Safe      Risk = "safe"
+	Risky     Risk = "risky"
+	Forbidden Risk = "forbidden"
+)
+
+// Rank orders risks so that the higher of two can be taken; unknown values
+// rank as forbidden (fail closed).
+func (r Risk) Rank() int {
+	switch r {
+	case Safe:
+		return 0
+	case Risky:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Max returns the higher of two risks.
+func Max(a, b Risk) Risk {
+	if b.Rank() > a.Rank() {
+		return b
+	}
+	return a
+}
+
+// Definition describes one tool as offered to a model.
+type Definition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON schema of the arguments object
+	Risk        Risk            `json:"risk"`       // default risk before argument-aware rules
+	// Capabilities are the capability names of seed 001's tool scoping
+	// (e.g. "fs.read"); empty means the tool is not capability-scoped.
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+// Definitions returns the OS tools, in a stable order.
+func Definitions() []Definition {
+	return []Definition{
+		{Name: "open_app", Description: "Launch an installed desktop application by its id or name.", Risk: Risky,
+			Capabilities: []string{"os.launch"},
+			Parameters:   schema(`{"type":"object","properties":{"app_id":{"type":"string","description":"Application id or desktop-file name, e.g. \"firefox\""}},"required":["app_id"],"additionalProperties":false}`)},
+		{Name: "open_url", Description: "Open an http(s) URL in the default browser.", Risk: Risky,
+			Capabilities: []string{"os.launch"},
+			Parameters:   schema(`{"type":"object","properties":{"url":{"type":"string","description":"An http:// or https:// URL"}},"required":["url"],"additionalProperties":false}`)},
+		{Name: "open_path", Description: "Open a file or folder inside the workspace with its default application.", Risk: Risky,
+			Capabilities: []string{"os.launch", "fs.read"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"Path relative to the workspace folder"}},"required":["path"],"additionalProperties":false}`)},
+		{Name: "list_dir", Description: "List the entries of a folder inside the workspace.", Risk: Safe,
+			Capabilities: []string{"fs.read"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"Folder relative to the workspace; empty for its root"}},"additionalProperties":false}`)},
+		{Name: "read_file", Description: "Read a text file inside the workspace (output capped).", Risk: Safe,
+			Capabilities: []string{"fs.read"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace"}},"required":["path"],"additionalProperties":false}`)},
+		{Name: "write_file", Description: "Create or overwrite a text file inside the workspace.", Risk: Risky,
+			Capabilities: []string{"fs.write"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`)},
+		{Name: "clipboard_read", Description: "Read the text on the clipboard.", Risk: Risky,
+			Capabilities: []string{"clipboard.read"},
+			Parameters:   schema(`{"type":"object","properties":{},"additionalProperties":false}`)},
+		{Name: "clipboard_write", Description: "Put text on the clipboard.", Risk: Safe,
+			Capabilities: []string{"clipboard.write"},
+			Parameters:   schema(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)},
+		{Name: "notify", Description: "Show a desktop notification.", Risk: Safe,
+			Capabilities: []string{"os.notify"},
+			Parameters:   schema(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"],"additionalProperties":false}`)},
+		{Name: "run_command", Description: "Run an allowlisted program with arguments (no shell), with a timeout and an output cap.", Risk: Risky,
+			Capabilities: []string{"os.exec"},
+			Parameters:   schema(`{"type":"object","properties":{"program":{"type":"string","description":"Program name, must be on the user's allowlist"},"args":{"type":"array","items":{"type":"string"}},"cwd":{"type":"string","description":"Working folder relative to the workspace"}},"required":["program"],"additionalProperties":false}`)},
+	}
+}
+
+// Lookup returns the definition named name.
+func Lookup(name string) (Definition, bool) {
+	for _, d := range Definitions() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Definition{}, false
+}
