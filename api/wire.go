@@ -115,10 +115,13 @@ type ToolResult struct {
 	OK     bool    `json:"ok"`
 	Result string  `json:"result"`
 	Error  *string `json:"error"`
-	// Extension on the tool.result event: how the result came to be
-	// ("desktop", "timeout", "cancelled", "service").
-	Source string `json:"source,omitempty"`
-	TurnID string `json:"turn_id,omitempty"`
+	// Extensions on the tool.result event: how the result came to be
+	// ("desktop", "timeout", "cancelled", "service"), and for tools the
+	// service runs itself (which have no tool.request) their name and arguments.
+	Source    string          `json:"source,omitempty"`
+	TurnID    string          `json:"turn_id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.
@@ -240,4 +243,16 @@ type AgentInfo struct {
 // AgentList answers GET /v1/agents.
 type AgentList struct {
 	Agents []AgentInfo `json:"agents"`
+}
+
+// CreateOperationRequest is seed 000's POST /api/plugins/sessions/operations/create.
+type CreateOperationRequest struct {
+	AgentID   string  `json:"agentId"`
+	SessionID *string `json:"sessionId,omitempty"`
+}
+
+// CreateOperationResponse answers it (201).
+type CreateOperationResponse struct {
+	OK     bool           `json:"ok"`
+	Result SessionSummary `json:"result"`
 }

@@ -190,7 +190,7 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 		}
 		return sw.Flush()
 	}
-	err = s.hub.Follow(ctx, sessionID, after, events.FollowOptions{Idle: heartbeat, IdleEvery: s.hbEvery}, func(ev events.Event) error {
+	err = s.hub.Follow(ctx, sessionID, after, events.FollowOptions{Idle: heartbeat, IdleEvery: s.hbEvery, Flush: sw.Flush}, func(ev events.Event) error {
 		if err := writeEvent(sw, ev); err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 	return nil // once streaming, errors cannot become a status
 }
 
-// writeEvent writes one event with its id and flushes it.
+// writeEvent writes one event with its id; Follow flushes.
 func writeEvent(sw *sse.Session, ev events.Event) error {
 	m := &sse.Message{ID: sse.ID(strconv.FormatInt(ev.Seq, 10))}
 	t, err := sse.NewType(ev.Type)
@@ -214,8 +214,5 @@ func writeEvent(sw *sse.Session, ev events.Event) error {
 	}
 	m.Type = t
 	m.AppendData(string(ev.Data))
-	if err := sw.Send(m); err != nil {
-		return err
-	}
-	return sw.Flush()
+	return sw.Send(m)
 }

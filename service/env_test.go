@@ -23,7 +23,7 @@ const testToken = "test-token-0123456789"
 // env is the real service in httptest against a scripted upstream, with a
 // real SQLite file in a temp dir.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	upstream *testpeer.OpenAI
 	upSrv    *httptest.Server
@@ -43,7 +43,9 @@ func withHeartbeat(d time.Duration) envOpt {
 	return func(e *env, o *service.Options) { o.HeartbeatEvery = d }
 }
 
-func newEnv(t *testing.T, opts ...envOpt) *env {
+func newEnvB(b *testing.B, opts ...envOpt) *env { return newEnv(b, opts...) }
+
+func newEnv(t testing.TB, opts ...envOpt) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), upstream: testpeer.NewOpenAI()}
 	e.upSrv = httptest.NewServer(e.upstream)
@@ -139,7 +141,7 @@ func text(evs []api.StreamEvent, typ string) string {
 	return b.String()
 }
 
-func decode[T any](t *testing.T, raw json.RawMessage) T {
+func decode[T any](t testing.TB, raw json.RawMessage) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {

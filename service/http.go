@@ -33,6 +33,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("PATCH /v1/sessions/{id}", s.adapt(s.handleUpdateSession))
 	mux.Handle("POST /v1/sessions/{id}/clear", s.adapt(s.handleClearSession))
 	mux.Handle("DELETE /v1/sessions/{id}", s.adapt(s.handleDeleteSession))
+	mux.Handle("POST /api/plugins/sessions/operations/create", s.adapt(s.handleOperationsCreate))
 	for _, r := range s.extraRoutes {
 		mux.Handle(r.pattern, s.adapt(r.h))
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"jarvis/api"
+	"jarvis/service/config"
 )
 
 // Every route with bad input gets the right status and the error envelope.
@@ -19,9 +20,9 @@ func TestRoutesRefuseBadInput(t *testing.T) {
 	chat := `{"general_session_id":"` + sid + `","message":{"parts":[{"type":"text","text":"hi"}]}}`
 	type tc struct {
 		name, method, path, token, body string
-		hdr                              map[string]string
-		status                           int
-		code                             string
+		hdr                             map[string]string
+		status                          int
+		code                            string
 	}
 	cases := []tc{
 		{"health needs no token", "GET", "/health", "", "", nil, 200, ""},
@@ -144,5 +145,54 @@ func TestSessionOperations(t *testing.T) {
 	e.c.Do(ctx, "GET", "/v1/sessions", nil, &list)
 	if len(list.Sessions) != 1 {
 		t.Fatalf("after delete %+v", list)
+	}
+}
+
+func TestOperationsCreateWithUserProvidedID(t *testing.T) {
+	e := newEnv(t)
+	c := *e.cfg
+	c.Agents = append([]config.Agent{}, c.Agents...)
+	c.Agents = append(c.Agents, config.Agent{AgentID: "other", DisplayName: "Other", Type: "chat"})
+	e.svc.SetConfig(&c)
+	post := func(body string) (int, api.ErrorBody, string) {
+		t.Helper()
+		status, eb, _ := raw(t, "POST", e.srv.URL+"/api/plugins/sessions/operations/create", testToken, body, nil)
+		return status, eb, eb.Error.Code
+	}
+	cases := []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"agentId":"general","sessionId":"EXTERNAL-123"}`, 201, ""},
+		{`{"agentId":"general","sessionId":"  EXTERNAL-123 "}`, 201, ""}, // trimmed, idempotent attach
+		{`{"agentId":"other","sessionId":"EXTERNAL-123"}`, 409, "session_agent_mismatch"},
+		{`{"agentId":"general","sessionId":""}`, 400, "invalid_session_id"},
+		{`{"agentId":"general","sessionId":"has space"}`, 400, "invalid_session_id"},
+		{`{"agentId":"general","sessionId":"ünï"}`, 400, "invalid_session_id"},
+		{`{"agentId":"general","sessionId":"` + strings.Repeat("a", 129) + `"}`, 400, "invalid_session_id"},
+		{`{"agentId":"general","sessionId":"` + strings.Repeat("a", 128) + `"}`, 201, ""},
+		{`{"agentId":"ghost","sessionId":"x"}`, 400, "unknown_agent"},
+		{`{"sessionId":"x"}`, 400, "missing_field"},
+		{`{"agentId":"general"}`, 201, ""},
+	}
+	for _, tc := range cases {
+		status, eb, code := post(tc.body)
+		if status != tc.status || code != tc.code {
+			t.Errorf("%s: %d %q (%+v), want %d %q", tc.body, status, code, eb, tc.status, tc.code)
+		}
+	}
+	// A deleted session is revived by attaching it again.
+	if err := e.c.Do(context.Background(), "DELETE", "/v1/sessions/EXTERNAL-123", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res api.CreateOperationResponse
+	id := "EXTERNAL-123"
+	if err := e.c.Do(context.Background(), "POST", "/api/plugins/sessions/operations/create", api.CreateOperationRequest{AgentID: "general", SessionID: &id}, &res); err != nil || !res.OK || res.Result.SessionID != id {
+		t.Fatalf("revive: %v %+v", err, res)
+	}
+	var got api.SessionSummary
+	if err := e.c.Do(context.Background(), "GET", "/v1/sessions/"+id, nil, &got); err != nil || got.AgentID != "general" {
+		t.Fatalf("revived session: %v %+v", err, got)
 	}
 }

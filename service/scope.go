@@ -1,8 +1,10 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"path"
+	"sort"
 	"strings"
 
 	"jarvis/service/config"
@@ -66,18 +68,59 @@ func (s *Service) toolAllowed(a config.Agent, name string) bool {
 	return ok && toolInScope(a, name, def.Capabilities)
 }
 
+// serverTool is a tool the service executes itself (memory, delegation, round
+// table): it acts on the service's own state, not on the user's computer, so
+// it never travels to the desktop. It is scoped like any other tool.
+type serverTool struct {
+	spec         llm.ToolSpec
+	capabilities []string
+	run          func(ctx context.Context, t *turn, agent config.Agent, args json.RawMessage) (string, error)
+}
+
+// registerServerTool adds a service-executed tool.
+func (s *Service) registerServerTool(st serverTool) {
+	st.spec.Parameters = withReason(st.spec.Parameters)
+	s.serverTools[st.spec.Name] = st
+}
+
 // reasonProperty is added to every offered tool's schema: the model says why
 // it needs the action, and the desktop shows it in the permission prompt.
 const reasonProperty = `{"type":"string","description":"One short sentence telling the user why this action is needed."}`
 
-// toolSpecs returns the tools offered to an agent's model.
+// offeredTools returns every tool as offered to models (with the reason
+// property). Computed once: schemas do not change while the service runs.
+func offeredTools() []scopedSpec {
+	var out []scopedSpec
+	for _, d := range tools.Definitions() {
+		out = append(out, scopedSpec{ToolSpec: llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)}, capabilities: d.Capabilities})
+	}
+	return out
+}
+
+type scopedSpec struct {
+	llm.ToolSpec
+	capabilities []string
+}
+
+// toolSpecs returns the tools offered to an agent's model: the OS tools, then
+// the service's own, in a stable order.
 func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
 	var out []llm.ToolSpec
-	for _, d := range tools.Definitions() {
-		if !toolInScope(a, d.Name, d.Capabilities) {
-			continue
+	for _, t := range s.tools {
+		if toolInScope(a, t.Name, t.capabilities) {
+			out = append(out, t.ToolSpec)
 		}
-		out = append(out, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)})
+	}
+	names := make([]string, 0, len(s.serverTools))
+	for n := range s.serverTools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st := s.serverTools[n]
+		if toolInScope(a, n, st.capabilities) {
+			out = append(out, st.spec)
+		}
 	}
 	return out
 }

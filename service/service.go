@@ -79,6 +79,8 @@ type Service struct {
 	st   *store.Store
 	hub  *events.Hub
 
+	tools       []scopedSpec          // every OS tool as offered to models
+	serverTools map[string]serverTool // tools the service runs itself
 	extraRoutes []route
 	handler     http.Handler
 
@@ -125,7 +127,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, hc: opts.HTTPClient,
 		secrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true

@@ -3,7 +3,10 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"jarvis/api"
@@ -92,4 +95,80 @@ func (s *Service) liveSession(ctx context.Context, id, field string) (store.Sess
 		return sess, errorf(http.StatusNotFound, "session_not_found", "no session %q", id).with("field", field)
 	}
 	return sess, err
+}
+
+var externalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ValidateSessionID checks a user-provided session id (seed 000): trimmed,
+// non-empty, at most 128 characters of [A-Za-z0-9_-]. It returns the trimmed id.
+func ValidateSessionID(id string) (string, error) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return "", errors.New("sessionId must not be empty")
+	case len(id) > 128:
+		return "", fmt.Errorf("sessionId is %d characters long; the limit is 128", len(id))
+	case !externalIDPattern.MatchString(id):
+		return "", errors.New("sessionId may contain only letters A-Z a-z, digits 0-9, '_' and '-'")
+	}
+	return id, nil
+}
+
+// handleOperationsCreate is seed 000's POST /api/plugins/sessions/operations/create
+// {agentId, sessionId?}: with a sessionId it creates or attaches that session
+// (idempotent; a deleted one is revived; one of another agent is 409), without
+// one it creates a new session. The answer is 201 {ok:true, result:{...}}.
+func (s *Service) handleOperationsCreate(w http.ResponseWriter, r *http.Request) error {
+	var req api.CreateOperationRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.AgentID == "" {
+		return missing("agentId")
+	}
+	agent, ok := s.cfg().Agent(req.AgentID)
+	if !ok {
+		return errorf(http.StatusBadRequest, "unknown_agent", "no agent %q is configured", req.AgentID).with("field", "agentId")
+	}
+	ctx := r.Context()
+	if req.SessionID == nil {
+		sess, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: agent.AgentID})
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+	}
+	id, err := ValidateSessionID(*req.SessionID)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "invalid_session_id", "%s", err.Error()).with("field", "sessionId")
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		sess, err := s.st.Session(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			sess, err = s.st.CreateSession(ctx, store.Session{ID: id, AgentID: agent.AgentID})
+			if errors.Is(err, store.ErrConflict) {
+				continue // created concurrently: attach to it
+			}
+			if err != nil {
+				return err
+			}
+			return writeJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+		case err != nil:
+			return err
+		case sess.AgentID != agent.AgentID:
+			return errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", id, sess.AgentID, agent.AgentID).
+				with("field", "sessionId").with("agentId", sess.AgentID)
+		}
+		if sess.DeletedAt != "" {
+			if err := s.st.ReviveSession(ctx, id); err != nil {
+				return err
+			}
+			if sess, err = s.st.Session(ctx, id); err != nil {
+				return err
+			}
+		}
+		return writeJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+	}
+	return errorf(http.StatusConflict, "conflict", "session %q is being created concurrently; retry", id)
 }

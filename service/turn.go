@@ -54,22 +54,13 @@ func (s *Service) startTurn(ctx context.Context, sess store.Session, text string
 	default:
 	}
 	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{})}
-	if err := s.st.CreateTurn(ctx, t.id, sess.ID); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return nil, 0, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
-		}
-		return nil, 0, err
+	// The turn, the user's message and its user.message event are stored in one transaction.
+	seq, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
+		s.st.StartTurn(t.id, store.Message{SessionID: sess.ID, Role: "user", Content: text}, snippet(text)))
+	if errors.Is(err, store.ErrConflict) {
+		return nil, 0, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
 	}
-	if _, err := s.st.AddMessage(ctx, store.Message{SessionID: sess.ID, TurnID: t.id, Role: "user", Content: text}); err != nil {
-		s.st.FinishTurn(context.Background(), t.id, store.TurnFailed, "internal")
-		return nil, 0, err
-	}
-	if err := s.st.TouchSession(ctx, sess.ID, snippet(text)); err != nil {
-		s.log.Warn("touch session", "session", sess.ID, "err", err)
-	}
-	seq, err := s.hub.PublishWait(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id})
 	if err != nil {
-		s.st.FinishTurn(context.Background(), t.id, store.TurnFailed, "internal")
 		return nil, 0, err
 	}
 	// The turn outlives the request that started it.
@@ -104,68 +95,80 @@ func (s *Service) publish(sessionID, typ string, data any) {
 	}
 }
 
-// runTurn is the agent loop: model step, tool calls through the desktop, repeat.
+// outcome is how a runtime ended a turn.
+type outcome struct {
+	final string          // the reply's whole text (when the turn succeeded)
+	last  *store.Message  // a message stored with the turn's end, or nil
+	fail  *api.ErrorEvent // set when the turn failed
+}
+
+func failed(code, format string, args ...any) outcome {
+	return outcome{fail: &api.ErrorEvent{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+// runtimeFunc runs one turn for an agent of one kind (chat, external, proxy,
+// roundtable): it publishes the turn's events and returns how it ended;
+// runTurn records the end and publishes the terminal event.
+type runtimeFunc func(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome
+
+// runTurn runs a turn on its agent's runtime and records how it ended.
 func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
-	bg := context.Background()
-	defer func() {
-		s.mu.Lock()
-		if s.turns[t.sessionID] == t {
-			delete(s.turns, t.sessionID)
-		}
-		s.mu.Unlock()
-		close(t.done)
-	}()
-	finish := func(status string, ev *api.ErrorEvent, final string) {
-		if ev != nil {
-			ev.TurnID = t.id
-			t.fail = ev
-			if _, err := s.hub.PublishWait(bg, t.sessionID, api.EventError, *ev); err != nil {
-				s.log.Error("publish error event", "session", t.sessionID, "err", err)
-			}
-		} else {
-			t.final = final
-			if _, err := s.hub.PublishWait(bg, t.sessionID, api.EventFinal, api.TextEvent{Text: final, TurnID: t.id}); err != nil {
-				s.log.Error("publish final event", "session", t.sessionID, "err", err)
-			}
-		}
-		code := ""
-		if ev != nil {
-			code = ev.Code
-		}
-		if err := s.st.FinishTurn(bg, t.id, status, code); err != nil {
-			s.log.Error("finish turn", "turn", t.id, "err", err)
-		}
-		if err := s.st.TouchSession(bg, t.sessionID, snippet(final)); err != nil {
-			s.log.Warn("touch session", "session", t.sessionID, "err", err)
-		}
+	defer close(t.done)
+	var out outcome
+	if agent, ok := s.cfg().Agent(sess.AgentID); !ok {
+		out = failed("unknown_agent", "The session's agent %q is no longer configured.", sess.AgentID)
+	} else {
+		out = s.runtimeFor(agent)(ctx, t, sess, agent)
 	}
-	stopped := func() bool {
+	status := store.TurnDone
+	if out.fail != nil {
+		status = store.TurnFailed
 		switch cause := context.Cause(ctx); {
 		case cause == nil:
-			return false
 		case errors.Is(cause, errShutdown):
-			finish(store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}, "")
+			status, out.fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}
 		default:
-			finish(store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}, "")
+			status, out.fail = store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}
 		}
-		return true
 	}
+	s.finishTurn(t, status, out)
+}
 
-	c := s.cfg()
-	agent, ok := c.Agent(sess.AgentID)
-	if !ok {
-		finish(store.TurnFailed, &api.ErrorEvent{Code: "unknown_agent", Message: fmt.Sprintf("The session's agent %q is no longer configured.", sess.AgentID)}, "")
-		return
+// finishTurn records a turn's end and its terminal event in one transaction:
+// a client that sees the event can send its next message at once.
+func (s *Service) finishTurn(t *turn, status string, out outcome) {
+	s.mu.Lock()
+	if s.turns[t.sessionID] == t {
+		delete(s.turns, t.sessionID)
 	}
+	s.mu.Unlock()
+	code := ""
+	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id})
+	if out.fail != nil {
+		code = out.fail.Code
+		out.fail.TurnID = t.id
+		t.fail = out.fail
+		typ, data = api.EventError, *out.fail
+	} else {
+		t.final = out.final
+	}
+	if _, err := s.hub.PublishWith(context.Background(), t.sessionID, typ, data, s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final))); err != nil {
+		s.log.Error("finish turn", "session", t.sessionID, "turn", t.id, "err", err)
+	}
+}
+
+// runChat is the chat runtime's agent loop: a model step, the tool calls it
+// made (through the desktop), repeat until the model answers without tools.
+func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+	bg := context.Background()
+	c := s.cfg()
 	provider, model, err := s.providerFor(agent)
 	if err != nil {
-		finish(store.TurnFailed, llmErrorEvent(err), "")
-		return
+		return outcome{fail: llmErrorEvent(err)}
 	}
 	history, err := s.history(bg, t.sessionID)
 	if err != nil {
-		finish(store.TurnFailed, &api.ErrorEvent{Code: "internal", Message: "could not read the conversation: " + err.Error()}, "")
-		return
+		return failed("internal", "could not read the conversation: %v", err)
 	}
 	specs := s.toolSpecs(agent)
 	msgs := append([]llm.Message{{Role: "system", Content: s.systemPrompt(c, agent, specs)}}, history...)
@@ -186,26 +189,18 @@ func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
 			if reply.Text != "" { // keep what the user already saw
 				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
 			}
-			if stopped() {
-				return
-			}
-			finish(store.TurnFailed, llmErrorEvent(err), "")
-			return
+			return outcome{fail: llmErrorEvent(err)}
 		}
-		callsJSON := ""
-		if len(reply.ToolCalls) > 0 {
-			b, _ := json.Marshal(reply.ToolCalls)
-			callsJSON = string(b)
+		answer := store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text}
+		if len(reply.ToolCalls) == 0 {
+			return outcome{final: all.String(), last: &answer}
 		}
-		if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, ToolCalls: callsJSON}); err != nil {
-			finish(store.TurnFailed, &api.ErrorEvent{Code: "internal", Message: "could not store the answer: " + err.Error()}, "")
-			return
+		b, _ := json.Marshal(reply.ToolCalls)
+		answer.ToolCalls = string(b)
+		if _, err := s.st.AddMessage(bg, answer); err != nil {
+			return failed("internal", "could not store the answer: %v", err)
 		}
 		msgs = append(msgs, llm.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
-		if len(reply.ToolCalls) == 0 {
-			finish(store.TurnDone, nil, all.String())
-			return
-		}
 		results := s.runToolCalls(ctx, t, agent, reply.ToolCalls)
 		for i, tc := range reply.ToolCalls {
 			content := toolContent(results[i])
@@ -214,11 +209,11 @@ func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
 			}
 			msgs = append(msgs, llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID})
 		}
-		if stopped() {
-			return
+		if ctx.Err() != nil {
+			return failed("cancelled", "Stopped: the turn was cancelled.")
 		}
 	}
-	finish(store.TurnFailed, &api.ErrorEvent{Code: "max_tool_steps", Message: fmt.Sprintf("The agent made more than %d rounds of tool calls in one turn and was stopped.", c.MaxToolSteps)}, "")
+	return failed("max_tool_steps", "The agent made more than %d rounds of tool calls in one turn and was stopped.", c.MaxToolSteps)
 }
 
 func llmErrorEvent(err error) *api.ErrorEvent {
@@ -250,8 +245,8 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	bg := context.Background()
 	results := make([]api.ToolResult, len(calls))
 	done := make([]bool, len(calls))
-	ch := make(chan indexedResult, len(calls))
 	waits := map[int]*toolWait{}
+	ch := make(chan indexedResult, len(calls))
 	// The desktop sees ids the service makes: models reuse theirs ("call_0")
 	// across sessions and turns, and the model keeps its own in the history.
 	wireIDs := make([]string, len(calls))
@@ -263,8 +258,26 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 		results[i], done[i] = r, true
 		s.publish(t.sessionID, api.EventToolResult, r)
 	}
+	serverRunning := map[int]bool{}
 	for i, tc := range calls {
 		args, reason := splitReason(tc.Arguments)
+		if st, ok := s.serverTools[tc.Name]; ok {
+			if !toolInScope(agent, tc.Name, st.capabilities) {
+				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args})
+				continue
+			}
+			// Service tools run here, concurrently (parallel delegation).
+			serverRunning[i] = true
+			go func(i int, name string, args json.RawMessage) {
+				res, err := st.run(ctx, t, agent, args)
+				r := api.ToolResult{OK: err == nil, Result: res, Source: "service", Name: name, Arguments: args}
+				if err != nil {
+					r.Error = strp(err.Error())
+				}
+				ch <- indexedResult{idx: i, r: r}
+			}(i, tc.Name, args)
+			continue
+		}
 		def, known := tools.Lookup(tc.Name)
 		if !known || !s.toolAllowed(agent, tc.Name) {
 			msg := fmt.Sprintf("unknown tool %q", tc.Name)
@@ -298,7 +311,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 			} // else the desktop's result claimed it first and is on ch
 		}
 	}
-	for pending := len(waits); pending > 0; {
+	for pending := len(waits) + len(serverRunning); pending > 0; {
 		select {
 		case ir := <-ch:
 			if !done[ir.idx] {
@@ -312,8 +325,8 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 			expireAll("cancelled", "cancelled: the turn was stopped")
 		}
 		pending = 0
-		for i := range waits {
-			if !done[i] {
+		for i := range calls {
+			if (waits[i] != nil || serverRunning[i]) && !done[i] {
 				pending++
 			}
 		}

@@ -39,8 +39,9 @@ var ErrClosed = errors.New("event hub closed")
 var ErrStop = errors.New("stop following")
 
 type item struct {
-	ev  Event
-	ack chan ack // nil when nobody waits
+	ev    Event
+	write store.Write // stored in the same transaction as the event, or nil
+	ack   chan ack    // nil when nobody waits
 }
 
 type ack struct {
@@ -96,12 +97,12 @@ func (h *Hub) Close() {
 	<-h.stopped
 }
 
-func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, acks chan ack) error {
+func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, write store.Write, acks chan ack) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("event %s: %w", typ, err)
 	}
-	it := item{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, ack: acks}
+	it := item{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, write: write, ack: acks}
 	select {
 	case <-h.quit:
 		return ErrClosed
@@ -119,14 +120,21 @@ func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, acks
 
 // Publish enqueues an event; it is stored and delivered in enqueue order.
 func (h *Hub) Publish(ctx context.Context, sessionID, typ string, data any) error {
-	return h.enqueue(ctx, sessionID, typ, data, nil)
+	return h.enqueue(ctx, sessionID, typ, data, nil, nil)
 }
 
 // PublishWait enqueues an event and waits until it (and everything enqueued
 // before it) is stored. It returns the event's seq.
 func (h *Hub) PublishWait(ctx context.Context, sessionID, typ string, data any) (int64, error) {
+	return h.PublishWith(ctx, sessionID, typ, data, nil)
+}
+
+// PublishWith is PublishWait with a write stored in the same transaction as
+// the event. When the write fails, the event is not published and its error
+// is returned.
+func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, write store.Write) (int64, error) {
 	acks := make(chan ack, 1)
-	if err := h.enqueue(ctx, sessionID, typ, data, acks); err != nil {
+	if err := h.enqueue(ctx, sessionID, typ, data, write, acks); err != nil {
 		return 0, err
 	}
 	select {
@@ -178,14 +186,15 @@ func (h *Hub) run() {
 func (h *Hub) flush(batch []item) {
 	ctx := context.Background()
 	now := store.Timestamp(h.now())
-	rows := make([]store.Event, 0, len(batch))
+	rows := make([]store.EventWrite, len(batch))
+	for i, it := range batch {
+		rows[i] = store.EventWrite{Event: store.Event{SessionID: it.ev.SessionID, Type: it.ev.Type, Data: string(it.ev.Data), CreatedAt: now}, Write: it.write}
+	}
 	assigned := map[string]int64{}
-	for i := range batch {
-		sid := batch[i].ev.SessionID
+	nextSeq := func(sid string) int64 {
 		seq, ok := assigned[sid]
 		if !ok {
-			seq, ok = h.lastSeq[sid]
-			if !ok {
+			if seq, ok = h.lastSeq[sid]; !ok {
 				n, err := h.st.LastSeq(ctx, sid)
 				if err != nil {
 					h.log.Error("event seq lookup failed", "session", sid, "err", err)
@@ -193,12 +202,10 @@ func (h *Hub) flush(batch []item) {
 				seq = n
 			}
 		}
-		seq++
-		assigned[sid] = seq
-		batch[i].ev.Seq = seq
-		rows = append(rows, store.Event{SessionID: sid, Seq: seq, Type: batch[i].ev.Type, Data: string(batch[i].ev.Data), CreatedAt: now})
+		assigned[sid] = seq + 1
+		return seq + 1
 	}
-	err := h.st.AppendEvents(ctx, rows)
+	errs, err := h.st.AppendEvents(ctx, rows, nextSeq)
 	if err != nil {
 		// Not stored means not published: a live-only event could never be
 		// replayed. Forget the cached seqs so the next batch re-reads them.
@@ -210,11 +217,18 @@ func (h *Hub) flush(batch []item) {
 		for sid, seq := range assigned {
 			h.lastSeq[sid] = seq
 		}
-		h.fanout(batch)
+		for i := range batch {
+			batch[i].ev.Seq = rows[i].Seq
+		}
+		h.fanout(batch, errs)
 	}
-	for _, it := range batch {
+	for i, it := range batch {
 		if it.ack != nil {
-			it.ack <- ack{seq: it.ev.Seq, err: err}
+			e := err
+			if e == nil {
+				e = errs[i]
+			}
+			it.ack <- ack{seq: it.ev.Seq, err: e}
 		}
 	}
 }
@@ -225,10 +239,13 @@ type sub struct {
 	lag    sync.Once
 }
 
-func (h *Hub) fanout(batch []item) {
+func (h *Hub) fanout(batch []item, errs []error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, it := range batch {
+	for i, it := range batch {
+		if errs != nil && errs[i] != nil {
+			continue
+		}
 		for s := range h.subs[it.ev.SessionID] {
 			select {
 			case s.ch <- it.ev:
@@ -269,6 +286,10 @@ type FollowOptions struct {
 	// Idle, when set, is called after IdleEvery without an event (heartbeats).
 	Idle      func() error
 	IdleEvery time.Duration
+	// Flush, when set, is called whenever delivered events are waiting and
+	// no further event is immediately available: a fast stream is written
+	// in few system calls, and a slow one is flushed event by event.
+	Flush func() error
 }
 
 // Follow calls fn for every event of the session with seq > after: first the
@@ -276,8 +297,19 @@ type FollowOptions struct {
 // returns an error (ErrStop ends it cleanly).
 func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts FollowOptions, fn func(Event) error) error {
 	s := h.subscribe(sessionID)
-	defer h.unsubscribe(sessionID, s)
+	defer func() { h.unsubscribe(sessionID, s) }()
 	last := after
+	dirty := false
+	deliver := func(ev Event) error {
+		dirty = true
+		err := fn(ev)
+		if err == nil {
+			last = ev.Seq
+		} else if errors.Is(err, ErrStop) && opts.Flush != nil {
+			opts.Flush()
+		}
+		return err
+	}
 	catchUp := func() error {
 		for {
 			evs, err := h.st.EventsAfter(ctx, sessionID, last, 500)
@@ -285,10 +317,9 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 				return err
 			}
 			for _, e := range evs {
-				if err := fn(Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Data: json.RawMessage(e.Data)}); err != nil {
+				if err := deliver(Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Data: json.RawMessage(e.Data)}); err != nil {
 					return err
 				}
-				last = e.Seq
 			}
 			if len(evs) < 500 {
 				return nil
@@ -317,6 +348,12 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		}
 	}
 	for {
+		if dirty && len(s.ch) == 0 && opts.Flush != nil {
+			if err := opts.Flush(); err != nil {
+				return err
+			}
+			dirty = false
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -346,10 +383,9 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 					continue
 				}
 			}
-			if err := fn(ev); err != nil {
+			if err := deliver(ev); err != nil {
 				return done(err)
 			}
-			last = ev.Seq
 			resetIdle()
 		}
 	}

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
 
 // Event is one published session event; Seq is its SSE id within the session.
 type Event struct {
@@ -11,25 +15,58 @@ type Event struct {
 	CreatedAt string
 }
 
-// AppendEvents stores a batch of events in one transaction. Seqs are assigned
-// by the caller (the event hub, the single writer of events).
-func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
+// Write is a change made in the same transaction as an event, so that the
+// event is stored exactly when the change is (a turn's start with its
+// user.message event, its end with its final event).
+type Write func(ctx context.Context, tx *sql.Tx) error
+
+// EventWrite is an event and an optional write that goes with it.
+type EventWrite struct {
+	Event
+	Write Write
+}
+
+// AppendEvents stores a batch of events, with their writes, in one
+// transaction (group commit). A write that fails is rolled back alone (a
+// savepoint each) and its event is not stored: errs[i] says so. err is set
+// when the whole batch failed. Each stored event's Seq is set from nextSeq,
+// called only once its write has succeeded, so failed writes leave no gap in
+// a session's seqs (the event hub, the single writer of events, numbers them).
+func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func(sessionID string) int64) (errs []error, err error) {
+	errs = make([]error, len(evs))
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return errs, err
 	}
 	defer tx.Rollback()
 	st, err := tx.PrepareContext(ctx, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`)
 	if err != nil {
-		return err
+		return errs, err
 	}
 	defer st.Close()
-	for _, e := range evs {
-		if _, err := st.ExecContext(ctx, e.SessionID, e.Seq, e.Type, e.Data, e.CreatedAt); err != nil {
-			return err
+	for i, e := range evs {
+		if e.Write != nil {
+			sp := fmt.Sprintf("w%d", i)
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+				return errs, err
+			}
+			if werr := e.Write(ctx, tx); werr != nil {
+				errs[i] = werr
+				if _, err := tx.ExecContext(ctx, "ROLLBACK TO "+sp+"; RELEASE "+sp); err != nil {
+					return errs, err
+				}
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
+				return errs, err
+			}
+		}
+		evs[i].Seq = nextSeq(e.SessionID)
+		if _, err := st.ExecContext(ctx, e.SessionID, evs[i].Seq, e.Type, e.Data, e.CreatedAt); err != nil {
+			return errs, err
 		}
 	}
-	return tx.Commit()
+	return errs, tx.Commit()
 }
 
 // LastSeq returns the highest event seq of a session, 0 when it has none.

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // Message is one transcript entry.
 type Message struct {
@@ -18,13 +21,22 @@ type Message struct {
 // AddMessage appends a message and returns it with its id and time.
 func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 	m.CreatedAt = s.ts()
-	res, err := s.w.ExecContext(ctx, `INSERT INTO messages(session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+	err := insertMessage(ctx, s.w, &m)
+	return m, err
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertMessage(ctx context.Context, ex execer, m *Message) error {
+	res, err := ex.ExecContext(ctx, `INSERT INTO messages(session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at) VALUES (?,?,?,?,?,?,?,?)`,
 		m.SessionID, m.TurnID, m.Role, m.Content, m.ToolCalls, m.ToolCallID, m.Meta, m.CreatedAt)
 	if err != nil {
-		return m, err
+		return err
 	}
 	m.ID, err = res.LastInsertId()
-	return m, err
+	return err
 }
 
 // Messages returns a session's transcript in order.

@@ -63,11 +63,15 @@ func (s *Store) SessionByJarvisID(ctx context.Context, jid string) (Session, err
 
 // TouchSession advances updated_at and, when snippet is not empty, the last snippet.
 func (s *Store) TouchSession(ctx context.Context, id, snippet string) error {
+	return touch(ctx, s.w, id, snippet, s.ts())
+}
+
+func touch(ctx context.Context, ex execer, id, snippet, now string) error {
 	if snippet != "" {
-		_, err := s.w.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`, s.ts(), snippet, id)
+		_, err := ex.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`, now, snippet, id)
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, s.ts(), id)
+	_, err := ex.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, now, id)
 	return err
 }
 

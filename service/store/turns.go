@@ -21,31 +21,52 @@ type Turn struct {
 	ID, SessionID, Status, ErrorCode, StartedAt, EndedAt string
 }
 
-// CreateTurn records a running turn. A session can have one running turn:
-// a second is ErrConflict.
-func (s *Store) CreateTurn(ctx context.Context, id, sessionID string) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+// StartTurn returns the write that records a running turn, the user's
+// message that starts it, and the session's new snippet. A session can have
+// one running turn: a second is ErrConflict.
+func (s *Store) StartTurn(id string, user Message, snippet string) Write {
+	return func(ctx context.Context, tx *sql.Tx) error { return s.startTurn(ctx, tx, id, user, snippet) }
+}
+
+func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user Message, snippet string) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`, sessionID, TurnRunning).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`, user.SessionID, TurnRunning).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
-		return fmt.Errorf("session %s already has a running turn: %w", sessionID, ErrConflict)
+		return fmt.Errorf("session %s already has a running turn: %w", user.SessionID, ErrConflict)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`, id, sessionID, TurnRunning, s.ts()); err != nil {
+	now := s.ts()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`, id, user.SessionID, TurnRunning, now); err != nil {
 		return err
 	}
-	return tx.Commit()
+	user.TurnID, user.CreatedAt = id, now
+	if err := insertMessage(ctx, tx, &user); err != nil {
+		return err
+	}
+	return touch(ctx, tx, user.SessionID, snippet, now)
 }
 
-// FinishTurn records a turn's end.
-func (s *Store) FinishTurn(ctx context.Context, id, status, errorCode string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`, status, errorCode, s.ts(), id, TurnRunning)
-	return err
+// FinishTurn returns the write that records a turn's last message (when not
+// nil), its end, and the session's new snippet (when not empty).
+func (s *Store) FinishTurn(id, sessionID, status, errorCode string, last *Message, snippet string) Write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		return s.finishTurn(ctx, tx, id, sessionID, status, errorCode, last, snippet)
+	}
+}
+
+func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, id, sessionID, status, errorCode string, last *Message, snippet string) error {
+	now := s.ts()
+	if last != nil {
+		last.CreatedAt = now
+		if err := insertMessage(ctx, tx, last); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`, status, errorCode, now, id, TurnRunning); err != nil {
+		return err
+	}
+	return touch(ctx, tx, sessionID, snippet, now)
 }
 
 // Turn returns a turn.

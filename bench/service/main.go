@@ -1,0 +1,342 @@
+// Command service benchmarks the General Agent Service against its baseline,
+// measured side by side in one run: the real jarvis-service binary (built
+// here) in front of a scripted OpenAI-compatible upstream, versus calling
+// that upstream directly.
+//
+//	go run ./bench/service [-runs 5] [-seq 300] [-streams 500]
+//
+// It prints a Markdown table: figure, service, baseline, ratio or added, goal.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"jarvis/api"
+	"jarvis/internal/testpeer"
+)
+
+func main() {
+	runs := flag.Int("runs", 5, "repetitions of the streaming relay")
+	seq := flag.Int("seq", 300, "sequential non-streamed requests")
+	tools := flag.Int("tools", 200, "tool round trips")
+	streams := flag.Int("streams", 500, "open SSE streams for the memory figure")
+	deltas := flag.Int("deltas", 10000, "deltas in the streaming relay")
+	flag.Parse()
+	if err := run(*runs, *seq, *tools, *streams, *deltas); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type row struct{ figure, service, baseline, ratio, goal, verdict string }
+
+func run(runs, seqN, toolN, streamN, deltaN int) error {
+	tmp, err := os.MkdirTemp("", "jarvis-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "jarvis-service")
+	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "./cmd/jarvis-service").CombinedOutput(); err != nil {
+		return fmt.Errorf("build: %v\n%s", err, out)
+	}
+	// The scripted upstream runs in this process, on loopback.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	peer := testpeer.NewOpenAI()
+	up := &http.Server{Handler: peer}
+	go up.Serve(ln)
+	defer up.Close()
+	upURL := "http://" + ln.Addr().String() + "/v1"
+
+	cfg := filepath.Join(tmp, "config.json")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}},"toolResultTimeoutSeconds":60}`, upURL)), 0o600)
+	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--config", cfg, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "JARVIS_TOKEN=bench-token")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	svcURL := strings.TrimSpace(strings.TrimPrefix(line, "jarvis-service listening on "))
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000, MaxConnsPerHost: 0}}
+	c := api.NewClient(svcURL, "bench-token", hc)
+	ctx := context.Background()
+	oa := openai.NewClientWithConfig(func() openai.ClientConfig {
+		cc := openai.DefaultConfig("")
+		cc.BaseURL = upURL
+		cc.HTTPClient = hc
+		return cc
+	}())
+
+	var rows []row
+	idleRSS := rssKB(cmd.Process.Pid)
+
+	// The baseline sends the upstream exactly what the service sends it (the
+	// system prompt and the tool schemas included): captured from a first
+	// call through the service.
+	sameRequest := func(msg string) (openai.ChatCompletionRequest, error) {
+		r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "capture-" + msg})
+		if err != nil {
+			return openai.ChatCompletionRequest{}, err
+		}
+		if err := c.ChatStream(ctx, r.GeneralSessionID, msg, func(api.StreamEvent) error { return nil }); err != nil {
+			return openai.ChatCompletionRequest{}, err
+		}
+		reqs := peer.Requests()
+		return reqs[len(reqs)-1], nil
+	}
+
+	// 1. Streaming relay of deltaN deltas.
+	msg := fmt.Sprintf("[[deltas %d]]", deltaN)
+	relayReq, err := sameRequest(msg)
+	if err != nil {
+		return err
+	}
+	var dTTFE, dTotal, sTTFE, sTotal []time.Duration
+	for i := 0; i < runs; i++ {
+		// direct
+		t0 := time.Now()
+		st, err := oa.CreateChatCompletionStream(ctx, relayReq)
+		if err != nil {
+			return err
+		}
+		first := time.Duration(0)
+		n := 0
+		for {
+			ch, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
+				if n == 0 {
+					first = time.Since(t0)
+				}
+				n++
+			}
+		}
+		st.Close()
+		dTTFE, dTotal = append(dTTFE, first), append(dTotal, time.Since(t0))
+		if n != deltaN {
+			return fmt.Errorf("direct: %d deltas", n)
+		}
+		// through the service
+		sid, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("relay-%d", i)})
+		if err != nil {
+			return err
+		}
+		t0 = time.Now()
+		first, n = 0, 0
+		err = c.ChatStream(ctx, sid.GeneralSessionID, msg, func(ev api.StreamEvent) error {
+			if ev.Type == api.EventDelta {
+				if n == 0 {
+					first = time.Since(t0)
+				}
+				n++
+			}
+			if ev.Type == api.EventError {
+				return fmt.Errorf("service error: %s", ev.Data)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		sTTFE, sTotal = append(sTTFE, first), append(sTotal, time.Since(t0))
+		if n != deltaN {
+			return fmt.Errorf("service: %d deltas", n)
+		}
+	}
+	addTTFE := median(sTTFE) - median(dTTFE)
+	rows = append(rows, row{"time to first delta (median of " + strconv.Itoa(runs) + ")", ms(median(sTTFE)), ms(median(dTTFE)), "+" + ms(addTTFE), "< 1 ms added", verdict(addTTFE < time.Millisecond)})
+	thrS := float64(deltaN) / median(sTotal).Seconds()
+	thrD := float64(deltaN) / median(dTotal).Seconds()
+	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: total time", deltaN), ms(median(sTotal)), ms(median(dTotal)), fmt.Sprintf("%.2f×", float64(median(sTotal))/float64(median(dTotal))), "", ""})
+	rows = append(rows, row{"relay throughput (deltas/s)", fmt.Sprintf("%.0f", thrS), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrS/thrD), "≥ 0.5 of direct", verdict(thrS/thrD >= 0.5)})
+
+	// 2. Non-streamed request overhead, sequential.
+	helloReq, err := sameRequest("hello")
+	if err != nil {
+		return err
+	}
+	sid, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "seq"})
+	if err != nil {
+		return err
+	}
+	var dSeq, sSeq []time.Duration
+	for i := 0; i < seqN; i++ {
+		// Fresh session every 50 requests: the history (and so the upstream request) stays small.
+		if i%50 == 0 {
+			r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("seq-%d", i)})
+			if err != nil {
+				return err
+			}
+			sid = r
+		}
+		t0 := time.Now()
+		st, err := oa.CreateChatCompletionStream(ctx, helloReq)
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := st.Recv(); err != nil {
+				break
+			}
+		}
+		st.Close()
+		dSeq = append(dSeq, time.Since(t0))
+		t0 = time.Now()
+		if _, err := c.Chat(ctx, sid.GeneralSessionID, "hello"); err != nil {
+			return err
+		}
+		sSeq = append(sSeq, time.Since(t0))
+	}
+	add := median(sSeq) - median(dSeq)
+	rows = append(rows, row{fmt.Sprintf("non-streamed chat, sequential (median of %d)", seqN), ms(median(sSeq)), ms(median(dSeq)), "+" + ms(add), "< 0.5 ms added", verdict(add < 500*time.Microsecond)})
+	rows = append(rows, row{"non-streamed chat p99", ms(pct(sSeq, 99)), ms(pct(dSeq, 99)), "+" + ms(pct(sSeq, 99)-pct(dSeq, 99)), "", ""})
+
+	// 3. Tool round trip: tool.request received → result posted → next event.
+	var rtt []time.Duration
+	for i := 0; i < toolN; i++ {
+		if i%20 == 0 {
+			r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("tools-%d", i)})
+			if err != nil {
+				return err
+			}
+			sid = r
+		}
+		var posted time.Time
+		err := c.ChatStream(ctx, sid.GeneralSessionID, `[[tool notify {"title":"x"}]]`, func(ev api.StreamEvent) error {
+			switch ev.Type {
+			case api.EventToolRequest:
+				var tc api.ToolCall
+				json.Unmarshal(ev.Data, &tc)
+				posted = time.Now()
+				return c.PostToolResult(ctx, sid.GeneralSessionID, api.ToolResult{ID: tc.ID, OK: true, Result: "ok"})
+			case api.EventToolResult:
+				rtt = append(rtt, time.Since(posted))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	rows = append(rows, row{fmt.Sprintf("tool round trip: request seen → result posted → next event (median of %d)", toolN), ms(median(rtt)), "—", "p99 " + ms(pct(rtt, 99)), "< 1 ms", verdict(median(rtt) < time.Millisecond)})
+
+	// 4. Memory with streamN open SSE streams.
+	rows = append(rows, row{"service RSS, idle after start", mb(idleRSS), "—", "", "", ""})
+	sctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	opened := make(chan struct{}, streamN)
+	for i := 0; i < streamN; i++ {
+		r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("stream-%d", i)})
+		if err != nil {
+			cancel()
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(sctx, "GET", svcURL+"/v1/stream?general_session_id="+r.GeneralSessionID, nil)
+			req.Header.Set("Authorization", "Bearer bench-token")
+			resp, err := hc.Do(req)
+			if err != nil {
+				opened <- struct{}{}
+				return
+			}
+			opened <- struct{}{}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	for i := 0; i < streamN; i++ {
+		<-opened
+	}
+	time.Sleep(500 * time.Millisecond)
+	withStreams := rssKB(cmd.Process.Pid)
+	cancel()
+	wg.Wait()
+	rows = append(rows, row{fmt.Sprintf("service RSS with %d open SSE streams", streamN), mb(withStreams), "—", "", "< 150 MB", verdict(withStreams < 150*1024)})
+
+	fmt.Printf("### General Agent Service (bench/service)\n\n")
+	fmt.Printf("Machine: %s/%s, %d cores, %s. Service: the real jarvis-service binary on loopback; baseline: the same scripted upstream called directly with go-openai with the very request the service sends it (system prompt and tool schemas included), in the same run.\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Println("| figure | service | baseline (direct) | ratio / added | goal | met |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.figure, r.service, r.baseline, r.ratio, r.goal, r.verdict)
+	}
+	fmt.Println("\nReproduce: `go run ./bench/service` (part of `make bench`).")
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func median(d []time.Duration) time.Duration { return pct(d, 50) }
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
+
+func mb(kb int) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
+
+// rssKB reads a process's resident set size from /proc.
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
