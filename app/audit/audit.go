@@ -1,0 +1,513 @@
+// Package audit owns the desktop's tool-call audit log: an append-only
+// SQLite table in which every row is hash-chained to the one before it.
+//
+// Each row records one tool call: the request (tool, arguments, the risk the
+// service proposed), the gate's classification, the decision and who made it
+// (policy, user, session grant, timeout, error), the execution's result or
+// error (capped) and its duration. Its hash is
+//
+//	hex(sha256(prev_hash || canonical JSON of the row without its hash))
+//
+// with prev_hash of the first row being 64 zeros (Genesis). Triggers refuse
+// UPDATE and DELETE, and the package has no API for either; Verify recomputes
+// the chain and reports the first row that was changed, removed or
+// reordered even if the triggers were dropped and the file edited directly.
+// A chain cannot prove that its newest rows were not cut off; Verify also
+// compares the highest id ever issued (SQLite's AUTOINCREMENT sequence) with
+// the last row, which catches a plain truncation.
+//
+// Concurrency: a Log is safe for concurrent use. Appends are serialised by
+// a mutex and one writer connection whose transactions start IMMEDIATE, so a
+// second process appending to the same file (a CLI) waits rather than forks
+// the chain. Reads (List, ExportJSONL, Verify) use a separate read-only pool
+// and never block appends (WAL).
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// Decision values.
+const (
+	Allowed = "allowed"
+	Denied  = "denied"
+)
+
+// DecidedBy values.
+const (
+	ByPolicy  = "policy"  // the tool's default or a policy rule, no prompt
+	ByUser    = "user"    // the user answered a prompt
+	BySession = "session" // an earlier "allow for this session"
+	ByTimeout = "timeout" // the prompt was not answered in time
+	ByError   = "error"   // anything went wrong: fail closed
+)
+
+// Genesis is the prev_hash of the first row.
+var Genesis = strings.Repeat("0", 64)
+
+// ErrInvalid reports an entry Append refuses.
+var ErrInvalid = errors.New("audit: invalid entry")
+
+// Entry is one audit row. Append fills ID, Time (when zero), PrevHash and
+// Hash.
+type Entry struct {
+	ID              int64           `json:"id"`
+	Time            time.Time       `json:"time"`
+	SessionID       string          `json:"session_id,omitempty"`
+	ToolCallID      string          `json:"tool_call_id,omitempty"`
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	EditedArguments json.RawMessage `json:"edited_arguments,omitempty"`
+	ProposedRisk    string          `json:"proposed_risk,omitempty"`
+	Class           string          `json:"class"`
+	Decision        string          `json:"decision"`
+	DecidedBy       string          `json:"decided_by"`
+	Reason          string          `json:"reason,omitempty"`
+	Result          string          `json:"result,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	DurationMS      int64           `json:"duration_ms"`
+	PrevHash        string          `json:"prev_hash"`
+	Hash            string          `json:"hash"`
+}
+
+// Options configures a Log. Zero values take the defaults.
+type Options struct {
+	// Now is the clock for entries without a time. Default time.Now.
+	Now func() time.Time
+	// MaxTextBytes caps the stored result and error. Default 16 KiB.
+	MaxTextBytes int
+}
+
+// Log is an open audit log.
+type Log struct {
+	w    *sql.DB // one connection: the only writer
+	r    *sql.DB // read-only pool
+	opts Options
+	mu   sync.Mutex // serialises Append's read-last-then-insert
+}
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// dsn builds a SQLite URI; '?', '#' and '%' in the path must be escaped.
+func dsn(path, params string) string {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+	return "file:" + p + "?" + params
+}
+
+// Open opens (creating if needed) the audit log at path and migrates it.
+func Open(path string, opts Options) (*Log, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxTextBytes <= 0 {
+		opts.MaxTextBytes = 16 << 10
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("audit: need a file path, got %q", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	w, err := sql.Open("sqlite3", dsn(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	if err := migrate(w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite3", dsn(path, "mode=ro&_busy_timeout=5000&_query_only=on"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if err := r.Ping(); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return &Log{w: w, r: r, opts: opts}, nil
+}
+
+// Close closes the log.
+func (l *Log) Close() error { return errors.Join(l.r.Close(), l.w.Close()) }
+
+// migrate applies the embedded migrations NNN_name.sql above the database's
+// user_version, each in its own transaction.
+func migrate(db *sql.DB) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	var have int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&have); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	for _, name := range names {
+		base := filepath.Base(name)
+		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("audit: migration %s: bad number", base)
+		}
+		if n <= have {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := db.Begin()
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		if _, err := tx.Exec(string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("audit: migration %s: %w", base, err)
+		}
+		if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, n)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("audit: migration %s: %w", base, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("audit: migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// timeFormat is fixed width so stored times sort and compare as text.
+const timeFormat = "2006-01-02T15:04:05.000000000Z"
+
+// row is an entry exactly as stored; the hash covers these strings.
+type row struct {
+	ID              int64  `json:"id"`
+	Time            string `json:"time"`
+	SessionID       string `json:"session_id"`
+	ToolCallID      string `json:"tool_call_id"`
+	Tool            string `json:"tool"`
+	Arguments       string `json:"arguments"`
+	EditedArguments string `json:"edited_arguments"`
+	ProposedRisk    string `json:"proposed_risk"`
+	Class           string `json:"class"`
+	Decision        string `json:"decision"`
+	DecidedBy       string `json:"decided_by"`
+	Reason          string `json:"reason"`
+	Result          string `json:"result"`
+	Error           string `json:"error"`
+	DurationMS      int64  `json:"duration_ms"`
+	PrevHash        string `json:"-"`
+	Hash            string `json:"-"`
+}
+
+// hash chains r to prev. encoding/json writes struct fields in declaration
+// order, so the encoding is canonical.
+func (r *row) hash(prev string) string {
+	b, err := json.Marshal(r)
+	if err != nil { // only strings and ints: cannot happen
+		panic(err)
+	}
+	h := sha256.New()
+	io.WriteString(h, prev)
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+const columns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
+	class, decision, decided_by, reason, result, error, duration_ms, prev_hash, hash`
+
+func (r *row) scan(s interface{ Scan(...any) error }) error {
+	return s.Scan(&r.ID, &r.Time, &r.SessionID, &r.ToolCallID, &r.Tool, &r.Arguments, &r.EditedArguments,
+		&r.ProposedRisk, &r.Class, &r.Decision, &r.DecidedBy, &r.Reason, &r.Result, &r.Error,
+		&r.DurationMS, &r.PrevHash, &r.Hash)
+}
+
+func (r *row) entry() Entry {
+	t, _ := time.Parse(timeFormat, r.Time)
+	e := Entry{
+		ID: r.ID, Time: t, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Tool: r.Tool,
+		Arguments: json.RawMessage(r.Arguments), ProposedRisk: r.ProposedRisk, Class: r.Class,
+		Decision: r.Decision, DecidedBy: r.DecidedBy, Reason: r.Reason, Result: r.Result, Error: r.Error,
+		DurationMS: r.DurationMS, PrevHash: r.PrevHash, Hash: r.Hash,
+	}
+	if r.EditedArguments != "" {
+		e.EditedArguments = json.RawMessage(r.EditedArguments)
+	}
+	return e
+}
+
+// canonicalJSON compacts valid JSON and stores anything else as a JSON
+// string, so a malformed request is still recorded, verbatim.
+func canonicalJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err == nil {
+		return buf.String()
+	}
+	s, _ := json.Marshal(string(raw))
+	return string(s)
+}
+
+// capText keeps the first max bytes of s on a rune boundary.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…[truncated %d bytes]", len(s)-cut)
+}
+
+// Append validates e, chains it to the last row and stores it, returning
+// the stored entry.
+func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
+	if e.Tool == "" || e.Class == "" {
+		return Entry{}, fmt.Errorf("%w: tool and class are required", ErrInvalid)
+	}
+	switch e.Decision {
+	case Allowed, Denied:
+	default:
+		return Entry{}, fmt.Errorf("%w: decision %q", ErrInvalid, e.Decision)
+	}
+	switch e.DecidedBy {
+	case ByPolicy, ByUser, BySession, ByTimeout, ByError:
+	default:
+		return Entry{}, fmt.Errorf("%w: decided_by %q", ErrInvalid, e.DecidedBy)
+	}
+	if e.Time.IsZero() {
+		e.Time = l.opts.Now()
+	}
+	r := row{
+		Time: e.Time.UTC().Format(timeFormat), SessionID: e.SessionID, ToolCallID: e.ToolCallID, Tool: e.Tool,
+		Arguments: canonicalJSON(e.Arguments), ProposedRisk: e.ProposedRisk, Class: e.Class,
+		Decision: e.Decision, DecidedBy: e.DecidedBy, Reason: capText(e.Reason, l.opts.MaxTextBytes),
+		Result: capText(e.Result, l.opts.MaxTextBytes), Error: capText(e.Error, l.opts.MaxTextBytes),
+		DurationMS: e.DurationMS,
+	}
+	if len(e.EditedArguments) > 0 {
+		r.EditedArguments = canonicalJSON(e.EditedArguments)
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tx, err := l.w.BeginTx(ctx, nil)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: %w", err)
+	}
+	defer tx.Rollback()
+	var last int64
+	prev := Genesis
+	err = tx.QueryRowContext(ctx, `SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1`).Scan(&last, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, fmt.Errorf("audit: %w", err)
+	}
+	r.ID = last + 1
+	r.PrevHash = prev
+	r.Hash = r.hash(prev)
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
+		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.PrevHash, r.Hash)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Entry{}, fmt.Errorf("audit: %w", err)
+	}
+	return r.entry(), nil
+}
+
+// Filter selects entries. Zero fields match everything.
+type Filter struct {
+	Tool       string
+	Decision   string
+	DecidedBy  string
+	SessionID  string
+	ToolCallID string
+	Since      time.Time // inclusive
+	Until      time.Time // exclusive
+	AfterID    int64     // for paging: only ids above this
+	// Limit caps List (default 1000, at most 10000) and ExportJSONL (zero:
+	// no cap).
+	Limit int
+	// Newest returns the newest entries first.
+	Newest bool
+}
+
+func (f Filter) query() (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	if f.Tool != "" {
+		add("tool = ?", f.Tool)
+	}
+	if f.Decision != "" {
+		add("decision = ?", f.Decision)
+	}
+	if f.DecidedBy != "" {
+		add("decided_by = ?", f.DecidedBy)
+	}
+	if f.SessionID != "" {
+		add("session_id = ?", f.SessionID)
+	}
+	if f.ToolCallID != "" {
+		add("tool_call_id = ?", f.ToolCallID)
+	}
+	if !f.Since.IsZero() {
+		add("time >= ?", f.Since.UTC().Format(timeFormat))
+	}
+	if !f.Until.IsZero() {
+		add("time < ?", f.Until.UTC().Format(timeFormat))
+	}
+	if f.AfterID > 0 {
+		add("id > ?", f.AfterID)
+	}
+	q := `SELECT ` + columns + ` FROM audit_log`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Newest {
+		q += " ORDER BY id DESC"
+	} else {
+		q += " ORDER BY id"
+	}
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return q, args
+}
+
+func (l *Log) each(ctx context.Context, f Filter, fn func(*row) error) error {
+	q, args := f.query()
+	rows, err := l.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r row
+		if err := r.scan(rows); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// List returns the entries f selects.
+func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
+	switch {
+	case f.Limit <= 0:
+		f.Limit = 1000
+	case f.Limit > 10000:
+		f.Limit = 10000
+	}
+	out := []Entry{}
+	err := l.each(ctx, f, func(r *row) error { out = append(out, r.entry()); return nil })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ExportJSONL writes the entries f selects to w, one JSON object a line.
+func (l *Log) ExportJSONL(ctx context.Context, w io.Writer, f Filter) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return l.each(ctx, f, func(r *row) error { return enc.Encode(r.entry()) })
+}
+
+// VerifyReport is Verify's finding.
+type VerifyReport struct {
+	OK   bool `json:"ok"`
+	Rows int  `json:"rows"` // rows checked
+	// FirstBadID is the first row that fails (for a truncated log: the
+	// first missing id); zero when OK.
+	FirstBadID int64  `json:"first_bad_id,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// Warnings are problems that do not break the chain, such as a missing
+	// append-only trigger.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Verify recomputes the hash chain from the first row and reports the first
+// row that was changed, removed or reordered. A broken chain is a report,
+// not an error; errors are for a log that cannot be read.
+func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
+	rep := VerifyReport{OK: true}
+	prev, last := Genesis, int64(0)
+	fail := func(id int64, reason string) error {
+		rep.OK, rep.FirstBadID, rep.Reason = false, id, reason
+		return errStop
+	}
+	err := l.each(ctx, Filter{}, func(r *row) error {
+		rep.Rows++
+		switch {
+		case r.ID != last+1:
+			return fail(last+1, fmt.Sprintf("row %d is missing (next row is %d)", last+1, r.ID))
+		case r.PrevHash != prev:
+			return fail(r.ID, "prev_hash does not match the previous row's hash")
+		case r.hash(r.PrevHash) != r.Hash:
+			return fail(r.ID, "row content does not match its hash: the row was changed")
+		}
+		prev, last = r.Hash, r.ID
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return VerifyReport{}, err
+	}
+	if rep.OK {
+		var seq int64
+		err := l.r.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+		}
+		if seq > last {
+			rep.OK, rep.FirstBadID = false, last+1
+			rep.Reason = fmt.Sprintf("rows %d to %d were removed from the end", last+1, seq)
+		}
+	}
+	for _, trig := range []string{"audit_log_no_update", "audit_log_no_delete"} {
+		var n int
+		if err := l.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trig).Scan(&n); err != nil {
+			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+		}
+		if n == 0 {
+			rep.Warnings = append(rep.Warnings, "trigger "+trig+" is missing: the table is no longer append-only")
+		}
+	}
+	return rep, nil
+}
+
+var errStop = errors.New("stop")

@@ -1,0 +1,290 @@
+package gate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Effect is what a policy rule does to the calls it matches.
+type Effect string
+
+const (
+	Allow Effect = "allow" // run without asking (never for a forbidden call)
+	Ask   Effect = "ask"   // always prompt, even for a safe call
+	Deny  Effect = "deny"  // never run
+)
+
+// strength orders effects: when several rules match, deny beats ask beats
+// allow, whatever their order in the policy.
+func (e Effect) strength() int {
+	switch e {
+	case Deny:
+		return 2
+	case Ask:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// Rule is one user policy rule.
+//
+// Tool is a glob over the tool name ("*" for every tool). Args maps argument
+// names to globs over their values: a string argument is matched as is, an
+// array of strings (run_command's args) as its elements joined by single
+// spaces, anything else as its compact JSON, and a missing argument as "".
+// Every listed argument must match.
+//
+// Globs: "*" matches any run of characters, "/" included; "?" matches one
+// character; "\" makes the next character literal. Matching is
+// case-sensitive and covers the whole value.
+type Rule struct {
+	Tool   string            `json:"tool"`
+	Args   map[string]string `json:"args,omitempty"`
+	Action Effect            `json:"action"`
+}
+
+// String renders r for reasons and logs, e.g. `deny run_command {program=rm}`.
+func (r Rule) String() string {
+	s := string(r.Action) + " " + r.Tool
+	if len(r.Args) > 0 {
+		keys := make([]string, 0, len(r.Args))
+		for k := range r.Args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + r.Args[k]
+		}
+		s += " {" + strings.Join(parts, ", ") + "}"
+	}
+	return s
+}
+
+// Validate reports a rule that could not be applied as written.
+func (r Rule) Validate() error {
+	switch r.Action {
+	case Allow, Ask, Deny:
+	default:
+		return fmt.Errorf("gate: rule %q: action must be allow, ask or deny", r.String())
+	}
+	if r.Tool == "" {
+		return fmt.Errorf("gate: rule %q: tool is empty (use \"*\" for every tool)", r.String())
+	}
+	if err := checkGlob(r.Tool); err != nil {
+		return fmt.Errorf("gate: rule %q: %w", r.String(), err)
+	}
+	for k, g := range r.Args {
+		if k == "" {
+			return fmt.Errorf("gate: rule %q: empty argument name", r.String())
+		}
+		if err := checkGlob(g); err != nil {
+			return fmt.Errorf("gate: rule %q: %w", r.String(), err)
+		}
+	}
+	return nil
+}
+
+func (r Rule) matches(tool string, args map[string]json.RawMessage) bool {
+	if !globMatch(r.Tool, tool) {
+		return false
+	}
+	for k, g := range r.Args {
+		if !globMatch(g, argValue(args, k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// argValue renders one argument for matching; see Rule.
+func argValue(args map[string]json.RawMessage, key string) string {
+	raw, ok := args[key]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strings.Join(list, " ")
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		return buf.String()
+	}
+	return string(raw)
+}
+
+// Policy is the user's ordered list of rules.
+type Policy struct {
+	Rules []Rule `json:"rules"`
+}
+
+// Validate checks every rule.
+func (p Policy) Validate() error {
+	var errs []error
+	for _, r := range p.Rules {
+		errs = append(errs, r.Validate())
+	}
+	return errors.Join(errs...)
+}
+
+// match returns the strongest matching rule (the first of equal strength),
+// or nil.
+func (p Policy) match(tool string, args map[string]json.RawMessage) *Rule {
+	var best *Rule
+	for i := range p.Rules {
+		r := &p.Rules[i]
+		if r.matches(tool, args) && (best == nil || r.Action.strength() > best.Action.strength()) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	c := *best
+	return &c
+}
+
+func (p Policy) clone() Policy {
+	c := Policy{Rules: make([]Rule, len(p.Rules))}
+	for i, r := range p.Rules {
+		c.Rules[i] = r
+		if r.Args != nil {
+			c.Rules[i].Args = make(map[string]string, len(r.Args))
+			for k, v := range r.Args {
+				c.Rules[i].Args[k] = v
+			}
+		}
+	}
+	return c
+}
+
+// LoadPolicy reads a policy file written by SavePolicy. A missing file is an
+// empty policy.
+func LoadPolicy(path string) (Policy, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Policy{}, nil
+	}
+	if err != nil {
+		return Policy{}, fmt.Errorf("gate: %w", err)
+	}
+	var p Policy
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Policy{}, fmt.Errorf("gate: policy %s: %w", path, err)
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
+}
+
+// SavePolicy writes p to path atomically, readable by the user only.
+func SavePolicy(path string, p Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Rules == nil {
+		p.Rules = []Rule{}
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".policy-*")
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	_, werr := f.Write(append(b, '\n'))
+	if err := errors.Join(werr, f.Chmod(0o600), f.Close()); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("gate: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("gate: %w", err)
+	}
+	return nil
+}
+
+// checkGlob rejects a pattern ending in a lone escape.
+func checkGlob(pattern string) error {
+	for i := 0; i < len(pattern); i++ {
+		if pattern[i] == '\\' {
+			if i == len(pattern)-1 {
+				return fmt.Errorf("glob %q ends in \\", pattern)
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// globMatch reports whether s matches the whole pattern; see Rule.
+func globMatch(pattern, s string) bool {
+	// Iterative matching with one backtrack point for the last '*': linear
+	// enough for policy-sized patterns, and no recursion on hostile input.
+	p, i := 0, 0
+	starP, starI := -1, 0
+	for i < len(s) {
+		if p < len(pattern) {
+			switch c := pattern[p]; c {
+			case '*':
+				starP, starI = p, i
+				p++
+				continue
+			case '?':
+				_, n := utf8.DecodeRuneInString(s[i:])
+				p++
+				i += n
+				continue
+			case '\\':
+				if p+1 < len(pattern) && pattern[p+1] == s[i] {
+					p += 2
+					i++
+					continue
+				}
+			default:
+				if c == s[i] {
+					p++
+					i++
+					continue
+				}
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		// Let the last '*' swallow one more character and retry.
+		_, n := utf8.DecodeRuneInString(s[starI:])
+		starI += n
+		p, i = starP+1, starI
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// escapeGlob quotes s so that it matches only itself.
+func escapeGlob(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`)
+	return r.Replace(s)
+}

@@ -1,0 +1,221 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"jarvis/tools"
+)
+
+// Choice is the user's answer to a permission prompt.
+type Choice string
+
+const (
+	Once    Choice = "once"    // allow this call
+	Session Choice = "session" // allow this and similar calls for the rest of the session
+	Always  Choice = "always"  // allow, and store an allow rule in the policy
+	Refuse  Choice = "deny"    // do not run it
+)
+
+// Prompt is a permission request shown to the user.
+type Prompt struct {
+	ID          string          `json:"id"` // assigned by the Prompter
+	ToolCallID  string          `json:"tool_call_id"`
+	SessionID   string          `json:"session_id,omitempty"`
+	Tool        string          `json:"tool"`
+	Description string          `json:"description"`
+	Arguments   json.RawMessage `json:"arguments"` // in full; the user may edit them
+	Risk        tools.Risk      `json:"risk"`
+	Reason      string          `json:"reason"`                 // the gate's
+	ModelReason string          `json:"model_reason,omitempty"` // the service's, untrusted
+	Destructive bool            `json:"destructive,omitempty"`
+	// Choices the user may give; a destructive call offers only once/deny.
+	Choices  []Choice  `json:"choices"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// Answer is the user's decision.
+type Answer struct {
+	Choice Choice `json:"choice"`
+	// EditedArguments, when set, replace the call's arguments. The gate
+	// classifies them again, and still denies them if they are forbidden.
+	EditedArguments json.RawMessage `json:"edited_arguments,omitempty"`
+}
+
+// Errors from Prompter. Every one of them means deny.
+var (
+	ErrPromptTimeout = errors.New("gate: the prompt was not answered in time")
+	ErrPromptClosed  = errors.New("gate: the prompt window is closed")
+	ErrNoSuchPrompt  = errors.New("gate: no such pending prompt")
+	ErrBadAnswer     = errors.New("gate: invalid answer")
+)
+
+// PrompterOptions configures a Prompter.
+type PrompterOptions struct {
+	// Timeout is how long a prompt waits for an answer. Default 2 minutes.
+	Timeout time.Duration
+	// Now stamps deadlines. Default time.Now.
+	Now func() time.Time
+}
+
+// Prompter queues permission prompts for the UI and fails closed: a prompt
+// that times out, whose caller's context ends, or that is pending when the
+// window closes (Close) is answered with an error, which the gate turns into
+// a denial.
+//
+// The UI side: wait on Changed, show Pending (oldest first), and call
+// Answer with the prompt's id. All methods are safe for concurrent use.
+type Prompter struct {
+	timeout time.Duration
+	now     func() time.Time
+
+	mu      sync.Mutex
+	seq     int64
+	queue   []*pending
+	changed chan struct{} // closed and replaced on every change
+	closed  bool
+	done    chan struct{} // closed by Close
+}
+
+type pending struct {
+	p      Prompt
+	answer chan Answer // buffered: Answer never blocks
+}
+
+// NewPrompter returns an empty, open queue.
+func NewPrompter(opts PrompterOptions) *Prompter {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Prompter{timeout: opts.Timeout, now: opts.Now, changed: make(chan struct{}), done: make(chan struct{})}
+}
+
+// notify wakes Changed waiters; call with mu held.
+func (q *Prompter) notify() {
+	close(q.changed)
+	q.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed at the next change of the queue. Take
+// it before reading Pending so no change is missed.
+func (q *Prompter) Changed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changed
+}
+
+// Pending returns the waiting prompts, oldest first.
+func (q *Prompter) Pending() []Prompt {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Prompt, len(q.queue))
+	for i, p := range q.queue {
+		out[i] = p.p
+	}
+	return out
+}
+
+// Ask queues p and waits for its answer.
+func (q *Prompter) Ask(ctx context.Context, p Prompt) (Answer, error) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return Answer{Choice: Refuse}, ErrPromptClosed
+	}
+	q.seq++
+	p.ID = fmt.Sprintf("prompt_%d", q.seq)
+	p.Deadline = q.now().Add(q.timeout)
+	if len(p.Choices) == 0 {
+		p.Choices = []Choice{Once, Session, Always, Refuse}
+	}
+	pd := &pending{p: p, answer: make(chan Answer, 1)}
+	q.queue = append(q.queue, pd)
+	q.notify()
+	q.mu.Unlock()
+
+	t := time.NewTimer(q.timeout)
+	defer t.Stop()
+	var err error
+	select {
+	case a := <-pd.answer:
+		return a, nil
+	case <-t.C:
+		err = ErrPromptTimeout
+	case <-ctx.Done():
+		err = fmt.Errorf("gate: prompt abandoned: %w", ctx.Err())
+	case <-q.done:
+		err = ErrPromptClosed
+	}
+	// An answer may have raced the failure; if it was taken, honour it.
+	if !q.remove(pd) {
+		select {
+		case a := <-pd.answer:
+			if err != ErrPromptClosed {
+				return a, nil
+			}
+		default:
+		}
+	}
+	return Answer{Choice: Refuse}, err
+}
+
+// remove takes pd off the queue, reporting whether it was still there.
+func (q *Prompter) remove(pd *pending) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.queue, pd)
+	if i < 0 {
+		return false
+	}
+	q.queue = slices.Delete(q.queue, i, i+1)
+	q.notify()
+	return true
+}
+
+// Answer answers the pending prompt id. An invalid answer is refused with
+// ErrBadAnswer and the prompt stays pending.
+func (q *Prompter) Answer(id string, a Answer) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.IndexFunc(q.queue, func(p *pending) bool { return p.p.ID == id })
+	if i < 0 {
+		return ErrNoSuchPrompt
+	}
+	pd := q.queue[i]
+	if !slices.Contains(pd.p.Choices, a.Choice) {
+		return fmt.Errorf("%w: choice %q is not offered", ErrBadAnswer, a.Choice)
+	}
+	if len(a.EditedArguments) > 0 {
+		t := bytes.TrimSpace(a.EditedArguments)
+		if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+			return fmt.Errorf("%w: edited arguments must be a JSON object", ErrBadAnswer)
+		}
+	}
+	q.queue = slices.Delete(q.queue, i, i+1)
+	pd.answer <- a
+	q.notify()
+	return nil
+}
+
+// Close denies every pending prompt and every later one: the window that
+// answers them is gone.
+func (q *Prompter) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	close(q.done)
+	q.queue = nil
+	q.notify()
+}

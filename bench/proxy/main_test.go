@@ -1,0 +1,28 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestMeasure runs a short measurement: both paths must succeed against
+// the scripted agent (Call checks the answer) and the table must be
+// complete.
+func TestMeasure(t *testing.T) {
+	r, err := measure(context.Background(), 40, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.plain) != 40 || len(r.proxy) != 40 {
+		t.Fatalf("got %d/%d samples, want 40 each", len(r.plain), len(r.proxy))
+	}
+	var out bytes.Buffer
+	r.print(&out)
+	for _, want := range []string{"| plain http.Client POST |", "| proxy.Client.Call |", "added by Call"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every benchmark program under bench/ and writes docs/BENCHMARKS.md:
+# each program prints its own Markdown section (figure, baseline measured in
+# the same run, ratio, goal, command).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/BENCHMARKS.md
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+{
+  echo "# Benchmarks"
+  echo
+  echo "Written by \`make bench\` on $(date -u +%Y-%m-%d): $(uname -sm), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(go version | awk '{print $3}')."
+  echo "Each figure is measured next to its baseline in the same run. Timing varies with machine load; the"
+  echo "goals are the issues' targets."
+  echo
+} > "$tmp"
+status=0
+for dir in bench/*/; do
+  name=$(basename "$dir")
+  [ -f "$dir/main.go" ] || continue
+  echo "bench: $name" >&2
+  if ! go run -tags sqlite_fts5 "./bench/$name" >> "$tmp"; then
+    echo "bench: $name failed" >&2
+    echo -e "\n### $name\n\n**failed to run** (see the make bench output)\n" >> "$tmp"
+    status=1
+  fi
+  echo >> "$tmp"
+done
+if [ -f build/e2e/bench.md ]; then
+  cat build/e2e/bench.md >> "$tmp"
+fi
+mv "$tmp" "$out"
+trap - EXIT
+echo "bench: wrote $out" >&2
+exit $status

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package cliagent
+
+func syscallKill(int) error { return nil }

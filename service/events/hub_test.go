@@ -1,0 +1,146 @@
+package events_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"jarvis/service/events"
+	"jarvis/service/store"
+)
+
+func newHub(t *testing.T) (*events.Hub, *store.Store) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := events.New(st, events.Options{Queue: 64})
+	t.Cleanup(func() { h.Close(); st.Close() })
+	return h, st
+}
+
+// A subscriber too slow for live delivery still gets every event exactly
+// once, in order: Follow reads what it missed back from the store.
+func TestFollowSlowSubscriberMissesNothing(t *testing.T) {
+	h, _ := newHub(t)
+	const n = 3000
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []int64
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		first := true
+		done <- h.Follow(ctx, "s1", 0, events.FollowOptions{}, func(ev events.Event) error {
+			if first {
+				first = false
+				close(started)
+				time.Sleep(50 * time.Millisecond) // fall behind: the live buffer overflows
+			}
+			var v struct{ I int64 }
+			json.Unmarshal(ev.Data, &v)
+			if v.I != ev.Seq {
+				return fmt.Errorf("event seq %d carries %d", ev.Seq, v.I)
+			}
+			got = append(got, ev.Seq)
+			if len(got) == n {
+				return events.ErrStop
+			}
+			return nil
+		})
+	}()
+	h.Publish(ctx, "s1", "x", map[string]int64{"I": 1})
+	<-started
+	for i := int64(2); i <= n; i++ {
+		if err := h.Publish(ctx, "s1", "x", map[string]int64{"I": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range got {
+		if s != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, s)
+		}
+	}
+}
+
+// Seqs are per session and gapless; a write that fails stores no event and
+// leaves no gap, and the other events of its batch are stored.
+func TestPublishWithFailedWriteLeavesNoGap(t *testing.T) {
+	h, st := newHub(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var w store.Write
+			if i%3 == 0 {
+				w = func(context.Context, *sql.Tx) error { return boom }
+			}
+			_, errs[i] = h.PublishWith(ctx, "s", "x", i, w)
+		}(i)
+	}
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if i%3 == 0 {
+			if !errors.Is(err, boom) {
+				t.Fatalf("publish %d: %v", i, err)
+			}
+			failed++
+		} else if err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	evs, err := st.EventsAfter(ctx, "s", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 10-failed {
+		t.Fatalf("%d events stored, want %d", len(evs), 10-failed)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("gap: event %d has seq %d", i, e.Seq)
+		}
+	}
+	// Another session numbers from 1.
+	seq, err := h.PublishWait(ctx, "other", "x", 1)
+	if err != nil || seq != 1 {
+		t.Fatalf("other session seq %d %v", seq, err)
+	}
+}
+
+// Close stores everything enqueued before it; Publish after Close fails.
+func TestCloseFlushes(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := events.New(st, events.Options{})
+	for i := 0; i < 500; i++ {
+		if err := h.Publish(context.Background(), "s", "x", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Close()
+	if n, _ := st.LastSeq(context.Background(), "s"); n != 500 {
+		t.Fatalf("%d events stored before close, want 500", n)
+	}
+	if err := h.Publish(context.Background(), "s", "x", 1); !errors.Is(err, events.ErrClosed) {
+		t.Fatalf("publish after close: %v", err)
+	}
+}

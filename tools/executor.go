@@ -1,0 +1,278 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Errors returned by Execute, wrapped with detail; test with errors.Is.
+var (
+	ErrUnknownTool      = errors.New("unknown tool")
+	ErrBadArguments     = errors.New("bad arguments")
+	ErrOutsideWorkspace = errors.New("path is outside the workspace")
+	ErrNotAllowed       = errors.New("not allowed")
+	ErrUnsupported      = errors.New("not supported on this system")
+	ErrTimeout          = errors.New("timed out")
+)
+
+// Options configures an Executor. Zero values take the documented defaults.
+type Options struct {
+	// Workspace is the folder the file tools are confined to. Required; it
+	// must exist.
+	Workspace string
+	// CommandAllowlist names the programs run_command may start: bare names
+	// looked up on PATH ("git") or absolute paths. A request must name an
+	// entry exactly. Empty means run_command refuses everything.
+	CommandAllowlist []string
+	// Timeout bounds run_command and the helper programs (clipboard,
+	// notifications). Default 30s.
+	Timeout time.Duration
+	// LaunchWait is how long a launcher (xdg-open, open, …) is given to fail
+	// before the launch counts as done. Default 5s.
+	LaunchWait time.Duration
+	// OutputCap caps, in bytes, what read_file, clipboard_read and each of
+	// run_command's stdout and stderr return. Default 64 KiB.
+	OutputCap int
+	// MaxWriteBytes caps write_file's content. Default 1 MiB.
+	MaxWriteBytes int
+	// MaxEntries caps list_dir. Default 1000.
+	MaxEntries int
+	// Env is run_command's environment. Nil means the desktop's own minus
+	// variables whose names look secret (…TOKEN…, …SECRET…, …PASSWORD…,
+	// …_KEY…, …CREDENTIAL…), so an allowlisted program cannot hand the
+	// model an API key by printing its environment.
+	Env []string
+
+	// GOOS selects the platform's helper programs. Default runtime.GOOS;
+	// tests set it to check another platform's argv.
+	GOOS string
+	// LookPath finds helper and allowlisted programs. Default exec.LookPath;
+	// tests point it at scripted fakes.
+	LookPath func(file string) (string, error)
+	// Getenv reads WAYLAND_DISPLAY and the XDG_* folders. Default os.Getenv.
+	Getenv func(key string) string
+}
+
+// Executor runs the OS tools. It is safe for concurrent use.
+type Executor struct {
+	opts  Options
+	ws    *workspace
+	allow map[string]bool
+}
+
+// NewExecutor validates opts, fills defaults and opens the workspace.
+func NewExecutor(opts Options) (*Executor, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.LaunchWait <= 0 {
+		opts.LaunchWait = 5 * time.Second
+	}
+	if opts.OutputCap <= 0 {
+		opts.OutputCap = 64 << 10
+	}
+	if opts.MaxWriteBytes <= 0 {
+		opts.MaxWriteBytes = 1 << 20
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = 1000
+	}
+	if opts.GOOS == "" {
+		opts.GOOS = runtime.GOOS
+	}
+	if opts.LookPath == nil {
+		opts.LookPath = exec.LookPath
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = osGetenv
+	}
+	if opts.Env == nil {
+		opts.Env = scrubEnv(os.Environ())
+	}
+	ws, err := openWorkspace(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	allow := make(map[string]bool, len(opts.CommandAllowlist))
+	for _, p := range opts.CommandAllowlist {
+		if p == "" {
+			continue
+		}
+		if strings.ContainsAny(p, `/\`) {
+			if !filepath.IsAbs(p) {
+				ws.root.Close()
+				return nil, fmt.Errorf("tools: allowlist entry %q must be a bare name or an absolute path", p)
+			}
+			p = filepath.Clean(p)
+		}
+		allow[p] = true
+	}
+	return &Executor{opts: opts, ws: ws, allow: allow}, nil
+}
+
+// Close releases the workspace handle.
+func (e *Executor) Close() error { return e.ws.root.Close() }
+
+// Workspace returns the absolute workspace folder, symlinks evaluated.
+func (e *Executor) Workspace() string { return e.ws.real }
+
+// Execute runs tool name with its JSON arguments and returns the text
+// handed back to the model. Errors wrap the sentinels above.
+func (e *Executor) Execute(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	c, err := e.prepare(name, args)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	out, err := c.run(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Assessment is the executor's argument-aware view of a call, before
+// anything runs: what the gate combines with the default risk and the policy.
+type Assessment struct {
+	// Risk is at least the tool's default risk: Forbidden when the call
+	// could not run (unknown tool, bad arguments, a path outside the
+	// workspace, a non-http(s) URL, a program not on the allowlist).
+	Risk Risk
+	// Reason explains a raised risk or adds a warning; empty otherwise.
+	Reason string
+	// Destructive marks calls that delete data (rm, find -delete, …).
+	Destructive bool
+}
+
+// Assess classifies a call from its arguments without running it. It runs
+// the same validation as Execute, so what Assess accepts is what Execute
+// would attempt.
+func (e *Executor) Assess(name string, args json.RawMessage) Assessment {
+	def, ok := Lookup(name)
+	if !ok {
+		return Assessment{Risk: Forbidden, Reason: fmt.Sprintf("%v %q", ErrUnknownTool, name)}
+	}
+	c, err := e.prepare(name, args)
+	if err != nil {
+		return Assessment{Risk: Forbidden, Reason: err.Error()}
+	}
+	a := Assessment{Risk: def.Risk, Reason: c.note, Destructive: c.destructive}
+	if c.destructive {
+		a.Risk = Max(a.Risk, Risky)
+	}
+	return a
+}
+
+// call is a validated tool call ready to run.
+type call struct {
+	run         func(ctx context.Context) (string, error)
+	note        string
+	destructive bool
+}
+
+func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
+	switch name {
+	case "open_app":
+		return e.prepareOpenApp(args)
+	case "open_url":
+		return e.prepareOpenURL(args)
+	case "open_path":
+		return e.prepareOpenPath(args)
+	case "list_dir":
+		return e.prepareListDir(args)
+	case "read_file":
+		return e.prepareReadFile(args)
+	case "write_file":
+		return e.prepareWriteFile(args)
+	case "clipboard_read":
+		return e.prepareClipboardRead(args)
+	case "clipboard_write":
+		return e.prepareClipboardWrite(args)
+	case "notify":
+		return e.prepareNotify(args)
+	case "run_command":
+		return e.prepareRunCommand(args)
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+}
+
+// decode reads a JSON object strictly: unknown fields are refused, as the
+// schemas say additionalProperties is false. Missing or null arguments are
+// an empty object.
+func decode(args json.RawMessage, v any) error {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		t = []byte("{}")
+	}
+	if t[0] != '{' {
+		return fmt.Errorf("%w: arguments must be a JSON object", ErrBadArguments)
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadArguments, err)
+	}
+	if err := dec.Decode(&struct{}{}); err != io.EOF {
+		return fmt.Errorf("%w: trailing data after the arguments object", ErrBadArguments)
+	}
+	return nil
+}
+
+func required(field string, v *string) (string, error) {
+	if v == nil {
+		return "", fmt.Errorf("%w: %q is required", ErrBadArguments, field)
+	}
+	return *v, nil
+}
+
+// capBuffer keeps the first max bytes written to it and counts the rest.
+// Each instance has one writer goroutine (os/exec copies stdout and stderr
+// separately), so it needs no lock.
+type capBuffer struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		c.buf.Write(p[:room])
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string  { return c.buf.String() }
+func (c *capBuffer) truncated() bool { return c.dropped > 0 }
+
+// scrubEnv drops variables whose names look like they hold secrets.
+func scrubEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		n := strings.ToUpper(name)
+		if strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
+			strings.Contains(n, "PASSWD") || strings.Contains(n, "CREDENTIAL") || strings.HasSuffix(n, "_KEY") ||
+			strings.Contains(n, "_KEY_") || strings.Contains(n, "APIKEY") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

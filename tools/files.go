@@ -1,0 +1,219 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+type pathArgs struct {
+	Path *string `json:"path"`
+}
+
+// DirEntry is one row of list_dir's result.
+type DirEntry struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // "file", "dir", "symlink" or "other"
+	Size int64  `json:"size,omitempty"`
+}
+
+// DirListing is list_dir's result, returned as JSON.
+type DirListing struct {
+	Path      string     `json:"path"`
+	Entries   []DirEntry `json:"entries"`
+	Truncated bool       `json:"truncated,omitempty"`
+}
+
+func (e *Executor) prepareListDir(args json.RawMessage) (*call, error) {
+	var a pathArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	p := ""
+	if a.Path != nil {
+		p = *a.Path
+	}
+	rel, err := e.ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return &call{run: func(ctx context.Context) (string, error) {
+		f, err := e.ws.root.Open(rel)
+		if err != nil {
+			return "", rootErr(err)
+		}
+		defer f.Close()
+		ents, err := f.ReadDir(-1)
+		if err != nil {
+			return "", err
+		}
+		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		out := DirListing{Path: display(rel), Entries: []DirEntry{}}
+		for i, de := range ents {
+			if i == e.opts.MaxEntries {
+				out.Truncated = true
+				break
+			}
+			d := DirEntry{Name: de.Name()}
+			switch t := de.Type(); {
+			case t.IsDir():
+				d.Type = "dir"
+			case t&fs.ModeSymlink != 0:
+				d.Type = "symlink"
+			case t.IsRegular():
+				d.Type = "file"
+				if fi, err := de.Info(); err == nil {
+					d.Size = fi.Size()
+				}
+			default:
+				d.Type = "other"
+			}
+			out.Entries = append(out.Entries, d)
+		}
+		b, err := json.Marshal(out)
+		return string(b), err
+	}}, nil
+}
+
+func (e *Executor) prepareReadFile(args json.RawMessage) (*call, error) {
+	var a pathArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	p, err := required("path", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := e.ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return &call{run: func(ctx context.Context) (string, error) {
+		f, err := e.ws.root.Open(rel)
+		if err != nil {
+			return "", rootErr(err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return "", err
+		}
+		if !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("%w: %s is not a regular file", ErrBadArguments, display(rel))
+		}
+		b, err := io.ReadAll(io.LimitReader(f, int64(e.opts.OutputCap)))
+		if err != nil {
+			return "", err
+		}
+		if bytes.IndexByte(b, 0) >= 0 {
+			return "", fmt.Errorf("%w: %s is a binary file", ErrBadArguments, display(rel))
+		}
+		s := string(b)
+		if fi.Size() > int64(len(b)) {
+			s += fmt.Sprintf("\n[truncated: first %d of %d bytes]", len(b), fi.Size())
+		}
+		return s, nil
+	}}, nil
+}
+
+type writeArgs struct {
+	Path    *string `json:"path"`
+	Content *string `json:"content"`
+}
+
+func (e *Executor) prepareWriteFile(args json.RawMessage) (*call, error) {
+	var a writeArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	p, err := required("path", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	content, err := required("content", a.Content)
+	if err != nil {
+		return nil, err
+	}
+	if len(content) > e.opts.MaxWriteBytes {
+		return nil, fmt.Errorf("%w: content is %d bytes, the limit is %d", ErrBadArguments, len(content), e.opts.MaxWriteBytes)
+	}
+	rel, err := e.ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, fmt.Errorf("%w: path names the workspace folder itself", ErrBadArguments)
+	}
+	c := &call{}
+	perm := fs.FileMode(0o644)
+	if fi, err := e.ws.root.Stat(rel); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: %s exists and is not a regular file", ErrBadArguments, display(rel))
+		}
+		c.note = "overwrites the existing file " + display(rel)
+		perm = fi.Mode().Perm()
+	}
+	c.run = func(ctx context.Context) (string, error) {
+		dir := filepath.Dir(rel)
+		if dir != "." {
+			if err := e.ws.root.MkdirAll(dir, 0o755); err != nil {
+				return "", rootErr(err)
+			}
+		}
+		// Write beside the target and rename, so a reader never sees half
+		// a file and a failed write leaves the old content.
+		var rnd [6]byte
+		_, _ = rand.Read(rnd[:])
+		tmp := filepath.Join(dir, "."+filepath.Base(rel)+".jarvis-"+hex.EncodeToString(rnd[:]))
+		f, err := e.ws.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return "", rootErr(err)
+		}
+		_, werr := f.WriteString(content)
+		cerr := f.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			_ = e.ws.root.Remove(tmp)
+			return "", err
+		}
+		if err := e.ws.root.Rename(tmp, rel); err != nil {
+			_ = e.ws.root.Remove(tmp)
+			return "", rootErr(err)
+		}
+		return fmt.Sprintf("wrote %d bytes to %s", len(content), display(rel)), nil
+	}
+	return c, nil
+}
+
+func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
+	var a pathArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	p, err := required("path", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := e.ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return &call{run: func(ctx context.Context) (string, error) {
+		if _, err := e.ws.root.Stat(rel); err != nil {
+			return "", rootErr(err)
+		}
+		abs := e.ws.abs(rel)
+		if err := e.launch(ctx, e.openArgv(abs)); err != nil {
+			return "", err
+		}
+		return "opened " + display(rel), nil
+	}}, nil
+}
