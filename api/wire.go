@@ -227,6 +227,8 @@ type AgentStatus struct {
 	State  string `json:"state"` // ok | unknown | failing | unconfigured
 	Detail string `json:"detail,omitempty"`
 	At     string `json:"at,omitempty"`
+	// External is set for external agents: last forward and last callback.
+	External *ExternalAgentStatus `json:"external,omitempty"`
 }
 
 // AgentInfo is one entry of GET /v1/agents.
@@ -238,6 +240,8 @@ type AgentInfo struct {
 	Provider    string      `json:"provider,omitempty"`
 	Model       string      `json:"model,omitempty"`
 	Status      AgentStatus `json:"status"`
+	// Proxy is set for proxy agents (seed 002).
+	Proxy *ProxyAgentInfo `json:"proxy,omitempty"`
 }
 
 // AgentList answers GET /v1/agents.
@@ -255,4 +259,383 @@ type CreateOperationRequest struct {
 type CreateOperationResponse struct {
 	OK     bool           `json:"ok"`
 	Result SessionSummary `json:"result"`
+}
+
+// External agents (seed 000).
+
+// EventOriginExternal is the origin of an assistant.final injected by an external agent.
+const EventOriginExternal = "external"
+
+// ExternalInput is what the service POSTs to an external agent's inputUrl (seed 000).
+// The request carries Idempotency-Key (and, for agents with a secret, the
+// Standard Webhooks headers): a retried forward has the same key.
+type ExternalInput struct {
+	SessionID   string               `json:"sessionId"`
+	AgentID     string               `json:"agentId"`
+	CallbackURL string               `json:"callbackUrl"`
+	Message     ExternalInputMessage `json:"message"`
+}
+
+// ExternalInputMessage is the user's message in an ExternalInput.
+type ExternalInputMessage struct {
+	Type      string `json:"type"` // "user"
+	Text      string `json:"text"`
+	CreatedAt string `json:"createdAt"` // RFC 3339, UTC, milliseconds
+}
+
+// ExternalMessageRequest is the application/json form of a callback body
+// (POST /external/sessions/{sessionId}/messages); any other content type is
+// the raw text itself.
+type ExternalMessageRequest struct {
+	Text string `json:"text"`
+}
+
+// ExternalMessageResponse answers a callback (200).
+type ExternalMessageResponse struct {
+	OK        bool   `json:"ok"`
+	MessageID int64  `json:"messageId,omitempty"` // the stored message
+	EventID   int64  `json:"eventId,omitempty"`   // its assistant.final on the session stream
+	TurnID    string `json:"turnId,omitempty"`    // the fresh id of the reply (turn_id of the event)
+	Duplicate bool   `json:"duplicate,omitempty"` // the delivery id was already applied: nothing added
+	Sanitized bool   `json:"sanitized,omitempty"` // invalid UTF-8 or NUL bytes were removed
+}
+
+// ExternalReplyEvent is the data of the assistant.final event of a reply an
+// external agent posted: origin "external" and a fresh turn_id of its own
+// (it is not the end of a turn the user started).
+type ExternalReplyEvent struct {
+	Text    string `json:"text"`
+	TurnID  string `json:"turn_id"`
+	Origin  string `json:"origin"`
+	AgentID string `json:"agent_id"`
+}
+
+// ExternalSessionInfo answers GET /v1/external/sessions/{sessionId}: the
+// callback URL (with its secret) that the session's agent is given.
+type ExternalSessionInfo struct {
+	SessionID   string `json:"sessionId"`
+	AgentID     string `json:"agentId"`
+	InputURL    string `json:"inputUrl"`
+	CallbackURL string `json:"callbackUrl"`
+}
+
+// ExternalAgentStatus is an external agent's part of AgentStatus.
+type ExternalAgentStatus struct {
+	LastForwardAt     string `json:"lastForwardAt,omitempty"`
+	LastForwardOK     bool   `json:"lastForwardOk"`
+	LastForwardResult string `json:"lastForwardResult,omitempty"`
+	LastCallbackAt    string `json:"lastCallbackAt,omitempty"`
+	CallbackAuth      string `json:"callbackAuth"` // token | token+signature | none
+}
+
+// Agents (seed 001): default routing and delegation.
+
+// AgentSessionResponse answers POST /v1/agents/{agentId}/session: the agent's
+// most recently updated session, or a new one (Created, status 201).
+type AgentSessionResponse struct {
+	Session SessionSummary `json:"session"`
+	Created bool           `json:"created"`
+}
+
+// AgentsMessageResult is the result of the agents_message tool (seed 001), as
+// the calling model reads it. Sync mode has status complete or timeout; async
+// mode has status started.
+type AgentsMessageResult struct {
+	Mode           string              `json:"mode"`
+	Status         string              `json:"status"`
+	AgentID        string              `json:"agentId"`
+	SessionID      string              `json:"sessionId"`
+	SessionName    string              `json:"sessionName"`
+	Created        bool                `json:"created"`
+	ResponseID     string              `json:"responseId,omitempty"`
+	Response       string              `json:"response,omitempty"`
+	Truncated      bool                `json:"truncated,omitempty"`
+	DurationMs     *int64              `json:"durationMs,omitempty"`
+	ToolCallCount  *int                `json:"toolCallCount,omitempty"`
+	ToolCalls      []DelegatedToolCall `json:"toolCalls,omitempty"`
+	ThinkingText   string              `json:"thinkingText,omitempty"`
+	TimeoutSeconds float64             `json:"timeoutSeconds,omitempty"`
+	Message        string              `json:"message,omitempty"`
+}
+
+// DelegatedToolCall is one tool call of a delegated turn.
+type DelegatedToolCall struct {
+	Name       string `json:"name"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// MemoryWriteRequest is POST /v1/memory/write.
+type MemoryWriteRequest struct {
+	GeneralSessionID string `json:"general_session_id,omitempty"`
+	Target           string `json:"target"` // long_term | daily
+	Content          string `json:"content"`
+}
+
+// MemoryWriteResponse answers it: the file's path relative to the workspace.
+type MemoryWriteResponse struct {
+	Path string `json:"path"`
+}
+
+// MemoryResult is one search hit: the lines line_start..line_end (1-based,
+// inclusive) of the file at path hold the excerpt.
+type MemoryResult struct {
+	Path      string `json:"path"`
+	Excerpt   string `json:"excerpt"`
+	LineStart int    `json:"line_start"`
+	LineEnd   int    `json:"line_end"`
+}
+
+// MemorySearchResponse answers GET /v1/memory/search.
+type MemorySearchResponse struct {
+	Results []MemoryResult `json:"results"`
+}
+
+// Proxy agents (seed 002).
+
+// ProxyAgentInfo is a proxy agent's part of AgentInfo. Status.State is
+// ok | failing | unknown from its last call (unconfigured for a bad
+// definition), Status.Detail the last error.
+type ProxyAgentInfo struct {
+	ExternalPlatform string `json:"externalPlatform,omitempty"`
+	Avatar           string `json:"avatar,omitempty"`
+	Async            bool   `json:"async"`
+	Streaming        bool   `json:"streaming"`
+	RouteToUser      bool   `json:"routeToUser"`
+	TimeoutSeconds   int    `json:"timeoutSeconds"`
+	// CallbackURLTemplate is where an async agent posts its answers; each
+	// request carries the concrete URL (with the per-session token) in its
+	// callbackUrl field.
+	CallbackURLTemplate string `json:"callbackUrlTemplate,omitempty"`
+	CallbackAuth        string `json:"callbackAuth,omitempty"` // token | token+webhook-signature | none
+	// AgentStatus is the last sessionInfo.status the agent sent (idle | busy | error).
+	AgentStatus string `json:"agentStatus,omitempty"`
+	Failures    int    `json:"failures"` // consecutive failed calls
+}
+
+// ProxyTestRequest is POST /v1/agents/{agentId}/test: sample values for
+// the request (all optional).
+type ProxyTestRequest struct {
+	Text      string `json:"text"`
+	SessionID string `json:"sessionId,omitempty"`
+	UserID    string `json:"userId,omitempty"`
+}
+
+// ProxyTestReport answers it: what the agent did with the real request.
+// A failing agent is reported here (Error, ErrorKind), not as an HTTP error.
+type ProxyTestReport struct {
+	Status       int      `json:"status"` // the agent's HTTP status; 0 if none
+	LatencyMs    int64    `json:"latencyMs"`
+	ContentType  string   `json:"contentType,omitempty"`
+	RequestBody  string   `json:"requestBody,omitempty"` // headers are not shown: they may hold secrets
+	RawResponse  string   `json:"rawResponse"`           // capped at 16 KiB
+	RawTruncated bool     `json:"rawTruncated,omitempty"`
+	Parsed       bool     `json:"parsed"`
+	ParseError   string   `json:"parseError,omitempty"`
+	Error        string   `json:"error,omitempty"`
+	ErrorKind    string   `json:"errorKind,omitempty"` // timeout | status | malformed | too_large | redirect | unreachable | invalid | secret
+	Output       string   `json:"output"`
+	Thoughts     []string `json:"thoughts,omitempty"`
+	AgentStatus  string   `json:"agentStatus,omitempty"`
+	Chunks       int      `json:"chunks,omitempty"`
+	Pending      bool     `json:"pending,omitempty"`     // async: acknowledged; the answer goes to CallbackURL
+	CallbackURL  string   `json:"callbackUrl,omitempty"` // async: the URL sent in the request
+}
+
+// ProxyCallbackResponse answers POST /proxy/agents/{agentId}/sessions/{sessionId}/callback.
+type ProxyCallbackResponse struct {
+	Accepted  bool `json:"accepted"`
+	Final     bool `json:"final,omitempty"`     // this response completed the answer
+	Late      bool `json:"late,omitempty"`      // the call had timed out: recorded, not shown as the turn's answer
+	Duplicate bool `json:"duplicate,omitempty"` // a replayed webhook-id: ignored
+}
+
+// Round tables (seed 003). Progress of a deliberation is published on the
+// session stream it runs in, as roundtable.progress events, and its end as
+// one roundtable.result event (stored with the run: a client that sees it
+// can GET the run at once).
+const (
+	EventRoundtableProgress = "roundtable.progress"
+	EventRoundtableResult   = "roundtable.result"
+)
+
+// RoundtableAgentRegistration is the body of POST /api/v1/agents and
+// PUT /api/v1/agents/{name} (seed 003's fields, plus timeout_seconds).
+type RoundtableAgentRegistration struct {
+	Name         string   `json:"name"`
+	Domain       string   `json:"domain"`
+	BaseURL      string   `json:"base_url"`
+	APIKey       string   `json:"api_key,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Mode         string   `json:"mode,omitempty"`
+	// TimeoutSeconds is how long the service waits for each of this
+	// agent's answers (0: the service default, 120 s).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// RoundtableAgentPatch is the body of PATCH /api/v1/agents/{name}: absent
+// fields are unchanged; "api_key": "" removes the key.
+type RoundtableAgentPatch struct {
+	Domain         *string   `json:"domain,omitempty"`
+	BaseURL        *string   `json:"base_url,omitempty"`
+	APIKey         *string   `json:"api_key,omitempty"`
+	Capabilities   *[]string `json:"capabilities,omitempty"`
+	Mode           *string   `json:"mode,omitempty"`
+	TimeoutSeconds *int      `json:"timeout_seconds,omitempty"`
+}
+
+// RoundtableAgent is a registered round-table agent as the API shows it.
+// The key is never shown: has_api_key says whether one is registered and
+// api_key_ref where it lives (the OS keyring, or JARVIS_SECRET_<REF>).
+type RoundtableAgent struct {
+	Name           string      `json:"name"`
+	Domain         string      `json:"domain"`
+	BaseURL        string      `json:"base_url"`
+	Capabilities   []string    `json:"capabilities"`
+	Mode           string      `json:"mode"`
+	HasAPIKey      bool        `json:"has_api_key"`
+	APIKeyRef      string      `json:"api_key_ref"`
+	TimeoutSeconds int         `json:"timeout_seconds"`
+	Health         AgentStatus `json:"health"` // unknown | ok | failing | unhealthy, from the last round table
+	CreatedAt      string      `json:"created_at"`
+	UpdatedAt      string      `json:"updated_at"`
+}
+
+// RoundtableAgentList answers GET /api/v1/agents.
+type RoundtableAgentList struct {
+	Agents []RoundtableAgent `json:"agents"`
+}
+
+// StartRoundtableRequest is POST /v1/roundtables.
+type StartRoundtableRequest struct {
+	Content string `json:"content"`
+	// Participants names registered agents; empty means those whose domain
+	// or capabilities match the content (all of them when none match).
+	Participants     []string       `json:"participants,omitempty"`
+	Constraints      []string       `json:"constraints,omitempty"`
+	Context          map[string]any `json:"context,omitempty"`
+	GeneralSessionID string         `json:"general_session_id,omitempty"` // the stream for progress; default a new session
+	// TimeoutSeconds bounds each call to an agent (default: the largest
+	// timeout_seconds of the participants, else 120).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// StartRoundtableResponse answers POST /v1/roundtables (202).
+type StartRoundtableResponse struct {
+	ID               string   `json:"id"`
+	GeneralSessionID string   `json:"general_session_id"`
+	Participants     []string `json:"participants"`
+	Status           string   `json:"status"` // running
+}
+
+// RoundtableTask is what a round table deliberated on.
+type RoundtableTask struct {
+	ID          string         `json:"id"`
+	Content     string         `json:"content"`
+	Context     map[string]any `json:"context,omitempty"`
+	Constraints []string       `json:"constraints,omitempty"`
+}
+
+// RoundtableAnswer is one stored answer of one agent (kind analysis,
+// challenge, concession or vote) or one exclusion (kind exclusion), as
+// sanitised by the engine.
+type RoundtableAnswer struct {
+	Seq   int             `json:"seq"`
+	Agent string          `json:"agent"`
+	Phase string          `json:"phase"`
+	Kind  string          `json:"kind"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// RoundtableRun answers GET /v1/roundtables/{id}. Result is the engine's
+// whole result (null while running); Markdown is its rendering.
+type RoundtableRun struct {
+	ID               string             `json:"id"`
+	GeneralSessionID string             `json:"general_session_id"`
+	TurnID           string             `json:"turn_id,omitempty"`
+	Source           string             `json:"source"` // api | tool | agent
+	Status           string             `json:"status"` // running | completed | no_participants | no_analyses | no_votes | cancelled | interrupted | failed
+	Outcome          string             `json:"outcome,omitempty"`
+	Summary          string             `json:"summary,omitempty"`
+	Task             RoundtableTask     `json:"task"`
+	Participants     []string           `json:"participants"`
+	CreatedAt        string             `json:"created_at"`
+	FinishedAt       string             `json:"finished_at,omitempty"`
+	Answers          []RoundtableAnswer `json:"answers"`
+	Result           json.RawMessage    `json:"result"`
+	Markdown         string             `json:"markdown,omitempty"`
+}
+
+// RoundtableRunList answers GET /v1/roundtables (newest first, without
+// answers, result or markdown).
+type RoundtableRunList struct {
+	Runs []RoundtableRun `json:"runs"`
+}
+
+// RoundtableProgressEvent is the data of roundtable.progress. Type is one
+// of the engine's progress types (phase_started, phase_finished,
+// agent_responded, agent_failed, synthesis, vote) or the service's own:
+// started (participants chosen), waiting (agents still awaited in a phase,
+// repeated while the wait lasts).
+type RoundtableProgressEvent struct {
+	RunID   string `json:"run_id"`
+	TurnID  string `json:"turn_id,omitempty"`
+	Type    string `json:"type"`
+	TaskID  string `json:"task_id,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Message string `json:"message"`
+	At      string `json:"at"`
+	// WaitingFor lists the agents awaited (phase_started, waiting), each
+	// for at most TimeoutSeconds per call.
+	WaitingFor     []string        `json:"waiting_for,omitempty"`
+	TimeoutSeconds float64         `json:"timeout_seconds,omitempty"`
+	Participants   []string        `json:"participants,omitempty"` // started
+	Exclusion      json.RawMessage `json:"exclusion,omitempty"`    // agent_failed
+	Synthesis      json.RawMessage `json:"synthesis,omitempty"`    // synthesis
+	Vote           json.RawMessage `json:"vote,omitempty"`         // vote
+}
+
+// RoundtableResultEvent is the data of roundtable.result.
+type RoundtableResultEvent struct {
+	RunID    string          `json:"run_id"`
+	TurnID   string          `json:"turn_id,omitempty"`
+	Status   string          `json:"status"`
+	Outcome  string          `json:"outcome,omitempty"`
+	Summary  string          `json:"summary"`
+	Markdown string          `json:"markdown"`
+	Result   json.RawMessage `json:"result"`
+}
+
+// ProviderInfo is a configured provider (never its key).
+type ProviderInfo struct {
+	BaseURL   string `json:"baseUrl,omitempty"`
+	Model     string `json:"model,omitempty"`
+	APIKeyRef string `json:"apiKeyRef,omitempty"`
+}
+
+// DiscoveredServer is a local OpenAI-compatible server found on its default port.
+type DiscoveredServer struct {
+	Name    string   `json:"name"`
+	BaseURL string   `json:"baseUrl"`
+	Models  []string `json:"models"`
+}
+
+// ProvidersInfo answers GET /v1/providers (and PUT).
+type ProvidersInfo struct {
+	Configured      bool                    `json:"configured"` // the default agent can chat
+	Problem         string                  `json:"problem,omitempty"`
+	DefaultProvider string                  `json:"defaultProvider"`
+	Providers       map[string]ProviderInfo `json:"providers"`
+	OpenAIKeyStored bool                    `json:"openaiKeyStored"`
+	Discovered      []DiscoveredServer      `json:"discovered"`
+}
+
+// SetProviderRequest is PUT /v1/providers: "openai" with an apiKey (stored in
+// the OS keyring, never in the file) and optional model, or
+// "openai-compatible" with baseUrl and model (and an optional apiKey).
+type SetProviderRequest struct {
+	Provider string `json:"provider"`
+	APIKey   string `json:"apiKey,omitempty"`
+	BaseURL  string `json:"baseUrl,omitempty"`
+	Model    string `json:"model,omitempty"`
 }

@@ -12,10 +12,21 @@ import (
 func (s *Service) agentInfo(a config.Agent) api.AgentInfo {
 	info := api.AgentInfo{AgentID: a.AgentID, DisplayName: a.DisplayName, Description: a.Description, Type: a.Type,
 		Status: api.AgentStatus{State: "unknown"}}
+	if a.Type == config.TypeProxy {
+		s.proxyAgentInfo(a, &info)
+	}
+	if a.Type == config.TypeRoundtable {
+		info.Status = s.rtAgentStatus(a) // roundtable_api.go
+	}
+	if a.Type == config.TypeExternal {
+		info.Status = s.externalAgentStatus(a)
+	}
 	if a.Type == config.TypeChat {
 		ch := s.cfg().ResolvedChat(a)
 		info.Provider, info.Model = ch.Provider, ch.Model
-		if _, _, err := s.providerFor(a); err != nil {
+		if isCLIProvider(ch.Provider) {
+			info.Status = s.cliStatus(a, ch)
+		} else if _, _, err := s.providerFor(a); err != nil {
 			var le *llm.Error
 			if errors.As(err, &le) && le.Code == llm.CodeNotConfigured {
 				info.Status = api.AgentStatus{State: "unconfigured", Detail: le.Message}

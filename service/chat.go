@@ -64,9 +64,9 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 // statusForCode maps a turn's error code to the HTTP status of a non-streamed chat.
 func statusForCode(code string) int {
 	switch code {
-	case llm.CodeNotConfigured:
+	case llm.CodeNotConfigured, "cli_not_installed":
 		return http.StatusServiceUnavailable
-	case llm.CodeTimeout:
+	case llm.CodeTimeout, "proxy_timeout":
 		return http.StatusGatewayTimeout
 	case "cancelled", "interrupted":
 		return http.StatusConflict

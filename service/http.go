@@ -12,6 +12,9 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"syscall"
+
+	"github.com/mattn/go-sqlite3"
 
 	"jarvis/api"
 	"jarvis/service/store"
@@ -19,7 +22,7 @@ import (
 
 // routes is the one route table of the service.
 func (s *Service) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := &recordingMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /health", s.adapt(s.handleHealth))
 	mux.Handle("POST /v1/sessions", s.adapt(s.handleCreateSession))
 	mux.Handle("POST /v1/chat", s.adapt(s.handleChat))
@@ -27,6 +30,11 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/stream", s.adapt(s.handleStream))
 	mux.Handle("POST /v1/tools/result", s.adapt(s.handleToolResult))
 	mux.Handle("GET /v1/agents", s.adapt(s.handleAgents))
+	mux.Handle("GET /v1/providers", s.adapt(s.handleProviders))
+	mux.Handle("PUT /v1/providers", s.adapt(s.handleSetProvider))
+	mux.Handle("POST /v1/agents/{agentId}/test", s.adapt(s.handleProxyTest))
+	mux.Handle("POST /proxy/agents/{agentId}/sessions/{sessionId}/callback", s.adapt(s.handleProxyCallback))
+	mux.Handle("POST /v1/agents/{agentId}/session", s.adapt(s.handleAgentSession))
 	mux.Handle("GET /v1/sessions", s.adapt(s.handleListSessions))
 	mux.Handle("GET /v1/sessions/{id}", s.adapt(s.handleGetSession))
 	mux.Handle("GET /v1/sessions/{id}/messages", s.adapt(s.handleMessages))
@@ -34,14 +42,46 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/clear", s.adapt(s.handleClearSession))
 	mux.Handle("DELETE /v1/sessions/{id}", s.adapt(s.handleDeleteSession))
 	mux.Handle("POST /api/plugins/sessions/operations/create", s.adapt(s.handleOperationsCreate))
+	mux.Handle("POST /v1/memory/write", s.adapt(s.handleMemoryWrite))
+	mux.Handle("GET /v1/memory/search", s.adapt(s.handleMemorySearch))
+	mux.Handle("GET /v1/memory/get", s.adapt(s.handleMemoryGet))
+	mux.Handle("POST /external/sessions/{sessionId}/messages", s.adapt(s.handleExternalMessage)) // agents' replies (external_callback.go)
+	mux.Handle("GET /v1/external/sessions/{sessionId}", s.adapt(s.handleExternalSessionInfo))
+	// Round tables (seed 003): agent registration, runs (roundtable_agents.go, roundtable_api.go).
+	mux.Handle("POST /api/v1/agents", s.adapt(s.handleRTAgentCreate))
+	mux.Handle("GET /api/v1/agents", s.adapt(s.handleRTAgentList))
+	mux.Handle("GET /api/v1/agents/{name}", s.adapt(s.handleRTAgentGet))
+	mux.Handle("PUT /api/v1/agents/{name}", s.adapt(s.handleRTAgentPut))
+	mux.Handle("PATCH /api/v1/agents/{name}", s.adapt(s.handleRTAgentPatch))
+	mux.Handle("DELETE /api/v1/agents/{name}", s.adapt(s.handleRTAgentDelete))
+	mux.Handle("POST /v1/roundtables", s.adapt(s.handleRTStart))
+	mux.Handle("GET /v1/roundtables", s.adapt(s.handleRTList))
+	mux.Handle("GET /v1/roundtables/{id}", s.adapt(s.handleRTGet))
+	mux.Handle("POST /v1/roundtables/{id}/cancel", s.adapt(s.handleRTCancel))
 	for _, r := range s.extraRoutes {
 		mux.Handle(r.pattern, s.adapt(r.h))
 	}
-	mux.Handle("/", s.adapt(func(w http.ResponseWriter, r *http.Request) error {
+	s.patterns = mux.patterns
+	mux.ServeMux.Handle("/", s.adapt(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFoundRoute(r)
 	}))
 	return s.guard(mux)
 }
+
+// recordingMux remembers the patterns of the route table, so tests (the
+// security suite) can check every route.
+type recordingMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *recordingMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+// Routes returns the route table's patterns ("METHOD /path/{var}").
+func (s *Service) Routes() []string { return append([]string(nil), s.patterns...) }
 
 type route struct {
 	pattern string
@@ -141,8 +181,19 @@ func (s *Service) toHTTPError(err error) *httpError {
 		return errorf(http.StatusNotFound, "not_found", "%s", err.Error())
 	case errors.Is(err, store.ErrConflict):
 		return errorf(http.StatusConflict, "conflict", "%s", err.Error())
+	case diskFull(err):
+		return errorf(http.StatusInsufficientStorage, "disk_full", "the disk holding the data dir is full: free some space and retry (nothing stored was lost)")
 	}
 	return errorf(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// diskFull reports an out-of-space error from the OS or from SQLite.
+func diskFull(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 func writeError(w http.ResponseWriter, he *httpError) {
@@ -217,6 +268,7 @@ func (s *Service) guard(next http.Handler) http.Handler {
 			writeError(w, errorf(http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token"))
 			return
 		}
+		s.noteBaseURL(r, port) // the default callbackBaseUrl of external agents
 		next.ServeHTTP(w, r)
 	})
 }

@@ -143,30 +143,4 @@ func withReason(schema json.RawMessage) json.RawMessage {
 	return b
 }
 
-// systemPrompt builds the system prompt of a chat run: the base prompt, then
-// the available tools (seed 001's order).
-func (s *Service) systemPrompt(c *config.Config, a config.Agent, specs []llm.ToolSpec) string {
-	var b strings.Builder
-	switch {
-	case strings.TrimSpace(a.SystemPrompt) != "":
-		b.WriteString(a.SystemPrompt)
-	case a.AgentID != "":
-		b.WriteString("You are " + a.DisplayName + ". " + a.Description)
-	default:
-		b.WriteString(c.SystemPrompt)
-	}
-	var listed []llm.ToolSpec
-	for _, t := range specs {
-		if !strings.HasPrefix(t.Name, "system_") {
-			listed = append(listed, t)
-		}
-	}
-	if len(listed) > 0 {
-		b.WriteString("\n\n## Available tools\n")
-		for _, t := range listed {
-			b.WriteString("- " + t.Name + ": " + t.Description + "\n")
-		}
-		b.WriteString("\nTools that act on the user's computer run only after the user's desktop allows them; a denied call is reported back to you.")
-	}
-	return b.String()
-}
+// The system prompt of a chat run is built in prompt.go.

@@ -27,11 +27,15 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/memory"
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 )
+
+// memoryPromptBytes caps the memory section of a chat agent's system prompt.
+const memoryPromptBytes = 12 << 10
 
 // Version is the service version reported by /health.
 const Version = "0.1.0"
@@ -60,6 +64,9 @@ type Options struct {
 	AllowedOrigins []string
 	// AllowNonLoopbackHost disables the Host check (only with --allow-non-loopback).
 	AllowNonLoopbackHost bool
+	// ConfigPath is the config file the setup API (PUT /v1/providers)
+	// updates; empty means changes stay in memory.
+	ConfigPath string
 }
 
 // Service is the General Agent Service.
@@ -75,14 +82,21 @@ type Service struct {
 	allowedOrigins       map[string]bool
 	allowNonLoopbackHost bool
 
-	conf atomic.Pointer[config.Config]
+	conf       atomic.Pointer[config.Config]
+	configPath string
+	configMu   sync.Mutex // serialises config file rewrites
 	st   *store.Store
 	hub  *events.Hub
+	px   *proxyRuntime // proxy agents (proxy_runtime.go)
+	mem  *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
 	extraRoutes []route
+	ext         externalState // external agents (external.go)
+	rt          rtState       // round tables (roundtable_*.go)
 	handler     http.Handler
+	patterns    []string // the route table, for Routes
 
 	mu    sync.Mutex
 	turns map[string]*turn     // session id → running turn
@@ -90,6 +104,19 @@ type Service struct {
 
 	closing chan struct{}
 	wg      sync.WaitGroup
+
+	// Agents (seed 001): prompt.go, skills.go, delegate.go, cli.go.
+	dataDir     string
+	skills      skillCache // <data-dir>/skills/*/SKILL.md
+	agentSessMu sync.Mutex // serializes default routing's find-or-create
+	// memoryPrompt, when set by the memory integration, returns the memory
+	// section of chat system prompts (after skills, before agents).
+	memoryPrompt func() string
+	// externalReplyHook, when set by the external-agents runtime (to its
+	// waitExternalReply), makes a sync agents_message to an external agent
+	// wait for the agent's first callback reply to the delegated turn
+	// rather than for the turn's end.
+	externalReplyHook func(ctx context.Context, sessionID, turnID string) (string, error)
 }
 
 // New opens the store, marks turns that a previous process left running as
@@ -133,13 +160,35 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		s.allowedOrigins[o] = true
 	}
 	s.conf.Store(opts.Config)
+	s.configPath = opts.ConfigPath
+	s.initExternal()
+	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, Logger: opts.Logger, Now: opts.Now})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("service: memory: %w", err)
+	}
+	s.mem = mem
+	s.registerMemoryTools()
+	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
+	s.memoryPrompt = func() string { return mem.PromptContext(memoryPromptBytes) }
+	s.dataDir = opts.DataDir
+	s.skills.dir = filepath.Join(opts.DataDir, "skills")
+	s.registerDelegation()
+	s.initRoundtable(ctx)
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now})
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
+		mem.Close()
 		st.Close()
 		return nil, err
 	}
-	s.handler = s.routes()
+	if s.px, err = newProxyRuntime(ctx, s); err != nil {
+		s.hub.Close()
+		mem.Close()
+		st.Close()
+		return nil, err
+	}
+	s.handler = s.px.learnBaseURL(s.routes())
 	return s, nil
 }
 
@@ -170,7 +219,7 @@ func (s *Service) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.hub.Close()
-	return s.st.Close()
+	return errors.Join(s.mem.Close(), s.st.Close())
 }
 
 var errShutdown = errors.New("service shutting down")

@@ -23,6 +23,13 @@ type turn struct {
 	sessionID string
 	cancel    context.CancelCauseFunc
 	done      chan struct{}
+	// chain is the agents whose agents_message calls led to this turn,
+	// oldest first, ending with this turn's agent; nil for a user's turn.
+	chain []string
+	// stats are the turn's tool calls and thinking, for agents_message (delegate.go).
+	stats turnStats
+	// user is the stored message that started the turn (with its id and time).
+	user store.Message
 
 	// Set before done is closed.
 	final string
@@ -48,15 +55,21 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // background. It returns the turn and the seq of the user.message event:
 // the turn's own events follow it.
 func (s *Service) startTurn(ctx context.Context, sess store.Session, text string) (*turn, int64, error) {
+	return s.startTurnWith(ctx, sess, text, nil)
+}
+
+// startTurnWith is startTurn for a turn that a delegation chain started (delegate.go).
+func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, error) {
 	select {
 	case <-s.closing:
 		return nil, 0, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
-	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{})}
+	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), chain: chain,
+		user: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
 	// The turn, the user's message and its user.message event are stored in one transaction.
 	seq, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
-		s.st.StartTurn(t.id, store.Message{SessionID: sess.ID, Role: "user", Content: text}, snippet(text)))
+		s.st.StartTurn(t.id, &t.user, snippet(text)))
 	if errors.Is(err, store.ErrConflict) {
 		return nil, 0, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
 	}
@@ -253,9 +266,11 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	for i := range calls {
 		wireIDs[i] = newID("tc_")
 	}
+	started := time.Now()
 	settle := func(i int, r api.ToolResult) {
 		r.ID, r.TurnID = wireIDs[i], t.id
 		results[i], done[i] = r, true
+		t.stats.addTool(calls[i].Name, time.Since(started))
 		s.publish(t.sessionID, api.EventToolResult, r)
 	}
 	serverRunning := map[int]bool{}

@@ -1,11 +1,17 @@
-// Command proxybench measures the per-request overhead of the proxy-agent
-// client (service/proxy): proxy.Client.Call against a plain http.Client
-// POST of the same Agent Protocol body to the same scripted agent
-// (proxytest, on a loopback httptest server), sequentially and interleaved
-// in one run so both see the same machine state. It prints a Markdown table
-// of the latencies and the overhead at the median and p99.
+// Command proxybench measures the per-request overhead of proxy agents,
+// each against a same-run baseline: a plain http.Client POST of the same
+// Agent Protocol body to the same scripted agent (proxytest, on a loopback
+// httptest server), sequential and interleaved so both see the same machine
+// state. It prints Markdown tables of the latencies and the overhead at the
+// median and p99:
 //
-//	go run ./bench/proxy -n 5000
+//   - the proxy client (service/proxy): proxy.Client.Call;
+//
+//   - the full service (-service-n turns, 0 to skip): a proxy-agent turn
+//     through the real service in this process, POST /v1/chat with
+//     stream=false over loopback HTTP, SQLite in a temp dir (service.go).
+//
+//     go run -tags sqlite_fts5 ./bench/proxy -n 5000 -service-n 3000
 //
 // The plain POST only reads the response bytes; Call also validates the
 // definition, renders the request, resolves a header secret, enforces the
@@ -32,6 +38,7 @@ import (
 func main() {
 	n := flag.Int("n", 5000, "measured requests per path")
 	warmup := flag.Int("warmup", 500, "unmeasured requests per path first")
+	serviceN := flag.Int("service-n", 3000, "measured proxy-agent turns through the service (0: skip)")
 	flag.Parse()
 	res, err := measure(context.Background(), *n, *warmup)
 	if err != nil {
@@ -39,6 +46,16 @@ func main() {
 		os.Exit(1)
 	}
 	res.print(os.Stdout)
+	if *serviceN <= 0 {
+		return
+	}
+	sres, err := measureService(context.Background(), *serviceN, *warmup)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench: service:", err)
+		os.Exit(1)
+	}
+	fmt.Println()
+	sres.print(os.Stdout)
 }
 
 type results struct {

@@ -26,3 +26,22 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasureService runs a short full-service measurement: every turn
+// through the service must answer with the scripted agent's text.
+func TestMeasureService(t *testing.T) {
+	r, err := measureService(context.Background(), 30, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.direct) != 30 || len(r.service) != 30 {
+		t.Fatalf("got %d/%d samples, want 30 each", len(r.direct), len(r.service))
+	}
+	var out bytes.Buffer
+	r.print(&out)
+	for _, want := range []string{"| agent directly (plain POST) |", "| service: POST /v1/chat → proxy agent |", "added by the service"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

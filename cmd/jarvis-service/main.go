@@ -2,6 +2,7 @@
 // for scripts, tests and users who run agents without the desktop.
 //
 //	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--allow-non-loopback] [--log-level info]
+//	jarvis-service agent-check URL [--api-key KEY] [--json]   (a round-table agent's conformance)
 package main
 
 import (
@@ -23,6 +24,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "agent-check" { // agentcheck.go
+		os.Exit(agentCheck(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "jarvis-service:", err)
 		os.Exit(1)
@@ -73,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	svc, err := service.New(ctx, service.Options{DataDir: *dataDir, Config: cfg, Token: token, Logger: log,
-		Secrets: secrets.New(getenv), AllowNonLoopbackHost: *allowNonLoopback})
+		Secrets: secrets.New(getenv), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath})
 	if err != nil {
 		ln.Close()
 		return err
@@ -83,6 +87,24 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "jarvis-service listening on http://%s\n", ln.Addr())
 	log.Info("service started", "addr", ln.Addr().String(), "data_dir", *dataDir, "config", *configPath, "agents", len(cfg.Agents))
+	// Reload the config when its file changes, and on SIGHUP; an invalid
+	// file is logged and the running config kept.
+	if err := svc.WatchConfig(ctx, *configPath); err != nil {
+		log.Warn("config file not watched; reload it with SIGHUP", "err", err)
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				svc.ReloadConfig(*configPath)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")

@@ -56,7 +56,15 @@ type OpenAI struct {
 
 	mu       sync.Mutex
 	requests []openai.ChatCompletionRequest
+	auths    []string // Authorization header of each request
 	calls    int
+}
+
+// Authorizations returns the Authorization header of each request received.
+func (o *OpenAI) Authorizations() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.auths...)
 }
 
 // NewOpenAI returns a scripted server.
@@ -81,6 +89,7 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o.mu.Lock()
 	o.requests = append(o.requests, req)
+	o.auths = append(o.auths, r.Header.Get("Authorization"))
 	o.calls++
 	n := o.calls
 	o.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,6 +57,9 @@ type Config struct {
 	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
 	// SystemPrompt is the global default base prompt.
 	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// MaxDelegationDepth bounds agents_message chains (A → B → C counts 2).
+	// Default 3.
+	MaxDelegationDepth int `json:"maxDelegationDepth,omitempty"`
 }
 
 // Provider holds defaults for one provider kind.
@@ -71,6 +75,10 @@ type Chat struct {
 	Model     string `json:"model,omitempty"`
 	BaseURL   string `json:"baseUrl,omitempty"`
 	APIKeyRef string `json:"apiKeyRef,omitempty"`
+	// WorkDir is where a CLI provider (claude-cli, codex-cli, pi-cli) runs;
+	// the CLIs keep their sessions per directory. Default
+	// <data-dir>/cli/<agentId>. Must be absolute.
+	WorkDir string `json:"workDir,omitempty"`
 }
 
 // Agent is seed 001's AgentDefinition plus the runtime type and its settings.
@@ -139,6 +147,9 @@ func (c *Config) fill() {
 	}
 	if c.SystemPrompt == "" {
 		c.SystemPrompt = DefaultSystemPrompt
+	}
+	if c.MaxDelegationDepth == 0 {
+		c.MaxDelegationDepth = 3
 	}
 }
 
@@ -271,6 +282,22 @@ func lineAt(b []byte, off int64) int {
 	return bytes.Count(b[:off], []byte("\n")) + 1
 }
 
+// lineOfNth returns the line of the occurrence n (from 0) of needle, 0 when absent.
+func lineOfNth(b []byte, needle string, n int) int {
+	off := 0
+	for ; n >= 0; n-- {
+		i := bytes.Index(b[off:], []byte(needle))
+		if i < 0 {
+			return 0
+		}
+		if n == 0 {
+			return lineAt(b, int64(off+i))
+		}
+		off += i + len(needle)
+	}
+	return 0
+}
+
 // lineOf returns the line of the first occurrence of needle, 0 when absent.
 func lineOf(b []byte, needle string) int {
 	i := bytes.Index(b, []byte(needle))
@@ -296,6 +323,9 @@ func (c *Config) validate(name string, b []byte) error {
 			return fail("providers."+k, `"`+k+`"`, fmt.Sprintf("unknown provider %q (known: %s)", k, strings.Join(knownProviders, ", ")))
 		}
 	}
+	if c.MaxDelegationDepth < 0 {
+		return fail("maxDelegationDepth", `"maxDelegationDepth"`, fmt.Sprintf("must be a positive number of hops, got %d", c.MaxDelegationDepth))
+	}
 	seen := map[string]bool{}
 	for i, a := range c.Agents {
 		at := fmt.Sprintf("agents[%d]", i)
@@ -307,7 +337,12 @@ func (c *Config) validate(name string, b []byte) error {
 			return fail(at+".agentId", needle, fmt.Sprintf("agent %q: agentId must be 1-64 characters of A-Z a-z 0-9 _ -", a.AgentID))
 		}
 		if seen[a.AgentID] {
-			return fail(at+".agentId", needle, fmt.Sprintf("duplicate agentId %q", a.AgentID))
+			// Point at the duplicate, not at the first agent with that id.
+			line := lineOfNth(b, `"agentId"`, i)
+			if line == 0 {
+				line = lineOf(b, needle)
+			}
+			return &Error{File: name, Line: line, Field: at + ".agentId", Msg: fmt.Sprintf("duplicate agentId %q", a.AgentID)}
 		}
 		seen[a.AgentID] = true
 		if a.DisplayName == "" {
@@ -321,16 +356,23 @@ func (c *Config) validate(name string, b []byte) error {
 		if a.Chat != nil && a.Chat.Provider != "" && !slices.Contains(knownProviders, a.Chat.Provider) {
 			return fail(at+".chat.provider", needle, fmt.Sprintf("agent %q: unknown provider %q (known: %s)", a.AgentID, a.Chat.Provider, strings.Join(knownProviders, ", ")))
 		}
+		if a.Chat != nil && a.Chat.WorkDir != "" && !filepath.IsAbs(a.Chat.WorkDir) {
+			return fail(at+".chat.workDir", needle, fmt.Sprintf("agent %q: chat.workDir must be an absolute path, got %q", a.AgentID, a.Chat.WorkDir))
+		}
 		switch a.ToolExposure {
 		case "", "tools", "skills", "mixed":
 		default:
 			return fail(at+".toolExposure", needle, fmt.Sprintf("agent %q: toolExposure must be tools, skills or mixed", a.AgentID))
 		}
-		lists := map[string][]string{"toolAllowlist": a.ToolAllowlist, "toolDenylist": a.ToolDenylist, "skillAllowlist": a.SkillAllowlist,
-			"skillDenylist": a.SkillDenylist, "capabilityAllowlist": a.CapabilityAllowlist, "capabilityDenylist": a.CapabilityDenylist,
-			"agentAllowlist": a.AgentAllowlist, "agentDenylist": a.AgentDenylist}
-		for field, pats := range lists {
-			for _, p := range pats {
+		lists := []struct {
+			field string
+			pats  []string
+		}{{"toolAllowlist", a.ToolAllowlist}, {"toolDenylist", a.ToolDenylist}, {"skillAllowlist", a.SkillAllowlist},
+			{"skillDenylist", a.SkillDenylist}, {"capabilityAllowlist", a.CapabilityAllowlist}, {"capabilityDenylist", a.CapabilityDenylist},
+			{"agentAllowlist", a.AgentAllowlist}, {"agentDenylist", a.AgentDenylist}}
+		for _, l := range lists { // in a fixed order: the first bad glob is always the one reported
+			field := l.field
+			for _, p := range l.pats {
 				if _, err := path.Match(p, ""); err != nil {
 					return fail(at+"."+field, needle, fmt.Sprintf("agent %q: bad glob %q in %s", a.AgentID, p, field))
 				}

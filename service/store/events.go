@@ -39,11 +39,21 @@ func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func
 		return errs, err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`)
-	if err != nil {
-		return errs, err
-	}
+	st := tx.StmtContext(ctx, s.insertEvent)
 	defer st.Close()
+	if len(evs) == 1 && evs[0].Write != nil {
+		// Alone in its batch, a failed write needs no savepoint: the whole
+		// transaction is its own.
+		if werr := evs[0].Write(ctx, tx); werr != nil {
+			errs[0] = werr
+			return errs, nil
+		}
+		evs[0].Seq = nextSeq(evs[0].SessionID)
+		if _, err := st.ExecContext(ctx, evs[0].SessionID, evs[0].Seq, evs[0].Type, evs[0].Data, evs[0].CreatedAt); err != nil {
+			return errs, err
+		}
+		return errs, tx.Commit()
+	}
 	for i, e := range evs {
 		if e.Write != nil {
 			sp := fmt.Sprintf("w%d", i)

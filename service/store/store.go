@@ -37,6 +37,8 @@ type Store struct {
 	w   *sql.DB // exactly one connection: the writer
 	r   *sql.DB // read-only pool
 	now func() time.Time
+
+	insertEvent *sql.Stmt // prepared once on the writer: events are the hottest insert
 }
 
 // Options configures Open.
@@ -72,6 +74,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	if s.insertEvent, err = w.PrepareContext(ctx, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`); err != nil {
+		w.Close()
+		return nil, err
+	}
 	rq := url.Values{}
 	rq.Set("_foreign_keys", "on")
 	rq.Set("_busy_timeout", "10000")
@@ -88,7 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.insertEvent.Close(), s.r.Close(), s.w.Close())
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok" when sound).
@@ -143,10 +149,14 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) ts() string { return s.now().UTC().Format(time.RFC3339Nano) }
+func (s *Store) ts() string { return Timestamp(s.now()) }
+
+// timeLayout is RFC 3339 in UTC with a fixed number of fraction digits, so
+// that timestamps sort as text in the order of time (ORDER BY updated_at).
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // Timestamp formats t the way the store does.
-func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+func Timestamp(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func nullString(s string) any {
 	if s == "" {

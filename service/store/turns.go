@@ -24,11 +24,12 @@ type Turn struct {
 // StartTurn returns the write that records a running turn, the user's
 // message that starts it, and the session's new snippet. A session can have
 // one running turn: a second is ErrConflict.
-func (s *Store) StartTurn(id string, user Message, snippet string) Write {
+// The message's TurnID, ID and CreatedAt are set once the write has run.
+func (s *Store) StartTurn(id string, user *Message, snippet string) Write {
 	return func(ctx context.Context, tx *sql.Tx) error { return s.startTurn(ctx, tx, id, user, snippet) }
 }
 
-func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user Message, snippet string) error {
+func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user *Message, snippet string) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`, user.SessionID, TurnRunning).Scan(&n); err != nil {
 		return err
@@ -41,7 +42,7 @@ func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user Messa
 		return err
 	}
 	user.TurnID, user.CreatedAt = id, now
-	if err := insertMessage(ctx, tx, &user); err != nil {
+	if err := insertMessage(ctx, tx, user); err != nil {
 		return err
 	}
 	return touch(ctx, tx, user.SessionID, snippet, now)

@@ -1,0 +1,99 @@
+package service
+
+// Configuration reload without a restart: the config file is watched
+// (fsnotify, on its folder, since editors save by renaming a new file over
+// the old one) and reloaded on SIGHUP (cmd/jarvis-service). A new config
+// replaces the current one only when it is valid; otherwise the error
+// (file:line: field ...) is logged and the old one stays. Running turns keep
+// the config they started with; the next turn, GET /v1/agents and prompts
+// see the new one.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"jarvis/service/config"
+)
+
+// configDebounce groups the burst of events one save makes (truncate,
+// write, chmod, or create+rename) into one reload.
+const configDebounce = 150 * time.Millisecond
+
+// ReloadConfig reads the config file at path and, when it is valid, makes it
+// the service's config. A missing file means the built-in defaults, as at
+// startup. On error the current config stays and the error is returned.
+func (s *Service) ReloadConfig(path string) error {
+	c, err := config.Load(path)
+	if err != nil {
+		s.log.Error("config reload refused; keeping the current config", "err", err)
+		return err
+	}
+	s.SetConfig(c)
+	s.log.Info("config reloaded", "config", path, "agents", len(c.Agents))
+	return nil
+}
+
+// WatchConfig reloads the config file at path whenever it changes, until
+// ctx ends or the service closes. It returns an error when the file's
+// folder cannot be watched (reload then needs SIGHUP or a restart).
+func (s *Service) WatchConfig(ctx context.Context, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("config watch: %w", err)
+	}
+	dir := filepath.Dir(abs)
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("config watch: folder %s does not exist; create it to have %s reloaded when it changes", dir, filepath.Base(abs))
+		}
+		return fmt.Errorf("config watch: %w", err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer w.Close()
+		var debounce *time.Timer
+		var fire <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.closing:
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Clean(ev.Name) != abs || ev.Op == fsnotify.Chmod {
+					continue
+				}
+				if debounce == nil {
+					debounce = time.NewTimer(configDebounce)
+				} else {
+					debounce.Reset(configDebounce)
+				}
+				fire = debounce.C
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				s.log.Warn("config watch", "err", err)
+			case <-fire:
+				fire = nil
+				s.ReloadConfig(abs)
+			}
+		}
+	}()
+	return nil
+}

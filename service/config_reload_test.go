@@ -1,0 +1,80 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"jarvis/api"
+)
+
+func (e *env) agentIDs() []string {
+	e.t.Helper()
+	var l api.AgentList
+	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
+		e.t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range l.Agents {
+		ids = append(ids, a.AgentID)
+	}
+	return ids
+}
+
+func TestConfigReloadWithoutRestart(t *testing.T) {
+	e := newEnv(t)
+	path := filepath.Join(t.TempDir(), "config.json")
+	write := func(agents string) {
+		body := fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},"agents":%s}`, e.upSrv.URL+"/v1", agents)
+		// Save as editors do: a new file renamed over the old one.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`[{"agentId":"general"}]`)
+	if err := e.svc.ReloadConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.svc.WatchConfig(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	write(`[{"agentId":"general"},{"agentId":"notes","displayName":"Notes"}]`)
+	agEventually(t, "the new agent", func() bool { return slices.Equal(e.agentIDs(), []string{"general", "notes"}) })
+	// The new agent works at once.
+	r, _ := e.routeAgent("notes")
+	if f := text(e.agChat(r.Session.SessionID, "hi"), api.EventFinal); f != "You said: hi" {
+		t.Fatalf("final %q", f)
+	}
+
+	// An invalid file is refused with file, line and field; the old config stays.
+	bad := `[{"agentId":"general"},
+{"agentId":"general"}]`
+	write(bad)
+	time.Sleep(500 * time.Millisecond)
+	if ids := e.agentIDs(); !slices.Equal(ids, []string{"general", "notes"}) {
+		t.Fatalf("an invalid config replaced the valid one: %v", ids)
+	}
+	err := e.svc.ReloadConfig(path)
+	if err == nil || !strings.Contains(err.Error(), path+":2: field agents[1].agentId") || !strings.Contains(err.Error(), `duplicate agentId "general"`) {
+		t.Fatalf("reload error %v", err)
+	}
+	// Fixing the file applies it.
+	write(`[{"agentId":"general"},{"agentId":"todo"}]`)
+	agEventually(t, "the fixed config", func() bool { return slices.Equal(e.agentIDs(), []string{"general", "todo"}) })
+
+	// A folder that does not exist cannot be watched: said clearly.
+	if err := e.svc.WatchConfig(ctx, filepath.Join(t.TempDir(), "absent", "config.json")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("watch of a missing folder: %v", err)
+	}
+}

@@ -1,0 +1,338 @@
+package service
+
+// Delegation (seed 001 "agents_message"): an agent sends a message to
+// another agent; the exchange runs as a normal turn in the target agent's
+// session (so its events go on that session's stream and stay in its
+// transcript), and the caller either waits for the reply (sync) or goes on
+// at once (async).
+//
+// Beyond seed 001's V1: chains are allowed up to maxDelegationDepth hops
+// (default 3), a chain that would return to an agent already in it is
+// refused (A → B → A), and one model step may delegate to several agents at
+// once (runToolCalls runs service tools concurrently).
+//
+// Concurrency: the chain travels with each turn (turn.chain); default routing's
+// find-or-create is serialized by agentSessMu so that two delegations to an
+// agent without a session do not create two.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/llm"
+	"jarvis/service/store"
+)
+
+const (
+	agentsMessageTool = "agents_message"
+	// defaultDelegationTimeout is seed 001's default sync timeout.
+	defaultDelegationTimeout = 300 * time.Second
+	// maxDelegationTimeout caps a model's timeout argument.
+	maxDelegationTimeout = time.Hour
+	// maxDelegatedResponse caps the reply handed back to the caller's model;
+	// the whole reply stays in the target session.
+	maxDelegatedResponse = 32 << 10
+)
+
+// turnStats collects what agents_message reports about a turn: its tool
+// calls with their durations, and thinking text (CLI providers).
+type turnStats struct {
+	mu       sync.Mutex
+	tools    []api.DelegatedToolCall
+	thinking strings.Builder
+}
+
+func (st *turnStats) addTool(name string, d time.Duration) {
+	st.mu.Lock()
+	st.tools = append(st.tools, api.DelegatedToolCall{Name: name, DurationMs: d.Milliseconds()})
+	st.mu.Unlock()
+}
+
+func (st *turnStats) addThinking(s string) {
+	st.mu.Lock()
+	st.thinking.WriteString(s)
+	st.mu.Unlock()
+}
+
+func (st *turnStats) snapshot() ([]api.DelegatedToolCall, string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]api.DelegatedToolCall{}, st.tools...), st.thinking.String()
+}
+
+const agentsMessageSchema = `{"type":"object","properties":{
+"agentId":{"type":"string","description":"The target agent's id (see Available agents)."},
+"content":{"type":"string","description":"The message, sent to the agent as a user message."},
+"session":{"type":"string","description":"Which of the agent's sessions: \"latest-or-create\" (default), \"latest\", \"create\", or a session id of that agent."},
+"mode":{"type":"string","enum":["sync","async"],"description":"\"sync\" (default) waits for the reply; \"async\" starts the work and returns at once."},
+"timeout":{"type":"number","description":"Sync mode: seconds to wait for the reply (default 300). On timeout the agent keeps working in its session."}},
+"required":["agentId","content"]}`
+
+// registerDelegation adds the agents_message service tool.
+func (s *Service) registerDelegation() {
+	s.registerServerTool(serverTool{
+		spec: llm.ToolSpec{Name: agentsMessageTool,
+			Description: "Send a message to another agent and get its reply (sync) or start its work in the background (async). The exchange is kept in that agent's session.",
+			Parameters:  json.RawMessage(agentsMessageSchema)},
+		capabilities: []string{"agents.message"},
+		run:          s.agentsMessage,
+	})
+}
+
+type agentsMessageArgs struct {
+	AgentID string   `json:"agentId"`
+	Content string   `json:"content"`
+	Session string   `json:"session"`
+	Mode    string   `json:"mode"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// agentsMessage runs agents_message for agent caller in turn t.
+func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agent, raw json.RawMessage) (string, error) {
+	var args agentsMessageArgs
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return "", fmt.Errorf("invalid arguments: %v", err)
+	}
+	args.AgentID = strings.TrimSpace(args.AgentID)
+	switch {
+	case args.AgentID == "":
+		return "", errors.New("agentId is required")
+	case strings.TrimSpace(args.Content) == "":
+		return "", errors.New("content is required")
+	}
+	if args.Mode == "" {
+		args.Mode = "sync"
+	}
+	if args.Mode != "sync" && args.Mode != "async" {
+		return "", fmt.Errorf("mode must be \"sync\" or \"async\", not %q", args.Mode)
+	}
+	timeout := defaultDelegationTimeout
+	if args.Timeout != nil {
+		if *args.Timeout <= 0 {
+			return "", fmt.Errorf("timeout must be a positive number of seconds, not %v", *args.Timeout)
+		}
+		timeout = min(time.Duration(*args.Timeout*float64(time.Second)), maxDelegationTimeout)
+	}
+	c := s.cfg()
+	target, ok := c.Agent(args.AgentID)
+	if !ok || !target.Visible() || !agentAllowed(caller, target.AgentID) {
+		var ids []string
+		for _, a := range reachableAgents(c, caller) {
+			ids = append(ids, a.AgentID)
+		}
+		avail := "none"
+		if len(ids) > 0 {
+			avail = strings.Join(ids, ", ")
+		}
+		return "", fmt.Errorf("agent %q is not available to agent %q (available: %s)", args.AgentID, caller.AgentID, avail)
+	}
+	chain := t.chain
+	if len(chain) == 0 {
+		chain = []string{caller.AgentID}
+	}
+	if slices.Contains(chain, target.AgentID) {
+		return "", fmt.Errorf("delegation cycle refused: %s → %s would return to agent %q, which is already waiting in this chain",
+			strings.Join(chain, " → "), target.AgentID, target.AgentID)
+	}
+	if hops := len(chain); hops > c.MaxDelegationDepth {
+		return "", fmt.Errorf("delegation depth limit reached: %s already has %d hop(s) and maxDelegationDepth is %d; answer with what you have",
+			strings.Join(chain, " → "), hops-1, c.MaxDelegationDepth)
+	}
+	next := append(slices.Clone(chain), target.AgentID)
+
+	started := time.Now()
+	deadline := started.Add(timeout)
+	sess, created, err := s.resolveAgentSession(ctx, target, args.Session)
+	if err != nil {
+		return "", err
+	}
+	res := api.AgentsMessageResult{Mode: args.Mode, AgentID: target.AgentID, SessionID: sess.ID, SessionName: sess.Name, Created: created}
+
+	var tt *turn
+	for {
+		// Delegated turns outlive the caller's: a timeout or a cancelled
+		// caller leaves them running in the target session.
+		tt, _, err = s.startTurnWith(context.Background(), sess, args.Content, next)
+		if !isTurnInProgress(err) {
+			break
+		}
+		if args.Mode == "async" {
+			return "", fmt.Errorf("session %s of agent %q is answering another message; retry later or use session \"create\"", sess.ID, target.AgentID)
+		}
+		// Sync: wait for the running turn, within the caller's timeout.
+		if err := s.waitSessionIdle(ctx, sess.ID, deadline); err != nil {
+			if ctx.Err() != nil {
+				return "", errors.New("cancelled while waiting for the target session")
+			}
+			res.Status, res.TimeoutSeconds = "timeout", timeout.Seconds()
+			res.Message = fmt.Sprintf("Session %s of agent %q stayed busy with another message for %s; the message was not sent. Retry later or use session \"create\".",
+				sess.ID, target.AgentID, timeout.Round(time.Second))
+			return marshalResult(res)
+		}
+	}
+	if err != nil {
+		var he *httpError
+		if errors.As(err, &he) {
+			return "", errors.New(he.msg)
+		}
+		return "", err
+	}
+	res.ResponseID = tt.id
+	s.publish(t.sessionID, api.EventStatus, api.StatusEvent{
+		Text: fmt.Sprintf("Asked %s (%s, session %s)", target.DisplayName, args.Mode, sess.ID), Kind: "delegation", TurnID: t.id})
+	if args.Mode == "async" {
+		res.Status = "started"
+		return marshalResult(res)
+	}
+
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var reply string
+	if target.Type == config.TypeExternal && s.externalReplyHook != nil {
+		// An external agent's turn ends once the message is forwarded; its
+		// reply comes later, through the callback.
+		reply, err = s.externalReplyHook(wctx, sess.ID, tt.id)
+	} else {
+		select {
+		case <-tt.done:
+			if tt.fail != nil {
+				err = fmt.Errorf("agent %q failed (%s): %s", target.AgentID, tt.fail.Code, tt.fail.Message)
+			}
+			reply = tt.final
+		case <-wctx.Done():
+			err = wctx.Err()
+		}
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("cancelled; agent %q goes on in session %s", target.AgentID, sess.ID)
+	case err != nil && wctx.Err() != nil:
+		res.Status, res.TimeoutSeconds = "timeout", timeout.Seconds()
+		res.Message = fmt.Sprintf("Agent %q did not answer within %s. It keeps working in session %s; its reply will be kept there.",
+			target.AgentID, timeout.Round(time.Millisecond), sess.ID)
+		return marshalResult(res)
+	case err != nil:
+		return "", err
+	}
+	res.Status = "complete"
+	calls, thinking := tt.stats.snapshot()
+	n, d := len(calls), time.Since(started).Milliseconds()
+	res.ToolCallCount, res.ToolCalls, res.ThinkingText, res.DurationMs = &n, calls, thinking, &d
+	res.Response, res.Truncated = truncateReply(reply, maxDelegatedResponse)
+	return marshalResult(res)
+}
+
+func marshalResult(r api.AgentsMessageResult) (string, error) {
+	b, err := json.Marshal(r)
+	return string(b), err
+}
+
+func isTurnInProgress(err error) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.code == "turn_in_progress"
+}
+
+// waitSessionIdle waits until the session has no running turn, ctx ends or
+// the deadline passes.
+func (s *Service) waitSessionIdle(ctx context.Context, sessionID string, deadline time.Time) error {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	s.mu.Lock()
+	rt := s.turns[sessionID]
+	s.mu.Unlock()
+	var done <-chan struct{}
+	if rt != nil {
+		done = rt.done
+	} else {
+		// Between finishTurn's bookkeeping and its stored end: retry soon.
+		ch := make(chan struct{})
+		time.AfterFunc(10*time.Millisecond, func() { close(ch) })
+		done = ch
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return context.DeadlineExceeded
+	}
+}
+
+// truncateReply cuts text to at most limit bytes on a rune boundary.
+func truncateReply(text string, limit int) (string, bool) {
+	if len(text) <= limit {
+		return text, false
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut], true
+}
+
+// resolveAgentSession applies seed 001's session strategy for agent a:
+// "latest-or-create" (also ""), "latest", "create", or an explicit session id
+// that must exist and belong to a. created reports a new session.
+func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strategy string) (store.Session, bool, error) {
+	switch strategy {
+	case "", "latest-or-create":
+		s.agentSessMu.Lock()
+		defer s.agentSessMu.Unlock()
+		sess, err := s.st.LatestSession(ctx, a.AgentID)
+		if errors.Is(err, store.ErrNotFound) {
+			sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: a.AgentID})
+			return sess, err == nil, err
+		}
+		return sess, false, err
+	case "latest":
+		sess, err := s.st.LatestSession(ctx, a.AgentID)
+		if errors.Is(err, store.ErrNotFound) {
+			return sess, false, errorf(http.StatusNotFound, "session_not_found", "agent %q has no session yet; use session \"create\" or \"latest-or-create\"", a.AgentID)
+		}
+		return sess, false, err
+	case "create":
+		sess, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: a.AgentID})
+		return sess, err == nil, err
+	}
+	sess, err := s.st.Session(ctx, strategy)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != ""):
+		return sess, false, errorf(http.StatusNotFound, "session_not_found", "no session %q (session must be \"latest\", \"create\", \"latest-or-create\" or an existing session id)", strategy)
+	case err != nil:
+		return sess, false, err
+	case sess.AgentID != a.AgentID:
+		return sess, false, errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", strategy, sess.AgentID, a.AgentID)
+	}
+	return sess, false, nil
+}
+
+// handleAgentSession is POST /v1/agents/{agentId}/session, seed 001's
+// default routing: the agent's most recently updated non-deleted session
+// (200), or a new one (201).
+func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("agentId")
+	a, ok := s.cfg().Agent(id)
+	if !ok {
+		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).with("field", "agentId")
+	}
+	sess, created, err := s.resolveAgentSession(r.Context(), a, "latest-or-create")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return writeJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
+}

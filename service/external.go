@@ -1,0 +1,530 @@
+package service
+
+// External agents (seed 000): out-of-process programs that get the user's
+// messages on their inputUrl and answer later, any number of times, by
+// POSTing to the callback URL the service gave them (external_callback.go).
+//
+// How a turn of an external agent ends: the forward itself is the turn. The
+// runtime publishes a status event "Sent to external agent", POSTs the seed's
+// payload to inputUrl, and ends the turn at once — with an assistant.final
+// whose text is that status (nothing is stored as an assistant message) when
+// the agent answered 2xx, or with an error event (and a stored "status" line)
+// when it did not. The session is then free for the next message. Replies
+// arrive later as separate assistant.final events with "origin": "external"
+// and a fresh turn_id of their own, each stored as an assistant message.
+//
+// Concurrency: externalState is guarded by its mutex; the base URL is an
+// atomic pointer because every request may refresh it.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/events"
+	"jarvis/service/store"
+)
+
+const (
+	externalDefaultTimeout  = 5 * time.Second
+	externalDefaultBackoff  = 250 * time.Millisecond
+	externalMaxRetries      = 10
+	externalDefaultMaxBytes = 1 << 20
+
+	externalStatusSent        = "Sent to external agent"
+	kindExternalSent          = "external.sent"
+	kindExternalForwardFailed = "external.forward_failed"
+	codeExternalForwardFailed = "external_forward_failed"
+
+	externalAuthToken = "token" // default: the per-session secret in the URL (or a signature)
+	externalAuthNone  = "none"  // unauthenticated callbacks (warned at startup)
+)
+
+// externalSettings is an external agent's "external" object in config.json.
+type externalSettings struct {
+	// InputURL receives the user's messages (seed 000's payload).
+	InputURL string `json:"inputUrl"`
+	// CallbackBaseURL is the base of the callback URL handed to the agent;
+	// default the URL the service itself is called on (loopback).
+	CallbackBaseURL string `json:"callbackBaseUrl,omitempty"`
+	// TimeoutSeconds bounds one POST to inputUrl. Default 5.
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+	// Retries after a refused connection or a 5xx answer. Default 0 (off).
+	Retries int `json:"retries,omitempty"`
+	// RetryBackoffMs is the first wait between attempts, doubled each time. Default 250.
+	RetryBackoffMs int `json:"retryBackoffMs,omitempty"`
+	// SecretRef names a keyring secret (Standard Webhooks, "whsec_..." or
+	// raw): callbacks may be signed with it, and forwards are signed with it.
+	SecretRef string `json:"secretRef,omitempty"`
+	// CallbackAuth is "token" (default) or "none" (unauthenticated callbacks).
+	CallbackAuth string `json:"callbackAuth,omitempty"`
+	// MaxMessageBytes caps a callback body. Default 1 MiB.
+	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+}
+
+// parseExternalSettings reads and validates an external agent's settings.
+func parseExternalSettings(a config.Agent) (externalSettings, error) {
+	var x externalSettings
+	if len(a.External) == 0 || string(a.External) == "null" {
+		return x, fmt.Errorf("external agent %q has no \"external\" settings (external.inputUrl is required)", a.AgentID)
+	}
+	dec := json.NewDecoder(bytes.NewReader(a.External))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x); err != nil {
+		return x, fmt.Errorf("external agent %q: external: %v", a.AgentID, err)
+	}
+	checkURL := func(field, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("external agent %q: external.%s must be an absolute http(s) URL, got %q", a.AgentID, field, v)
+		}
+		return nil
+	}
+	if x.InputURL == "" {
+		return x, fmt.Errorf("external agent %q: external.inputUrl is required", a.AgentID)
+	}
+	if err := checkURL("inputUrl", x.InputURL); err != nil {
+		return x, err
+	}
+	if x.CallbackBaseURL != "" {
+		if err := checkURL("callbackBaseUrl", x.CallbackBaseURL); err != nil {
+			return x, err
+		}
+		x.CallbackBaseURL = strings.TrimRight(x.CallbackBaseURL, "/")
+	}
+	switch x.CallbackAuth {
+	case "":
+		x.CallbackAuth = externalAuthToken
+	case externalAuthToken, externalAuthNone:
+	default:
+		return x, fmt.Errorf("external agent %q: external.callbackAuth must be \"token\" or \"none\", got %q", a.AgentID, x.CallbackAuth)
+	}
+	if x.TimeoutSeconds < 0 || x.Retries < 0 || x.RetryBackoffMs < 0 || x.MaxMessageBytes < 0 {
+		return x, fmt.Errorf("external agent %q: external timeouts, retries and sizes must not be negative", a.AgentID)
+	}
+	if x.Retries > externalMaxRetries {
+		return x, fmt.Errorf("external agent %q: external.retries is at most %d", a.AgentID, externalMaxRetries)
+	}
+	return x, nil
+}
+
+func (x externalSettings) timeout() time.Duration {
+	if x.TimeoutSeconds == 0 {
+		return externalDefaultTimeout
+	}
+	return time.Duration(x.TimeoutSeconds * float64(time.Second))
+}
+
+func (x externalSettings) backoff() time.Duration {
+	if x.RetryBackoffMs == 0 {
+		return externalDefaultBackoff
+	}
+	return time.Duration(x.RetryBackoffMs) * time.Millisecond
+}
+
+func (x externalSettings) maxBytes() int64 {
+	if x.MaxMessageBytes == 0 {
+		return externalDefaultMaxBytes
+	}
+	return x.MaxMessageBytes
+}
+
+func (x externalSettings) authLabel() string {
+	switch {
+	case x.CallbackAuth == externalAuthNone:
+		return externalAuthNone
+	case x.SecretRef != "":
+		return "token+signature"
+	}
+	return externalAuthToken
+}
+
+// externalState is the process's state of external agents.
+type externalState struct {
+	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", learnt from requests
+	lastPrune atomic.Int64           // unix seconds of the last delivery-id pruning
+
+	mu     sync.Mutex
+	tokens map[string]string // session id → callback token minted by this process
+}
+
+// noteBaseURL remembers the loopback URL the service is called on, the
+// default callbackBaseUrl. Only a loopback Host of the port the request came
+// in on is learnt: a forged Host can never redirect callbacks (and their
+// secrets) elsewhere. Called by guard for every request that passed it.
+func (s *Service) noteBaseURL(r *http.Request, port string) {
+	if !loopbackHost(r.Host, port) {
+		return
+	}
+	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(r.Host) && (*p)[len("http://"):] == r.Host {
+		return
+	}
+	u := "http://" + r.Host
+	s.ext.baseURL.Store(&u)
+}
+
+// externalCallbackBase returns the base of an agent's callback URLs.
+func (s *Service) externalCallbackBase(x externalSettings) (string, error) {
+	if x.CallbackBaseURL != "" {
+		return x.CallbackBaseURL, nil
+	}
+	if p := s.ext.baseURL.Load(); p != nil {
+		return *p, nil
+	}
+	return "", errors.New("the service does not know its own URL yet; set external.callbackBaseUrl in config.json")
+}
+
+func hashExternalToken(tok string) string {
+	h := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(h[:])
+}
+
+// externalToken returns the session's callback token, minting one (and
+// storing its hash) when this process has none that is still valid.
+func (s *Service) externalToken(ctx context.Context, sessionID string) (string, error) {
+	s.ext.mu.Lock()
+	tok := s.ext.tokens[sessionID]
+	s.ext.mu.Unlock()
+	if tok != "" {
+		owner, err := s.st.ExternalTokenSession(ctx, hashExternalToken(tok))
+		if err == nil && owner == sessionID {
+			return tok, nil
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		// Revoked (the session was deleted since): mint a new one.
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok = "xcb_" + base64.RawURLEncoding.EncodeToString(b[:])
+	if err := s.st.AddExternalToken(ctx, sessionID, hashExternalToken(tok)); err != nil {
+		return "", err
+	}
+	s.ext.mu.Lock()
+	if s.ext.tokens == nil {
+		s.ext.tokens = map[string]string{}
+	}
+	s.ext.tokens[sessionID] = tok
+	s.ext.mu.Unlock()
+	return tok, nil
+}
+
+// externalCallbackURL returns the URL the session's agent posts replies to.
+func (s *Service) externalCallbackURL(ctx context.Context, x externalSettings, sessionID string) (string, error) {
+	base, err := s.externalCallbackBase(x)
+	if err != nil {
+		return "", err
+	}
+	tok, err := s.externalToken(ctx, sessionID)
+	if err != nil {
+		return "", err
+	}
+	return base + "/external/sessions/" + url.PathEscape(sessionID) + "/messages?token=" + tok, nil
+}
+
+// runExternal is the external runtime: forward the turn's user message to
+// the agent's inputUrl; the forward ends the turn (see the file comment).
+func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+	bg := context.Background()
+	x, err := parseExternalSettings(agent)
+	if err != nil {
+		return failed("external_not_configured", "%s", err.Error())
+	}
+	user := t.user
+	cb, err := s.externalCallbackURL(bg, x, sess.ID)
+	if err != nil {
+		return failed("external_not_configured", "Cannot forward to external agent %q: %v", agent.AgentID, err)
+	}
+	created := user.CreatedAt
+	if ts, err := time.Parse(time.RFC3339Nano, created); err == nil {
+		created = ts.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	in := api.ExternalInput{SessionID: sess.ID, AgentID: agent.AgentID, CallbackURL: cb,
+		Message: api.ExternalInputMessage{Type: "user", Text: user.Content, CreatedAt: created}}
+	// Published before the POST: a reply posted while the agent is still
+	// answering it comes after this line, which it replaces.
+	s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: externalStatusSent, Kind: kindExternalSent, TurnID: t.id})
+	start := s.now()
+	detail, err := s.forwardExternal(ctx, x, in, t.id)
+	elapsed := s.now().Sub(start)
+	if serr := s.st.SetExternalForward(bg, agent.AgentID, err == nil, detail); serr != nil {
+		s.log.Error("external agent status", "agent", agent.AgentID, "err", serr)
+	}
+	if err != nil {
+		s.log.Warn("forward to external agent failed", "session", sess.ID, "agent", agent.AgentID, "detail", detail, "ms", elapsed.Milliseconds())
+		msg := "Forward to external agent failed: " + detail
+		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: msg, Kind: kindExternalForwardFailed, TurnID: t.id})
+		line := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "status", Content: msg, Meta: `{"kind":"` + kindExternalForwardFailed + `"}`}
+		return outcome{fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, last: &line}
+	}
+	s.log.Info("forwarded to external agent", "session", sess.ID, "agent", agent.AgentID, "result", detail, "ms", elapsed.Milliseconds())
+	return outcome{final: externalStatusSent}
+}
+
+// forwardExternal POSTs the input to inputUrl, retrying refused connections
+// and 5xx answers when the agent's settings allow it. Every attempt carries
+// the same Idempotency-Key (the turn id), so an agent that saw an attempt
+// whose answer was lost can ignore the retry. detail describes the result
+// (without secrets: the callback URL is never part of it).
+func (s *Service) forwardExternal(ctx context.Context, x externalSettings, in api.ExternalInput, key string) (detail string, err error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return "could not encode the message", err
+	}
+	var secret []byte
+	if x.SecretRef != "" {
+		sec, err := s.externalSecret(x)
+		if err != nil {
+			return err.Error(), err
+		}
+		secret = sec
+	}
+	wait := x.backoff()
+	for attempt := 0; ; attempt++ {
+		detail, retry, err := s.forwardOnce(ctx, x, body, key, secret)
+		if err == nil {
+			if attempt > 0 {
+				detail += fmt.Sprintf(" after %d retries", attempt)
+			}
+			return detail, nil
+		}
+		if !retry || attempt >= x.Retries || ctx.Err() != nil {
+			if attempt > 0 {
+				detail += fmt.Sprintf(" (after %d retries)", attempt)
+			}
+			return detail, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return "cancelled", ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
+var errExternalForward = errors.New("forward failed")
+
+func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []byte, key string, secret []byte) (detail string, retry bool, err error) {
+	limit := x.timeout()
+	actx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, x.InputURL, bytes.NewReader(body))
+	if err != nil {
+		return "bad inputUrl: " + err.Error(), false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "jarvis-service/"+Version)
+	req.Header.Set("Idempotency-Key", key)
+	if secret != nil {
+		ts := strconv.FormatInt(s.now().Unix(), 10)
+		req.Header.Set("webhook-id", key)
+		req.Header.Set("webhook-timestamp", ts)
+		req.Header.Set("webhook-signature", "v1,"+signExternalWebhook(secret, key, ts, body))
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return "cancelled", false, ctx.Err()
+		case actx.Err() != nil:
+			return fmt.Sprintf("inputUrl did not answer within %s", limit), false, fmt.Errorf("%w: timeout", errExternalForward)
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return "could not reach inputUrl: connection refused", true, fmt.Errorf("%w: %v", errExternalForward, err)
+		}
+		return "could not reach inputUrl: " + externalNetError(err), false, fmt.Errorf("%w: %v", errExternalForward, err)
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return fmt.Sprintf("HTTP %d", resp.StatusCode), false, nil
+	}
+	detail = fmt.Sprintf("inputUrl answered HTTP %d", resp.StatusCode)
+	if t := strings.TrimSpace(snippet(strings.ToValidUTF8(string(head), ""))); t != "" {
+		detail += ": " + t
+	}
+	return detail, resp.StatusCode >= 500, fmt.Errorf("%w: HTTP %d", errExternalForward, resp.StatusCode)
+}
+
+// externalNetError drops the request URL (and so any query) from a client error.
+func externalNetError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// externalSecret resolves the agent's webhook secret.
+func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
+	if s.secrets == nil {
+		return nil, fmt.Errorf("secret %q is unavailable: the service has no secret store", x.SecretRef)
+	}
+	v, err := s.secrets.Get(x.SecretRef)
+	if err != nil || v == "" {
+		return nil, fmt.Errorf("secret %q is unavailable", x.SecretRef)
+	}
+	return externalWebhookKey(v), nil
+}
+
+// externalWebhookKey is the HMAC key of a Standard Webhooks secret: the base64
+// after "whsec_", or the secret's bytes when it has no such prefix.
+func externalWebhookKey(secret string) []byte {
+	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
+		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
+			return b
+		}
+	}
+	return []byte(secret)
+}
+
+// signExternalWebhook is the base64 HMAC-SHA256 of "id.timestamp.body".
+func signExternalWebhook(key []byte, id, ts string, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id))
+	m.Write([]byte{'.'})
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// externalAgentStatus is an external agent's entry status for GET /v1/agents.
+func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
+	x, err := parseExternalSettings(a)
+	if err != nil {
+		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
+	}
+	st, err := s.st.ExternalAgentStatus(context.Background(), a.AgentID)
+	if err != nil {
+		return api.AgentStatus{State: "unknown", Detail: "status unavailable: " + err.Error()}
+	}
+	ext := &api.ExternalAgentStatus{LastForwardAt: st.LastForwardAt, LastForwardOK: st.LastForwardOK,
+		LastForwardResult: st.LastForwardDetail, LastCallbackAt: st.LastCallbackAt, CallbackAuth: x.authLabel()}
+	out := api.AgentStatus{State: "unknown", Detail: "no message forwarded yet", At: st.LastForwardAt, External: ext}
+	switch {
+	case st.LastForwardAt == "":
+	case st.LastForwardOK:
+		out.State, out.Detail = "ok", "last forward accepted ("+st.LastForwardDetail+")"
+	default:
+		out.State, out.Detail = "failing", "last forward failed: "+st.LastForwardDetail
+	}
+	return out
+}
+
+// initExternal hooks external agents into agents_message (delegate.go) and
+// logs the agents that cannot run and those that accept unauthenticated callbacks.
+func (s *Service) initExternal() {
+	s.externalReplyHook = s.waitExternalTurnReply
+	for _, a := range s.cfg().Agents {
+		if a.Type != config.TypeExternal {
+			continue
+		}
+		x, err := parseExternalSettings(a)
+		if err != nil {
+			s.log.Warn("external agent is not usable", "agent", a.AgentID, "err", err)
+			continue
+		}
+		if x.CallbackAuth == externalAuthNone {
+			s.log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
+		}
+	}
+}
+
+// waitExternalReply waits for the first reply an external agent posts to a
+// session after the event afterSeq (typically the user.message seq that
+// startTurn returned) and returns its text. A forward failure (an error
+// event after afterSeq) ends the wait with that error; ctx bounds it.
+// For agents_message in sync mode.
+func (s *Service) waitExternalReply(ctx context.Context, sessionID string, afterSeq int64) (string, error) {
+	return s.waitExternal(ctx, sessionID, afterSeq, "")
+}
+
+// waitExternalTurnReply is waitExternalReply after the user message of a
+// turn (the delegated one); only that turn's failure ends the wait early.
+func (s *Service) waitExternalTurnReply(ctx context.Context, sessionID, turnID string) (string, error) {
+	seq, err := s.st.ExternalTurnStartSeq(ctx, sessionID, turnID)
+	if err != nil {
+		return "", err
+	}
+	return s.waitExternal(ctx, sessionID, seq, turnID)
+}
+
+func (s *Service) waitExternal(ctx context.Context, sessionID string, afterSeq int64, turnID string) (string, error) {
+	var reply string
+	var failure error
+	err := s.hub.Follow(ctx, sessionID, afterSeq, events.FollowOptions{}, func(ev events.Event) error {
+		switch ev.Type {
+		case api.EventFinal:
+			var d api.ExternalReplyEvent
+			if json.Unmarshal(ev.Data, &d) == nil && d.Origin == api.EventOriginExternal {
+				reply = d.Text
+				return events.ErrStop
+			}
+		case api.EventError:
+			var d api.ErrorEvent
+			json.Unmarshal(ev.Data, &d)
+			if turnID != "" && d.TurnID != turnID {
+				return nil
+			}
+			failure = fmt.Errorf("external agent: %s: %s", d.Code, d.Message)
+			return events.ErrStop
+		}
+		return nil
+	})
+	if failure != nil {
+		return "", failure
+	}
+	if err != nil {
+		return "", err
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return reply, nil
+}
+
+// handleExternalSessionInfo is GET /v1/external/sessions/{sessionId}: the
+// callback URL of an external session, for scripts and for people who want
+// to post a reply by hand (seed 000's curl example).
+func (s *Service) handleExternalSessionInfo(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.liveSession(r.Context(), r.PathValue("sessionId"), "sessionId")
+	if err != nil {
+		return err
+	}
+	agent, ok := s.cfg().Agent(sess.AgentID)
+	if !ok || agent.Type != config.TypeExternal {
+		return errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
+	}
+	x, err := parseExternalSettings(agent)
+	if err != nil {
+		return errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
+	}
+	cb, err := s.externalCallbackURL(r.Context(), x, sess.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.ExternalSessionInfo{SessionID: sess.ID, AgentID: agent.AgentID, InputURL: x.InputURL, CallbackURL: cb})
+}

@@ -1,0 +1,267 @@
+package service
+
+// The inbound side of external agents: POST /external/sessions/{sessionId}/messages.
+//
+// Authentication (CONTRACT.md), in this order:
+//   - Standard Webhooks: when the request has webhook-timestamp or
+//     webhook-signature and the agent has a secretRef, the signature must
+//     verify (5-minute window) or the request is refused, token or not;
+//   - the per-session token of the callback URL (?token=...);
+//   - nothing, when the agent's config says "callbackAuth": "none".
+//
+// A delivery id (webhook-id, or Idempotency-Key) is claimed in the same
+// transaction as the message: a re-delivered reply is answered 200 with
+// "duplicate": true and adds nothing.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/store"
+)
+
+const (
+	externalWebhookWindow     = 5 * time.Minute
+	externalMaxDeliveryIDLen  = 256
+	externalDeliveryRetention = 24 * time.Hour
+)
+
+// externalSanitizeReport says what sanitizeExternalText removed.
+type externalSanitizeReport struct {
+	InvalidUTF8Bytes int `json:"invalidUtf8Bytes,omitempty"`
+	NULBytes         int `json:"nulBytes,omitempty"`
+}
+
+func (r externalSanitizeReport) changed() bool { return r.InvalidUTF8Bytes+r.NULBytes > 0 }
+
+func (r *externalSanitizeReport) add(o externalSanitizeReport) {
+	r.InvalidUTF8Bytes += o.InvalidUTF8Bytes
+	r.NULBytes += o.NULBytes
+}
+
+// sanitizeExternalText removes bytes that are not valid UTF-8 and NUL bytes.
+func sanitizeExternalText(b []byte) (string, externalSanitizeReport) {
+	var rep externalSanitizeReport
+	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
+		return string(b), rep
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if b[i] == 0 {
+			rep.NULBytes++
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			rep.InvalidUTF8Bytes++
+			i++
+			continue
+		}
+		out = append(out, b[i:i+n]...)
+		i += n
+	}
+	return string(out), rep
+}
+
+// verifyExternalWebhook checks Standard Webhooks headers against the body and returns the webhook-id.
+func verifyExternalWebhook(key []byte, h http.Header, body []byte, now time.Time) (string, error) {
+	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id == "" || ts == "" || sigs == "" {
+		return "", errors.New("signature headers incomplete: webhook-id, webhook-timestamp and webhook-signature are all required")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return "", errors.New("webhook-timestamp is not a Unix time in seconds")
+	}
+	off := now.Sub(time.Unix(sec, 0))
+	if off > externalWebhookWindow || off < -externalWebhookWindow {
+		return "", fmt.Errorf("webhook-timestamp is %s away from the service's clock (the window is %s)", off.Abs().Truncate(time.Second), externalWebhookWindow)
+	}
+	want := signExternalWebhook(key, id, ts, body)
+	for _, part := range strings.Fields(sigs) {
+		ver, sig, ok := strings.Cut(part, ",")
+		if ok && ver == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
+			return id, nil
+		}
+	}
+	return "", errors.New("no valid v1 signature in webhook-signature")
+}
+
+// auditExternal logs a callback (Info, no secrets, no text) and stores the
+// audit row of one that stored nothing (accepted ones are stored with their message).
+func (s *Service) auditExternal(a store.ExternalAudit, store_ bool) {
+	s.log.Info("external message", "session", a.SessionID, "agent", a.AgentID, "bytes", a.Bytes, "auth", a.Auth,
+		"accepted", a.Accepted, "reason", a.Reason, "delivery_id", a.DeliveryID, "message_id", a.MessageID, "sanitized", a.Sanitized)
+	if store_ {
+		if err := s.st.AddExternalAudit(context.Background(), a); err != nil {
+			s.log.Error("store external audit", "session", a.SessionID, "err", err)
+		}
+	}
+}
+
+// handleExternalMessage is POST /external/sessions/{sessionId}/messages: an
+// external agent's reply, raw text (Markdown) or application/json {"text"}.
+func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	sid := r.PathValue("sessionId")
+	au := store.ExternalAudit{SessionID: sid, Auth: "failed", Bytes: max(r.ContentLength, 0)}
+	if len(au.SessionID) > maxIDLen {
+		au.SessionID = au.SessionID[:maxIDLen]
+	}
+	reject := func(he *httpError, reason string) error {
+		au.Reason = reason
+		s.auditExternal(au, true)
+		return he
+	}
+	tok := r.URL.Query().Get("token")
+	tokHash := ""
+	if tok != "" {
+		tokHash = hashExternalToken(tok)
+	}
+	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "unknown session")
+	case err != nil:
+		return err
+	case sess.DeletedAt != "":
+		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "deleted session")
+	}
+	au.AgentID = sess.AgentID
+	agent, ok := s.cfg().Agent(sess.AgentID)
+	if !ok || agent.Type != config.TypeExternal {
+		return reject(errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
+	}
+	x, err := parseExternalSettings(agent)
+	if err != nil {
+		return reject(errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
+	}
+
+	// The token is checked before the body is read: a caller without one
+	// costs no more than this.
+	tokenGiven := tok != ""
+	tokenOK := tokenGiven && owner == sid
+	if tokenOK {
+		au.Auth = externalAuthToken
+	}
+	signed := r.Header.Get("webhook-signature") != "" || r.Header.Get("webhook-timestamp") != ""
+	if !tokenOK && !signed && x.CallbackAuth != externalAuthNone {
+		reason := "no token"
+		if tokenGiven {
+			reason = "wrong token"
+		}
+		return reject(errorf(http.StatusUnauthorized, "unauthorized",
+			"%s: post to the callbackUrl the service gave the agent (it carries ?token=...), or sign with the agent's webhook secret", reason), reason)
+	}
+
+	limit := x.maxBytes()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			au.Bytes = max(au.Bytes, limit+1)
+			return reject(errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than %d bytes", limit).with("limit_bytes", limit), "body too large")
+		}
+		return err
+	}
+	au.Bytes = int64(len(body))
+
+	auth := ""
+	switch {
+	case signed && x.SecretRef != "":
+		key, err := s.externalSecret(x)
+		if err != nil {
+			return reject(errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
+		}
+		if _, err := verifyExternalWebhook(key, r.Header, body, s.now()); err != nil {
+			au.Auth = "failed"
+			return reject(errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
+		}
+		auth = "signature"
+	case tokenOK:
+		auth = externalAuthToken
+	case x.CallbackAuth == externalAuthNone:
+		auth = externalAuthNone
+	default:
+		return reject(errorf(http.StatusUnauthorized, "unauthorized", "agent %q has no webhook secret (external.secretRef): post to the callbackUrl with its token", agent.AgentID), "signature without a configured secret")
+	}
+	au.Auth = auth
+
+	text, rep := sanitizeExternalText(body)
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
+		var req api.ExternalMessageRequest
+		if err := json.Unmarshal([]byte(text), &req); err != nil {
+			return reject(errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v (send {\"text\": \"...\"} or a text body)", err), "invalid json")
+		}
+		var rep2 externalSanitizeReport
+		text, rep2 = sanitizeExternalText([]byte(req.Text))
+		rep.add(rep2)
+	}
+	if strings.TrimSpace(text) == "" {
+		return reject(errorf(http.StatusBadRequest, "empty_message", "the message has no text"), "empty message")
+	}
+	delivery := r.Header.Get("webhook-id")
+	if delivery == "" {
+		delivery = r.Header.Get("Idempotency-Key")
+	}
+	if len(delivery) > externalMaxDeliveryIDLen {
+		return reject(errorf(http.StatusBadRequest, "invalid_delivery_id", "webhook-id / Idempotency-Key is longer than %d bytes", externalMaxDeliveryIDLen), "delivery id too long")
+	}
+	au.DeliveryID = delivery
+
+	meta := map[string]any{"origin": api.EventOriginExternal, "agentId": agent.AgentID, "auth": auth}
+	if delivery != "" {
+		meta["deliveryId"] = delivery
+	}
+	if rep.changed() {
+		meta["sanitized"] = rep
+		b, _ := json.Marshal(rep)
+		au.Sanitized = string(b)
+	}
+	metaJSON, _ := json.Marshal(meta)
+	replyID := newID("xr_")
+	msg := &store.Message{SessionID: sid, TurnID: replyID, Role: "assistant", Content: text, Meta: string(metaJSON)}
+	seq, err := s.hub.PublishWith(ctx, sid, api.EventFinal,
+		api.ExternalReplyEvent{Text: text, TurnID: replyID, Origin: api.EventOriginExternal, AgentID: agent.AgentID},
+		s.st.ExternalInject(store.ExternalInjection{Message: msg, DeliveryID: delivery, Audit: au, Snippet: snippet(text)}))
+	if errors.Is(err, store.ErrDuplicateDelivery) {
+		au.Reason = "duplicate delivery"
+		s.auditExternal(au, true)
+		return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, Duplicate: true})
+	}
+	if err != nil {
+		return err
+	}
+	au.Accepted, au.MessageID = true, msg.ID
+	s.auditExternal(au, false)
+	s.pruneExternalDeliveries()
+	return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.changed()})
+}
+
+// pruneExternalDeliveries forgets old delivery ids, at most every 10 minutes.
+// Signed deliveries older than the 5-minute window are refused anyway; ids
+// sent with a token are remembered for a day.
+func (s *Service) pruneExternalDeliveries() {
+	now := s.now()
+	last := s.ext.lastPrune.Load()
+	if now.Unix()-last < 600 || !s.ext.lastPrune.CompareAndSwap(last, now.Unix()) {
+		return
+	}
+	if err := s.st.PruneExternalDeliveries(context.Background(), store.Timestamp(now.Add(-externalDeliveryRetention))); err != nil {
+		s.log.Error("prune external deliveries", "err", err)
+	}
+}

@@ -1,0 +1,191 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"jarvis/api"
+	"jarvis/memory"
+	"jarvis/service/config"
+	"jarvis/service/llm"
+)
+
+// memoryError maps the memory package's sentinels to the HTTP edge.
+func memoryError(err error) error {
+	switch {
+	case errors.Is(err, memory.ErrTooLarge):
+		return errorf(http.StatusRequestEntityTooLarge, "memory_too_large", "%s", err.Error())
+	case errors.Is(err, memory.ErrNotFound):
+		return errorf(http.StatusNotFound, "memory_not_found", "%s", err.Error())
+	case errors.Is(err, memory.ErrInvalidTarget):
+		return errorf(http.StatusBadRequest, "invalid_target", "%s", err.Error()).with("field", "target")
+	case errors.Is(err, memory.ErrInvalidPath):
+		return errorf(http.StatusBadRequest, "invalid_path", "%s", err.Error()).with("field", "path")
+	case errors.Is(err, memory.ErrInvalidContent):
+		return errorf(http.StatusBadRequest, "invalid_content", "%s", err.Error()).with("field", "content")
+	case errors.Is(err, memory.ErrInvalidRange):
+		return errorf(http.StatusBadRequest, "invalid_range", "%s", err.Error())
+	}
+	return err
+}
+
+// handleMemoryWrite is POST /v1/memory/write {general_session_id, target, content}.
+func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) error {
+	var req api.MemoryWriteRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.GeneralSessionID != "" {
+		if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
+			return err
+		}
+	}
+	if req.Target == "" {
+		return missing("target")
+	}
+	if strings.TrimSpace(req.Content) == "" {
+		return missing("content")
+	}
+	path, err := s.mem.Write(r.Context(), req.Target, req.Content)
+	if err != nil {
+		return memoryError(err)
+	}
+	return writeJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
+}
+
+// handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
+// valid query; an empty one finds nothing.
+func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 10
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 50 {
+			return errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 50").with("field", "limit")
+		}
+		limit = n
+	}
+	res, err := s.mem.Search(r.Context(), q.Get("q"), q.Get("kind"), limit)
+	if err != nil {
+		return memoryError(err)
+	}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res))}
+	for _, x := range res {
+		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (seed 004's future endpoint).
+func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if q.Get("path") == "" {
+		return missing("path")
+	}
+	num := func(k string) (int, error) {
+		v := q.Get(k)
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, errorf(http.StatusBadRequest, "invalid_field", "%s must be a non-negative integer", k).with("field", k)
+		}
+		return n, nil
+	}
+	start, err := num("line_start")
+	if err != nil {
+		return err
+	}
+	end, err := num("line_end")
+	if err != nil {
+		return err
+	}
+	rg, err := s.mem.Get(r.Context(), q.Get("path"), start, end)
+	if err != nil {
+		return memoryError(err)
+	}
+	return writeJSON(w, http.StatusOK, rg)
+}
+
+// registerMemoryTools gives chat agents memory_write, memory_search and
+// memory_get, run by the service itself (memory is the service's state).
+func (s *Service) registerMemoryTools() {
+	type writeArgs struct {
+		Target  string `json:"target"`
+		Content string `json:"content"`
+	}
+	type searchArgs struct {
+		Query string `json:"query"`
+		Kind  string `json:"kind"`
+		Limit int    `json:"limit"`
+	}
+	type getArgs struct {
+		Path      string `json:"path"`
+		LineStart int    `json:"line_start"`
+		LineEnd   int    `json:"line_end"`
+	}
+	s.registerServerTool(serverTool{
+		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note).",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"}},"required":["target","content"],"additionalProperties":false}`)},
+		capabilities: []string{"memory.write"},
+		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+			var a writeArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("bad arguments: %v", err)
+			}
+			p, err := s.mem.Write(ctx, a.Target, a.Content)
+			if err != nil {
+				return "", err
+			}
+			return "Saved to " + p, nil
+		},
+	})
+	s.registerServerTool(serverTool{
+		spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory; returns excerpts with their file path and line range.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
+		capabilities: []string{"memory.read"},
+		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+			var a searchArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("bad arguments: %v", err)
+			}
+			if a.Limit <= 0 || a.Limit > 20 {
+				a.Limit = 5
+			}
+			res, err := s.mem.Search(ctx, a.Query, a.Kind, a.Limit)
+			if err != nil {
+				return "", err
+			}
+			if len(res) == 0 {
+				return "No memory matches.", nil
+			}
+			var b strings.Builder
+			for _, r := range res {
+				fmt.Fprintf(&b, "%s:%d-%d\n%s\n\n", r.Path, r.LineStart, r.LineEnd, r.Excerpt)
+			}
+			return strings.TrimSpace(b.String()), nil
+		},
+	})
+	s.registerServerTool(serverTool{
+		spec: llm.ToolSpec{Name: "memory_get", Description: "Read lines of a memory file (path as returned by memory_search).",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"line_start":{"type":"integer","minimum":1},"line_end":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`)},
+		capabilities: []string{"memory.read"},
+		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+			var a getArgs
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return "", fmt.Errorf("bad arguments: %v", err)
+			}
+			rg, err := s.mem.Get(ctx, a.Path, a.LineStart, a.LineEnd)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s:%d-%d\n%s", rg.Path, rg.LineStart, rg.LineEnd, rg.Text), nil
+		},
+	})
+}

@@ -1,0 +1,148 @@
+package service_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"jarvis/api"
+)
+
+func TestMemoryRoutes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "long_term", Content: "# Preferences\n\nThe user prefers **green tea** in the morning."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Path != "memory/MEMORY.md" {
+		t.Fatalf("path %q", w.Path)
+	}
+	var d api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: "Dentist appointment moved to Friday."}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if want := "memory/" + time.Now().Format("2006-01-02") + ".md"; d.Path != want {
+		t.Fatalf("daily path %q, want %q", d.Path, want)
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q="+url.QueryEscape("green tea"), nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || res.Results[0].Path != "memory/MEMORY.md" {
+		t.Fatalf("search %+v", res)
+	}
+	// The line range points at the lines of the file that hold the excerpt.
+	r := res.Results[0]
+	b, err := os.ReadFile(filepath.Join(e.dir, r.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	span := strings.Join(lines[r.LineStart-1:r.LineEnd], "\n")
+	if !strings.Contains(span, "green tea") {
+		t.Fatalf("lines %d-%d of the file are %q", r.LineStart, r.LineEnd, span)
+	}
+	var rg struct {
+		Path      string `json:"path"`
+		LineStart int    `json:"line_start"`
+		Text      string `json:"text"`
+	}
+	if err := e.c.Do(ctx, "GET", "/v1/memory/get?path="+url.QueryEscape(r.Path)+"&line_start="+itoa(r.LineStart)+"&line_end="+itoa(r.LineEnd), nil, &rg); err != nil {
+		t.Fatal(err)
+	}
+	if rg.Text != span {
+		t.Fatalf("get %q, want %q", rg.Text, span)
+	}
+	// Any text is a valid query.
+	for _, q := range []string{"", `"`, "NEAR(", "*", "-", "tea OR", "ünïcødé 東京", `a"b`} {
+		var rr api.MemorySearchResponse
+		if err := e.c.Do(ctx, "GET", "/v1/memory/search?q="+url.QueryEscape(q), nil, &rr); err != nil {
+			t.Errorf("query %q: %v", q, err)
+		}
+	}
+	bad := []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/v1/memory/write", `{"target":"weekly","content":"x"}`, 400, "invalid_target"},
+		{"POST", "/v1/memory/write", `{"target":"daily"}`, 400, "missing_field"},
+		{"POST", "/v1/memory/write", `{"target":"daily","content":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "memory_too_large"},
+		{"POST", "/v1/memory/write", `{"general_session_id":"g_nope","target":"daily","content":"x"}`, 404, "session_not_found"},
+		{"GET", "/v1/memory/get?path=../jarvis.db", "", 400, "invalid_path"},
+		{"GET", "/v1/memory/get?path=/etc/passwd", "", 400, "invalid_path"},
+		{"GET", "/v1/memory/get?path=memory/absent.md", "", 404, "memory_not_found"},
+		{"GET", "/v1/memory/get", "", 400, "missing_field"},
+		{"GET", "/v1/memory/search?q=x&limit=0", "", 400, "invalid_field"},
+		{"GET", "/v1/memory/search?q=x&kind=weekly", "", 400, "invalid_target"},
+	}
+	for _, c := range bad {
+		status, eb, _ := raw(t, c.method, e.srv.URL+c.path, testToken, c.body, nil)
+		if status != c.status || eb.Error.Code != c.code {
+			t.Errorf("%s %s: %d %+v, want %d %s", c.method, c.path, status, eb, c.status, c.code)
+		}
+	}
+}
+
+// Chat agents use memory through service tools: no tool.request reaches the desktop.
+func TestMemoryToolsRunInTheService(t *testing.T) {
+	e := newEnv(t)
+	sid := e.session("j1")
+	var got collect
+	err := e.c.ChatStream(context.Background(), sid, `remember [[tool memory_write {"target":"long_term","content":"Cat's name is Miso."}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := got.all()
+	if slices.Contains(types(evs), api.EventToolRequest) {
+		t.Fatal("a memory tool was sent to the desktop")
+	}
+	var res api.ToolResult
+	for _, ev := range evs {
+		if ev.Type == api.EventToolResult {
+			res = decode[api.ToolResult](t, ev.Data)
+		}
+	}
+	if !res.OK || res.Source != "service" || res.Name != "memory_write" || !strings.Contains(res.Result, "memory/MEMORY.md") {
+		t.Fatalf("result %+v", res)
+	}
+	b, _ := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md"))
+	if !strings.Contains(string(b), "Cat's name is Miso.") {
+		t.Fatalf("MEMORY.md = %q", b)
+	}
+	// Search through the tool finds it (the index follows the write).
+	got = collect{}
+	e.c.ChatStream(context.Background(), sid, `[[tool memory_search {"query":"Miso"}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	if f := text(got.all(), api.EventFinal); !strings.Contains(f, "memory/MEMORY.md") {
+		t.Fatalf("final %q", f)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// MEMORY.md and today's note go into a chat agent's system prompt.
+func TestMemoryInSystemPrompt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, w := range []api.MemoryWriteRequest{{Target: "long_term", Content: "The user's cat is called Miso."}, {Target: "daily", Content: "Standup moved to 10:30."}} {
+		if err := e.c.Do(ctx, "POST", "/v1/memory/write", w, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.c.Chat(ctx, e.session("j1"), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	sys := e.upstream.Requests()[0].Messages[0].Content
+	for _, want := range []string{"Miso", "Standup moved to 10:30."} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+}

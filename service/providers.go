@@ -1,0 +1,225 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+)
+
+// First-run setup (the desktop's setup panel): GET /v1/providers says what is
+// configured and which local OpenAI-compatible servers answer on their
+// default loopback ports; PUT /v1/providers stores an OpenAI key in the OS
+// keyring, or points the default provider at a server, by rewriting only the
+// "providers" and "defaultProvider" fields of the config file.
+
+// localServers are the default loopback endpoints of popular local model servers.
+var localServers = []struct{ name, baseURL string }{
+	{"Ollama", "http://127.0.0.1:11434/v1"},
+	{"LM Studio", "http://127.0.0.1:1234/v1"},
+	{"llama.cpp server", "http://127.0.0.1:8080/v1"},
+}
+
+// secretSetter is implemented by the keyring-backed secrets store.
+type secretSetter interface {
+	Set(ref, value string) error
+}
+
+// handleProviders is GET /v1/providers.
+func (s *Service) handleProviders(w http.ResponseWriter, r *http.Request) error {
+	c := s.cfg()
+	out := api.ProvidersInfo{DefaultProvider: c.DefaultProvider, Providers: map[string]api.ProviderInfo{}, Discovered: []api.DiscoveredServer{}}
+	for name, p := range c.Providers {
+		out.Providers[name] = api.ProviderInfo{BaseURL: p.BaseURL, Model: p.Model, APIKeyRef: p.APIKeyRef}
+	}
+	if a, err := s.agentForNewSession(""); err == nil {
+		_, _, perr := s.providerFor(a)
+		out.Configured = perr == nil
+		if perr != nil {
+			out.Problem = perr.Error()
+		}
+	}
+	if s.secrets != nil {
+		_, err := s.secrets.Get(c.ResolvedChat(config.Agent{Chat: &config.Chat{Provider: config.ProviderOpenAI}}).APIKeyRef)
+		out.OpenAIKeyStored = err == nil
+	}
+	out.Discovered = s.discoverLocalServers(r.Context())
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// discoverLocalServers probes the default ports concurrently with a short
+// timeout and lists the servers that answer /models, with their models.
+func (s *Service) discoverLocalServers(ctx context.Context) []api.DiscoveredServer {
+	ctx, cancel := context.WithTimeout(ctx, 800*time.Millisecond)
+	defer cancel()
+	found := make([]*api.DiscoveredServer, len(localServers))
+	var wg sync.WaitGroup
+	for i, srv := range localServers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			models, err := s.listModels(ctx, srv.baseURL)
+			if err == nil {
+				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models}
+			}
+		}()
+	}
+	wg.Wait()
+	out := []api.DiscoveredServer{}
+	for _, f := range found {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s/models: HTTP %d", baseURL, resp.StatusCode)
+	}
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return nil, err
+	}
+	models := []string{}
+	for _, m := range body.Data {
+		if m.ID != "" {
+			models = append(models, m.ID)
+		}
+	}
+	slices.Sort(models)
+	return models, nil
+}
+
+// handleSetProvider is PUT /v1/providers.
+func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) error {
+	var req api.SetProviderRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	entry := config.Provider{Model: strings.TrimSpace(req.Model)}
+	switch req.Provider {
+	case config.ProviderOpenAI:
+		entry.APIKeyRef = "openai"
+		if req.APIKey != "" {
+			setter, ok := s.secrets.(secretSetter)
+			if !ok {
+				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "this service cannot store secrets; set %s in its environment instead", "JARVIS_SECRET_OPENAI")
+			}
+			if err := setter.Set(entry.APIKeyRef, strings.TrimSpace(req.APIKey)); err != nil {
+				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key in the OS keyring (%v); set JARVIS_SECRET_OPENAI in the service's environment instead", err)
+			}
+		}
+	case config.ProviderOpenAICompatible:
+		u, err := url.Parse(strings.TrimSpace(req.BaseURL))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").with("field", "baseUrl")
+		}
+		if entry.Model == "" {
+			return missing("model")
+		}
+		entry.BaseURL = u.String()
+		if req.APIKey != "" {
+			entry.APIKeyRef = "openai-compatible"
+			if setter, ok := s.secrets.(secretSetter); !ok || setter.Set(entry.APIKeyRef, req.APIKey) != nil {
+				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key in the OS keyring; set JARVIS_SECRET_OPENAI_COMPATIBLE instead")
+			}
+		}
+	case "":
+		return missing("provider")
+	default:
+		return errorf(http.StatusBadRequest, "invalid_field", "provider must be openai or openai-compatible").with("field", "provider")
+	}
+	if err := s.saveProvider(req.Provider, entry); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return errorf(http.StatusConflict, "config_invalid", "the config file cannot be updated: %v", err)
+		}
+		return err
+	}
+	return s.handleProviders(w, r)
+}
+
+// saveProvider sets one provider and makes it the default, in the config
+// file when there is one (other fields untouched, written atomically) and in
+// the running config.
+func (s *Service) saveProvider(name string, p config.Provider) error {
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
+	if s.configPath == "" {
+		c := *s.cfg()
+		c.Providers = map[string]config.Provider{}
+		for k, v := range s.cfg().Providers {
+			c.Providers[k] = v
+		}
+		c.Providers[name] = p
+		c.DefaultProvider = name
+		s.SetConfig(&c)
+		return nil
+	}
+	doc := map[string]json.RawMessage{}
+	b, err := os.ReadFile(s.configPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if _, err := config.Parse(s.configPath, b); err != nil {
+			return err // never overwrite a file the user is in the middle of fixing
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return err
+		}
+	}
+	providers := map[string]config.Provider{}
+	if raw, ok := doc["providers"]; ok {
+		json.Unmarshal(raw, &providers)
+	}
+	providers[name] = p
+	doc["providers"], _ = json.Marshal(providers)
+	doc["defaultProvider"], _ = json.Marshal(name)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := config.Parse(s.configPath, out); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.configPath), 0o700); err != nil {
+		return err
+	}
+	tmp := s.configPath + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, s.configPath); err != nil {
+		return err
+	}
+	return s.ReloadConfig(s.configPath)
+}

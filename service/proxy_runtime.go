@@ -1,0 +1,593 @@
+package service
+
+// The proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
+// reached through the proxy client (package proxy). This file owns what the
+// client leaves to the session runtime: turning a user message into a call
+// and its answer into events and stored messages, the async callback wait,
+// the timeout on the whole wait, late answers, and the agent's status.
+//
+// Events published on the session stream of a proxy turn:
+//
+//	assistant.delta   each streamed message or async partial, as it arrives
+//	assistant.final   the whole answer (sync response, stitched stream or callbacks)
+//	error             code "proxy_<kind>" (proxy.Kind): proxy_timeout, proxy_status,
+//	                  proxy_malformed, proxy_too_large, proxy_redirect,
+//	                  proxy_unreachable, proxy_invalid, proxy_secret
+//	status            kind "thought" (one per debug thought), "agent_status"
+//	                  (sessionInfo.status when it differs from the agent's
+//	                  last known status), "route" (routeToUser is
+//	                  off but the user messaged the agent directly), "late" (an
+//	                  answer arrived after its turn timed out and was recorded)
+//
+// Concurrency: proxyRuntime's maps are guarded by its mu; a proxyWait's
+// stitching and publishing by its own mu, so that concurrent callbacks of one
+// call publish in the order they were stitched.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/proxy"
+	"jarvis/service/store"
+)
+
+// proxyConfig is the "proxy" object of a proxy agent in the config file:
+// seed 002's request definition plus how the agent's callbacks authenticate.
+type proxyConfig struct {
+	proxy.Definition
+	// CallbackAuth is "token" (default: the per-session secret in the
+	// callback URL, or a Standard Webhooks signature when webhookSecretRef
+	// is set) or "none" (unauthenticated callbacks; warned at startup).
+	CallbackAuth string `json:"callbackAuth,omitempty"`
+	// WebhookSecretRef names the keyring secret ("whsec_<base64>" or raw)
+	// with which the agent signs callbacks (Standard Webhooks).
+	WebhookSecretRef string `json:"webhookSecretRef,omitempty"`
+	// CallbackBaseURL replaces the service's own address in callback URLs,
+	// for agents that reach the service through a tunnel or proxy.
+	CallbackBaseURL string `json:"callbackBaseUrl,omitempty"`
+}
+
+// Callback limits.
+const (
+	proxyWebhookWindow = 5 * time.Minute
+	lateKeep           = time.Hour // how long a timed-out call still records its late answer
+	maxTrackedCalls    = 1024
+)
+
+// proxyRuntime is the state of the proxy agents of one Service.
+type proxyRuntime struct {
+	client  *proxy.Client
+	key     []byte // derives per-session callback tokens
+	userID  string // the stable local user id (userReference)
+	baseURL atomic.Pointer[string]
+
+	defs sync.Map // agent id → *cachedProxyDef
+
+	mu      sync.Mutex
+	calls   map[string]*proxyWait // call id → async call (active, then late until lateKeep)
+	current map[string]*proxyWait // agent id \x00 session id → its latest async call
+	seen    map[string]time.Time  // webhook-id → when first seen (replay protection)
+	status  map[string]agentReport
+}
+
+type cachedProxyDef struct {
+	raw []byte
+	pc  proxyConfig
+	err error
+}
+
+// agentReport is the last sessionInfo.status an agent sent.
+type agentReport struct {
+	status string
+	at     time.Time
+}
+
+func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
+	gen := func() string {
+		var b [32]byte
+		rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}
+	key, err := s.st.ProxyValue(ctx, "callback_key", gen)
+	if err != nil {
+		return nil, fmt.Errorf("service: proxy callback key: %w", err)
+	}
+	uid, err := s.st.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
+	if err != nil {
+		return nil, fmt.Errorf("service: proxy user id: %w", err)
+	}
+	var secrets func(string) (string, error)
+	if s.secrets != nil {
+		secrets = s.secrets.Get
+	}
+	client, err := proxy.New(proxy.Options{Secrets: secrets, Logger: s.log, Now: s.now})
+	if err != nil {
+		return nil, err
+	}
+	px := &proxyRuntime{client: client, key: []byte(key), userID: uid,
+		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{}}
+	for _, a := range s.cfg().Agents {
+		if a.Type != config.TypeProxy {
+			continue
+		}
+		pc, err := px.definition(a)
+		switch {
+		case err != nil:
+			s.log.Warn("proxy agent cannot run until its definition is fixed", "agent", a.AgentID, "err", err)
+		case pc.CallbackAuth == "none":
+			s.log.Warn("proxy agent accepts unauthenticated callbacks (callbackAuth: none)", "agent", a.AgentID)
+		}
+	}
+	return px, nil
+}
+
+// definition decodes and validates an agent's "proxy" object, cached per
+// agent until its bytes change.
+func (px *proxyRuntime) definition(a config.Agent) (proxyConfig, error) {
+	if v, ok := px.defs.Load(a.AgentID); ok {
+		if c := v.(*cachedProxyDef); bytes.Equal(c.raw, a.Proxy) {
+			return c.pc, c.err
+		}
+	}
+	pc, err := parseProxyConfig(a)
+	px.defs.Store(a.AgentID, &cachedProxyDef{raw: a.Proxy, pc: pc, err: err})
+	return pc, err
+}
+
+func parseProxyConfig(a config.Agent) (proxyConfig, error) {
+	var pc proxyConfig
+	if len(bytes.TrimSpace(a.Proxy)) == 0 {
+		return pc, fmt.Errorf("%w: agent %q is of type proxy but has no \"proxy\" definition (method, url, headers, async, timeoutSeconds, routeToUser)", proxy.ErrInvalid, a.AgentID)
+	}
+	dec := json.NewDecoder(bytes.NewReader(a.Proxy))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pc); err != nil {
+		return pc, fmt.Errorf("%w: agent %q: proxy: %v", proxy.ErrInvalid, a.AgentID, err)
+	}
+	var errs []error
+	if err := pc.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch pc.CallbackAuth {
+	case "", "token", "none":
+	default:
+		errs = append(errs, &proxy.ValidationError{Field: "callbackAuth", Problem: fmt.Sprintf("%q is not one of token, none", pc.CallbackAuth)})
+	}
+	if pc.CallbackBaseURL != "" {
+		if u, err := url.Parse(pc.CallbackBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, &proxy.ValidationError{Field: "callbackBaseUrl", Problem: "must be an absolute http(s) URL"})
+		}
+	}
+	if len(errs) > 0 {
+		return pc, fmt.Errorf("agent %q: %w", a.AgentID, errors.Join(errs...))
+	}
+	// Health and logs are keyed by agent id: profile names need not be unique here.
+	pc.Profile.Name = a.AgentID
+	return pc, nil
+}
+
+// learnBaseURL notes the address the service is reached at (the local
+// address of the first connection), from which callback URLs are made.
+func (px *proxyRuntime) learnBaseURL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if px.baseURL.Load() == nil {
+			if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+				u := "http://" + a.String()
+				px.baseURL.CompareAndSwap(nil, &u)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (px *proxyRuntime) base(pc proxyConfig) string {
+	if pc.CallbackBaseURL != "" {
+		return pc.CallbackBaseURL
+	}
+	if p := px.baseURL.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// callbackPath is the callback route of an agent's session.
+func callbackPath(agentID, sessionID string) string {
+	return "/proxy/agents/" + url.PathEscape(agentID) + "/sessions/" + url.PathEscape(sessionID) + "/callback"
+}
+
+// callbackToken is the per-session secret of an agent's callback URL.
+func (px *proxyRuntime) callbackToken(agentID, sessionID string) string {
+	m := hmac.New(sha256.New, px.key)
+	m.Write([]byte("proxy-callback\x00" + agentID + "\x00" + sessionID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// callbackURL is the URL handed to the agent for one call. The call id lets
+// a late answer find the turn it belongs to.
+func (px *proxyRuntime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
+	b := px.base(pc)
+	if b == "" {
+		return ""
+	}
+	q := url.Values{"token": {px.callbackToken(agentID, sessionID)}}
+	if callID != "" {
+		q.Set("call", callID)
+	}
+	return b + callbackPath(agentID, sessionID) + "?" + q.Encode()
+}
+
+func (px *proxyRuntime) noteStatus(agentID, status string, now time.Time) {
+	if status == "" {
+		return
+	}
+	px.mu.Lock()
+	px.status[agentID] = agentReport{status: status, at: now}
+	px.mu.Unlock()
+}
+
+// proxyWait is one async call waiting for its callbacks.
+type proxyWait struct {
+	id, agentID, sessionID, turnID string
+	direct                         bool // a user's turn (late answers are stored as the agent's)
+	test                           bool // a Test action: callbacks are accepted and dropped
+	created                        time.Time
+	sink                           *proxySink // nil: publish nothing
+
+	mu    sync.Mutex
+	turn  proxy.Turn
+	late  atomic.Bool         // set under mu; read without it when pruning
+	final chan proxy.Response // buffered 1
+	fail  chan error          // buffered 1
+}
+
+func (px *proxyRuntime) register(w *proxyWait) {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	if len(px.calls) >= maxTrackedCalls/2 {
+		for id, o := range px.calls {
+			if o.late.Load() && w.created.Sub(o.created) > lateKeep || len(px.calls) >= maxTrackedCalls {
+				px.forgetLocked(id, o)
+			}
+		}
+	}
+	px.calls[w.id] = w
+	if !w.test {
+		px.current[w.agentID+"\x00"+w.sessionID] = w
+	}
+}
+
+func (px *proxyRuntime) forgetLocked(id string, w *proxyWait) {
+	delete(px.calls, id)
+	k := w.agentID + "\x00" + w.sessionID
+	if px.current[k] == w {
+		delete(px.current, k)
+	}
+}
+
+// lookup finds the call a callback belongs to: by its call id, else the
+// session's latest call with the agent.
+func (px *proxyRuntime) lookup(callID, agentID, sessionID string) *proxyWait {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	if w, ok := px.calls[callID]; ok && w.agentID == agentID && w.sessionID == sessionID {
+		return w
+	}
+	if callID != "" {
+		return nil
+	}
+	return px.current[agentID+"\x00"+sessionID]
+}
+
+// expire ends the wait: it returns the final answer if one is already
+// there, else marks the call late so that its answer is only recorded.
+func (w *proxyWait) expire() (proxy.Response, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case r := <-w.final:
+		return r, true
+	default:
+		w.late.Store(true)
+		return proxy.Response{}, false
+	}
+}
+
+// proxySink publishes what a call shows as it arrives.
+type proxySink struct {
+	s                 *Service
+	sessionID, turnID string
+	lastStatus        string
+}
+
+func (k *proxySink) delta(text string) {
+	if k == nil || text == "" {
+		return
+	}
+	k.s.publish(k.sessionID, api.EventDelta, api.TextEvent{Text: text, TurnID: k.turnID})
+}
+
+func (k *proxySink) thoughts(ts []string) {
+	if k == nil {
+		return
+	}
+	for _, t := range ts {
+		k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: t, Kind: "thought", TurnID: k.turnID})
+	}
+}
+
+func (k *proxySink) agentStatus(st string) {
+	if k == nil || st == "" || st == k.lastStatus {
+		return
+	}
+	k.lastStatus = st
+	k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: st, Kind: "agent_status", TurnID: k.turnID})
+}
+
+// errProxyNoCallback: an async agent needs a callback URL and the service
+// does not know its own address yet.
+var errProxyNoCallback = fmt.Errorf("%w: async agent needs a callback URL, but the service's address is not known yet (set proxy.callbackBaseUrl)", proxy.ErrInvalid)
+
+// proxyExchange sends text to the agent and waits for its whole answer: the
+// response (sync), the stitched stream, or the callbacks (async), all
+// within the definition's timeout. Errors are the proxy package's typed
+// errors, or ctx's cause when the caller gave up.
+func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyConfig, sessionID, turnID, text string, direct bool, sink *proxySink) (proxy.Response, error) {
+	px := s.px
+	start := time.Now()
+	in := proxy.Input{SessionID: sessionID, UserID: px.userID, Text: text}
+	var w *proxyWait
+	if pc.Async {
+		w = &proxyWait{id: newID("pc_"), agentID: agentID, sessionID: sessionID, turnID: turnID, direct: direct, created: start, sink: sink,
+			final: make(chan proxy.Response, 1), fail: make(chan error, 1)}
+		if in.CallbackURL = px.callbackURL(pc, agentID, sessionID, w.id); in.CallbackURL == "" {
+			return proxy.Response{}, errProxyNoCallback
+		}
+		// Registered before the call: a fast agent may call back before its
+		// acknowledgement has been read.
+		px.register(w)
+	}
+	chunks := 0
+	resp, err := px.client.Call(ctx, pc.Definition, in, func(ch proxy.Chunk) {
+		chunks++
+		sink.delta(ch.Text)
+		sink.thoughts(ch.Thoughts)
+		sink.agentStatus(ch.Status)
+	})
+	if err != nil {
+		if w != nil {
+			w.expire() // anything the agent still sends is recorded as late
+		}
+		return proxy.Response{}, err
+	}
+	if w == nil {
+		if chunks == 0 {
+			sink.thoughts(resp.Thoughts)
+		}
+		sink.agentStatus(resp.Status)
+		px.noteStatus(agentID, resp.Status, s.now())
+		return resp, nil
+	}
+	px.noteStatus(agentID, resp.Status, s.now())
+	w.mu.Lock()
+	sink.agentStatus(resp.Status)
+	w.mu.Unlock()
+
+	timeout := pc.Timeout()
+	timer := time.NewTimer(timeout - time.Since(start))
+	defer timer.Stop()
+	key := pc.HealthKey()
+	select {
+	case r := <-w.final:
+		px.client.Health().Record(key, nil)
+		return r, nil
+	case err := <-w.fail:
+		w.expire()
+		px.client.Health().Record(key, err)
+		return proxy.Response{}, err
+	case <-ctx.Done():
+		if r, ok := w.expire(); ok {
+			return r, nil
+		}
+		return proxy.Response{}, context.Cause(ctx)
+	case <-timer.C:
+		if r, ok := w.expire(); ok {
+			px.client.Health().Record(key, nil)
+			return r, nil
+		}
+		err := fmt.Errorf("%w: the agent acknowledged but sent no complete answer to the callback URL within %s", proxy.ErrTimeout, timeout)
+		px.client.Health().Record(key, err)
+		return proxy.Response{}, err
+	}
+}
+
+// proxyMessageMeta is the meta of a stored proxy answer (TranscriptMessage.meta).
+type proxyMessageMeta struct {
+	ProxyAgent        string       `json:"proxyAgent"`
+	MessageID         string       `json:"messageId,omitempty"`
+	Thoughts          []string     `json:"thoughts,omitempty"`
+	AgentStatus       string       `json:"agentStatus,omitempty"`
+	ConversationState string       `json:"conversationState,omitempty"`
+	Parts             []proxy.Part `json:"parts,omitempty"` // non-text outputs (image, file, audio)
+	RouteToUser       bool         `json:"routeToUser"`
+	Late              bool         `json:"late,omitempty"`
+	CallID            string       `json:"callId,omitempty"`
+}
+
+func proxyMeta(agentID string, pc proxyConfig, r proxy.Response) proxyMessageMeta {
+	m := proxyMessageMeta{ProxyAgent: agentID, MessageID: r.MessageID, Thoughts: r.Thoughts, AgentStatus: r.Status,
+		ConversationState: r.ConversationState, RouteToUser: pc.RouteToUser}
+	for _, p := range r.Parts {
+		if p.Type != "text" {
+			m.Parts = append(m.Parts, p)
+		}
+	}
+	return m
+}
+
+func (m proxyMessageMeta) json() string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// runProxy is the proxy runtime: it forwards the turn's user message to the
+// agent and shows its answer.
+func (s *Service) runProxy(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+	pc, err := s.px.definition(agent)
+	if err != nil {
+		return outcome{fail: proxyErrorEvent(agent, err)}
+	}
+	text := t.user.Content
+	// A delegated turn (t.chain set by agents_message) goes back to its
+	// supervisor anyway; only a user's own message needs the note.
+	if !pc.RouteToUser && len(t.chain) == 0 {
+		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.id,
+			Text: fmt.Sprintf("Route response to user is off for %s: its answers normally go to the supervising agent. You messaged it directly, so this answer is shown to you.", agent.DisplayName)})
+	}
+	// agent_status events say when the agent's status changes, not on every turn.
+	s.px.mu.Lock()
+	sink := &proxySink{s: s, sessionID: sess.ID, turnID: t.id, lastStatus: s.px.status[agent.AgentID].status}
+	s.px.mu.Unlock()
+	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.id, text, true, sink)
+	if err != nil {
+		return outcome{fail: proxyErrorEvent(agent, err)}
+	}
+	answer := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "assistant", Content: resp.Output, Meta: proxyMeta(agent.AgentID, pc, resp).json()}
+	return outcome{final: resp.Output, last: &answer}
+}
+
+// proxyRouteToUser reports whether a proxy agent's answers go to the user as
+// is (routeToUser on) rather than back to the supervising agent.
+func (s *Service) proxyRouteToUser(agent config.Agent) bool {
+	pc, err := s.px.definition(agent)
+	return err == nil && pc.RouteToUser
+}
+
+// callProxy sends text to a proxy agent on behalf of a supervising agent
+// (agents_message delegation) and returns the agent's whole answer.
+//
+// sessionID is the supervisor's session: it is the Agent Protocol
+// sessionReference, and for async agents the session of the callback URL.
+// callProxy publishes nothing on the session stream and stores nothing but a
+// late answer (a "status" message with meta late:true, so that the
+// supervisor's model never sees it as its own words). It blocks until the
+// answer, the definition's timeout, or ctx's end.
+//
+// Errors wrap the proxy package's (errors.Is(err, proxy.ErrTimeout), …);
+// proxyErrorCode(err) gives the error-event code ("proxy_timeout", …). The
+// caller decides what routeToUser means for its turn: proxyRouteToUser(agent)
+// says whether the output should reach the user as is.
+func (s *Service) callProxy(ctx context.Context, agent config.Agent, sessionID, text string) (output string, err error) {
+	if agent.Type != config.TypeProxy {
+		return "", fmt.Errorf("%w: agent %q is of type %q, not proxy", proxy.ErrInvalid, agent.AgentID, agent.Type)
+	}
+	pc, err := s.px.definition(agent)
+	if err != nil {
+		return "", err
+	}
+	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sessionID, "", text, false, nil)
+	if err != nil {
+		return "", fmt.Errorf("proxy agent %q: %w", agent.AgentID, err)
+	}
+	return resp.Output, nil
+}
+
+// proxyErrorCode is the error-event code of a proxy call's error.
+func proxyErrorCode(err error) string {
+	switch k := proxy.Kind(err); k {
+	case "":
+		return "proxy_error"
+	case "cancelled":
+		return "cancelled"
+	default:
+		return "proxy_" + k
+	}
+}
+
+func proxyErrorEvent(agent config.Agent, err error) *api.ErrorEvent {
+	code := proxyErrorCode(err)
+	msg := agent.DisplayName + ": " + err.Error()
+	if code == "proxy_timeout" {
+		msg = fmt.Sprintf("%s did not answer in time (%v). The session is still usable; an answer that arrives later is recorded but does not reopen this turn.", agent.DisplayName, err)
+	}
+	return &api.ErrorEvent{Code: code, Message: msg}
+}
+
+// recordLate stores an answer that arrived after its call had ended.
+func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, r proxy.Response) {
+	meta := proxyMeta(agent.AgentID, pc, r)
+	meta.Late = true
+	role, turnID := "status", ""
+	if w != nil {
+		meta.CallID, turnID = w.id, w.turnID
+		if w.direct {
+			role = "assistant"
+		}
+	} else if sess, err := s.st.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
+		role = "assistant"
+	}
+	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: r.Output, Meta: meta.json()}); err != nil {
+		s.log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
+		return
+	}
+	s.log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
+	s.publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
+		Text: fmt.Sprintf("%s answered after the turn had timed out; the answer was recorded in the transcript.", agent.DisplayName)})
+}
+
+// proxyAgentInfo fills the status and proxy details of a proxy agent in GET /v1/agents.
+func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
+	pc, err := s.px.definition(a)
+	if err != nil {
+		info.Status = api.AgentStatus{State: "unconfigured", Detail: err.Error()}
+		return
+	}
+	h := s.px.client.Health().Get(pc.HealthKey())
+	switch h.State {
+	case proxy.HealthHealthy:
+		info.Status = api.AgentStatus{State: "ok"}
+	case proxy.HealthFailing:
+		info.Status = api.AgentStatus{State: "failing", Detail: h.LastError}
+	default:
+		info.Status = api.AgentStatus{State: "unknown"}
+	}
+	if !h.LastChecked.IsZero() {
+		info.Status.At = store.Timestamp(h.LastChecked)
+	}
+	s.px.mu.Lock()
+	rep := s.px.status[a.AgentID]
+	s.px.mu.Unlock()
+	if rep.status == proxy.StatusError && info.Status.State == "ok" {
+		info.Status = api.AgentStatus{State: "failing", Detail: "the agent reported sessionInfo.status \"error\"", At: store.Timestamp(rep.at)}
+	}
+	pi := &api.ProxyAgentInfo{ExternalPlatform: pc.Profile.ExternalPlatform, Avatar: pc.Profile.Avatar, Async: pc.Async,
+		Streaming: pc.Stream != nil && pc.Stream.Enable && !pc.Async, RouteToUser: pc.RouteToUser,
+		TimeoutSeconds: int(pc.Timeout() / time.Second), AgentStatus: rep.status, Failures: h.Failures}
+	if pc.Async {
+		if b := s.px.base(pc); b != "" {
+			pi.CallbackURLTemplate = b + "/proxy/agents/" + url.PathEscape(a.AgentID) + "/sessions/{sessionId}/callback?token={per-session token}"
+		}
+		pi.CallbackAuth = "token"
+		if pc.CallbackAuth == "none" {
+			pi.CallbackAuth = "none"
+		} else if pc.WebhookSecretRef != "" {
+			pi.CallbackAuth = "token+webhook-signature"
+		}
+	}
+	info.Proxy = pi
+}

@@ -1,0 +1,249 @@
+package service
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/proxy"
+	"jarvis/service/store"
+)
+
+// handleProxyCallback is POST /proxy/agents/{agentId}/sessions/{sessionId}/callback:
+// an async proxy agent posts Agent Protocol responses for a call here. It
+// authenticates with the per-session token of the URL (?token=), or a
+// Standard Webhooks signature when the agent has webhookSecretRef, or not at
+// all with callbackAuth "none". Answers: 202 with api.ProxyCallbackResponse;
+// 401 bad or missing token/signature; 404 unknown agent or session; 400
+// malformed response (the waiting turn fails with proxy_malformed); 413 over
+// the size cap (proxy_too_large); 409 the call's answer is already complete.
+func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) error {
+	agentID, sessionID, callID := r.PathValue("agentId"), r.PathValue("sessionId"), r.URL.Query().Get("call")
+	agent, ok := s.cfg().Agent(agentID)
+	if !ok || agent.Type != config.TypeProxy {
+		return errorf(http.StatusNotFound, "unknown_agent", "no proxy agent %q is configured", agentID)
+	}
+	pc, err := s.px.definition(agent)
+	if err != nil {
+		return errorf(http.StatusConflict, "proxy_invalid", "%v", err)
+	}
+	limit := pc.MaxResponseBytes
+	if limit <= 0 {
+		limit = proxy.DefaultMaxResponse
+	}
+	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	ok, dup := s.px.authenticate(r, pc, agentID, sessionID, body, s.secrets, s.now())
+	if !ok {
+		return errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing or wrong")
+	}
+	if dup { // Standard Webhooks: a replayed id is acknowledged and ignored
+		return writeJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
+	}
+	wt := s.px.lookup(callID, agentID, sessionID)
+	if wt == nil || !wt.test {
+		if sess, err := s.st.Session(r.Context(), sessionID); errors.Is(err, store.ErrNotFound) || err == nil && sess.DeletedAt != "" {
+			return errorf(http.StatusNotFound, "not_found", "no session %s", sessionID)
+		} else if err != nil {
+			return err
+		}
+	}
+	if readErr != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(readErr, &mbe) {
+			e := &proxy.TooLargeError{Limit: limit}
+			wt.failWith(e)
+			return errorf(http.StatusRequestEntityTooLarge, "proxy_too_large", "%v", e).with("limit_bytes", limit)
+		}
+		return errorf(http.StatusBadRequest, "bad_request", "reading the callback body: %v", readErr)
+	}
+	resp, err := proxy.ParseCallback(body, pc.ResponseMapping)
+	if err != nil {
+		wt.failWith(err)
+		return errorf(http.StatusBadRequest, "proxy_"+proxy.Kind(err), "%v", err)
+	}
+	out, err := s.deliverProxy(wt, agent, pc, sessionID, resp)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, out)
+}
+
+// failWith fails a waiting call (a malformed or oversized callback).
+func (w *proxyWait) failWith(err error) {
+	if w == nil || w.test {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.late.Load() {
+		select {
+		case w.fail <- err:
+		default:
+		}
+	}
+}
+
+// deliverProxy adds a callback's response to its call: shown at once while
+// the call waits, recorded as a late answer once it has timed out.
+func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, resp proxy.Response) (api.ProxyCallbackResponse, error) {
+	if w == nil { // no call we know of (e.g. sent before a restart)
+		if resp.Final {
+			s.recordLate(nil, agent, pc, sessionID, resp)
+		}
+		return api.ProxyCallbackResponse{Accepted: true, Late: true, Final: resp.Final}, nil
+	}
+	if w.test {
+		return api.ProxyCallbackResponse{Accepted: true, Final: resp.Final}, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	shown, err := w.turn.Add(resp)
+	if errors.Is(err, proxy.ErrTurnClosed) {
+		return api.ProxyCallbackResponse{}, errorf(http.StatusConflict, "proxy_turn_complete", "the answer to call %s is already complete", w.id)
+	}
+	if w.late.Load() {
+		if shown.Final {
+			s.recordLate(w, agent, pc, sessionID, shown)
+		}
+		return api.ProxyCallbackResponse{Accepted: true, Late: true, Final: shown.Final}, nil
+	}
+	s.px.noteStatus(agent.AgentID, resp.Status, s.now())
+	if !shown.Final {
+		w.sink.delta(shown.Output)
+	}
+	w.sink.thoughts(resp.Thoughts)
+	w.sink.agentStatus(resp.Status)
+	if shown.Final {
+		w.final <- shown // buffered; only one Add returns the final response
+	}
+	return api.ProxyCallbackResponse{Accepted: true, Final: shown.Final}, nil
+}
+
+// authenticate checks a callback: the per-session token, else a Standard
+// Webhooks signature (dup: a replayed webhook-id), else callbackAuth "none".
+func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID string, body []byte, secrets Secrets, now time.Time) (ok, dup bool) {
+	if tok := r.URL.Query().Get("token"); tok != "" && hmac.Equal([]byte(tok), []byte(px.callbackToken(agentID, sessionID))) {
+		return true, false
+	}
+	if pc.WebhookSecretRef != "" && secrets != nil && r.Header.Get("webhook-signature") != "" {
+		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil && verifyProxyWebhook(sec, r.Header, body, now) {
+			return true, px.replayed(agentID+"\x00"+r.Header.Get("webhook-id"), now)
+		}
+	}
+	return pc.CallbackAuth == "none", false
+}
+
+// verifyProxyWebhook checks a Standard Webhooks signature: webhook-signature
+// holds space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>", the
+// secret is "whsec_<base64 key>" (or the raw key), and the timestamp must be
+// within 5 minutes of now.
+func verifyProxyWebhook(secret string, h http.Header, body []byte, now time.Time) bool {
+	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id == "" || ts == "" || sigs == "" {
+		return false
+	}
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	if d := now.Sub(time.Unix(n, 0)); d > proxyWebhookWindow || d < -proxyWebhookWindow {
+		return false
+	}
+	key := []byte(secret)
+	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
+		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
+			key = b
+		}
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "."))
+	m.Write(body)
+	want := m.Sum(nil)
+	for _, s := range strings.Fields(sigs) {
+		v, sig, ok := strings.Cut(s, ",")
+		if !ok || v != "v1" {
+			continue
+		}
+		if got, err := base64.StdEncoding.DecodeString(sig); err == nil && hmac.Equal(got, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayed records a webhook id and reports whether it was seen before.
+func (px *proxyRuntime) replayed(id string, now time.Time) bool {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	if _, ok := px.seen[id]; ok {
+		return true
+	}
+	if len(px.seen) > 4096 {
+		for k, t := range px.seen {
+			if now.Sub(t) > 2*proxyWebhookWindow {
+				delete(px.seen, k)
+			}
+		}
+	}
+	px.seen[id] = now
+	return false
+}
+
+// handleProxyTest is POST /v1/agents/{agentId}/test: it sends the proxy
+// agent a real request with the sample values and reports what came back
+// (api.ProxyTestReport). A failing agent is a 200 with the failure in the
+// report; only an unknown agent or one that is not a proxy is an error.
+func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error {
+	agentID := r.PathValue("agentId")
+	agent, ok := s.cfg().Agent(agentID)
+	if !ok {
+		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", agentID)
+	}
+	if agent.Type != config.TypeProxy {
+		return errorf(http.StatusBadRequest, "not_a_proxy_agent", "agent %q is of type %q; only proxy agents have a Test action", agentID, agent.Type)
+	}
+	var req api.ProxyTestRequest
+	if r.ContentLength != 0 {
+		if err := s.decodeJSON(w, r, &req); err != nil {
+			return err
+		}
+	}
+	pc, err := s.px.definition(agent)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "proxy_invalid", "%v", err)
+	}
+	if req.Text == "" {
+		req.Text = "Hello from Jarvis: this is a test message."
+	}
+	if req.SessionID == "" {
+		req.SessionID = newID("test_")
+	}
+	if req.UserID == "" {
+		req.UserID = s.px.userID
+	}
+	in := proxy.Input{SessionID: req.SessionID, UserID: req.UserID, Text: req.Text}
+	if pc.Async {
+		// Callbacks of a test call are acknowledged and dropped: they must
+		// not land in a real session's transcript.
+		tw := &proxyWait{id: newID("pc_"), agentID: agentID, sessionID: req.SessionID, test: true, created: time.Now()}
+		tw.late.Store(true)
+		if in.CallbackURL = s.px.callbackURL(pc, agentID, req.SessionID, tw.id); in.CallbackURL != "" {
+			s.px.register(tw)
+		}
+	}
+	rep := s.px.client.Test(r.Context(), pc.Definition, in)
+	return writeJSON(w, http.StatusOK, api.ProxyTestReport{
+		Status: rep.Status, LatencyMs: rep.LatencyMs, ContentType: rep.ContentType, RequestBody: rep.RequestBody,
+		RawResponse: rep.RawResponse, RawTruncated: rep.RawTruncated, Parsed: rep.Parsed, ParseError: rep.ParseError,
+		Error: rep.Error, ErrorKind: rep.ErrorKind, Output: rep.Output, Thoughts: rep.Thoughts, AgentStatus: rep.AgentStatus,
+		Chunks: rep.Chunks, Pending: rep.Pending, CallbackURL: in.CallbackURL,
+	})
+}

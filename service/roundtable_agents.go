@@ -1,0 +1,320 @@
+package service
+
+// Round-table agent registration (seed 003): POST/GET/PUT/PATCH/DELETE
+// /api/v1/agents. Registrations live in SQLite; an agent's API key lives in
+// the OS keyring under "roundtable:<name>" (JARVIS_SECRET_ROUNDTABLE_<NAME>
+// overrides it) and never in the database, a response or a log.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	"jarvis/api"
+	"jarvis/service/roundtable"
+	"jarvis/service/secrets"
+	"jarvis/service/store"
+)
+
+// maxAgentTimeoutSeconds bounds a registration's timeout_seconds: an agent
+// that needs longer than an hour per answer is not a round-table agent.
+const maxAgentTimeoutSeconds = 3600
+
+// secretWriter is what registration needs beyond Secrets.Get; the keyring
+// store (secrets.Store) has it, a read-only Secrets does not.
+type secretWriter interface {
+	Set(ref, value string) error
+	Delete(ref string) error
+}
+
+// rtKeyRef is the keyring reference of a round-table agent's API key.
+func rtKeyRef(name string) string { return "roundtable:" + name }
+
+func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) error {
+	var req api.RoundtableAgentRegistration
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	a, err := s.validateRTRegistration(ctx, req)
+	if err != nil {
+		return err
+	}
+	row := store.RoundtableAgent{Name: a.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonList(a.Capabilities),
+		Mode: a.Mode, TimeoutSeconds: req.TimeoutSeconds}
+	if req.APIKey != "" {
+		row.APIKeyRef = rtKeyRef(a.Name)
+	}
+	// The row first: a duplicate name must not overwrite the existing
+	// agent's key.
+	created, err := s.st.CreateRoundtableAgent(ctx, row)
+	if errors.Is(err, store.ErrConflict) {
+		return errorf(http.StatusConflict, "agent_exists", "a round-table agent named %q is already registered (PUT or PATCH /api/v1/agents/%s to change it)", a.Name, a.Name).with("field", "name")
+	}
+	if err != nil {
+		return err
+	}
+	if req.APIKey != "" {
+		if err := s.storeRTKey(a.Name, req.APIKey); err != nil {
+			if _, derr := s.st.DeleteRoundtableAgent(context.WithoutCancel(ctx), a.Name); derr != nil {
+				s.log.Error("undo round-table registration", "agent", a.Name, "err", derr)
+			}
+			return err
+		}
+	}
+	s.log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
+	return writeJSON(w, http.StatusCreated, s.rtAgentInfo(created))
+}
+
+func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
+	rows, err := s.st.RoundtableAgents(r.Context())
+	if err != nil {
+		return err
+	}
+	out := api.RoundtableAgentList{Agents: []api.RoundtableAgent{}}
+	for _, a := range rows {
+		out.Agents = append(out.Agents, s.rtAgentInfo(a))
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) handleRTAgentGet(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.rtAgentRow(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s.rtAgentInfo(a))
+}
+
+// handleRTAgentPut replaces a registration; an absent api_key removes the key.
+func (s *Service) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error {
+	var req api.RoundtableAgentRegistration
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if req.Name != "" && strings.TrimSpace(req.Name) != name {
+		return errorf(http.StatusBadRequest, "invalid_registration", "name %q in the body differs from %q in the path; an agent cannot be renamed (delete and register it again)", req.Name, name).
+			with("problems", []roundtable.FieldProblem{{Field: "name", Problem: "differs from the path"}}).with("fields", []string{"name"})
+	}
+	req.Name = name
+	return s.updateRTAgent(w, r, req)
+}
+
+// handleRTAgentPatch changes the fields present in the body.
+func (s *Service) handleRTAgentPatch(w http.ResponseWriter, r *http.Request) error {
+	var p api.RoundtableAgentPatch
+	if err := s.decodeJSON(w, r, &p); err != nil {
+		return err
+	}
+	cur, err := s.rtAgentRow(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	req := api.RoundtableAgentRegistration{Name: cur.Name, Domain: cur.Domain, BaseURL: cur.BaseURL, Capabilities: jsonStrings(cur.Capabilities),
+		Mode: cur.Mode, TimeoutSeconds: cur.TimeoutSeconds}
+	keep := p.APIKey == nil
+	if p.APIKey != nil {
+		req.APIKey = *p.APIKey
+	}
+	if p.Domain != nil {
+		req.Domain = *p.Domain
+	}
+	if p.BaseURL != nil {
+		req.BaseURL = *p.BaseURL
+	}
+	if p.Capabilities != nil {
+		req.Capabilities = *p.Capabilities
+	}
+	if p.Mode != nil {
+		req.Mode = *p.Mode
+	}
+	if p.TimeoutSeconds != nil {
+		req.TimeoutSeconds = *p.TimeoutSeconds
+	}
+	if keep {
+		return s.updateRTAgentKeepKey(w, r, req, cur)
+	}
+	return s.updateRTAgent(w, r, req)
+}
+
+// updateRTAgent stores req (key included: "" removes it).
+func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration) error {
+	ctx := r.Context()
+	cur, err := s.rtAgentRow(ctx, req.Name)
+	if err != nil {
+		return err
+	}
+	a, err := s.validateRTRegistration(ctx, req)
+	if err != nil {
+		return err
+	}
+	row := store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonList(a.Capabilities), Mode: a.Mode, TimeoutSeconds: req.TimeoutSeconds}
+	if req.APIKey != "" {
+		if err := s.storeRTKey(cur.Name, req.APIKey); err != nil {
+			return err
+		}
+		row.APIKeyRef = rtKeyRef(cur.Name)
+	}
+	updated, err := s.st.UpdateRoundtableAgent(ctx, row)
+	if err != nil {
+		return err
+	}
+	if req.APIKey == "" && cur.APIKeyRef != "" {
+		s.deleteRTKey(cur.APIKeyRef)
+	}
+	return writeJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+}
+
+// updateRTAgentKeepKey stores req's fields and leaves the key as it is.
+func (s *Service) updateRTAgentKeepKey(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration, cur store.RoundtableAgent) error {
+	ctx := r.Context()
+	a, err := s.validateRTRegistration(ctx, req)
+	if err != nil {
+		return err
+	}
+	updated, err := s.st.UpdateRoundtableAgent(ctx, store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL,
+		Capabilities: jsonList(a.Capabilities), Mode: a.Mode, APIKeyRef: cur.APIKeyRef, TimeoutSeconds: req.TimeoutSeconds})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+}
+
+func (s *Service) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	a, err := s.st.DeleteRoundtableAgent(r.Context(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return rtAgentNotFound(name)
+	}
+	if err != nil {
+		return err
+	}
+	if a.APIKeyRef != "" {
+		s.deleteRTKey(a.APIKeyRef)
+	}
+	s.log.Info("round-table agent deleted", "agent", name)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func rtAgentNotFound(name string) error {
+	return errorf(http.StatusNotFound, "agent_not_found", "no round-table agent named %q is registered (GET /api/v1/agents lists them)", name).with("name", name)
+}
+
+func (s *Service) rtAgentRow(ctx context.Context, name string) (store.RoundtableAgent, error) {
+	a, err := s.st.RoundtableAgent(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, rtAgentNotFound(name)
+	}
+	return a, err
+}
+
+// validateRTRegistration checks every field and reports all problems at
+// once: 400 invalid_registration with details.problems [{field, problem}]
+// and details.fields.
+func (s *Service) validateRTRegistration(ctx context.Context, req api.RoundtableAgentRegistration) (roundtable.Agent, error) {
+	a, err := roundtable.ValidateRegistrationContext(ctx, roundtable.Registration{Name: req.Name, Domain: req.Domain, BaseURL: req.BaseURL,
+		APIKey: req.APIKey, Capabilities: req.Capabilities, Mode: req.Mode}, net.DefaultResolver)
+	var problems []roundtable.FieldProblem
+	var re *roundtable.RegistrationError
+	switch {
+	case errors.As(err, &re):
+		problems = append(problems, re.Problems...)
+	case err != nil:
+		return a, err
+	}
+	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > maxAgentTimeoutSeconds {
+		problems = append(problems, roundtable.FieldProblem{Field: "timeout_seconds", Problem: fmt.Sprintf("must be between 0 (the default, 120) and %d", maxAgentTimeoutSeconds)})
+	}
+	if len(problems) == 0 {
+		return a, nil
+	}
+	fields := make([]string, 0, len(problems))
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		fields = append(fields, p.Field)
+		msgs = append(msgs, p.Field+" "+p.Problem)
+	}
+	he := errorf(http.StatusBadRequest, "invalid_registration", "invalid agent registration: %s", strings.Join(msgs, "; ")).
+		with("problems", problems).with("fields", fields)
+	if errors.Is(err, roundtable.ErrBlockedAddress) {
+		he = he.with("blocked_address", true)
+	}
+	return a, he
+}
+
+// storeRTKey puts an agent's key in the keyring. When the keyring cannot
+// take it, the environment override is accepted if it already holds that
+// very key; otherwise the registration fails with a way out.
+func (s *Service) storeRTKey(name, key string) error {
+	ref := rtKeyRef(name)
+	sw, ok := s.secrets.(secretWriter)
+	var err error
+	if ok {
+		if err = sw.Set(ref, key); err == nil {
+			return nil
+		}
+	} else {
+		err = errors.New("this service has no writable secret store")
+	}
+	if s.secrets != nil {
+		if v, gerr := s.secrets.Get(ref); gerr == nil && v == key {
+			return nil
+		}
+	}
+	s.log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
+	return errorf(http.StatusServiceUnavailable, "keyring_unavailable",
+		"the API key could not be stored in the OS keyring (%v); set %s to the key in the service's environment and register again, or retry when the keyring is available",
+		err, secrets.EnvName(ref)).with("field", "api_key").with("env", secrets.EnvName(ref))
+}
+
+func (s *Service) deleteRTKey(ref string) {
+	if sw, ok := s.secrets.(secretWriter); ok {
+		if err := sw.Delete(ref); err != nil {
+			s.log.Warn("round-table agent key not removed from the keyring", "ref", ref, "err", err)
+		}
+	}
+}
+
+// rtKey returns the key of an agent registered with one: the environment
+// override JARVIS_SECRET_ROUNDTABLE_<NAME> or the keyring entry. Agents
+// registered without a key are not looked up, so that a slow or absent
+// keyring never delays their round tables.
+func (s *Service) rtKey(a store.RoundtableAgent) (string, error) {
+	if a.APIKeyRef == "" {
+		return "", nil
+	}
+	if s.secrets == nil {
+		return "", errors.New("no secret store is configured")
+	}
+	return s.secrets.Get(a.APIKeyRef)
+}
+
+func (s *Service) rtAgentInfo(a store.RoundtableAgent) api.RoundtableAgent {
+	info := api.RoundtableAgent{Name: a.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonStrings(a.Capabilities), Mode: a.Mode,
+		HasAPIKey: a.APIKeyRef != "", APIKeyRef: rtKeyRef(a.Name), TimeoutSeconds: a.TimeoutSeconds,
+		Health: api.AgentStatus{State: a.Health, Detail: a.HealthDetail, At: a.HealthAt}, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	if info.TimeoutSeconds == 0 {
+		info.TimeoutSeconds = int(roundtable.DefaultCallTimeout.Seconds())
+	}
+	return info
+}
+
+func jsonList(xs []string) string {
+	if xs == nil {
+		xs = []string{}
+	}
+	b, _ := json.Marshal(xs)
+	return string(b)
+}
+
+func jsonStrings(s string) []string {
+	out := []string{}
+	json.Unmarshal([]byte(s), &out)
+	return out
+}

@@ -1,0 +1,384 @@
+package service
+
+// Round tables in the service: the one path every way in takes (the
+// POST /v1/roundtables API, the round_table tool, "roundtable" agents).
+// prepareRT chooses the participants and reads their keys; runRT records the
+// run, runs the engine with progress published on the session's stream,
+// and stores the result with every agent's answers in the same transaction
+// as the roundtable.result event.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/roundtable"
+	"jarvis/service/store"
+)
+
+// Run sources.
+const (
+	rtSourceAPI   = "api"
+	rtSourceTool  = "tool"
+	rtSourceAgent = "agent"
+)
+
+// rtState is the round-table part of the Service.
+type rtState struct {
+	client *http.Client // calls agents: link-local/metadata dials refused, no redirects
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc // run id → cancel (API runs)
+}
+
+// errRTNoAgents: nothing is registered, so no round table can be held.
+var errRTNoAgents = errors.New("no round-table agents are registered: register one with POST /api/v1/agents (see the agent protocol, seed 003)")
+
+// rtPlan is a round table ready to run.
+type rtPlan struct {
+	task     roundtable.Task
+	agents   []roundtable.Agent
+	excluded []roundtable.Exclusion // refused before the run (a key that cannot be read)
+	warnings []string
+	timeout  time.Duration
+}
+
+// names returns every proposed participant, refused ones included.
+func (p rtPlan) names() []string {
+	var out []string
+	for _, a := range p.agents {
+		out = append(out, a.Name)
+	}
+	for _, x := range p.excluded {
+		out = append(out, x.Agent)
+	}
+	return out
+}
+
+// rtUnknownParticipants is returned for names that are not registered.
+type rtUnknownParticipants struct{ names []string }
+
+func (e *rtUnknownParticipants) Error() string {
+	return fmt.Sprintf("unknown round-table agent(s): %s (GET /api/v1/agents lists the registered ones)", strings.Join(e.names, ", "))
+}
+
+// prepareRT chooses the participants: the named ones, or those
+// SelectParticipants finds relevant, or every registered agent when none
+// is. timeout 0 takes the largest registered timeout of the participants
+// (default 120 s).
+func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []string, timeout time.Duration) (rtPlan, error) {
+	p := rtPlan{task: task}
+	rows, err := s.st.RoundtableAgents(ctx)
+	if err != nil {
+		return p, err
+	}
+	if len(rows) == 0 {
+		return p, errRTNoAgents
+	}
+	byName := map[string]store.RoundtableAgent{}
+	var all []roundtable.Agent
+	for _, r := range rows {
+		byName[r.Name] = r
+		all = append(all, roundtable.Agent{Name: r.Name, Domain: r.Domain, BaseURL: r.BaseURL, Capabilities: jsonStrings(r.Capabilities), Mode: r.Mode})
+	}
+	var chosen []roundtable.Agent
+	if len(names) > 0 {
+		var unknown []string
+		for _, n := range names {
+			n = strings.TrimSpace(n)
+			i := slices.IndexFunc(all, func(a roundtable.Agent) bool { return a.Name == n })
+			switch {
+			case i < 0:
+				unknown = append(unknown, n)
+			case !slices.ContainsFunc(chosen, func(a roundtable.Agent) bool { return a.Name == n }):
+				chosen = append(chosen, all[i])
+			}
+		}
+		if len(unknown) > 0 {
+			return p, &rtUnknownParticipants{names: unknown}
+		}
+	} else {
+		chosen = roundtable.SelectParticipants(task.Content, all)
+		if len(chosen) == 0 {
+			chosen = all
+			p.warnings = append(p.warnings, fmt.Sprintf("No registered agent's domain or capabilities matched the task; all %d registered agent(s) were asked.", len(all)))
+		}
+	}
+	maxWait := 0
+	for _, a := range chosen {
+		row := byName[a.Name]
+		key, err := s.rtKey(row)
+		if err != nil {
+			p.excluded = append(p.excluded, roundtable.Exclusion{Phase: roundtable.PhaseSelection, Agent: a.Name, Kind: roundtable.ExcludedInvalidAgent,
+				Reason: "its API key cannot be read: " + err.Error()})
+			continue
+		}
+		a.APIKey = key
+		p.agents = append(p.agents, a)
+		maxWait = max(maxWait, row.TimeoutSeconds)
+	}
+	p.timeout = timeout
+	if p.timeout <= 0 {
+		p.timeout = roundtable.DefaultCallTimeout
+		if maxWait > 0 {
+			p.timeout = time.Duration(maxWait) * time.Second
+		}
+	}
+	return p, nil
+}
+
+// rtRun is a recorded run about to start.
+type rtRun struct {
+	id, sessionID, turnID, source string
+	plan                          rtPlan
+}
+
+// recordRT stores the run as running.
+func (s *Service) recordRT(ctx context.Context, source, sessionID, turnID string, p rtPlan) (rtRun, error) {
+	run := rtRun{id: newID("rt_"), sessionID: sessionID, turnID: turnID, source: source, plan: p}
+	run.plan.task.ID = run.id
+	task, err := json.Marshal(run.plan.task)
+	if err != nil {
+		return run, errorf(http.StatusBadRequest, "invalid_field", "context cannot be encoded as JSON: %v", err).with("field", "context")
+	}
+	_, err = s.st.CreateRoundtableRun(ctx, store.RoundtableRun{ID: run.id, SessionID: sessionID, TurnID: turnID, Source: source,
+		Task: string(task), Participants: jsonList(p.names())})
+	return run, err
+}
+
+// runRT deliberates and stores the result; it returns the result and its
+// Markdown rendering. ctx ending stops the deliberation (the partial result
+// is stored as cancelled, or interrupted when the service is stopping).
+func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, string) {
+	p := run.plan
+	synth := s.rtSynthesizer()
+	synthName := "deterministic"
+	if l, ok := synth.(*llmSynthesizer); ok {
+		synthName = "llm:" + l.model
+	}
+	tr := &rtTracker{s: s, run: run, timeout: p.timeout, synthName: synthName, gone: map[string]bool{}, skipped: map[roundtable.Phase]map[string]bool{}}
+	tr.publish(api.RoundtableProgressEvent{Type: "started", At: s.now().UTC().Format(time.RFC3339Nano), Participants: p.names(),
+		TimeoutSeconds: p.timeout.Seconds(), Message: fmt.Sprintf("round table with %d agent(s): %s", len(p.names()), strings.Join(p.names(), ", "))})
+	for _, x := range p.excluded {
+		tr.progress(roundtable.Progress{Type: roundtable.ProgressAgentFailed, TaskID: run.id, Phase: x.Phase, Agent: x.Agent, Message: x.Reason, At: s.now(), Exclusion: &x})
+	}
+
+	var res roundtable.Result
+	eng, err := roundtable.New(roundtable.Options{Client: s.rt.client, CallTimeout: p.timeout, Synthesizer: synth, Logger: s.log.With("round_table", run.id), Now: s.now})
+	if err == nil {
+		stop := tr.startWaitTicker()
+		res, err = eng.Run(ctx, p.task, p.agents, tr.progress)
+		stop()
+	}
+	status := string(res.Status)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errShutdown):
+		status = store.RunInterrupted
+	case ctx.Err() != nil:
+		status = string(roundtable.StatusCancelled)
+	default:
+		status = "failed"
+		s.log.Error("round table failed", "run", run.id, "err", err)
+		res = roundtable.Result{TaskID: run.id, Task: p.task.Content, Status: "failed", Summary: "The round table could not run: " + err.Error(),
+			RecommendedDirection: "No recommendation: the round table could not run."}
+	}
+	// Agents refused before the run are part of the record.
+	if len(p.excluded) > 0 {
+		res.Exclusions = append(slices.Clone(p.excluded), res.Exclusions...)
+		if res.Status == roundtable.StatusNoParticipants {
+			res.Summary = fmt.Sprintf("No round table was held: all %d proposed participant(s) were refused (see exclusions).", len(p.names()))
+		}
+	}
+	res.Warnings = append(slices.Clone(p.warnings), res.Warnings...)
+	md := roundtable.RenderMarkdown(res)
+	s.noteRTHealth(res, p)
+
+	resJSON, _ := json.Marshal(res)
+	answers := rtAnswers(res)
+	ev := api.RoundtableResultEvent{RunID: run.id, TurnID: run.turnID, Status: status, Outcome: string(res.Outcome), Summary: res.Summary,
+		Markdown: md, Result: resJSON}
+	if _, err := s.hub.PublishWith(context.Background(), run.sessionID, api.EventRoundtableResult, ev,
+		s.st.FinishRoundtableRun(run.id, status, string(res.Outcome), res.Summary, jsonList(p.names()), string(resJSON), answers)); err != nil {
+		s.log.Error("store round-table result", "run", run.id, "err", err)
+	}
+	s.log.Info("round table finished", "run", run.id, "source", run.source, "status", status, "outcome", string(res.Outcome),
+		"participants", len(p.names()), "ms", res.Timings.TotalMS)
+	return res, md
+}
+
+// rtAnswers lists every agent's answers and every exclusion of a result.
+func rtAnswers(res roundtable.Result) []store.RoundtableAnswer {
+	var out []store.RoundtableAnswer
+	add := func(agent string, phase roundtable.Phase, kind string, v any) {
+		b, _ := json.Marshal(v)
+		out = append(out, store.RoundtableAnswer{Agent: agent, Phase: string(phase), Kind: kind, Data: string(b)})
+	}
+	for _, a := range res.Analyses {
+		add(a.AgentName, roundtable.PhaseAnalyze, "analysis", a)
+	}
+	for _, c := range res.Challenges {
+		add(c.Agent, roundtable.PhaseChallenge, "challenge", c)
+	}
+	for _, c := range res.Concessions {
+		add(c.Agent, roundtable.PhaseChallenge, "concession", c)
+	}
+	for _, v := range res.Votes {
+		add(v.AgentName, roundtable.PhaseVote, "vote", v)
+	}
+	for _, x := range res.Exclusions {
+		add(x.Agent, x.Phase, "exclusion", x)
+	}
+	return out
+}
+
+// noteRTHealth records against each registration how it did.
+func (s *Service) noteRTHealth(res roundtable.Result, p rtPlan) {
+	if res.Status == roundtable.StatusCancelled || res.Status == "" {
+		return
+	}
+	ctx := context.Background()
+	for _, name := range p.names() {
+		health, detail := "ok", ""
+		for _, x := range res.Exclusions {
+			if x.Agent != name {
+				continue
+			}
+			switch x.Kind {
+			case roundtable.ExcludedSkipped, roundtable.ExcludedCancelled, roundtable.ExcludedUnhealthy:
+				continue
+			case roundtable.ExcludedTimeout, roundtable.ExcludedBlockedAddress:
+				health, detail = "unhealthy", fmt.Sprintf("%s: %s", x.Phase, x.Reason)
+			default:
+				if health == "ok" {
+					health, detail = "failing", fmt.Sprintf("%s: %s", x.Phase, x.Reason)
+				}
+			}
+		}
+		if err := s.st.SetRoundtableAgentHealth(ctx, name, health, detail); err != nil {
+			s.log.Warn("record round-table agent health", "agent", name, "err", err)
+		}
+	}
+}
+
+// rtTracker turns engine progress into roundtable.progress events and knows
+// whom a phase is still waiting for, so that every wait is visible.
+type rtTracker struct {
+	s         *Service
+	run       rtRun
+	timeout   time.Duration
+	synthName string
+
+	mu         sync.Mutex
+	gone       map[string]bool                      // out for the rest of the run
+	skipped    map[roundtable.Phase]map[string]bool // refused in a phase before it started
+	phase      roundtable.Phase
+	pending    []string
+	phaseStart time.Time
+}
+
+func (tr *rtTracker) publish(ev api.RoundtableProgressEvent) {
+	ev.RunID, ev.TurnID = tr.run.id, tr.run.turnID
+	tr.s.publish(tr.run.sessionID, api.EventRoundtableProgress, ev)
+}
+
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// progress is the engine's callback: quick, never blocking (publish only enqueues).
+func (tr *rtTracker) progress(p roundtable.Progress) {
+	if p.Type == roundtable.ProgressResult {
+		return // the result has its own event, stored with the run
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	ev := api.RoundtableProgressEvent{Type: string(p.Type), TaskID: p.TaskID, Phase: string(p.Phase), Agent: p.Agent, Message: p.Message,
+		At: p.At.UTC().Format(time.RFC3339Nano)}
+	switch p.Type {
+	case roundtable.ProgressPhaseStarted:
+		tr.phase, tr.phaseStart, tr.pending = p.Phase, time.Now(), nil
+		if p.Phase == roundtable.PhaseSynthesis {
+			tr.pending = []string{tr.synthName}
+		} else {
+			for _, a := range tr.run.plan.agents {
+				if !tr.gone[a.Name] && !tr.skipped[p.Phase][a.Name] {
+					tr.pending = append(tr.pending, a.Name)
+				}
+			}
+			ev.TimeoutSeconds = tr.timeout.Seconds()
+		}
+		ev.WaitingFor = slices.Clone(tr.pending)
+	case roundtable.ProgressPhaseFinished:
+		tr.pending = nil
+	case roundtable.ProgressSynthesis:
+		tr.pending = nil
+		ev.Synthesis = rawJSON(p.Synthesis)
+	case roundtable.ProgressAgentResponded, roundtable.ProgressVote:
+		tr.pending = slices.DeleteFunc(tr.pending, func(n string) bool { return n == p.Agent })
+		if p.Vote != nil {
+			ev.Vote = rawJSON(p.Vote)
+		}
+	case roundtable.ProgressAgentFailed:
+		tr.pending = slices.DeleteFunc(tr.pending, func(n string) bool { return n == p.Agent })
+		if x := p.Exclusion; x != nil {
+			ev.Exclusion = rawJSON(x)
+			switch x.Kind {
+			case roundtable.ExcludedTimeout, roundtable.ExcludedBlockedAddress, roundtable.ExcludedInvalidAgent, roundtable.ExcludedUnhealthy:
+				tr.gone[x.Agent] = true
+			}
+			if x.Phase != tr.phase || x.Kind == roundtable.ExcludedSkipped {
+				if tr.skipped[x.Phase] == nil {
+					tr.skipped[x.Phase] = map[string]bool{}
+				}
+				tr.skipped[x.Phase][x.Agent] = true
+			}
+		}
+	}
+	tr.publish(ev)
+}
+
+// startWaitTicker publishes a "waiting" event while a phase waits, every
+// quarter of the call timeout (at least 250 ms, at most 10 s).
+func (tr *rtTracker) startWaitTicker() (stop func()) {
+	every := min(max(tr.timeout/4, 250*time.Millisecond), 10*time.Second)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			tr.mu.Lock()
+			if len(tr.pending) > 0 && time.Since(tr.phaseStart) >= every {
+				waited := time.Since(tr.phaseStart).Round(100 * time.Millisecond)
+				tr.publish(api.RoundtableProgressEvent{Type: "waiting", Phase: string(tr.phase), At: tr.s.now().UTC().Format(time.RFC3339Nano),
+					WaitingFor: slices.Clone(tr.pending), TimeoutSeconds: tr.timeout.Seconds(),
+					Message: fmt.Sprintf("%s: still waiting for %s after %s", tr.phase, strings.Join(tr.pending, ", "), waited)})
+			}
+			tr.mu.Unlock()
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// rtContext is the task context sent to agents: the caller's, with
+// "source": "round_table" unless the caller set one.
+func rtContext(c map[string]any) map[string]any {
+	out := map[string]any{"source": "round_table"}
+	maps.Copy(out, c)
+	return out
+}
