@@ -45,7 +45,7 @@ frontend-test:
 e2e: build
 	bash scripts/e2e.sh
 
-test: setup vet go-test
+test: setup vet go-test frontend-test e2e
 
 bench: setup
 	bash scripts/bench.sh

@@ -287,10 +287,17 @@ type FollowOptions struct {
 	Idle      func() error
 	IdleEvery time.Duration
 	// Flush, when set, is called whenever delivered events are waiting and
-	// no further event is immediately available: a fast stream is written
-	// in few system calls, and a slow one is flushed event by event.
+	// no further event is immediately available, and during a burst at
+	// least every flushEvery or flushBatch events: a fast stream is written
+	// in few system calls without holding back its first event, and a slow
+	// one is flushed event by event.
 	Flush func() error
 }
+
+const (
+	flushEvery = 2 * time.Millisecond
+	flushBatch = 32
+)
 
 // Follow calls fn for every event of the session with seq > after: first the
 // stored ones, then live ones as they are published, until ctx ends or fn
@@ -300,8 +307,15 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 	defer func() { h.unsubscribe(sessionID, s) }()
 	last := after
 	dirty := false
+	unflushed := 0
+	var lastFlush time.Time // zero: the first event is flushed at once
+	flush := func() error {
+		dirty, unflushed, lastFlush = false, 0, time.Now()
+		return opts.Flush()
+	}
 	deliver := func(ev Event) error {
 		dirty = true
+		unflushed++
 		err := fn(ev)
 		if err == nil {
 			last = ev.Seq
@@ -348,11 +362,10 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		}
 	}
 	for {
-		if dirty && len(s.ch) == 0 && opts.Flush != nil {
-			if err := opts.Flush(); err != nil {
+		if dirty && opts.Flush != nil && (len(s.ch) == 0 || unflushed >= flushBatch || time.Since(lastFlush) >= flushEvery) {
+			if err := flush(); err != nil {
 				return err
 			}
-			dirty = false
 		}
 		select {
 		case <-ctx.Done():

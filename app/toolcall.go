@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"jarvis/api"
+	"jarvis/app/gate"
+)
+
+// ToolDecision is the data of the "tool:decision" event and what a
+// ToolRunner reports: the gate's verdict and, when allowed, the execution.
+type ToolDecision struct {
+	SessionID  string          `json:"sessionId"`
+	CallID     string          `json:"callId"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"` // as run (edited or not)
+	Edited     bool            `json:"edited,omitempty"`
+	Class      string          `json:"class"`     // safe | risky | forbidden
+	Decision   string          `json:"decision"`  // allowed | denied
+	DecidedBy  string          `json:"decidedBy"` // policy | user | session | timeout | error
+	Reason     string          `json:"reason,omitempty"`
+	OK         bool            `json:"ok"`
+	Result     string          `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	DurationMS int64           `json:"durationMs"`
+}
+
+// ToolRunner takes one tool call through the safety gate, runs it when
+// allowed, and records it in the audit log. It must fail closed: any error
+// is a denial in the returned decision.
+type ToolRunner interface {
+	Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision
+}
+
+// Prompts is the gate's queue of permission prompts (*gate.Prompter).
+type Prompts interface {
+	Changed() <-chan struct{}
+	Pending() []gate.Prompt
+	Answer(id string, a gate.Answer) error
+}
+
+// ResolvePrompt answers a permission prompt. choice is once, session,
+// always or deny; editedArguments is a JSON object, or "" when unchanged.
+func (a *App) ResolvePrompt(promptID, choice, editedArguments string) error {
+	if a.prompts == nil {
+		return errors.New("no prompt is open")
+	}
+	var args json.RawMessage
+	if strings.TrimSpace(editedArguments) != "" {
+		args = json.RawMessage(editedArguments)
+	}
+	return a.prompts.Answer(promptID, gate.Answer{Choice: gate.Choice(choice), EditedArguments: args})
+}
+
+// PendingPrompts returns the open permission prompts, oldest first.
+func (a *App) PendingPrompts() []gate.Prompt {
+	if a.prompts == nil {
+		return []gate.Prompt{}
+	}
+	return a.prompts.Pending()
+}
+
+// watchPrompts emits "tool:prompts" with the whole queue on every change,
+// so the window always shows exactly what waits for an answer.
+func (a *App) watchPrompts() {
+	if a.prompts == nil {
+		return
+	}
+	for {
+		ch := a.prompts.Changed()
+		a.emit("tool:prompts", a.PendingPrompts())
+		select {
+		case <-ch:
+		case <-a.ctx.Done():
+			return
+		}
+	}
+}
+
+// onToolRequest starts a tool call's lifecycle once per call id.
+func (a *App) onToolRequest(sessionID string, ev api.StreamEvent) {
+	var call api.ToolCall
+	if err := json.Unmarshal(ev.Data, &call); err != nil || call.ID == "" {
+		a.log.Warn("malformed tool.request", "session", sessionID, "event", ev.ID)
+		return
+	}
+	a.mu.Lock()
+	seen := a.handled[call.ID]
+	a.handled[call.ID] = true
+	a.mu.Unlock()
+	if seen {
+		return
+	}
+	a.calls.Add(1)
+	go func() {
+		defer a.calls.Done()
+		a.runTool(sessionID, call)
+	}()
+}
+
+func (a *App) runTool(sessionID string, call api.ToolCall) {
+	start := time.Now()
+	var d ToolDecision
+	if a.tools == nil {
+		d = ToolDecision{SessionID: sessionID, CallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Class: "forbidden",
+			Decision: "denied", DecidedBy: "error", Error: "denied: this window has no tool executor"}
+	} else {
+		d = a.tools.Run(a.ctx, sessionID, call)
+	}
+	d.SessionID, d.CallID, d.Tool = sessionID, call.ID, call.Name
+	if d.DurationMS == 0 {
+		d.DurationMS = time.Since(start).Milliseconds()
+	}
+	if d.Decision != "allowed" {
+		d.OK = false
+		if d.Error == "" {
+			d.Error = "denied"
+		}
+	}
+	a.emit("tool:decision", d)
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result}
+	if !d.OK {
+		e := d.Error
+		tr.Error = &e
+	}
+	// Posting survives a closing window for a few seconds so the turn is
+	// not left waiting for its timeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
+	defer cancel()
+	if err := a.c.PostToolResult(ctx, sessionID, tr); err != nil {
+		a.log.Warn("posting tool result failed", "session", sessionID, "call", call.ID, "err", err)
+	}
+}

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"jarvis/api"
+	"jarvis/app/audit"
+	"jarvis/app/gate"
+	"jarvis/tools"
+)
+
+// ToolRunnerOptions configures NewToolRunner.
+type ToolRunnerOptions struct {
+	Workspace string // folder the file tools are confined to (required)
+	AuditPath string // the audit log's SQLite file (required)
+	// PolicyPath holds the gate's policy ("always allow" rules); empty keeps
+	// the policy in memory only.
+	PolicyPath       string
+	CommandAllowlist []string
+	Logger           *slog.Logger
+	Prompter         gate.PrompterOptions
+}
+
+// Runner is the desktop's ToolRunner: the safety gate (package gate, the
+// final authority), the executor (package tools) and the audit log.
+type Runner struct {
+	x       *tools.Executor
+	log     *audit.Log
+	gate    *gate.Gate
+	prompts *gate.Prompter
+}
+
+// NewToolRunner opens the executor's workspace, the audit log and the policy.
+func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist})
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	lg, err := audit.Open(opts.AuditPath, audit.Options{})
+	if err != nil {
+		x.Close()
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	var pol gate.Policy
+	var save func(gate.Policy) error
+	if opts.PolicyPath != "" {
+		if pol, err = gate.LoadPolicy(opts.PolicyPath); err != nil {
+			x.Close()
+			lg.Close()
+			return nil, err
+		}
+		path := filepath.Clean(opts.PolicyPath)
+		save = func(p gate.Policy) error { return gate.SavePolicy(path, p) }
+	}
+	pr := gate.NewPrompter(opts.Prompter)
+	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: pr, Audit: lg, SavePolicy: save, Logger: opts.Logger})
+	if err != nil {
+		x.Close()
+		lg.Close()
+		return nil, err
+	}
+	return &Runner{x: x, log: lg, gate: g, prompts: pr}, nil
+}
+
+// Close denies every open prompt and closes the executor and the audit log.
+func (r *Runner) Close() error {
+	r.prompts.Close()
+	return errors.Join(r.x.Close(), r.log.Close())
+}
+
+// Audit returns the audit log.
+func (r *Runner) Audit() *audit.Log { return r.log }
+
+// Workspace returns the folder the file tools are confined to.
+func (r *Runner) Workspace() string { return r.x.Workspace() }
+
+// Prompts returns the queue of permission prompts the window answers.
+func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
+
+// Run implements ToolRunner: the gate decides (prompting when it must),
+// runs the call when allowed, and records it.
+func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
+	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
+	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
+		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
+	d.Edited = len(out.Arguments) > 0 && string(out.Arguments) != string(call.Arguments)
+	d.Decision = audit.Denied
+	if out.Decision.Action == gate.Run {
+		d.Decision = audit.Allowed
+	}
+	return d
+}

@@ -1,0 +1,197 @@
+// The in-window end-to-end self-test, run by the e2e build (main_e2e.go) on
+// DOM ready. It drives the real UI like a user and reports to window.go.main.E2E.
+(async () => {
+  const E = window.go.main.E2E;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const frames = (n) => new Promise((r) => { const f = () => (n-- <= 0 ? r() : requestAnimationFrame(f)); requestAnimationFrame(f); });
+  const $ = (s) => document.querySelector(s);
+  const $$ = (s) => Array.from(document.querySelectorAll(s));
+  const log = (m) => E.Log(m);
+  async function waitFor(fn, what, ms = 20000) {
+    const t0 = Date.now();
+    for (;;) {
+      let v;
+      try { v = fn(); } catch (e) { v = undefined; }
+      if (v) return v;
+      if (Date.now() - t0 > ms) throw new Error("timed out waiting for " + what);
+      await sleep(50);
+    }
+  }
+  function assert(cond, msg) { if (!cond) throw new Error("assertion failed: " + msg); }
+  let prompts = 0;
+  window.runtime.EventsOn("tool:prompt", () => { prompts++; });
+
+  // Types text and presses Enter, as a user would.
+  async function say(text) {
+    const input = $("#input");
+    input.focus();
+    input.value = text;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+  }
+  const assistants = () => $$("#messages .msg.assistant");
+  const lastAssistantDone = (needle) => {
+    const a = assistants().filter((x) => !x.classList.contains("streaming") && x.textContent.includes(needle));
+    return a[a.length - 1];
+  };
+
+  try {
+    // First paint: the browser's paint timing, on the same clock as the
+    // process start (epoch ms), else the first frame after DOM ready.
+    await frames(2);
+    const paint = performance.getEntriesByType("paint");
+    const fcp = paint.find((e) => e.name === "first-contentful-paint") || paint[0];
+    await E.MarkAt("first-paint", performance.timeOrigin + (fcp ? fcp.startTime : performance.now()), fcp ? fcp.name : "frame after DOM ready");
+    await waitFor(() => document.body.dataset.ready === "1", "the app to load");
+    await sleep(1500);
+    const idleMB = await E.MemoryMB();
+    const idleRSSMB = await E.RSSMB();
+    log(`ready; idle memory ${idleMB.toFixed(0)} MB PSS, ${idleRSSMB.toFixed(0)} MB RSS: ${await E.MemoryBreakdown()}`);
+
+    // Shift+Enter must not send.
+    const input = $("#input");
+    input.value = "draft";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true, bubbles: true, cancelable: true }));
+    assert(input.value === "draft" && $$("#messages .msg.user").length === 0, "Shift+Enter kept the draft");
+
+    // 1. A streamed answer from the scripted upstream.
+    await say("Hello Jarvis, how are you today?");
+    await waitFor(() => $("#conn")?.dataset.state === "live", "the stream to be live");
+    const hello = await waitFor(() => lastAssistantDone("You said: Hello Jarvis, how are you today?"), "the streamed answer");
+    assert($$("#messages .msg.user").length === 1, "one user message (no duplicate echo)");
+    assert((hello.textContent.match(/You said/g) || []).length === 1, "the answer's text appears once");
+    assert($$("#agents .session").length >= 1, "the new session is listed");
+    log("streamed answer ok");
+
+    // 2. A risky tool call prompts, is allowed, runs, and is audited.
+    await say('Please save a note [[tool write_file {"path":"e2e-note.txt","content":"hello from the e2e run"}]]');
+    await waitFor(() => !$("#prompt").hidden, "the permission prompt");
+    assert($("#prompt-title").textContent.includes("write_file"), "prompt names the tool");
+    assert($("#prompt-args").value.includes("e2e-note.txt"), "prompt shows the arguments");
+    await frames(2);
+    await E.Screenshot("prompt");
+    $('#prompt button[data-choice="once"]').click();
+    await waitFor(() => $("#prompt").hidden, "the prompt to close");
+    await waitFor(() => $('.tool-card[data-decision="allowed"]'), "the allowed tool card");
+    await waitFor(() => lastAssistantDone("Tool results:"), "the answer after the tool result");
+    const note = await E.WorkspaceFile("e2e-note.txt");
+    assert(note === "hello from the e2e run", "the tool wrote the file, got " + JSON.stringify(note));
+    let a = await E.Audit("write_file");
+    assert(a.entries.length === 1 && a.entries[0].decision === "allowed" && a.entries[0].decidedBy === "user", "audit has the allowed write_file: " + JSON.stringify(a.entries));
+    assert(a.verify.ok !== false, "the audit chain verifies: " + JSON.stringify(a.verify));
+    log("risky tool allowed, run and audited");
+
+    // 3. A forbidden call (a path outside the workspace) is denied without a prompt.
+    const before = prompts;
+    await say('Read this [[tool read_file {"path":"../../../etc/passwd"}]]');
+    await waitFor(() => $$('.tool-card[data-decision="denied"]').length >= 1, "the denied tool card");
+    await waitFor(() => lastAssistantDone("Tool results:") && assistants().length >= 3, "the answer after the denial");
+    assert(prompts === before, "no prompt for a forbidden call");
+    a = await E.Audit("read_file");
+    assert(a.entries.length === 1 && a.entries[0].decision === "denied" && a.entries[0].class === "forbidden", "audit has the denied read_file: " + JSON.stringify(a.entries));
+    log("forbidden tool denied without a prompt");
+
+    // 4. HTML and script in a reply are shown inert.
+    window.__pwned = undefined;
+    await say('Render this: <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> <a href="javascript:window.__pwned=3">link</a> **bold**');
+    const xss = await waitFor(() => lastAssistantDone("Render this"), "the echoed HTML reply");
+    await sleep(300);
+    assert(!xss.querySelector("img,script,iframe,svg"), "no img/script element in the reply: " + xss.innerHTML);
+    assert(!/onerror|javascript:/i.test(xss.innerHTML), "no handler or javascript: URL survives: " + xss.innerHTML);
+    assert(xss.querySelector("strong")?.textContent === "bold", "Markdown still renders");
+    const link = xss.querySelector("a");
+    if (link) link.click();
+    await sleep(100);
+    assert(window.__pwned === undefined, "nothing ran (window.__pwned=" + window.__pwned + ")");
+    log("HTML in a reply is inert");
+
+    // 5. Stop ends a running turn.
+    await say("Count slowly [[slow 150]] [[deltas 60]]");
+    await waitFor(() => !$("#stop").hidden && assistants().some((x) => x.classList.contains("streaming")), "a streaming turn with a stop button");
+    $("#stop").click();
+    await waitFor(() => $$("#messages .msg.error").some((x) => x.textContent === "Stopped."), "the stopped line");
+    await waitFor(() => $("#stop").hidden, "the stop button to hide");
+    log("stop cancelled the turn");
+    await frames(2);
+    await E.Screenshot("conversation");
+
+    // 6. An external agent: attach by ID, "Sent to external agent", an inert reply.
+    const ext = $('.agent-group[data-agent="ext"]');
+    if (ext) try {
+      ext.querySelector('button[data-action="attach"]').click();
+      const form = await waitFor(() => $('.agent-group[data-agent="ext"] .attach-form'), "the attach form");
+      form.querySelector("input").value = "bad id!";
+      form.dispatchEvent(new Event("submit", { cancelable: true }));
+      await waitFor(() => form.querySelector(".form-error").textContent, "a validation message");
+      form.querySelector("input").value = "E2E-EXT-1";
+      form.dispatchEvent(new Event("submit", { cancelable: true }));
+      await waitFor(() => $('.session.current[data-session="E2E-EXT-1"]'), "the attached session to open");
+      window.__pwned = undefined;
+      await say("ping external");
+      const outcome = await waitFor(() => lastAssistantDone("External reply to") || $$("#messages .msg.error").find((x) => /does not run|not supported/i.test(x.textContent)), "the external reply", 15000);
+      if (outcome.classList.contains("error")) {
+        // The service's external runtime is not there yet: the error line is
+        // what the user sees, and it replaced the status line.
+        log("external runtime not available in this service (" + outcome.textContent + "): reply check skipped");
+        await E.Screenshot("external");
+        throw { skip: true };
+      }
+      const reply = outcome;
+      await sleep(300);
+      assert(!reply.querySelector("img,script"), "external reply is inert: " + reply.innerHTML);
+      assert(window.__pwned === undefined, "external reply ran nothing");
+      assert(!$$("#messages .msg.status").some((x) => /sent to external agent/i.test(x.textContent)), "the status line was replaced by the reply");
+      assert(E.ExternalHits ? (await E.ExternalHits()) >= 1 : true, "the external agent was called");
+      log("external agent flow ok");
+      await frames(2);
+      await E.Screenshot("external");
+    } catch (e) {
+      if (!e || !e.skip) throw e;
+    } else {
+      log("no external agent listed by the service: external flow skipped");
+    }
+
+    // 7. Rename, clear and delete sessions from the sidebar.
+    window.confirm = () => true; // the native confirm dialog would block the script
+    const App = window.go.app.App;
+    const general = (await App.Sessions("general"))[0];
+    assert(general, "a general session exists");
+    const gsel = `.session[data-session="${general.sessionId}"]`;
+    $(gsel + ' button[data-action="rename"]').click();
+    const nameInput = await waitFor(() => $(gsel + " input"), "the rename field");
+    nameInput.value = "Renamed by e2e";
+    nameInput.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    await waitFor(() => $(gsel + " .session-title")?.textContent === "Renamed by e2e", "the new name in the sidebar");
+    assert((await App.Sessions("general"))[0].name === "Renamed by e2e", "the service stored the name");
+    $(gsel + ' button[data-action="clear"]').click();
+    let cleared = false;
+    for (let i = 0; i < 40 && !cleared; i++) { cleared = (await App.Reload(general.sessionId)).messages.length === 0; if (!cleared) await sleep(100); }
+    assert(cleared, "the history was cleared");
+    if (ext) {
+      $('.session[data-session="E2E-EXT-1"] button[data-action="delete"]').click();
+      await waitFor(() => !$('.session[data-session="E2E-EXT-1"]'), "the deleted session to leave the sidebar");
+      assert(!(await App.Sessions("")).some((x) => x.sessionId === "E2E-EXT-1"), "the service deleted the session");
+    }
+    log("rename, clear and delete ok");
+
+    // 8. Measurements: 10,000 messages, then single delta appends.
+    const loadMs = window.jarvisBench.load(10000);
+    await frames(2);
+    const times = [];
+    for (let i = 0; i < 60; i++) {
+      times.push(window.jarvisBench.delta(`word${i} `));
+      await frames(1);
+    }
+    await E.Bench(idleMB, idleRSSMB, loadMs, times);
+    log("bench written");
+    // Back to a real session for the last screenshot.
+    const first = $$("#agents .session-title")[0];
+    if (first) first.click();
+    await sleep(800);
+    await frames(2);
+    await E.Screenshot("window");
+    E.Done(true, "all checks passed");
+  } catch (e) {
+    E.Done(false, String(e && e.message) + " @ " + String(e && e.stack));
+  }
+})();

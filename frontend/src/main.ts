@@ -1,0 +1,704 @@
+// The Jarvis window: sessions grouped by agent, the conversation with
+// streamed, sanitized Markdown, tool-call cards, permission prompts, and the
+// connection state of the session stream. Everything comes from the Go side
+// (bridge.ts); no markup from a message is ever inserted unsanitized.
+import "./style.css";
+import { api, errText, on, openExternal, type Agent, type Session } from "./bridge";
+import { plainText, renderReply } from "./markdown";
+import { Transcript, type Effect, type Item } from "./transcript";
+import { agentColor, agentInitial, h, sessionTitle } from "./view";
+
+interface StreamState {
+  sessionId: string;
+  state: string;
+  attempt: number;
+  retryInMs?: number;
+  error?: string;
+}
+
+// A permission prompt of the gate (app/gate.Prompt).
+interface Prompt {
+  id: string;
+  tool_call_id: string;
+  session_id?: string;
+  tool: string;
+  description?: string;
+  arguments: unknown;
+  risk: string;
+  reason: string;
+  model_reason?: string;
+  destructive?: boolean;
+  choices: string[];
+  deadline: string;
+}
+
+const state = {
+  agents: [] as Agent[],
+  sessions: [] as Session[],
+  agentId: "",
+  sessionId: "",
+  transcripts: new Map<string, Transcript>(),
+  conn: new Map<string, StreamState>(),
+  prompts: [] as Prompt[],
+  speak: false,
+  attachFor: "",
+  renaming: "",
+};
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const els = new Map<string, HTMLElement>();
+
+function transcript(id: string): Transcript {
+  let t = state.transcripts.get(id);
+  if (!t) {
+    t = new Transcript();
+    state.transcripts.set(id, t);
+  }
+  return t;
+}
+
+function agentOf(id: string): Agent | undefined {
+  return state.agents.find((a) => a.agentId === id);
+}
+
+function currentSession(): Session | undefined {
+  return state.sessions.find((s) => s.sessionId === state.sessionId);
+}
+
+// ---------- sidebar ----------
+
+function renderSidebar(): void {
+  const box = $("agents");
+  box.replaceChildren();
+  for (const a of state.agents) {
+    const sessions = state.sessions.filter((s) => s.agentId === a.agentId);
+    const group = h("section", { class: "agent-group", "data-agent": a.agentId });
+    const icon = h("span", { class: "agent-icon", title: `${a.displayName} (${a.type})` }, agentInitial(a.displayName));
+    icon.style.background = agentColor(a.agentId);
+    const head = h("div", { class: "agent-head" + (a.agentId === state.agentId ? " current" : "") },
+      icon,
+      h("span", { class: "agent-name" }, a.displayName),
+      h("span", { class: `badge type-${a.type}` }, a.type),
+      h("span", { class: `status-dot ${a.status?.state ?? "unknown"}`, title: `status: ${a.status?.state ?? "unknown"}${a.status?.detail ? " — " + a.status.detail : ""}` }),
+    );
+    head.addEventListener("click", () => selectAgent(a.agentId));
+    const actions = h("div", { class: "agent-actions" });
+    const add = h("button", { class: "small", "data-action": "new", title: `New ${a.displayName} session` }, "+ New");
+    add.addEventListener("click", () => void newSession(a.agentId));
+    actions.append(add);
+    if (a.type === "external") {
+      const attach = h("button", { class: "small", "data-action": "attach", title: "Attach a session by its ID" }, "Attach…");
+      attach.addEventListener("click", () => {
+        state.attachFor = state.attachFor === a.agentId ? "" : a.agentId;
+        renderSidebar();
+      });
+      actions.append(attach);
+    }
+    group.append(head, actions);
+    if (state.attachFor === a.agentId) group.append(attachForm(a));
+    const list = h("ul", { class: "sessions" });
+    for (const s of sessions) list.append(sessionRow(s));
+    group.append(list);
+    box.append(group);
+  }
+}
+
+function attachForm(a: Agent): HTMLElement {
+  const input = h("input", { type: "text", placeholder: "External session ID", maxlength: "128", "aria-label": "External session ID" }) as HTMLInputElement;
+  const err = h("div", { class: "form-error", role: "alert" });
+  const go = h("button", { class: "small primary", type: "submit" }, "Attach");
+  const form = h("form", { class: "attach-form" }, input, go, err);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    err.textContent = "";
+    const id = input.value.trim();
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+      err.textContent = "Use 1–128 letters, digits, '-' or '_'.";
+      return;
+    }
+    try {
+      const s = await api().AttachSession(a.agentId, id);
+      state.attachFor = "";
+      await refreshSessions();
+      if (!state.sessions.some((x) => x.sessionId === s.sessionId)) state.sessions.unshift(s);
+      await openSession(s.sessionId);
+    } catch (ex) {
+      err.textContent = errText(ex);
+    }
+  });
+  setTimeout(() => input.focus(), 0);
+  return form;
+}
+
+function sessionRow(s: Session): HTMLElement {
+  const li = h("li", { class: "session" + (s.sessionId === state.sessionId ? " current" : ""), "data-session": s.sessionId });
+  if (state.renaming === s.sessionId) {
+    const input = h("input", { type: "text", value: s.name ?? "", "aria-label": "Session name" }) as HTMLInputElement;
+    const done = async (save: boolean) => {
+      state.renaming = "";
+      if (save && input.value.trim() !== (s.name ?? "")) {
+        try {
+          await api().RenameSession(s.sessionId, input.value.trim());
+          s.name = input.value.trim();
+        } catch (ex) {
+          flash(errText(ex));
+        }
+      }
+      renderSidebar();
+      renderHeader();
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") void done(true);
+      if (e.key === "Escape") void done(false);
+    });
+    input.addEventListener("blur", () => void done(true));
+    li.append(input);
+    setTimeout(() => input.select(), 0);
+    return li;
+  }
+  const title = h("span", { class: "session-title", title: s.sessionId }, sessionTitle(s));
+  title.addEventListener("click", () => void openSession(s.sessionId));
+  const menu = h("span", { class: "session-actions" });
+  const mk = (glyph: string, label: string, action: string, fn: () => void) => {
+    const b = h("button", { class: "icon", title: label, "aria-label": label, "data-action": action }, glyph);
+    b.addEventListener("click", (e) => {
+      e.stopPropagation();
+      fn();
+    });
+    return b;
+  };
+  menu.append(
+    mk("✎", "Rename", "rename", () => {
+      state.renaming = s.sessionId;
+      renderSidebar();
+    }),
+    mk("⟲", "Clear history", "clear", () => void clearSession(s)),
+    mk("✕", "Delete", "delete", () => void deleteSession(s)),
+  );
+  li.append(title, menu);
+  return li;
+}
+
+async function clearSession(s: Session): Promise<void> {
+  if (!confirm(`Clear the history of “${sessionTitle(s)}”? Its name and agent stay.`)) return;
+  try {
+    await api().ClearSession(s.sessionId);
+    transcript(s.sessionId).load([]);
+    if (s.sessionId === state.sessionId) renderMessages();
+  } catch (ex) {
+    flash(errText(ex));
+  }
+}
+
+async function deleteSession(s: Session): Promise<void> {
+  if (!confirm(`Delete “${sessionTitle(s)}”?`)) return;
+  try {
+    await api().DeleteSession(s.sessionId);
+    state.sessions = state.sessions.filter((x) => x.sessionId !== s.sessionId);
+    state.transcripts.delete(s.sessionId);
+    if (state.sessionId === s.sessionId) {
+      state.sessionId = "";
+      renderMessages();
+    }
+    renderSidebar();
+    renderHeader();
+  } catch (ex) {
+    flash(errText(ex));
+  }
+}
+
+// ---------- header ----------
+
+function renderHeader(): void {
+  const sel = $<HTMLSelectElement>("agent-switch");
+  sel.replaceChildren(
+    ...state.agents.map((a) => {
+      const o = h("option", { value: a.agentId }, `${a.displayName} · ${a.type} · ${a.status?.state ?? "unknown"}`) as HTMLOptionElement;
+      o.selected = a.agentId === state.agentId;
+      return o;
+    }),
+  );
+  const s = currentSession();
+  const a = agentOf(s?.agentId ?? state.agentId);
+  const icon = $("current-agent-icon");
+  icon.textContent = a ? agentInitial(a.displayName) : "?";
+  icon.style.background = a ? agentColor(a.agentId) : "";
+  $("session-title").textContent = s ? sessionTitle(s) : "New conversation";
+  renderConn();
+  const t = state.sessionId ? transcript(state.sessionId) : undefined;
+  $("stop").hidden = !t?.running;
+}
+
+function renderConn(): void {
+  const c = state.sessionId ? state.conn.get(state.sessionId) : undefined;
+  const el = $("conn");
+  const st = c?.state ?? "idle";
+  el.className = `conn ${st}`;
+  el.dataset.state = st;
+  let text = { idle: "No session open", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting", closed: "Disconnected" }[st] ?? st;
+  if (st === "reconnecting" && c?.retryInMs) text += ` in ${Math.round(c.retryInMs / 1000)} s`;
+  el.textContent = text;
+  el.title = c?.error ?? "";
+}
+
+// ---------- messages ----------
+
+function messageEl(it: Item): HTMLElement {
+  let el = els.get(it.key);
+  if (!el) {
+    el = h("div", { class: `msg ${it.kind}`, "data-key": it.key });
+    els.set(it.key, el);
+  }
+  fill(el, it);
+  return el;
+}
+
+function fill(el: HTMLElement, it: Item): void {
+  switch (it.kind) {
+    case "user":
+      el.textContent = it.text;
+      break;
+    case "assistant":
+      // renderReply sanitizes: the only innerHTML in the window.
+      el.innerHTML = renderReply(it.text);
+      el.classList.toggle("streaming", !it.final);
+      break;
+    case "status":
+      el.replaceChildren(h("em", {}, it.text));
+      break;
+    case "thought": {
+      const body = h("div", {});
+      body.innerHTML = renderReply(it.text); // sanitized
+      const d = h("details", { class: "thought" }, h("summary", {}, "Thoughts"), body);
+      el.replaceChildren(d);
+      break;
+    }
+    case "error":
+      el.textContent = it.text;
+      el.setAttribute("role", "alert");
+      break;
+    case "tool":
+      el.replaceChildren(toolCard(it));
+      break;
+  }
+}
+
+function toolCard(it: Item): HTMLElement {
+  const t = it.tool!;
+  const badges = h("span", { class: "badges" });
+  if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
+  if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
+  const decision = t.pending ? "waiting" : t.decision ?? "";
+  if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
+  const card = h("div", { class: "tool-card", "data-call": t.id, "data-decision": decision },
+    h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
+  );
+  if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
+  card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
+  if (!t.pending && (t.result || t.error)) {
+    card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+  }
+  return card;
+}
+
+function nearBottom(box: HTMLElement): boolean {
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+}
+
+// Only the newest messages are in the DOM; older ones are added on demand.
+// This keeps appending a delta cheap however long the session is.
+const WINDOW = 120;
+let shownFrom = 0;
+
+function renderMessages(): void {
+  const box = $("messages");
+  els.clear();
+  if (!state.sessionId) {
+    box.replaceChildren(h("div", { class: "empty" }, "Pick a session on the left or just type: a new conversation starts with the selected agent."));
+    renderHeader();
+    return;
+  }
+  shownFrom = Math.max(0, transcript(state.sessionId).items.length - WINDOW);
+  renderWindow();
+  box.scrollTop = box.scrollHeight;
+  renderHeader();
+}
+
+function renderWindow(): void {
+  const box = $("messages");
+  const t = transcript(state.sessionId);
+  const frag = document.createDocumentFragment();
+  if (shownFrom > 0) {
+    const more = h("button", { class: "small earlier", type: "button" }, `Show ${Math.min(WINDOW, shownFrom)} earlier messages`);
+    more.addEventListener("click", () => {
+      const fromBottom = box.scrollHeight - box.scrollTop;
+      shownFrom = Math.max(0, shownFrom - WINDOW);
+      renderWindow();
+      box.scrollTop = box.scrollHeight - fromBottom;
+    });
+    frag.append(more);
+  }
+  for (const it of t.items.slice(shownFrom)) frag.append(messageEl(it));
+  if (t.items.length === 0) frag.append(h("div", { class: "empty" }, "No messages yet. Say hello — Enter sends, Shift+Enter adds a line."));
+  box.replaceChildren(frag);
+}
+
+function applyEffect(sessionId: string, eff: Effect): void {
+  if (eff.notConfigured) showSetup(eff.notConfigured);
+  if (eff.finished && state.speak && sessionId === state.sessionId) speak(eff.finished.text);
+  if (sessionId !== state.sessionId) return;
+  const box = $("messages");
+  const stick = nearBottom(box);
+  for (const k of eff.removed) {
+    els.get(k)?.remove();
+    els.delete(k);
+  }
+  const t = transcript(sessionId);
+  for (const k of new Set(eff.changed)) {
+    const it = t.get(k);
+    if (!it) continue;
+    const existed = els.has(k);
+    const el = messageEl(it);
+    if (!existed || !el.isConnected) {
+      box.querySelector(":scope > .empty")?.remove();
+      box.append(el);
+    }
+  }
+  if (stick) box.scrollTop = box.scrollHeight;
+  $("stop").hidden = !t.running;
+}
+
+// ---------- sessions ----------
+
+async function refreshSessions(): Promise<void> {
+  try {
+    state.sessions = await api().Sessions("");
+  } catch (ex) {
+    flash(errText(ex));
+  }
+  renderSidebar();
+}
+
+function selectAgent(agentId: string): void {
+  state.agentId = agentId;
+  renderSidebar();
+  renderHeader();
+  checkSetup();
+}
+
+// First run with no provider: the service marks the agent "unconfigured"
+// and its detail says how to configure one.
+function checkSetup(): void {
+  const a = agentOf(state.agentId);
+  if (a?.status?.state === "unconfigured") showSetup(a.status.detail || "This agent has no model provider configured.");
+  else $("setup").hidden = true;
+}
+
+async function newSession(agentId: string): Promise<Session | undefined> {
+  try {
+    const s = await api().NewSession(agentId);
+    state.sessions.unshift(s);
+    await openSession(s.sessionId);
+    return s;
+  } catch (ex) {
+    flash(errText(ex));
+    return undefined;
+  }
+}
+
+async function openSession(id: string): Promise<void> {
+  state.sessionId = id;
+  const s = currentSession();
+  if (s && s.agentId !== state.agentId) {
+    state.agentId = s.agentId;
+    checkSetup();
+  }
+  renderSidebar();
+  try {
+    const fresh = !state.transcripts.has(id);
+    const tr = await api().OpenSession(id);
+    // A transcript already in the window is kept current by its stream;
+    // loading it again could drop events that arrived meanwhile.
+    if (fresh && !tr.unavailable) transcript(id).load(tr.messages);
+  } catch (ex) {
+    flash(errText(ex));
+  }
+  if (state.sessionId === id) renderMessages();
+  $("input").focus();
+}
+
+async function reload(id: string): Promise<void> {
+  try {
+    const tr = await api().Reload(id);
+    if (!tr.unavailable) transcript(id).load(tr.messages);
+    if (id === state.sessionId) renderMessages();
+  } catch (ex) {
+    flash(errText(ex));
+  }
+}
+
+// A session was renamed, cleared or deleted (here or by another client).
+function onSessionChange(id: string, d: { change: string; session?: Session }): void {
+  const s = state.sessions.find((x) => x.sessionId === id);
+  switch (d?.change) {
+    case "deleted":
+      state.sessions = state.sessions.filter((x) => x.sessionId !== id);
+      state.transcripts.delete(id);
+      if (state.sessionId === id) {
+        state.sessionId = "";
+        renderMessages();
+      }
+      break;
+    case "cleared":
+      transcript(id).load([]);
+      if (state.sessionId === id) renderMessages();
+      break;
+    default:
+      if (s && d?.session) Object.assign(s, d.session);
+  }
+  renderSidebar();
+  renderHeader();
+}
+
+// ---------- composer ----------
+
+async function send(): Promise<void> {
+  const input = $<HTMLTextAreaElement>("input");
+  const text = input.value;
+  if (!text.trim()) return;
+  if (!state.sessionId) {
+    const s = await newSession(state.agentId || state.agents[0]?.agentId || "general");
+    if (!s) return;
+  }
+  const id = state.sessionId;
+  input.value = "";
+  const t = transcript(id);
+  applyEffect(id, t.localUser(text));
+  const s = currentSession();
+  if (s) {
+    s.lastSnippet = text.slice(0, 80);
+    if (!s.name) {
+      renderSidebar();
+      renderHeader();
+    }
+  }
+  try {
+    await api().Send(id, text);
+  } catch (ex) {
+    applyEffect(id, t.apply({ id: "", type: "error", data: { code: "send_failed", message: errText(ex) } }));
+  }
+}
+
+async function stop(): Promise<void> {
+  if (!state.sessionId) return;
+  try {
+    await api().Cancel(state.sessionId);
+  } catch (ex) {
+    flash(errText(ex));
+  }
+}
+
+// ---------- permission prompt ----------
+
+let shownPrompt = "";
+
+function showPrompt(): void {
+  const dlg = $("prompt");
+  const p = state.prompts[0];
+  if (!p) {
+    dlg.hidden = true;
+    shownPrompt = "";
+    return;
+  }
+  dlg.hidden = false;
+  if (shownPrompt === p.id) return; // keep the user's edits
+  shownPrompt = p.id;
+  dlg.dataset.prompt = p.id;
+  const s = state.sessions.find((x) => x.sessionId === p.session_id);
+  $("prompt-title").textContent = `Allow “${p.tool}”?`;
+  $("prompt-meta").replaceChildren(
+    h("span", { class: `badge risk-${p.risk}` }, p.risk + (p.destructive ? " · destructive" : "")),
+    h("span", {}, ` requested in ${s ? sessionTitle(s) : p.session_id ?? "a session"}`),
+  );
+  $("prompt-desc").textContent = p.description ?? "";
+  $("prompt-reason").textContent = p.reason ?? "";
+  $("prompt-model-reason").textContent = p.model_reason ? `The agent says: ${p.model_reason}` : "";
+  const args = $<HTMLTextAreaElement>("prompt-args");
+  args.value = JSON.stringify(p.arguments ?? {}, null, 2);
+  args.dataset.original = args.value;
+  $("prompt-error").textContent = "";
+  for (const b of Array.from(dlg.querySelectorAll<HTMLButtonElement>("button[data-choice]"))) {
+    b.hidden = !p.choices.includes(b.dataset.choice!);
+  }
+  const more = state.prompts.length > 1 ? ` · ${state.prompts.length - 1} more waiting` : "";
+  const deadline = Date.parse(p.deadline);
+  const tick = () => {
+    if (shownPrompt !== p.id) return;
+    const left = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+    $("prompt-timer").textContent = `Denied automatically in ${left} s${more}`;
+    if (left > 0) setTimeout(tick, 1000);
+  };
+  tick();
+  ($("prompt").querySelector("button[data-choice=once]") as HTMLButtonElement).focus();
+}
+
+async function answerPrompt(choice: string): Promise<void> {
+  const p = state.prompts[0];
+  if (!p) return;
+  const args = $<HTMLTextAreaElement>("prompt-args");
+  let edited = "";
+  if (choice !== "deny" && args.value !== args.dataset.original) {
+    try {
+      const v = JSON.parse(args.value);
+      if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("the arguments must be a JSON object");
+      edited = JSON.stringify(v);
+    } catch (ex) {
+      $("prompt-error").textContent = `Not valid JSON: ${errText(ex)}`;
+      return;
+    }
+  }
+  try {
+    await api().ResolvePrompt(p.id, choice, edited);
+  } catch (ex) {
+    $("prompt-error").textContent = errText(ex);
+  }
+  // The queue comes back as a "tool:prompts" event.
+}
+
+// ---------- setup, notices, speech ----------
+
+function showSetup(message: string): void {
+  $("setup").hidden = false;
+  $("setup-message").textContent = message;
+}
+
+function flash(msg: string): void {
+  const el = $("notice");
+  el.textContent = msg;
+  el.hidden = false;
+  clearTimeout((flash as any).t);
+  (flash as any).t = setTimeout(() => (el.hidden = true), 6000);
+}
+
+function speak(text: string): void {
+  if (!("speechSynthesis" in window)) return;
+  const u = new SpeechSynthesisUtterance(plainText(text).slice(0, 2000));
+  window.speechSynthesis.speak(u);
+}
+
+// ---------- wiring ----------
+
+function wire(): void {
+  const input = $<HTMLTextAreaElement>("input");
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      void send();
+    }
+  });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    void send();
+  });
+  $("stop").addEventListener("click", () => void stop());
+  $<HTMLSelectElement>("agent-switch").addEventListener("change", (e) => selectAgent((e.target as HTMLSelectElement).value));
+  $("new-session").addEventListener("click", () => void newSession(state.agentId || state.agents[0]?.agentId || "general"));
+  const tts = $<HTMLInputElement>("tts");
+  if (!("speechSynthesis" in window)) $("tts-label").hidden = true;
+  tts.addEventListener("change", () => {
+    state.speak = tts.checked;
+    if (!tts.checked) window.speechSynthesis?.cancel();
+  });
+  $("setup-close").addEventListener("click", () => ($("setup").hidden = true));
+  for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#prompt button[data-choice]"))) {
+    b.addEventListener("click", () => void answerPrompt(b.dataset.choice!));
+  }
+  $("prompt").addEventListener("keydown", (e) => {
+    if (e.key === "Escape") void answerPrompt("deny");
+  });
+  // Links in replies open in the user's browser, never in this window.
+  document.addEventListener("click", (e) => {
+    const a = (e.target as Element | null)?.closest?.("a");
+    if (!a) return;
+    e.preventDefault();
+    const href = a.getAttribute("href");
+    if (href && a.dataset.external) openExternal(href);
+  });
+
+  on("stream:event", (ev: { sessionId: string; id: string; type: string; data: any }) => {
+    const t = transcript(ev.sessionId);
+    const eff = t.apply(ev);
+    applyEffect(ev.sessionId, eff);
+    if (eff.reload) void reload(ev.sessionId);
+    if (ev.type === "session") onSessionChange(ev.sessionId, ev.data);
+    if (ev.type === "user.message" || ev.type === "assistant.final") {
+      const s = state.sessions.find((x) => x.sessionId === ev.sessionId);
+      if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);
+    }
+  });
+  on("stream:state", (st: StreamState) => {
+    state.conn.set(st.sessionId, st);
+    if (st.sessionId === state.sessionId) renderConn();
+  });
+  on("tool:prompts", (ps: Prompt[] | null) => {
+    state.prompts = ps ?? [];
+    showPrompt();
+  });
+  on("tool:decision", (d: any) => applyEffect(d.sessionId, transcript(d.sessionId).decide(d)));
+  on("send:error", (d: { sessionId: string; code: string; message: string }) => {
+    const t = transcript(d.sessionId);
+    applyEffect(d.sessionId, t.apply({ id: "", type: "error", data: { code: d.code, message: d.message } }));
+  });
+}
+
+// Benchmark hooks for the e2e build's measurements: they act on a synthetic
+// transcript shown in the window and reach nothing on the Go side.
+function benchHooks(): void {
+  (window as any).jarvisBench = {
+    load(n: number): number {
+      const t0 = performance.now();
+      const t = new Transcript();
+      t.synthetic(n);
+      state.transcripts.set("bench", t);
+      state.sessionId = "bench";
+      renderMessages();
+      void $("messages").offsetHeight;
+      return performance.now() - t0;
+    },
+    delta(text: string): number {
+      const t0 = performance.now();
+      const t = transcript("bench");
+      applyEffect("bench", t.apply({ id: "", type: "assistant.delta", data: { text, turn_id: "bench" } }));
+      void $("messages").offsetHeight; // include layout
+      return performance.now() - t0;
+    },
+  };
+}
+
+async function start(): Promise<void> {
+  wire();
+  benchHooks();
+  renderMessages();
+  try {
+    const info = await api().Info();
+    if (info.error) flash(`Service: ${info.error}`);
+    state.agents = await api().Agents();
+    state.agentId = state.agents[0]?.agentId ?? "general";
+  } catch (ex) {
+    flash(errText(ex));
+  }
+  await refreshSessions();
+  renderHeader();
+  try {
+    state.prompts = (await api().PendingPrompts()) ?? [];
+    showPrompt();
+  } catch {
+    // no prompts
+  }
+  const first = state.sessions[0];
+  if (first) await openSession(first.sessionId);
+  checkSetup();
+  document.body.dataset.ready = "1";
+}
+
+void start();

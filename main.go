@@ -1,0 +1,247 @@
+// Command jarvis is the desktop app: a Wails v2 window that owns the
+// conversation and every action on the user's computer. It starts the
+// General Agent Service in-process on 127.0.0.1 (a random port, a token made
+// for this launch) unless --service-url points it at a running one, and the
+// window talks to the service only over its HTTP API (package app).
+//
+//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR]
+//
+// With --service-url the token is JARVIS_TOKEN, else <data-dir>/token.
+//
+// This is the only package that imports Wails. Build with the tags
+// desktop,production,webkit2_41 (see the Makefile); the e2e tag adds the
+// in-window self-test of main_e2e.go.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"jarvis/api"
+	"jarvis/app"
+	"jarvis/service"
+	"jarvis/service/config"
+	"jarvis/service/secrets"
+)
+
+//go:embed all:frontend/dist
+var assets embed.FS
+
+func main() {
+	code, err := run(os.Args[1:], os.Stderr, os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jarvis:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// launch is what run decided from the flags and the environment, and what
+// the e2e hooks may adjust before the service starts.
+type launch struct {
+	serviceURL string
+	dataDir    string
+	configPath string
+	workspace  string
+	config     *config.Config
+	log        *slog.Logger
+	getenv     func(string) string
+}
+
+func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
+	started := time.Now()
+	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	serviceURL := fs.String("service-url", "", "use a running service at this URL instead of starting one (token: JARVIS_TOKEN or <data-dir>/token)")
+	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir, e.g. $XDG_DATA_HOME/jarvis)")
+	configPath := fs.String("config", "", "service config file (default: <user config dir>/jarvis/config.json)")
+	workspace := fs.String("workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return 2, fmt.Errorf("--log-level: %w", err)
+	}
+	l := &launch{serviceURL: *serviceURL, dataDir: *dataDir, configPath: *configPath, workspace: *workspace,
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), getenv: getenv}
+	var err error
+	if l.dataDir == "" {
+		if l.dataDir, err = service.DefaultDataDir(getenv); err != nil {
+			return 1, err
+		}
+	}
+	if err := os.MkdirAll(l.dataDir, 0o700); err != nil {
+		return 1, err
+	}
+	if l.workspace == "" {
+		l.workspace = filepath.Join(l.dataDir, "workspace")
+	}
+	if err := os.MkdirAll(l.workspace, 0o700); err != nil {
+		return 1, err
+	}
+
+	hooks, err := newHooks(l, started)
+	if err != nil {
+		return 1, err
+	}
+	defer hooks.close()
+
+	base, token, stopService, err := startService(l)
+	if err != nil {
+		return 1, err
+	}
+	defer stopService()
+
+	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"),
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log})
+	if err != nil {
+		return 1, err
+	}
+	defer runner.Close()
+
+	var wctx atomic.Pointer[context.Context]
+	emit := func(event string, data any) {
+		if c := wctx.Load(); c != nil {
+			wruntime.EventsEmit(*c, event, data)
+		}
+	}
+	a, err := app.New(app.Options{
+		Client:       api.NewClient(base, token, &http.Client{}),
+		StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()),
+		Emit:         emit, Logger: l.log, Tools: runner, Prompts: runner.Prompts(),
+	})
+	if err != nil {
+		return 1, err
+	}
+	defer app.Shutdown(a)
+	hooks.attach(a, runner)
+
+	err = wails.Run(&options.App{
+		Title:            "Jarvis",
+		Width:            1180,
+		Height:           780,
+		MinWidth:         720,
+		MinHeight:        480,
+		AssetServer:      &assetserver.Options{Assets: assets},
+		BackgroundColour: &options.RGBA{R: 24, G: 24, B: 27, A: 255},
+		OnStartup: func(ctx context.Context) {
+			wctx.Store(&ctx)
+			app.Start(a)
+			hooks.startup(ctx)
+		},
+		OnDomReady: hooks.domReady,
+		OnShutdown: func(context.Context) { app.Shutdown(a) },
+		Bind:       append([]any{a}, hooks.bind()...),
+		Linux:      &linux.Options{ProgramName: "jarvis", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+	})
+	if err != nil {
+		return 1, err
+	}
+	return hooks.exitCode(), nil
+}
+
+// startService starts the in-process service, or checks the one at
+// --service-url, and returns its base URL and token.
+func startService(l *launch) (base, token string, stop func(), err error) {
+	if l.serviceURL != "" {
+		if token, err = service.LoadToken(l.dataDir, l.getenv); err != nil {
+			return "", "", nil, err
+		}
+		base = strings.TrimRight(l.serviceURL, "/")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := api.NewClient(base, token, nil).Health(ctx); err != nil {
+			return "", "", nil, fmt.Errorf("--service-url %s: %w", base, err)
+		}
+		return base, token, func() {}, nil
+	}
+	if l.config == nil {
+		if l.configPath == "" {
+			if l.configPath, err = service.DefaultConfigPath(); err != nil {
+				return "", "", nil, err
+			}
+		}
+		if l.config, err = config.Load(l.configPath); err != nil {
+			return "", "", nil, err
+		}
+	}
+	// A token made for this launch: nothing but this process knows it.
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", "", nil, err
+	}
+	token = hex.EncodeToString(raw[:])
+	ln, err := service.Listen("127.0.0.1:0", false)
+	if err != nil {
+		return "", "", nil, err
+	}
+	// The service opens its database while the window comes up: requests
+	// that arrive before it is ready wait for it (or get its startup error).
+	var (
+		ready  = make(chan struct{})
+		svc    *service.Service
+		svcErr error
+	)
+	go func() {
+		defer close(ready)
+		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
+			Logger: l.log, Secrets: secrets.New(l.getenv)})
+		if svcErr != nil {
+			l.log.Error("the service failed to start", "err", svcErr)
+		} else {
+			l.log.Info("service started in-process", "addr", ln.Addr().String(), "data_dir", l.dataDir)
+		}
+	}()
+	srv := service.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ready:
+		case <-r.Context().Done():
+			return
+		}
+		if svcErr != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(api.ErrorBody{Error: api.Error{Code: "service_failed",
+				Message: "The agent service failed to start: " + svcErr.Error(), Details: map[string]any{}}})
+			return
+		}
+		svc.Handler().ServeHTTP(w, r)
+	}))
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			l.log.Error("service stopped", "err", err)
+		}
+	}()
+	return "http://" + ln.Addr().String(), token, func() {
+		<-ready
+		go service.Shutdown(srv, 3*time.Second) // stop accepting; open streams end with Close
+		if svc != nil {
+			svc.Close()
+		}
+		service.Shutdown(srv, 3*time.Second)
+	}, nil
+}

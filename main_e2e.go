@@ -1,0 +1,475 @@
+//go:build e2e
+
+package main
+
+// The in-window end-to-end self-test (build tag e2e). It starts a scripted
+// OpenAI-compatible upstream (internal/testpeer) and a scripted external
+// agent on loopback, configures the in-process service with them, and on
+// DOM ready runs frontend/e2e/selftest.js inside the real WebKitGTK window.
+// The script drives the DOM like a user and reports through the bound E2E
+// object; Done ends the app with the test's verdict as its exit code. A
+// watchdog fails a hung run. Screenshots and bench.md go to JARVIS_E2E_OUT
+// (default build/e2e).
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"jarvis/app"
+	"jarvis/app/audit"
+	"jarvis/internal/testpeer"
+	"jarvis/service/config"
+)
+
+//go:embed frontend/e2e/selftest.js
+var selftestJS string
+
+type hooks struct {
+	e2e      *E2E
+	peer     *http.Server
+	ext      *http.Server
+	watchdog *time.Timer
+}
+
+// E2E is bound to the window as window.go.main.E2E.
+type E2E struct {
+	out     string
+	started time.Time
+	runner  *app.Runner
+
+	mu      sync.Mutex
+	ctx     context.Context
+	done    bool
+	ok      bool
+	msg     string
+	marks   map[string]time.Duration
+	markSrc string
+	domAt   time.Duration
+	extHit  int
+}
+
+func newHooks(l *launch, started time.Time) (*hooks, error) {
+	out := l.getenv("JARVIS_E2E_OUT")
+	if out == "" {
+		out = filepath.Join("build", "e2e")
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	e := &E2E{out: out, started: started, marks: map[string]time.Duration{}}
+	h := &hooks{e2e: e}
+
+	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h.peer = &http.Server{Handler: testpeer.NewOpenAI(), ReadHeaderTimeout: 5 * time.Second}
+	go h.peer.Serve(peerLn)
+
+	extLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h.ext = &http.Server{Handler: http.HandlerFunc(e.externalAgent), ReadHeaderTimeout: 5 * time.Second}
+	go h.ext.Serve(extLn)
+
+	conf := fmt.Sprintf(`{
+  "defaultProvider": "openai-compatible",
+  "providers": {"openai-compatible": {"baseUrl": "http://%s/v1", "model": "scripted"}},
+  "toolResultTimeoutSeconds": 60,
+  "agents": [
+    {"agentId": "general", "displayName": "General Assistant", "description": "Scripted upstream"},
+    {"agentId": "ext", "displayName": "External Echo", "description": "A scripted external agent", "type": "external",
+     "external": {"inputUrl": "http://%s/input"}}
+  ]
+}`, peerLn.Addr(), extLn.Addr())
+	c, err := config.Parse("e2e.json", []byte(conf))
+	if err != nil {
+		// An older service may not know external agents: run without one.
+		fmt.Fprintln(os.Stderr, "e2e: external agent config refused, continuing without it:", err)
+		conf2 := fmt.Sprintf(`{"defaultProvider": "openai-compatible", "toolResultTimeoutSeconds": 60,
+  "providers": {"openai-compatible": {"baseUrl": "http://%s/v1", "model": "scripted"}}}`, peerLn.Addr())
+		if c, err = config.Parse("e2e.json", []byte(conf2)); err != nil {
+			return nil, err
+		}
+	}
+	l.config = c
+
+	h.watchdog = time.AfterFunc(150*time.Second, func() {
+		e.finish(false, "watchdog: the self-test did not finish within 150 s")
+		time.AfterFunc(10*time.Second, func() {
+			fmt.Fprintln(os.Stderr, "e2e: FAIL (hard exit: the window did not close)")
+			os.Exit(3)
+		})
+	})
+	return h, nil
+}
+
+// externalAgent is a scripted external agent: it accepts the service's
+// input payload (seed 000) and answers through the callback URL with a
+// reply that carries HTML and script, which the window must show inert.
+func (e *E2E) externalAgent(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		SessionID   string `json:"sessionId"`
+		CallbackURL string `json:"callbackUrl"`
+		Message     struct {
+			Text string `json:"text"`
+		} `json:"message"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	e.mu.Lock()
+	e.extHit++
+	e.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"ok":true}`)
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		reply := "External reply to *" + in.Message.Text + "*: <img src=x onerror=\"window.__pwned='ext-img'\"><script>window.__pwned='ext-script'</script> done."
+		resp, err := http.Post(in.CallbackURL, "text/plain", strings.NewReader(reply))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: external callback failed:", err)
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			fmt.Fprintln(os.Stderr, "e2e: external callback status", resp.StatusCode)
+		}
+	}()
+}
+
+func (h *hooks) attach(_ *app.App, r *app.Runner) { h.e2e.runner = r }
+
+func (h *hooks) startup(ctx context.Context) {
+	h.e2e.Log("window starting (OnStartup)")
+	h.e2e.mu.Lock()
+	h.e2e.ctx = ctx
+	h.e2e.mu.Unlock()
+}
+
+func (h *hooks) domReady(ctx context.Context) {
+	h.e2e.mu.Lock()
+	if h.e2e.domAt == 0 {
+		h.e2e.domAt = time.Since(h.e2e.started)
+	}
+	h.e2e.mu.Unlock()
+	h.e2e.Log("DOM ready")
+	wruntime.WindowExecJS(ctx, selftestJS)
+}
+
+func (h *hooks) bind() []any { return []any{h.e2e} }
+
+func (h *hooks) exitCode() int {
+	h.e2e.mu.Lock()
+	defer h.e2e.mu.Unlock()
+	if !h.e2e.done {
+		fmt.Println("e2e: FAIL: the window closed before the self-test finished")
+		return 1
+	}
+	if !h.e2e.ok {
+		fmt.Println("e2e: FAIL:", h.e2e.msg)
+		return 1
+	}
+	fmt.Println("e2e: PASS:", h.e2e.msg)
+	return 0
+}
+
+func (h *hooks) close() {
+	h.watchdog.Stop()
+	h.peer.Close()
+	h.ext.Close()
+}
+
+// --- bound methods (called by selftest.js) ---
+
+// Log prints a progress line of the self-test.
+func (e *E2E) Log(msg string) {
+	fmt.Printf("e2e: [%6.2fs] %s\n", time.Since(e.started).Seconds(), msg)
+}
+
+// Done ends the run with the test's verdict.
+func (e *E2E) Done(ok bool, msg string) { e.finish(ok, msg) }
+
+func (e *E2E) finish(ok bool, msg string) {
+	e.mu.Lock()
+	if e.done {
+		e.mu.Unlock()
+		return
+	}
+	e.done, e.ok, e.msg = true, ok, msg
+	ctx := e.ctx
+	e.mu.Unlock()
+	if !ok {
+		e.Screenshot("failure")
+	}
+	if ctx != nil {
+		go wruntime.Quit(ctx)
+	}
+}
+
+// Screenshot saves the X screen (the window) as <out>/<name>.png.
+func (e *E2E) Screenshot(name string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, name)
+	path := filepath.Join(e.out, clean+".png")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "import", "-window", "root", path).CombinedOutput(); err != nil {
+		e.Log(fmt.Sprintf("screenshot %s failed: %v %s", path, err, out))
+		return ""
+	}
+	e.Log("screenshot " + path)
+	return path
+}
+
+// AuditEntry is what the self-test checks in the audit log.
+type AuditEntry struct {
+	Tool      string `json:"tool"`
+	Class     string `json:"class"`
+	Decision  string `json:"decision"`
+	DecidedBy string `json:"decidedBy"`
+	Result    string `json:"result"`
+	Error     string `json:"error"`
+}
+
+// Audit returns the audit log's entries for a tool, oldest first, and
+// whether the hash chain verifies.
+func (e *E2E) Audit(tool string) (map[string]any, error) {
+	if e.runner == nil {
+		return nil, errors.New("no tool runner")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	es, err := e.runner.Audit().List(ctx, audit.Filter{Tool: tool})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := e.runner.Audit().Verify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []AuditEntry{}
+	for _, x := range es {
+		out = append(out, AuditEntry{Tool: x.Tool, Class: x.Class, Decision: x.Decision, DecidedBy: x.DecidedBy, Result: x.Result, Error: x.Error})
+	}
+	return map[string]any{"entries": out, "verify": rep}, nil
+}
+
+// WorkspaceFile reads a file the tools wrote in the workspace.
+func (e *E2E) WorkspaceFile(name string) (string, error) {
+	if e.runner == nil {
+		return "", errors.New("no tool runner")
+	}
+	b, err := os.ReadFile(filepath.Join(e.runner.Workspace(), filepath.Base(name)))
+	return string(b), err
+}
+
+// ExternalHits counts the inputUrl calls the scripted external agent received.
+func (e *E2E) ExternalHits() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.extHit
+}
+
+// MarkAt records a milestone (e.g. "first-paint") that happened at epochMs
+// (the page's clock: performance.timeOrigin + a timestamp), relative to the
+// process start.
+func (e *E2E) MarkAt(name string, epochMs float64, source string) int64 {
+	d := time.UnixMicro(int64(epochMs * 1000)).Sub(e.started)
+	e.mu.Lock()
+	e.marks[name] = d
+	e.markSrc = source
+	e.mu.Unlock()
+	e.Log(fmt.Sprintf("%s at %d ms after process start (%s)", name, d.Milliseconds(), source))
+	return d.Milliseconds()
+}
+
+// MemoryMB returns the memory of this process and its descendants
+// (WebKit's web and network processes), in MiB: the sum of their
+// proportional set sizes, so pages shared between them count once.
+func (e *E2E) MemoryMB() float64 {
+	return float64(treeMem(os.Getpid(), "Pss:", "smaps_rollup")) / (1 << 20)
+}
+
+// MemoryBreakdown lists each process of the tree with its PSS in MiB.
+func (e *E2E) MemoryBreakdown() string {
+	var parts []string
+	for _, p := range treePIDs(os.Getpid()) {
+		name, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "comm"))
+		parts = append(parts, fmt.Sprintf("%s=%.0fMB", strings.TrimSpace(string(name)), float64(memOf(p, "Pss:", "smaps_rollup"))/(1<<20)))
+	}
+	parts = append(parts, "top mappings of this process: "+topMappings(os.Getpid(), 6))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	parts = append(parts, fmt.Sprintf("(go heap in use %.0fMB, go sys %.0fMB)", float64(ms.HeapInuse)/(1<<20), float64(ms.Sys)/(1<<20)))
+	return strings.Join(parts, " ")
+}
+
+// RSSMB is the plain sum of resident sizes (shared pages counted per process).
+func (e *E2E) RSSMB() float64 {
+	return float64(treeMem(os.Getpid(), "VmRSS:", "status")) / (1 << 20)
+}
+
+// Bench writes the measurements as a Markdown table to <out>/bench.md.
+// appendMs are the times of single delta appends at 10,000 messages.
+func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs []float64) (string, error) {
+	e.mu.Lock()
+	fp, dom, src := e.marks["first-paint"], e.domAt, e.markSrc
+	e.mu.Unlock()
+	sort.Float64s(appendMs)
+	q := func(p float64) float64 {
+		if len(appendMs) == 0 {
+			return 0
+		}
+		return appendMs[min(len(appendMs)-1, int(p*float64(len(appendMs))))]
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "✅"
+		}
+		return "❌"
+	}
+	var b strings.Builder
+	b.WriteString("# Desktop measurements (e2e build, Xvfb, WebKitGTK 4.1)\n\n")
+	b.WriteString("| measure | value | goal | met |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| cold start to first paint (process start → %s) | %d ms | < 1000 ms | %s |\n", src, fp.Milliseconds(), verdict(fp > 0 && fp < time.Second))
+	fmt.Fprintf(&b, "| process start → DOM ready | %d ms | | |\n", dom.Milliseconds())
+	fmt.Fprintf(&b, "| idle memory (app + WebKit processes, PSS) | %.0f MB | < 200 MB | %s |\n", idleMB, verdict(idleMB < 200))
+	fmt.Fprintf(&b, "| idle memory, plain RSS sum (shared pages counted per process) | %.0f MB | | |\n", idleRSSMB)
+	fmt.Fprintf(&b, "| render a 10,000-message transcript | %.0f ms | | |\n", loadMs)
+	fmt.Fprintf(&b, "| append a delta at 10,000 messages, median | %.2f ms | < 16 ms | %s |\n", q(0.5), verdict(q(0.5) < 16))
+	fmt.Fprintf(&b, "| append a delta at 10,000 messages, p95 (n=%d) | %.2f ms | < 16 ms | %s |\n", len(appendMs), q(0.95), verdict(q(0.95) < 16))
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(&b, "\nLoad average during the run: %s (a loaded machine inflates the start-up and append times).\n", strings.Join(strings.Fields(string(la))[:3], " "))
+	}
+	b.WriteString("\nMeasured by the e2e build in the real window; the 10,000 messages are synthetic (jarvisBench in the frontend), each append is one\nassistant.delta applied to the last message, re-rendered (Markdown + sanitize) and laid out.\n")
+	path := filepath.Join(e.out, "bench.md")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	fmt.Print(b.String())
+	return path, nil
+}
+
+// treeMem sums a kB field (bytes) of /proc/PID/file over pid and its descendants.
+func treeMem(pid int, field, file string) int64 {
+	var total int64
+	for _, p := range treePIDs(pid) {
+		total += memOf(p, field, file)
+	}
+	return total
+}
+
+// memOf reads a kB field of /proc/PID/file, in bytes.
+func memOf(pid int, field, file string) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), file))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// treePIDs returns pid and its descendants.
+func treePIDs(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, en := range ents {
+		p, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name may contain spaces: fields start after the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		out = append(out, p)
+		for _, c := range children[p] {
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// topMappings lists the n mappings of pid with the largest PSS.
+func topMappings(pid, n int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps"))
+	if err != nil {
+		return err.Error()
+	}
+	agg := map[string]int64{}
+	cur := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			cur = "[anon]"
+			if len(f) >= 6 {
+				cur = filepath.Base(f[5])
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			agg[cur] += kb
+		}
+	}
+	type kv struct {
+		k string
+		v int64
+	}
+	var all []kv
+	for k, v := range agg {
+		all = append(all, kv{k, v})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v > all[j].v })
+	var out []string
+	for i := 0; i < n && i < len(all); i++ {
+		out = append(out, fmt.Sprintf("%s=%.0fMB", all[i].k, float64(all[i].v)/1024))
+	}
+	return strings.Join(out, " ")
+}
