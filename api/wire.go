@@ -139,6 +139,10 @@ type ToolResultResponse struct {
 type TextEvent struct {
 	Text   string `json:"text"`
 	TurnID string `json:"turn_id,omitempty"`
+	// Kind "status" marks an assistant.final whose text is a status line, not
+	// a reply: an external agent's forward ends its turn with "Sent to
+	// external agent", and the agent's replies come later.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ErrorEvent is the data of an error event.

@@ -162,6 +162,11 @@ type externalState struct {
 	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", learnt from requests
 	lastPrune atomic.Int64           // unix seconds of the last delivery-id pruning
 
+	// hc is the service's client without redirects: a 3xx from inputUrl is
+	// a failed forward, never followed, so the user's message and the
+	// callback URL (with its token) never reach another address.
+	hc *http.Client
+
 	mu     sync.Mutex
 	tokens map[string]string // session id → callback token minted by this process
 }
@@ -279,7 +284,7 @@ func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, 
 		return outcome{fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, last: &line}
 	}
 	s.log.Info("forwarded to external agent", "session", sess.ID, "agent", agent.AgentID, "result", detail, "ms", elapsed.Milliseconds())
-	return outcome{final: externalStatusSent}
+	return outcome{final: externalStatusSent, kind: "status"}
 }
 
 // forwardExternal POSTs the input to inputUrl, retrying refused connections
@@ -343,7 +348,7 @@ func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []by
 		req.Header.Set("webhook-timestamp", ts)
 		req.Header.Set("webhook-signature", "v1,"+signExternalWebhook(secret, key, ts, body))
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := s.ext.hc.Do(req)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -362,6 +367,9 @@ func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []by
 		return fmt.Sprintf("HTTP %d", resp.StatusCode), false, nil
 	}
 	detail = fmt.Sprintf("inputUrl answered HTTP %d", resp.StatusCode)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		detail += " (a redirect: redirects are not followed; put the final URL in external.inputUrl)"
+	}
 	if t := strings.TrimSpace(snippet(strings.ToValidUTF8(string(head), ""))); t != "" {
 		detail += ": " + t
 	}
@@ -438,6 +446,9 @@ func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
 // logs the agents that cannot run and those that accept unauthenticated callbacks.
 func (s *Service) initExternal() {
 	s.externalReplyHook = s.waitExternalTurnReply
+	hc := *s.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	s.ext.hc = &hc
 	for _, a := range s.cfg().Agents {
 		if a.Type != config.TypeExternal {
 			continue

@@ -427,11 +427,17 @@ type proxyMessageMeta struct {
 	RouteToUser       bool         `json:"routeToUser"`
 	Late              bool         `json:"late,omitempty"`
 	CallID            string       `json:"callId,omitempty"`
+	// Sanitized records the NUL and invalid UTF-8 bytes removed from the answer.
+	Sanitized *proxy.Sanitized `json:"sanitized,omitempty"`
 }
 
 func proxyMeta(agentID string, pc proxyConfig, r proxy.Response) proxyMessageMeta {
 	m := proxyMessageMeta{ProxyAgent: agentID, MessageID: r.MessageID, Thoughts: r.Thoughts, AgentStatus: r.Status,
 		ConversationState: r.ConversationState, RouteToUser: pc.RouteToUser}
+	if r.Sanitized.Changed() {
+		san := r.Sanitized
+		m.Sanitized = &san
+	}
 	for _, p := range r.Parts {
 		if p.Type != "text" {
 			m.Parts = append(m.Parts, p)

@@ -111,6 +111,7 @@ func (s *Service) publish(sessionID, typ string, data any) {
 // outcome is how a runtime ended a turn.
 type outcome struct {
 	final string          // the reply's whole text (when the turn succeeded)
+	kind  string          // "status" when final is a status line, not a reply
 	last  *store.Message  // a message stored with the turn's end, or nil
 	fail  *api.ErrorEvent // set when the turn failed
 }
@@ -156,7 +157,7 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	}
 	s.mu.Unlock()
 	code := ""
-	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id})
+	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id, Kind: out.kind})
 	if out.fail != nil {
 		code = out.fail.Code
 		out.fail.TurnID = t.id

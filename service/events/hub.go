@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -108,14 +109,21 @@ func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, writ
 		return ErrClosed
 	default:
 	}
+	idle := len(h.in) == 0
 	select {
 	case h.in <- it:
-		return nil
 	case <-h.quit:
 		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if idle {
+		// The writer was waiting: let it run now. A producer that does not
+		// block (a model streaming deltas) would otherwise keep this core
+		// until preemption, up to 10 ms, and hold back the first event.
+		runtime.Gosched()
+	}
+	return nil
 }
 
 // Publish enqueues an event; it is stored and delivered in enqueue order.
@@ -221,6 +229,7 @@ func (h *Hub) flush(batch []item) {
 			batch[i].ev.Seq = rows[i].Seq
 		}
 		h.fanout(batch, errs)
+		runtime.Gosched() // likewise, let the followers write what was just fanned out
 	}
 	for i, it := range batch {
 		if it.ack != nil {
@@ -257,7 +266,7 @@ func (h *Hub) fanout(batch []item, errs []error) {
 }
 
 func (h *Hub) subscribe(sessionID string) *sub {
-	s := &sub{ch: make(chan Event, 256), lagged: make(chan struct{})}
+	s := &sub{ch: make(chan Event, 1024), lagged: make(chan struct{})}
 	h.mu.Lock()
 	if h.subs[sessionID] == nil {
 		h.subs[sessionID] = map[*sub]struct{}{}
@@ -319,6 +328,12 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		err := fn(ev)
 		if err == nil {
 			last = ev.Seq
+			// Within a burst (live or read back from the store), flush
+			// the first event at once and then every flushEvery or
+			// flushBatch events.
+			if opts.Flush != nil && (unflushed >= flushBatch || time.Since(lastFlush) >= flushEvery) {
+				err = flush()
+			}
 		} else if errors.Is(err, ErrStop) && opts.Flush != nil {
 			opts.Flush()
 		}
@@ -362,7 +377,7 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		}
 	}
 	for {
-		if dirty && opts.Flush != nil && (len(s.ch) == 0 || unflushed >= flushBatch || time.Since(lastFlush) >= flushEvery) {
+		if dirty && opts.Flush != nil && len(s.ch) == 0 {
 			if err := flush(); err != nil {
 				return err
 			}

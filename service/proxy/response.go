@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Response is one decoded answer from an external agent.
@@ -34,8 +35,26 @@ type Response struct {
 	// Raw is the JSON the response was decoded from (for a stream, the last
 	// event); empty when the agent sent no body.
 	Raw json.RawMessage
+	// Sanitized counts what was removed from the text: bytes that were not
+	// UTF-8 (JSON decoding turns them into U+FFFD, which is dropped) and NUL
+	// characters. For a stitched answer it is the sum over the turn.
+	Sanitized Sanitized
 
 	whole bool // Output came from the final-output location
+}
+
+// Sanitized says what cleaning an agent's text removed.
+type Sanitized struct {
+	InvalidUTF8Bytes int `json:"invalidUtf8Bytes,omitempty"`
+	NULBytes         int `json:"nulBytes,omitempty"`
+}
+
+// Changed reports whether anything was removed.
+func (s Sanitized) Changed() bool { return s.InvalidUTF8Bytes+s.NULBytes > 0 }
+
+func (s *Sanitized) add(o Sanitized) {
+	s.InvalidUTF8Bytes += o.InvalidUTF8Bytes
+	s.NULBytes += o.NULBytes
 }
 
 // Chunk is one streamed message, delivered as it arrives. Text is only this
@@ -80,6 +99,7 @@ type Turn struct {
 	parts    []Part
 	thoughts []string
 	last     Response // for Finish: the latest message id, status and raw JSON
+	cleaned  Sanitized
 	done     bool
 }
 
@@ -93,6 +113,7 @@ func (t *Turn) Add(r Response) (Response, error) {
 		return Response{}, ErrTurnClosed
 	}
 	t.thoughts = append(t.thoughts, r.Thoughts...)
+	t.cleaned.add(r.Sanitized)
 	if !r.whole {
 		t.text.WriteString(r.Output)
 		t.parts = append(t.parts, r.Parts...)
@@ -125,6 +146,7 @@ func (t *Turn) finishLocked(last Response) Response {
 		last.Output, last.Parts = t.text.String(), append([]Part(nil), t.parts...)
 	}
 	last.Thoughts = append([]string(nil), t.thoughts...)
+	last.Sanitized = t.cleaned
 	return last
 }
 
@@ -193,6 +215,7 @@ type decoded struct {
 	status     string
 	state      string
 	raw        []byte
+	cleaned    Sanitized
 }
 
 func (d decoded) final() bool {
@@ -216,6 +239,7 @@ func (d decoded) response() Response {
 		ConversationState: d.state,
 		Final:             d.final(),
 		Raw:               json.RawMessage(d.raw),
+		Sanitized:         d.cleaned,
 	}
 	if d.hasWhole {
 		r.Output, r.Parts, r.whole = textOf(d.wholeParts), d.wholeParts, true
@@ -250,6 +274,19 @@ func decode(body []byte, m compiledMapping) (decoded, error) {
 		return decoded{}, &MalformedError{Reason: "expected a JSON object, got " + excerpt(b, 64)}
 	}
 	d := decoded{raw: append([]byte(nil), b...)}
+	// Agents' text goes to the window and the database: bytes that are not
+	// UTF-8 (decoded as U+FFFD) and NULs (escaped as \u0000) are dropped
+	// and counted, as for external agents' callbacks.
+	if !utf8.Valid(b) {
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n <= 1 {
+				d.cleaned.InvalidUTF8Bytes++
+			}
+			i += n
+		}
+	}
+	v = scrubStrings(v, d.cleaned.InvalidUTF8Bytes > 0, &d.cleaned)
 	if r := m.messageID.eval(v); len(r) > 0 {
 		d.messageID = scalarText(r[0])
 	}
@@ -316,4 +353,33 @@ func textOf(parts []Part) string {
 		}
 	}
 	return strings.Join(texts, "\n\n")
+}
+
+// scrubStrings removes NULs from every string of a decoded JSON value, and
+// U+FFFD too when the body had invalid UTF-8 (that is what JSON decoding
+// made of it), counting the NULs.
+func scrubStrings(v any, dropFFFD bool, c *Sanitized) any {
+	clean := func(s string) string {
+		if n := strings.Count(s, "\x00"); n > 0 {
+			c.NULBytes += n
+			s = strings.ReplaceAll(s, "\x00", "")
+		}
+		if dropFFFD {
+			s = strings.ReplaceAll(s, "\uFFFD", "")
+		}
+		return s
+	}
+	switch x := v.(type) {
+	case string:
+		return clean(x)
+	case []any:
+		for i := range x {
+			x[i] = scrubStrings(x[i], dropFFFD, c)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = scrubStrings(e, dropFFFD, c)
+		}
+	}
+	return v
 }

@@ -200,6 +200,9 @@ func (d *decoder) challenge(body []byte) (challengeSet, error) {
 	}
 	var cs challengeSet
 	_, cs.flags = d.checkName(w.AgentName)
+	if !utf8.Valid(body) {
+		cs.flags = addFlag(cs.flags, "invalid_utf8_repaired")
+	}
 	n := d.capItems("challenges", len(w.Challenges))
 	for i, raw := range w.Challenges[:n] {
 		path := fmt.Sprintf("challenges[%d]", i)
@@ -261,6 +264,9 @@ func (d *decoder) vote(body []byte) (Vote, error) {
 	_, v.Flags = d.checkName(w.AgentName)
 	if v.Flags == nil {
 		v.Flags = []string{}
+	}
+	if !utf8.Valid(body) { // JSON decoding already turned the bad bytes into U+FFFD
+		v.Flags = addFlag(v.Flags, "invalid_utf8_repaired")
 	}
 	n := d.capItems("conditions", len(w.Conditions))
 	for i, raw := range w.Conditions[:n] {

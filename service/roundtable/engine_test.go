@@ -93,7 +93,8 @@ func TestDeliberationWithHostileAgents(t *testing.T) {
 
 	var events []Progress
 	var inFlight, maxInFlight atomic.Int32
-	eng := newEngine(t, Options{CallTimeout: 700 * time.Millisecond})
+	// Long enough for a 6 MB body under -race on a busy machine; the slow agent never answers.
+	eng := newEngine(t, Options{CallTimeout: 3 * time.Second})
 	res, err := eng.Run(ctxT(t), Task{ID: "t1", Content: sqlTask}, participants, func(p Progress) {
 		if n := inFlight.Add(1); n > maxInFlight.Load() {
 			maxInFlight.Store(n)

@@ -57,6 +57,9 @@ func newScanner(maxField int) *scanner {
 			p("vote_manipulation", h("approve"), `\b(you must|you should|always|unconditionally|automatically)\s+(approve|vote (yes|to approve|in favou?r))\b|\bapprove\b[^.\n]{0,30}?\bregardless\b`),
 			p("exfiltration", h("http://", "https://"), `\b(send|post|upload|forward|exfiltrate|leak)\b[^\n]{0,60}?\b(to|at)\s+https?://`),
 			p("concealment", h("do not "), `\bdo not (tell|inform|mention|reveal to|alert)\b[^.\n]{0,20}?\b(the )?(user|human|operator|anyone|platform)\b`),
+			// Fake turns and tool traffic: tags and JSON messages that mimic
+			// what a model's own context looks like.
+			p("fake_tags", h("<", `"role"`), `</?\s*(system|system_prompt|instructions?|tool_calls?|tool_use|tool_result|function_calls?|function_results?|invoke|assistant|user)\b[^<>\n]{0,80}>|"role"\s*:\s*"(system|tool|developer)"`),
 		},
 		evidence:   regexp.MustCompile(`(?i)\[\s*(VERIFIED|CORROBORATED|INDICATED|POSSIBLE)\s*(?::([^\]]*))?\]`),
 		lookalikes: homoglyphTable(),
@@ -255,7 +258,12 @@ func (sc *scanner) normalize(s string) (norm string, hidden, homoglyphs bool) {
 		wordHasLatin, wordHasLookalike = false, false
 	}
 	for _, r := range s {
-		if isInvisible(r) {
+		if r >= 0xE0020 && r <= 0xE007E {
+			// Unicode tag characters spell ASCII invisibly ("ASCII
+			// smuggling"): read them as the letters they encode.
+			hidden = true
+			r -= 0xE0000
+		} else if isInvisible(r) {
 			hidden = true
 			continue
 		}

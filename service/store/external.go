@@ -130,7 +130,7 @@ func (s *Store) ExternalInject(in ExternalInjection) Write {
 			}
 		}
 		in.Message.CreatedAt = now
-		if err := insertMessage(ctx, tx, in.Message); err != nil {
+		if err := s.addMessage(ctx, tx, in.Message); err != nil {
 			return err
 		}
 		a := in.Audit
@@ -138,7 +138,7 @@ func (s *Store) ExternalInject(in ExternalInjection) Write {
 		if err := insertAudit(ctx, tx, a); err != nil {
 			return err
 		}
-		return touch(ctx, tx, in.Message.SessionID, in.Snippet, now)
+		return s.touch(ctx, tx, in.Message.SessionID, in.Snippet, now)
 	}
 }
 

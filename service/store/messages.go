@@ -21,16 +21,28 @@ type Message struct {
 // AddMessage appends a message and returns it with its id and time.
 func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 	m.CreatedAt = s.ts()
-	err := insertMessage(ctx, s.w, &m)
+	err := s.addMessage(ctx, nil, &m)
 	return m, err
 }
 
+// execer is what both *sql.DB and *sql.Tx offer.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func insertMessage(ctx context.Context, ex execer, m *Message) error {
-	res, err := ex.ExecContext(ctx, `INSERT INTO messages(session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+const insertMessageSQL = `INSERT INTO messages(session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at) VALUES (?,?,?,?,?,?,?,?)`
+
+// stmt returns a prepared statement of the writer, bound to tx when not nil.
+func stmt(ctx context.Context, tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	if tx == nil {
+		return st
+	}
+	return tx.StmtContext(ctx, st)
+}
+
+// addMessage inserts m (in tx when not nil) and sets its id.
+func (s *Store) addMessage(ctx context.Context, tx *sql.Tx, m *Message) error {
+	res, err := stmt(ctx, tx, s.insertMessage).ExecContext(ctx,
 		m.SessionID, m.TurnID, m.Role, m.Content, m.ToolCalls, m.ToolCallID, m.Meta, m.CreatedAt)
 	if err != nil {
 		return err

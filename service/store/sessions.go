@@ -63,15 +63,16 @@ func (s *Store) SessionByJarvisID(ctx context.Context, jid string) (Session, err
 
 // TouchSession advances updated_at and, when snippet is not empty, the last snippet.
 func (s *Store) TouchSession(ctx context.Context, id, snippet string) error {
-	return touch(ctx, s.w, id, snippet, s.ts())
+	return s.touch(ctx, nil, id, snippet, s.ts())
 }
 
-func touch(ctx context.Context, ex execer, id, snippet, now string) error {
+// touch advances a session's updated_at (in tx when not nil).
+func (s *Store) touch(ctx context.Context, tx *sql.Tx, id, snippet, now string) error {
 	if snippet != "" {
-		_, err := ex.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`, now, snippet, id)
+		_, err := stmt(ctx, tx, s.touchSnippet).ExecContext(ctx, now, snippet, id)
 		return err
 	}
-	_, err := ex.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, now, id)
+	_, err := stmt(ctx, tx, s.touchOnly).ExecContext(ctx, now, id)
 	return err
 }
 

@@ -38,7 +38,9 @@ type Store struct {
 	r   *sql.DB // read-only pool
 	now func() time.Time
 
-	insertEvent *sql.Stmt // prepared once on the writer: events are the hottest insert
+	// Statements of every turn, prepared once on the writer connection
+	// (preparing costs as much as running them).
+	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn *sql.Stmt
 }
 
 // Options configures Open.
@@ -74,9 +76,22 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	if s.insertEvent, err = w.PrepareContext(ctx, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`); err != nil {
-		w.Close()
-		return nil, err
+	for _, p := range []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&s.insertEvent, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`},
+		{&s.insertMessage, insertMessageSQL},
+		{&s.insertTurn, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`},
+		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`},
+		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
+		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
+		{&s.endTurn, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`},
+	} {
+		if *p.st, err = w.PrepareContext(ctx, p.sql); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
 	}
 	rq := url.Values{}
 	rq.Set("_foreign_keys", "on")
@@ -87,14 +102,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	// Keep the readers open: a new SQLite connection costs far more than a query.
 	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	r.SetConnMaxIdleTime(0)
 	s.r = r
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.insertEvent.Close(), s.r.Close(), s.w.Close())
+	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn} {
+		st.Close()
+	}
+	return errors.Join(s.r.Close(), s.w.Close())
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok" when sound).

@@ -31,21 +31,21 @@ func (s *Store) StartTurn(id string, user *Message, snippet string) Write {
 
 func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user *Message, snippet string) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`, user.SessionID, TurnRunning).Scan(&n); err != nil {
+	if err := tx.StmtContext(ctx, s.countRunning).QueryRowContext(ctx, user.SessionID, TurnRunning).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return fmt.Errorf("session %s already has a running turn: %w", user.SessionID, ErrConflict)
 	}
 	now := s.ts()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`, id, user.SessionID, TurnRunning, now); err != nil {
+	if _, err := tx.StmtContext(ctx, s.insertTurn).ExecContext(ctx, id, user.SessionID, TurnRunning, now); err != nil {
 		return err
 	}
 	user.TurnID, user.CreatedAt = id, now
-	if err := insertMessage(ctx, tx, user); err != nil {
+	if err := s.addMessage(ctx, tx, user); err != nil {
 		return err
 	}
-	return touch(ctx, tx, user.SessionID, snippet, now)
+	return s.touch(ctx, tx, user.SessionID, snippet, now)
 }
 
 // FinishTurn returns the write that records a turn's last message (when not
@@ -60,14 +60,14 @@ func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, id, sessionID, statu
 	now := s.ts()
 	if last != nil {
 		last.CreatedAt = now
-		if err := insertMessage(ctx, tx, last); err != nil {
+		if err := s.addMessage(ctx, tx, last); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`, status, errorCode, now, id, TurnRunning); err != nil {
+	if _, err := tx.StmtContext(ctx, s.endTurn).ExecContext(ctx, status, errorCode, now, id, TurnRunning); err != nil {
 		return err
 	}
-	return touch(ctx, tx, sessionID, snippet, now)
+	return s.touch(ctx, tx, sessionID, snippet, now)
 }
 
 // Turn returns a turn.
