@@ -85,10 +85,10 @@ type Service struct {
 	conf       atomic.Pointer[config.Config]
 	configPath string
 	configMu   sync.Mutex // serialises config file rewrites
-	st   *store.Store
-	hub  *events.Hub
-	px   *proxyRuntime // proxy agents (proxy_runtime.go)
-	mem  *memory.Store // the Markdown memory workspace (<data-dir>/memory)
+	st         *store.Store
+	hub        *events.Hub
+	px         *proxyRuntime // proxy agents (proxy_runtime.go)
+	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
