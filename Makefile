@@ -32,12 +32,12 @@ build: frontend build-service
 	$(GO) build -tags $(DESKTOP_TAGS) -ldflags "-s -w" -o $(BIN)/jarvis .
 
 vet:
-	$(GO) vet -tags $(GOTAGS) $$($(GO) list ./... | grep -v '^jarvis$$')
+	$(GO) vet -tags $(GOTAGS) $$($(GO) list -e ./... | grep -v '^jarvis$$')
 
 # Go tests run inside a private D-Bus session with an unlocked keyring, so
 # go-keyring talks to a real Secret Service and never to the user's own.
 go-test:
-	bash scripts/with-session-bus.sh $(GO) test -race -tags $(GOTAGS) -count=1 -timeout 20m $$($(GO) list ./... | grep -v '^jarvis$$')
+	bash scripts/with-session-bus.sh $(GO) test -race -tags $(GOTAGS) -count=1 -timeout 20m $$($(GO) list -e ./... | grep -v '^jarvis$$')
 
 frontend-test:
 	cd frontend && npm ci --no-audit --no-fund && npm test

@@ -19,7 +19,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -30,7 +29,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +39,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/store"
+	"jarvis/service/webhook"
 )
 
 const (
@@ -343,10 +342,7 @@ func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []by
 	req.Header.Set("User-Agent", "jarvis-service/"+Version)
 	req.Header.Set("Idempotency-Key", key)
 	if secret != nil {
-		ts := strconv.FormatInt(s.now().Unix(), 10)
-		req.Header.Set("webhook-id", key)
-		req.Header.Set("webhook-timestamp", ts)
-		req.Header.Set("webhook-signature", "v1,"+signExternalWebhook(secret, key, ts, body))
+		webhook.SetHeaders(req.Header, secret, key, body, s.now())
 	}
 	resp, err := s.ext.hc.Do(req)
 	if err != nil {
@@ -394,29 +390,7 @@ func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
 	if err != nil || v == "" {
 		return nil, fmt.Errorf("secret %q is unavailable", x.SecretRef)
 	}
-	return externalWebhookKey(v), nil
-}
-
-// externalWebhookKey is the HMAC key of a Standard Webhooks secret: the base64
-// after "whsec_", or the secret's bytes when it has no such prefix.
-func externalWebhookKey(secret string) []byte {
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
-			return b
-		}
-	}
-	return []byte(secret)
-}
-
-// signExternalWebhook is the base64 HMAC-SHA256 of "id.timestamp.body".
-func signExternalWebhook(key []byte, id, ts string, body []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id))
-	m.Write([]byte{'.'})
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return webhook.Key(v), nil
 }
 
 // externalAgentStatus is an external agent's entry status for GET /v1/agents.

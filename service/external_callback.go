@@ -16,14 +16,11 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,10 +28,10 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/store"
+	"jarvis/service/webhook"
 )
 
 const (
-	externalWebhookWindow     = 5 * time.Minute
 	externalMaxDeliveryIDLen  = 256
 	externalDeliveryRetention = 24 * time.Hour
 )
@@ -75,30 +72,6 @@ func sanitizeExternalText(b []byte) (string, externalSanitizeReport) {
 		i += n
 	}
 	return string(out), rep
-}
-
-// verifyExternalWebhook checks Standard Webhooks headers against the body and returns the webhook-id.
-func verifyExternalWebhook(key []byte, h http.Header, body []byte, now time.Time) (string, error) {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return "", errors.New("signature headers incomplete: webhook-id, webhook-timestamp and webhook-signature are all required")
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return "", errors.New("webhook-timestamp is not a Unix time in seconds")
-	}
-	off := now.Sub(time.Unix(sec, 0))
-	if off > externalWebhookWindow || off < -externalWebhookWindow {
-		return "", fmt.Errorf("webhook-timestamp is %s away from the service's clock (the window is %s)", off.Abs().Truncate(time.Second), externalWebhookWindow)
-	}
-	want := signExternalWebhook(key, id, ts, body)
-	for _, part := range strings.Fields(sigs) {
-		ver, sig, ok := strings.Cut(part, ",")
-		if ok && ver == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
-			return id, nil
-		}
-	}
-	return "", errors.New("no valid v1 signature in webhook-signature")
 }
 
 // auditExternal logs a callback (Info, no secrets, no text) and stores the
@@ -187,7 +160,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 		if err != nil {
 			return reject(errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
 		}
-		if _, err := verifyExternalWebhook(key, r.Header, body, s.now()); err != nil {
+		if _, err := webhook.Verify(key, r.Header, body, s.now()); err != nil {
 			au.Auth = "failed"
 			return reject(errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
 		}

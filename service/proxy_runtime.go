@@ -65,9 +65,8 @@ type proxyConfig struct {
 
 // Callback limits.
 const (
-	proxyWebhookWindow = 5 * time.Minute
-	lateKeep           = time.Hour // how long a timed-out call still records its late answer
-	maxTrackedCalls    = 1024
+	lateKeep        = time.Hour // how long a timed-out call still records its late answer
+	maxTrackedCalls = 1024
 )
 
 // proxyRuntime is the state of the proxy agents of one Service.

@@ -2,19 +2,16 @@ package service
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
 	"jarvis/service/store"
+	"jarvis/service/webhook"
 )
 
 // handleProxyCallback is POST /proxy/agents/{agentId}/sessions/{sessionId}/callback:
@@ -133,50 +130,14 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 	if tok := r.URL.Query().Get("token"); tok != "" && hmac.Equal([]byte(tok), []byte(px.callbackToken(agentID, sessionID))) {
 		return true, false
 	}
-	if pc.WebhookSecretRef != "" && secrets != nil && r.Header.Get("webhook-signature") != "" {
-		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil && verifyProxyWebhook(sec, r.Header, body, now) {
-			return true, px.replayed(agentID+"\x00"+r.Header.Get("webhook-id"), now)
+	if pc.WebhookSecretRef != "" && secrets != nil && webhook.Signed(r.Header) {
+		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil {
+			if id, err := webhook.Verify(webhook.Key(sec), r.Header, body, now); err == nil {
+				return true, px.replayed(agentID+"\x00"+id, now)
+			}
 		}
 	}
 	return pc.CallbackAuth == "none", false
-}
-
-// verifyProxyWebhook checks a Standard Webhooks signature: webhook-signature
-// holds space-separated "v1,<base64 HMAC-SHA256 of id.timestamp.body>", the
-// secret is "whsec_<base64 key>" (or the raw key), and the timestamp must be
-// within 5 minutes of now.
-func verifyProxyWebhook(secret string, h http.Header, body []byte, now time.Time) bool {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return false
-	}
-	n, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return false
-	}
-	if d := now.Sub(time.Unix(n, 0)); d > proxyWebhookWindow || d < -proxyWebhookWindow {
-		return false
-	}
-	key := []byte(secret)
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
-			key = b
-		}
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id + "." + ts + "."))
-	m.Write(body)
-	want := m.Sum(nil)
-	for _, s := range strings.Fields(sigs) {
-		v, sig, ok := strings.Cut(s, ",")
-		if !ok || v != "v1" {
-			continue
-		}
-		if got, err := base64.StdEncoding.DecodeString(sig); err == nil && hmac.Equal(got, want) {
-			return true
-		}
-	}
-	return false
 }
 
 // replayed records a webhook id and reports whether it was seen before.
@@ -188,7 +149,7 @@ func (px *proxyRuntime) replayed(id string, now time.Time) bool {
 	}
 	if len(px.seen) > 4096 {
 		for k, t := range px.seen {
-			if now.Sub(t) > 2*proxyWebhookWindow {
+			if now.Sub(t) > 2*webhook.Window {
 				delete(px.seen, k)
 			}
 		}
