@@ -68,6 +68,9 @@ type launch struct {
 	config     *config.Config
 	log        *slog.Logger
 	getenv     func(string) string
+	// noDialogs makes audit exports go to the data dir instead of a native
+	// save dialog (the e2e run has nobody to answer one).
+	noDialogs bool
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
@@ -115,6 +118,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		return 1, err
 	}
 	defer stopService()
+	hooks.service(base, token)
 
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log})
@@ -129,10 +133,24 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			wruntime.EventsEmit(*c, event, data)
 		}
 	}
+	var saveFile func(string) (string, error)
+	if !l.noDialogs {
+		saveFile = func(name string) (string, error) {
+			c := wctx.Load()
+			if c == nil {
+				return "", errors.New("the window is not ready")
+			}
+			return wruntime.SaveFileDialog(*c, wruntime.SaveDialogOptions{
+				Title: "Export the audit log", DefaultFilename: name, CanCreateDirectories: true,
+				Filters: []wruntime.FileFilter{{DisplayName: "JSON Lines (*.jsonl)", Pattern: "*.jsonl"}},
+			})
+		}
+	}
 	a, err := app.New(app.Options{
 		Client:       api.NewClient(base, token, &http.Client{}),
 		StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()),
 		Emit:         emit, Logger: l.log, Tools: runner, Prompts: runner.Prompts(),
+		Audit: runner.Audit(), DataDir: l.dataDir, SaveFile: saveFile,
 	})
 	if err != nil {
 		return 1, err
@@ -140,6 +158,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer app.Shutdown(a)
 	hooks.attach(a, runner)
 
+	leanWebKit()
 	err = wails.Run(&options.App{
 		Title:            "Jarvis",
 		Width:            1180,

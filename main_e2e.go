@@ -45,6 +45,8 @@ type hooks struct {
 	e2e      *E2E
 	peer     *http.Server
 	ext      *http.Server
+	rt       *http.Server
+	rtAddr   string
 	watchdog *time.Timer
 }
 
@@ -63,6 +65,7 @@ type E2E struct {
 	markSrc string
 	domAt   time.Duration
 	extHit  int
+	peerURL string
 }
 
 func newHooks(l *launch, started time.Time) (*hooks, error) {
@@ -90,16 +93,30 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 	h.ext = &http.Server{Handler: http.HandlerFunc(e.externalAgent), ReadHeaderTimeout: 5 * time.Second}
 	go h.ext.Serve(extLn)
 
+	rtLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h.rt = &http.Server{Handler: http.HandlerFunc(roundTableAgent), ReadHeaderTimeout: 5 * time.Second}
+	h.rtAddr = rtLn.Addr().String()
+	go h.rt.Serve(rtLn)
+	e.peerURL = fmt.Sprintf("http://%s/v1", peerLn.Addr())
+
+	// No provider at first: the self-test configures the scripted upstream
+	// through the setup form, as a user on first run would.
+	l.noDialogs = true
 	conf := fmt.Sprintf(`{
-  "defaultProvider": "openai-compatible",
-  "providers": {"openai-compatible": {"baseUrl": "http://%s/v1", "model": "scripted"}},
   "toolResultTimeoutSeconds": 60,
   "agents": [
     {"agentId": "general", "displayName": "General Assistant", "description": "Scripted upstream"},
     {"agentId": "ext", "displayName": "External Echo", "description": "A scripted external agent", "type": "external",
-     "external": {"inputUrl": "http://%s/input"}}
+     "external": {"inputUrl": "http://%s/input"}},
+    {"agentId": "px", "displayName": "Proxy Helper", "description": "A scripted proxy agent", "type": "proxy",
+     "proxy": {"url": "http://%s/proxy", "debug": {"enable": true}}},
+    {"agentId": "council", "displayName": "Review Council", "description": "Round table of two scripted agents", "type": "roundtable",
+     "roundtable": {"participants": ["security", "performance"]}}
   ]
-}`, peerLn.Addr(), extLn.Addr())
+}`, extLn.Addr(), extLn.Addr())
 	c, err := config.Parse("e2e.json", []byte(conf))
 	if err != nil {
 		// An older service may not know external agents: run without one.
@@ -126,6 +143,10 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 // input payload (seed 000) and answers through the callback URL with a
 // reply that carries HTML and script, which the window must show inert.
 func (e *E2E) externalAgent(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/proxy" {
+		proxyAgent(w, r)
+		return
+	}
 	var in struct {
 		SessionID   string `json:"sessionId"`
 		CallbackURL string `json:"callbackUrl"`
@@ -158,6 +179,107 @@ func (e *E2E) externalAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *hooks) attach(_ *app.App, r *app.Runner) { h.e2e.runner = r }
+
+// service registers the scripted round-table agents once the service answers.
+func (h *hooks) service(base, token string) {
+	go func() {
+		for _, name := range []string{"security", "performance"} {
+			body := fmt.Sprintf(`{"name":%q,"domain":"code review","base_url":"http://%s/%s","capabilities":["review"],"timeout_seconds":10}`, name, h.rtAddr, name)
+			req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/agents", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "e2e: register round-table agent:", err)
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				fmt.Fprintln(os.Stderr, "e2e: register round-table agent:", resp.Status, string(b))
+			}
+		}
+	}()
+}
+
+// proxyAgent is a scripted proxy agent answering the Agent Protocol (seed 002).
+func proxyAgent(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Input []struct {
+			Content string `json:"content"`
+		} `json:"input"`
+	}
+	json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in)
+	text := ""
+	if len(in.Input) > 0 {
+		text = in.Input[0].Content
+	}
+	time.Sleep(120 * time.Millisecond)
+	out := map[string]any{
+		"messageId":   "msg-e2e",
+		"output":      []map[string]string{{"type": "text", "content": "Proxy says: **" + text + "** <img src=x onerror=\"window.__pwned='px'\">"}},
+		"debug":       []map[string]string{{"type": "thought", "content": "Looked the question up in the scripted playbook"}},
+		"sessionInfo": map[string]any{"status": "idle", "conversationState": "COMPLETED"},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// roundTableAgent is two scripted round-table agents (seed 003) under
+// /security and /performance: findings with evidence, a challenge, a
+// concession, and one dissenting vote, with some HTML the window must show
+// inert. Each call is a little slow so the progress card is visible.
+func roundTableAgent(w http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)
+	if len(parts) != 2 {
+		http.NotFound(w, r)
+		return
+	}
+	name, op := parts[0], parts[1]
+	io.Copy(io.Discard, io.LimitReader(r.Body, 32<<20))
+	var out any
+	switch op {
+	case "analyze":
+		time.Sleep(900 * time.Millisecond)
+		if name == "security" {
+			out = map[string]any{"agent_name": name, "domain": "code review", "confidence": 0.8,
+				"observations": []map[string]any{
+					{"finding": "SQL query built by string concatenation", "evidence": "[INDICATED: task_content] the query joins user input with '+'", "severity": "critical", "confidence": 0.9},
+					{"finding": "Error pages echo <b>raw input</b> <img src=x onerror=\"window.__pwned='rt'\">", "evidence": "[POSSIBLE: task_content] error handler prints the request", "severity": "warning", "confidence": 0.6},
+				},
+				"recommendations": []map[string]any{{"action": "Use parameterized queries", "rationale": "prevents SQL injection", "priority": "critical"}}}
+		} else {
+			time.Sleep(600 * time.Millisecond)
+			out = map[string]any{"agent_name": name, "domain": "code review", "confidence": 0.7,
+				"observations":    []map[string]any{{"finding": "The query runs once per item (N+1)", "evidence": "[INDICATED: task_content] a loop issues one query per row", "severity": "warning", "confidence": 0.7}},
+				"recommendations": []map[string]any{{"action": "Batch the queries", "rationale": "one round trip", "priority": "warning"}}}
+		}
+	case "challenge":
+		time.Sleep(500 * time.Millisecond)
+		if name == "security" {
+			out = map[string]any{"agent_name": name, "challenges": []any{},
+				"concessions": []map[string]any{{"target_agent": "performance", "finding_accepted": "The query runs once per item (N+1)", "reason": "The loop is visible in the task"}}}
+		} else {
+			out = map[string]any{"agent_name": name, "concessions": []any{},
+				"challenges": []map[string]any{{"target_agent": "security", "finding_challenged": "Error pages echo raw input", "counter_evidence": "[INDICATED: task_content] the error handler escapes output with html.EscapeString"}}}
+		}
+	case "vote":
+		time.Sleep(400 * time.Millisecond)
+		if name == "security" {
+			out = map[string]any{"agent_name": name, "approve": true, "conditions": []string{"Parameterize every query before release"}, "dissent_reason": nil}
+		} else {
+			out = map[string]any{"agent_name": name, "approve": false, "conditions": []string{}, "dissent_reason": "Batching must come first: the N+1 pattern is the bigger risk"}
+		}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// PeerURL is the scripted upstream's base URL, for the setup form.
+func (e *E2E) PeerURL() string { return e.peerURL }
 
 func (h *hooks) startup(ctx context.Context) {
 	h.e2e.Log("window starting (OnStartup)")
@@ -197,6 +319,7 @@ func (h *hooks) close() {
 	h.watchdog.Stop()
 	h.peer.Close()
 	h.ext.Close()
+	h.rt.Close()
 }
 
 // --- bound methods (called by selftest.js) ---

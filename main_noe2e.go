@@ -15,6 +15,7 @@ type hooks struct{}
 
 func newHooks(*launch, time.Time) (*hooks, error) { return &hooks{}, nil }
 func (*hooks) attach(*app.App, *app.Runner)       {}
+func (*hooks) service(string, string)             {}
 func (*hooks) startup(context.Context)            {}
 func (*hooks) domReady(context.Context)           {}
 func (*hooks) bind() []any                        { return nil }

@@ -387,6 +387,8 @@ type MemoryResult struct {
 	Excerpt   string `json:"excerpt"`
 	LineStart int    `json:"line_start"`
 	LineEnd   int    `json:"line_end"`
+	// Flags names the prompt-injection patterns the excerpt matches, if any.
+	Flags []string `json:"flags,omitempty"`
 }
 
 // MemorySearchResponse answers GET /v1/memory/search.

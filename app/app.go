@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/app/audit"
 )
 
 // Options configures New.
@@ -45,6 +46,13 @@ type Options struct {
 	Follow       FollowOptions
 	// Prompts is the gate's prompt queue the window answers; nil when Tools is nil.
 	Prompts Prompts
+	// Audit is the tool-call audit log the audit panel shows; nil hides it.
+	Audit *audit.Log
+	// DataDir receives audit exports when SaveFile is nil.
+	DataDir string
+	// SaveFile asks the user where to save a file (a native save dialog,
+	// provided by main) and returns the chosen path, or "" when cancelled.
+	SaveFile func(defaultName string) (string, error)
 }
 
 // App is the object bound to the frontend.
@@ -61,6 +69,10 @@ type App struct {
 	fol     followers
 	calls   sync.WaitGroup
 	prompts Prompts
+	audit   *audit.Log
+	dataDir string
+	// saveFile is Options.SaveFile.
+	saveFile func(string) (string, error)
 
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
@@ -87,7 +99,7 @@ func New(opts Options) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
 		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{},
-		prompts: opts.Prompts}, nil
+		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile}, nil
 }
 
 // Start begins the app's background work (the prompt watcher); main calls

@@ -29,7 +29,7 @@ export XDG_RUNTIME_DIR="$tmp/run" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tm
 mkdir -p "$XDG_RUNTIME_DIR" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$HOME"
 chmod 700 "$XDG_RUNTIME_DIR"
 export JARVIS_E2E_OUT="$OUT" NO_AT_BRIDGE=1 GDK_BACKEND=x11
-unset JARVIS_TOKEN WAYLAND_DISPLAY
+unset JARVIS_TOKEN WAYLAND_DISPLAY JARVIS_SECRET_OPENAI JARVIS_SECRET_OPENAI_COMPATIBLE
 
 # Inside the private bus: Xvfb on a free display, the self-test with a
 # watchdog, then the production binary for a few seconds.

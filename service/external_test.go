@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -16,9 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +25,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 	"jarvis/service"
 	"jarvis/service/config"
@@ -837,39 +835,19 @@ func extCloneHdr(m map[string]string) map[string]string {
 // TestExternalEchoAgent runs the example agent as a real subprocess through
 // a full exchange, then posts the seed's curl heredoc to the callback URL.
 func TestExternalEchoAgent(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "external-echo")
-	if out, err := exec.Command("go", "build", "-o", bin, "jarvis/examples/external-echo").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-delay", "50ms", "-replies", "3")
-	stdout, err := cmd.StdoutPipe()
+	bin, err := proc.Build(t.TempDir(), "jarvis/examples/external-echo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr extSyncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	echo, err := proc.Start(bin, []string{"-addr", "127.0.0.1:0", "-delay", "50ms", "-replies", "3"}, nil, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v\n%s", err, stderr.String())
+	t.Cleanup(func() { echo.Stop() })
+	if !strings.HasPrefix(echo.Line, "external-echo listening on ") {
+		t.Fatalf("listening line %q", echo.Line)
 	}
-	agentURL, ok := strings.CutPrefix(strings.TrimSpace(line), "external-echo listening on ")
-	if !ok {
-		t.Fatalf("listening line %q", line)
-	}
+	agentURL := echo.URL
 	e := newExternalEnv(t, extAgent("echo", agentURL+"/", ""))
 	sid := e.extSession("echo", "EXTERNAL-123")
 	evs := e.extFollow(sid)

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,9 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +20,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 	"jarvis/service"
 	"jarvis/service/config"
@@ -406,11 +404,7 @@ func startExampleAgent(t *testing.T, name, domain, key string) string {
 			exampleErr = err
 			return
 		}
-		exampleBin = filepath.Join(dir, "roundtable-agent")
-		out, err := exec.Command("go", "build", "-o", exampleBin, "../examples/roundtable-agent").CombinedOutput()
-		if err != nil {
-			exampleErr = fmt.Errorf("build example agent: %v\n%s", err, out)
-		}
+		exampleBin, exampleErr = proc.Build(dir, "jarvis/examples/roundtable-agent")
 	})
 	if exampleErr != nil {
 		t.Fatal(exampleErr)
@@ -419,33 +413,12 @@ func startExampleAgent(t *testing.T, name, domain, key string) string {
 	if key != "" {
 		args = append(args, "-api-key", key)
 	}
-	cmd := exec.Command(exampleBin, args...)
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(exampleBin, args, nil, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		m := regexp.MustCompile(`listening on (http://\S+)$`).FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("example agent said %q", l)
-		}
-		return m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatal("example agent did not start")
-	}
-	return ""
+	t.Cleanup(p.Kill)
+	return p.URL
 }
 
 // TestRoundtableAPI runs a full round table through the real service: two

@@ -30,6 +30,7 @@ import (
 	"jarvis/memory"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/injection"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 )
@@ -89,6 +90,7 @@ type Service struct {
 	hub        *events.Hub
 	px         *proxyRuntime // proxy agents (proxy_runtime.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
+	det        *injection.Detector
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
@@ -168,9 +170,10 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("service: memory: %w", err)
 	}
 	s.mem = mem
+	s.det = injection.New()
 	s.registerMemoryTools()
 	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
-	s.memoryPrompt = func() string { return mem.PromptContext(memoryPromptBytes) }
+	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()

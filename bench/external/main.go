@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,10 +24,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +33,8 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/measure"
+	"jarvis/internal/proc"
 )
 
 func main() {
@@ -49,32 +48,10 @@ func main() {
 	}
 }
 
-type service struct {
-	cmd *exec.Cmd
-	url string
+func start(bin, dataDir, cfg string) (*proc.Proc, error) {
+	return proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "warn"},
+		[]string{"JARVIS_TOKEN=bench-token"}, true)
 }
-
-func start(bin, dataDir, cfg string) (*service, error) {
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "JARVIS_TOKEN=bench-token")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("no listening line: %w", err)
-	}
-	return &service{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "jarvis-service listening on "))}, nil
-}
-
-func (s *service) kill() { s.cmd.Process.Kill(); s.cmd.Wait() }
 
 func run(n, conc, size int) error {
 	tmp, err := os.MkdirTemp("", "jarvis-bench-external")
@@ -82,9 +59,9 @@ func run(n, conc, size int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "./cmd/jarvis-service").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(tmp)
+	if err != nil {
+		return err
 	}
 	cfg := filepath.Join(tmp, "config.json")
 	// The inputUrl is never called: the bench measures the inbound side only.
@@ -94,10 +71,10 @@ func run(n, conc, size int) error {
 	if err != nil {
 		return err
 	}
-	defer func() { svc.kill() }()
+	defer func() { svc.Kill() }()
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
-	c := api.NewClient(svc.url, "bench-token", hc)
+	c := api.NewClient(svc.URL, "bench-token", hc)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sid := "BENCH-1"
@@ -175,12 +152,12 @@ func run(n, conc, size int) error {
 	}
 
 	// Durability: kill -9 right after the last 200, restart, count.
-	svc.kill()
+	svc.Kill()
 	svc, err = start(bin, dataDir, cfg)
 	if err != nil {
 		return err
 	}
-	c = api.NewClient(svc.url, "bench-token", hc)
+	c = api.NewClient(svc.URL, "bench-token", hc)
 	var tr api.Transcript
 	if err := c.Do(context.Background(), "GET", "/v1/sessions/"+sid+"/messages", nil, &tr); err != nil {
 		return err
@@ -211,16 +188,16 @@ func run(n, conc, size int) error {
 
 	rate := float64(n) / svcTime.Seconds()
 	baseRate := float64(n) / baseTime.Seconds()
-	p50, p99 := pct(lat, 50), pct(lat, 99)
+	p50, p99 := measure.Percentile(lat, 50), measure.Percentile(lat, 99)
 	fmt.Printf("External callback ingest: %d replies of %d bytes, %d concurrent posters, one SSE client; GOMAXPROCS %d, %d CPUs, %s/%s.\n\n",
 		n, size, conc, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 	fmt.Println("| figure | service | baseline (no-op loopback server) | goal | verdict |")
 	fmt.Println("|---|---|---|---|---|")
-	fmt.Printf("| callbacks accepted per second | %.0f | %.0f | ≥ 2,000/s | %s |\n", rate, baseRate, verdict(rate >= 2000))
-	fmt.Printf("| POST → event at the SSE client, p50 | %s | (POST round trip %s) | | |\n", ms(p50), ms(pct(baseRTT, 50)))
-	fmt.Printf("| POST → event at the SSE client, p99 | %s | (POST round trip %s) | < 20 ms | %s |\n", ms(p99), ms(pct(baseRTT, 99)), verdict(p99 < 20*time.Millisecond))
-	fmt.Printf("| POST round trip (200 = stored), p50 / p99 | %s / %s | %s / %s | | |\n", ms(pct(svcRTT, 50)), ms(pct(svcRTT, 99)), ms(pct(baseRTT, 50)), ms(pct(baseRTT, 99)))
-	fmt.Printf("| accepted replies in the transcript after SIGKILL + restart | %d / %d | | all | %s |\n", stored, n, verdict(stored == n))
+	fmt.Printf("| callbacks accepted per second | %.0f | %.0f | ≥ 2,000/s | %s |\n", rate, baseRate, measure.Verdict(rate >= 2000))
+	fmt.Printf("| POST → event at the SSE client, p50 | %s | (POST round trip %s) | | |\n", measure.Ms(p50), measure.Ms(measure.Percentile(baseRTT, 50)))
+	fmt.Printf("| POST → event at the SSE client, p99 | %s | (POST round trip %s) | < 20 ms | %s |\n", measure.Ms(p99), measure.Ms(measure.Percentile(baseRTT, 99)), measure.Verdict(p99 < 20*time.Millisecond))
+	fmt.Printf("| POST round trip (200 = stored), p50 / p99 | %s / %s | %s / %s | | |\n", measure.Ms(measure.Percentile(svcRTT, 50)), measure.Ms(measure.Percentile(svcRTT, 99)), measure.Ms(measure.Percentile(baseRTT, 50)), measure.Ms(measure.Percentile(baseRTT, 99)))
+	fmt.Printf("| accepted replies in the transcript after SIGKILL + restart | %d / %d | | all | %s |\n", stored, n, measure.Verdict(stored == n))
 	return nil
 }
 
@@ -272,22 +249,4 @@ func post(hc *http.Client, url string, body []byte) (int, error) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	return s[min(len(s)-1, len(s)*p/100)]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "**missed**"
 }

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,18 +18,17 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"jarvis/api"
+	"jarvis/internal/measure"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 )
 
@@ -55,9 +53,9 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "./cmd/jarvis-service").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(tmp)
+	if err != nil {
+		return err
 	}
 	// The scripted upstream runs in this process, on loopback.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -72,19 +70,13 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 
 	cfg := filepath.Join(tmp, "config.json")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}},"toolResultTimeoutSeconds":60}`, upURL)), 0o600)
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--config", cfg, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "JARVIS_TOKEN=bench-token")
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--config", cfg, "--log-level", "warn"},
+		[]string{"JARVIS_TOKEN=bench-token"}, true)
 	if err != nil {
 		return err
 	}
-	svcURL := strings.TrimSpace(strings.TrimPrefix(line, "jarvis-service listening on "))
+	defer svc.Kill()
+	svcURL, pid := svc.URL, svc.Cmd.Process.Pid
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000, MaxConnsPerHost: 0}}
 	c := api.NewClient(svcURL, "bench-token", hc)
 	ctx := context.Background()
@@ -96,7 +88,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}())
 
 	var rows []row
-	idleRSS := rssKB(cmd.Process.Pid)
+	idleRSS := measure.RSSKB(pid)
 
 	// The baseline sends the upstream exactly what the service sends it (the
 	// system prompt and the tool schemas included): captured from a first
@@ -176,12 +168,12 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 			return fmt.Errorf("service: %d deltas", n)
 		}
 	}
-	addTTFE := median(sTTFE) - median(dTTFE)
-	rows = append(rows, row{"time to first delta (median of " + strconv.Itoa(runs) + ")", ms(median(sTTFE)), ms(median(dTTFE)), "+" + ms(addTTFE), "< 1 ms added", verdict(addTTFE < time.Millisecond)})
-	thrS := float64(deltaN) / median(sTotal).Seconds()
-	thrD := float64(deltaN) / median(dTotal).Seconds()
-	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: total time", deltaN), ms(median(sTotal)), ms(median(dTotal)), fmt.Sprintf("%.2f×", float64(median(sTotal))/float64(median(dTotal))), "", ""})
-	rows = append(rows, row{"relay throughput (deltas/s)", fmt.Sprintf("%.0f", thrS), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrS/thrD), "≥ 0.5 of direct", verdict(thrS/thrD >= 0.5)})
+	addTTFE := measure.Median(sTTFE) - measure.Median(dTTFE)
+	rows = append(rows, row{"time to first delta (median of " + strconv.Itoa(runs) + ")", measure.Ms(measure.Median(sTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addTTFE), "< 1 ms added", measure.Verdict(addTTFE < time.Millisecond)})
+	thrS := float64(deltaN) / measure.Median(sTotal).Seconds()
+	thrD := float64(deltaN) / measure.Median(dTotal).Seconds()
+	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: total time", deltaN), measure.Ms(measure.Median(sTotal)), measure.Ms(measure.Median(dTotal)), fmt.Sprintf("%.2f×", float64(measure.Median(sTotal))/float64(measure.Median(dTotal))), "", ""})
+	rows = append(rows, row{"relay throughput (deltas/s)", fmt.Sprintf("%.0f", thrS), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrS/thrD), "≥ 0.5 of direct", measure.Verdict(thrS/thrD >= 0.5)})
 
 	// 2. Non-streamed request overhead, sequential.
 	helloReq, err := sameRequest("hello")
@@ -220,9 +212,9 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		}
 		sSeq = append(sSeq, time.Since(t0))
 	}
-	add := median(sSeq) - median(dSeq)
-	rows = append(rows, row{fmt.Sprintf("non-streamed chat, sequential (median of %d)", seqN), ms(median(sSeq)), ms(median(dSeq)), "+" + ms(add), "< 0.5 ms added", verdict(add < 500*time.Microsecond)})
-	rows = append(rows, row{"non-streamed chat p99", ms(pct(sSeq, 99)), ms(pct(dSeq, 99)), "+" + ms(pct(sSeq, 99)-pct(dSeq, 99)), "", ""})
+	add := measure.Median(sSeq) - measure.Median(dSeq)
+	rows = append(rows, row{fmt.Sprintf("non-streamed chat, sequential (median of %d)", seqN), measure.Ms(measure.Median(sSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(add), "< 0.5 ms added", measure.Verdict(add < 500*time.Microsecond)})
+	rows = append(rows, row{"non-streamed chat p99", measure.Ms(measure.Percentile(sSeq, 99)), measure.Ms(measure.Percentile(dSeq, 99)), "+" + measure.Ms(measure.Percentile(sSeq, 99)-measure.Percentile(dSeq, 99)), "", ""})
 
 	// 3. Tool round trip: tool.request received → result posted → next event.
 	var rtt []time.Duration
@@ -251,10 +243,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 			return err
 		}
 	}
-	rows = append(rows, row{fmt.Sprintf("tool round trip: request seen → result posted → next event (median of %d)", toolN), ms(median(rtt)), "—", "p99 " + ms(pct(rtt, 99)), "< 1 ms", verdict(median(rtt) < time.Millisecond)})
+	rows = append(rows, row{fmt.Sprintf("tool round trip: request seen → result posted → next event (median of %d)", toolN), measure.Ms(measure.Median(rtt)), "—", "p99 " + measure.Ms(measure.Percentile(rtt, 99)), "< 1 ms", measure.Verdict(measure.Median(rtt) < time.Millisecond)})
 
 	// 4. Memory with streamN open SSE streams.
-	rows = append(rows, row{"service RSS, idle after start", mb(idleRSS), "—", "", "", ""})
+	rows = append(rows, row{"service RSS, idle after start", measure.MB(idleRSS), "—", "", "", ""})
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	opened := make(chan struct{}, streamN)
@@ -283,10 +275,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		<-opened
 	}
 	time.Sleep(500 * time.Millisecond)
-	withStreams := rssKB(cmd.Process.Pid)
+	withStreams := measure.RSSKB(pid)
 	cancel()
 	wg.Wait()
-	rows = append(rows, row{fmt.Sprintf("service RSS with %d open SSE streams", streamN), mb(withStreams), "—", "", "< 150 MB", verdict(withStreams < 150*1024)})
+	rows = append(rows, row{fmt.Sprintf("service RSS with %d open SSE streams", streamN), measure.MB(withStreams), "—", "", "< 150 MB", measure.Verdict(withStreams < 150*1024)})
 
 	fmt.Printf("### General Agent Service (bench/service)\n\n")
 	fmt.Printf("Machine: %s/%s, %d cores, %s. Service: the real jarvis-service binary on loopback; baseline: the same scripted upstream called directly with go-openai with the very request the service sends it (system prompt and tool schemas included), in the same run.\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
@@ -297,46 +289,4 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}
 	fmt.Println("\nReproduce: `go run ./bench/service` (part of `make bench`).")
 	return nil
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "yes"
-	}
-	return "**no**"
-}
-
-func median(d []time.Duration) time.Duration { return pct(d, 50) }
-
-func pct(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
-
-func mb(kb int) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
-
-// rssKB reads a process's resident set size from /proc.
-func rssKB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
 }

@@ -1,52 +1,29 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
+	"jarvis/internal/proc"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // startExampleAgent builds and runs examples/roundtable-agent.
 func startExampleAgent(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "roundtable-agent")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/roundtable-agent").CombinedOutput(); err != nil {
-		t.Fatalf("build example agent: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-name", "my_agent", "-domain", "general"}, args...)...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	bin, err := proc.Build(t.TempDir(), "jarvis/examples/roundtable-agent")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l := <-line:
-		m := regexp.MustCompile(`listening on (http://\S+)$`).FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("example agent said %q", l)
-		}
-		return m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatal("example agent did not start")
+	p, err := proc.Start(bin, append([]string{"-addr", "127.0.0.1:0", "-name", "my_agent", "-domain", "general"}, args...), nil, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ""
+	t.Cleanup(p.Kill)
+	return p.URL
 }
 
 // agentCheckRun runs the real binary's agent-check and returns its exit

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 )
 
@@ -26,10 +26,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	binPath = filepath.Join(dir, "jarvis-service")
-	out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+	if binPath, err = proc.BuildService(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -37,42 +35,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type proc struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *strings.Builder
-}
+// The first stdout line, exactly as CONTRACT.md fixes it.
+var listening = regexp.MustCompile(`^jarvis-service listening on http://127\.0\.0\.1:\d+$`)
 
-var listening = regexp.MustCompile(`^jarvis-service listening on (http://127\.0\.0\.1:\d+)$`)
-
-func start(t *testing.T, env []string, args ...string) *proc {
+func start(t *testing.T, env []string, args ...string) *proc.Proc {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, _ := cmd.StdoutPipe()
-	p := &proc{cmd: cmd, stderr: &strings.Builder{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(binPath, args, env, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		m := listening.FindStringSubmatch(l)
-		if m == nil {
-			t.Fatalf("first stdout line %q does not match the contract (stderr: %s)", l, p.stderr)
-		}
-		p.url = m[1]
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no listening line; stderr: %s", p.stderr)
+	t.Cleanup(p.Kill)
+	if !listening.MatchString(p.Line) {
+		t.Fatalf("first stdout line %q does not match the contract", p.Line)
 	}
 	return p
 }
@@ -103,7 +77,7 @@ func TestBinaryRoundTripOverRealPort(t *testing.T) {
 		t.Fatalf("token file mode %v", st.Mode().Perm())
 	}
 	tok, _ := os.ReadFile(filepath.Join(data, "token"))
-	c := api.NewClient(p.url, strings.TrimSpace(string(tok)), nil)
+	c := api.NewClient(p.URL, strings.TrimSpace(string(tok)), nil)
 	ctx := context.Background()
 	h, err := c.Health(ctx)
 	if err != nil || !h.Healthy || h.Version == "" {
@@ -131,17 +105,17 @@ func TestBinaryRoundTripOverRealPort(t *testing.T) {
 		t.Fatalf("%v final %q", err, final)
 	}
 	// SIGTERM: a clean exit, and the same token and session after a restart.
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v; stderr %s", err, p.stderr)
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.Cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v; stderr %s", err, p.Stderr())
 	}
 	p2 := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfg)
-	c2 := api.NewClient(p2.url, strings.TrimSpace(string(tok)), nil)
+	c2 := api.NewClient(p2.URL, strings.TrimSpace(string(tok)), nil)
 	s2, err := c2.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "j1"})
 	if err != nil || s2.GeneralSessionID != s.GeneralSessionID {
 		t.Fatalf("after restart %v %+v", err, s2)
 	}
-	if strings.Contains(p.stderr.String(), string(tok[:16])) {
+	if strings.Contains(p.Stderr(), string(tok[:16])) {
 		t.Fatal("the token appears in the log")
 	}
 }

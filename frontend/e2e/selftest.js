@@ -48,6 +48,21 @@
     const idleRSSMB = await E.RSSMB();
     log(`ready; idle memory ${idleMB.toFixed(0)} MB PSS, ${idleRSSMB.toFixed(0)} MB RSS: ${await E.MemoryBreakdown()}`);
 
+    // 0. First run: no provider. The setup form is open; type the
+    // scripted upstream's base URL and a model, save, and the agent is ok.
+    await waitFor(() => !$("#setup").hidden, "the setup form on first run");
+    const gdot = () => $('.agent-group[data-agent="general"] .status-dot');
+    assert(gdot()?.classList.contains("unconfigured"), "the general agent starts unconfigured");
+    await waitFor(() => !/Looking for/.test($("#setup-discovered").textContent), "the local server discovery");
+    $("#setup-baseurl").value = await E.PeerURL();
+    $("#setup-model").value = "scripted";
+    await frames(2);
+    await E.Screenshot("setup");
+    $("#setup-compatible").dispatchEvent(new Event("submit", { cancelable: true }));
+    await waitFor(() => $("#setup").hidden, "the setup form to close after saving");
+    await waitFor(() => gdot()?.classList.contains("ok"), "the general agent's status to turn ok");
+    log("provider configured through the setup form");
+
     // Shift+Enter must not send.
     const input = $("#input");
     input.value = "draft";
@@ -81,11 +96,36 @@
     assert(a.verify.ok !== false, "the audit chain verifies: " + JSON.stringify(a.verify));
     log("risky tool allowed, run and audited");
 
+    // 2b. The audit panel shows the row; detail, verify and export work.
+    $("#open-audit").click();
+    const row = await waitFor(() => $('#audit-list tr.audit-row[data-tool="write_file"]'), "the write_file row in the audit panel");
+    row.click();
+    await waitFor(() => $("#audit-detail").textContent.includes("e2e-note.txt"), "the row's arguments in the detail");
+    assert(/[0-9a-f]{64}/.test($("#audit-detail").textContent), "the detail shows the hash");
+    $("#audit-verify").click();
+    await waitFor(() => /Chain OK/.test($("#audit-status").textContent), "the chain to verify");
+    const verified = $("#audit-status").textContent;
+    $("#audit-export").click();
+    await waitFor(() => /Exported 1 row/.test($("#audit-status").textContent), "the export path");
+    log("audit panel: " + verified + "; " + $("#audit-status").textContent);
+    $("#audit-status").textContent = verified + " — " + $("#audit-status").textContent;
+    await frames(2);
+    await E.Screenshot("audit");
+    $("#audit-close").click();
+
+    // 2c. A tool the service runs itself shows as a card without a prompt.
+    const promptsBefore = prompts;
+    await say('Remember this [[tool memory_write {"target":"daily","content":"The e2e run wrote this note."}]]');
+    await waitFor(() => $('.tool-card.service[data-tool="memory_write"]'), "the service tool card");
+    await waitFor(() => lastAssistantDone("Tool results:") && assistants().length >= 3, "the answer after the service tool");
+    assert(prompts === promptsBefore && $("#prompt").hidden, "no prompt for a service tool");
+    log("service tool card shown");
+
     // 3. A forbidden call (a path outside the workspace) is denied without a prompt.
     const before = prompts;
     await say('Read this [[tool read_file {"path":"../../../etc/passwd"}]]');
     await waitFor(() => $$('.tool-card[data-decision="denied"]').length >= 1, "the denied tool card");
-    await waitFor(() => lastAssistantDone("Tool results:") && assistants().length >= 3, "the answer after the denial");
+    await waitFor(() => lastAssistantDone("Tool results:") && assistants().length >= 4, "the answer after the denial");
     assert(prompts === before, "no prompt for a forbidden call");
     a = await E.Audit("read_file");
     assert(a.entries.length === 1 && a.entries[0].decision === "denied" && a.entries[0].class === "forbidden", "audit has the denied read_file: " + JSON.stringify(a.entries));
@@ -150,6 +190,45 @@
     } else {
       log("no external agent listed by the service: external flow skipped");
     }
+
+    // 6b. A proxy agent's Test action shows the agent's report.
+    const px = $('.agent-group[data-agent="px"]');
+    assert(px, "the proxy agent is listed");
+    px.querySelector('button[data-action="test"]').click();
+    await waitFor(() => !$("#agent-test").hidden, "the test dialog");
+    $("#agent-test-text").value = "ping from e2e";
+    $("#agent-test-form").dispatchEvent(new Event("submit", { cancelable: true }));
+    const rep = await waitFor(() => $("#agent-test-report .test-report"), "the test report", 15000);
+    assert(rep.dataset.ok === "1", "the proxy test passed: " + rep.textContent);
+    assert(rep.textContent.includes("HTTP 200") && rep.textContent.includes("ping from e2e"), "report shows status and output: " + rep.textContent);
+    assert(!rep.querySelector("img"), "the proxy output is inert");
+    await frames(2);
+    await E.Screenshot("agent-test");
+    $("#agent-test-close").click();
+    log("proxy agent test ok");
+
+    // 6c. A round table: live progress, then the laid-out result.
+    const council = $('.agent-group[data-agent="council"]');
+    assert(council, "the round-table agent is listed");
+    council.querySelector('button[data-action="new"]').click();
+    await waitFor(() => $(".session.current") && $("#messages .empty"), "the council session");
+    window.__pwned = undefined;
+    await say("Review this handler: query = \"SELECT * FROM users WHERE id=\" + id, run in a loop per row");
+    await waitFor(() => $(".rt-card.rt-progress .rt-answered") && $(".rt-card.rt-progress .rt-waiting"), "the round-table progress card with answers and waits", 20000);
+    await frames(2);
+    await E.Screenshot("roundtable-progress");
+    const rtc = await waitFor(() => $(".rt-card.rt-result"), "the round-table result card", 60000);
+    await sleep(300);
+    assert(rtc.querySelector(".rt-direction"), "a recommended direction");
+    assert(rtc.querySelectorAll(".rt-finding").length >= 1, "key findings");
+    assert(rtc.querySelectorAll(".rt-vote").length === 2 && rtc.querySelector(".rt-vote.dissent"), "two votes, one dissent");
+    assert(!rtc.querySelector("img,script"), "agent strings are inert: " + rtc.innerHTML.slice(0, 400));
+    assert(window.__pwned === undefined, "the round table ran nothing");
+    assert($$("#messages .msg.assistant").every((x) => !x.textContent.includes("Recommended direction")), "the Markdown result is not shown twice");
+    rtc.scrollIntoView({ block: "start" });
+    await frames(2);
+    await E.Screenshot("roundtable");
+    log("round table laid out: " + rtc.querySelector(".rt-head").textContent);
 
     // 7. Rename, clear and delete sessions from the sidebar.
     window.confirm = () => true; // the native confirm dialog would block the script

@@ -34,6 +34,79 @@ export interface Info {
   error?: string;
 }
 
+export interface AuditEntry {
+  id: number;
+  time: string;
+  session_id?: string;
+  tool_call_id?: string;
+  tool: string;
+  arguments: unknown;
+  edited_arguments?: unknown;
+  proposed_risk?: string;
+  class: string;
+  decision: string;
+  decided_by: string;
+  reason?: string;
+  result?: string;
+  error?: string;
+  duration_ms: number;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface AuditFilter {
+  tool: string;
+  decision: string;
+  decidedBy: string;
+  sessionId: string;
+  since: string;
+  until: string;
+  limit?: number;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  rows: number;
+  first_bad_id?: number;
+  reason?: string;
+  warnings?: string[];
+}
+
+export interface ProvidersInfo {
+  configured: boolean;
+  problem?: string;
+  defaultProvider: string;
+  providers: Record<string, { baseUrl?: string; model?: string; apiKeyRef?: string }>;
+  openaiKeyStored: boolean;
+  discovered: { name: string; baseUrl: string; models: string[] }[];
+}
+
+export interface SetProviderRequest {
+  provider: string;
+  apiKey?: string;
+  baseUrl?: string;
+  model?: string;
+}
+
+export interface ProxyTestReport {
+  status: number;
+  latencyMs: number;
+  contentType?: string;
+  requestBody?: string;
+  rawResponse: string;
+  rawTruncated?: boolean;
+  parsed: boolean;
+  parseError?: string;
+  error?: string;
+  errorKind?: string;
+  output: string;
+  thoughts?: string[];
+  agentStatus?: string;
+  chunks?: number;
+  pending?: boolean;
+  callbackUrl?: string;
+}
+
 export interface AppAPI {
   Info(): Promise<Info>;
   Agents(): Promise<Agent[]>;
@@ -49,6 +122,13 @@ export interface AppAPI {
   Cancel(sessionId: string): Promise<boolean>;
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
   PendingPrompts(): Promise<any[]>;
+  AuditList(f: AuditFilter): Promise<{ entries: AuditEntry[]; more: boolean }>;
+  AuditVerify(): Promise<VerifyReport>;
+  AuditExportJSONL(f: AuditFilter): Promise<{ path: string; rows: number; cancelled?: boolean }>;
+  Providers(): Promise<ProvidersInfo>;
+  SetProvider(req: SetProviderRequest): Promise<ProvidersInfo>;
+  TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
+  Roundtable(runId: string): Promise<any>;
 }
 
 declare global {

@@ -3,7 +3,9 @@
 // connection state of the session stream. Everything comes from the Go side
 // (bridge.ts); no markup from a message is ever inserted unsanitized.
 import "./style.css";
-import { api, errText, on, openExternal, type Agent, type Session } from "./bridge";
+import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
+import { auditDetail, auditTable, discoveredList, testReport, verifyText } from "./panels";
+import { roundTableCard } from "./roundtable";
 import { plainText, renderReply } from "./markdown";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
@@ -86,6 +88,11 @@ function renderSidebar(): void {
     const add = h("button", { class: "small", "data-action": "new", title: `New ${a.displayName} session` }, "+ New");
     add.addEventListener("click", () => void newSession(a.agentId));
     actions.append(add);
+    if (a.type === "proxy") {
+      const test = h("button", { class: "small", "data-action": "test", title: "Send the agent a sample request and show its response" }, "Test");
+      test.addEventListener("click", () => openAgentTest(a));
+      actions.append(test);
+    }
     if (a.type === "external") {
       const attach = h("button", { class: "small", "data-action": "attach", title: "Attach a session by its ID" }, "Attach…");
       attach.addEventListener("click", () => {
@@ -280,7 +287,33 @@ function fill(el: HTMLElement, it: Item): void {
     case "tool":
       el.replaceChildren(toolCard(it));
       break;
+    case "roundtable":
+      el.replaceChildren(roundTableCard(it.rt!));
+      if (it.rt!.done) el.firstElementChild!.append(runDetailsButton(it.rt!.runId));
+      break;
   }
+}
+
+// The whole stored run (every agent's answers), on demand.
+function runDetailsButton(runId: string): HTMLElement {
+  const box = h("div", { class: "rt-answers" });
+  const b = h("button", { class: "small", type: "button", "data-action": "rt-answers" }, "Show every agent's answers");
+  b.addEventListener("click", async () => {
+    b.setAttribute("disabled", "");
+    try {
+      const run = await api().Roundtable(runId);
+      const ul = h("ul", {});
+      for (const x of run.answers ?? []) {
+        ul.append(h("li", {}, h("b", {}, String(x.agent)), ` · ${x.phase} · ${x.kind}`, h("pre", { class: "audit-pre" }, JSON.stringify(x.data, null, 2))));
+      }
+      box.replaceChildren(h("div", { class: "hint" }, `Run ${run.id}: ${run.status}, ${run.participants?.length ?? 0} participants, started ${run.created_at}`), ul);
+    } catch (ex) {
+      box.replaceChildren(h("div", { class: "form-error" }, errText(ex)));
+      b.removeAttribute("disabled");
+    }
+  });
+  box.append(b);
+  return box;
 }
 
 function toolCard(it: Item): HTMLElement {
@@ -288,9 +321,10 @@ function toolCard(it: Item): HTMLElement {
   const badges = h("span", { class: "badges" });
   if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
   if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
-  const decision = t.pending ? "waiting" : t.decision ?? "";
-  if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
-  const card = h("div", { class: "tool-card", "data-call": t.id, "data-decision": decision },
+  const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
+  if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
+  else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
+  const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
     h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
   );
   if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
@@ -387,11 +421,11 @@ function selectAgent(agentId: string): void {
 }
 
 // First run with no provider: the service marks the agent "unconfigured"
-// and its detail says how to configure one.
+// and the setup form offers a key or a (discovered) local server.
 function checkSetup(): void {
   const a = agentOf(state.agentId);
   if (a?.status?.state === "unconfigured") showSetup(a.status.detail || "This agent has no model provider configured.");
-  else $("setup").hidden = true;
+  else if (!setupOpenedByUser) $("setup").hidden = true;
 }
 
 async function newSession(agentId: string): Promise<Session | undefined> {
@@ -567,13 +601,180 @@ async function answerPrompt(choice: string): Promise<void> {
 
 // ---------- setup, notices, speech ----------
 
-function showSetup(message: string): void {
-  $("setup").hidden = false;
-  $("setup-message").textContent = message;
+let setupOpenedByUser = false;
+
+function setupTab(tab: string): void {
+  for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#setup [data-tab]"))) {
+    b.classList.toggle("primary", b.dataset.tab === tab);
+    b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  }
+  $("setup-compatible").hidden = tab !== "compatible";
+  $("setup-openai").hidden = tab !== "openai";
 }
 
-function flash(msg: string): void {
+function showSetup(message: string, byUser = false): void {
+  setupOpenedByUser = byUser;
+  const wasHidden = $("setup").hidden;
+  $("setup").hidden = false;
+  $("setup-message").textContent = message;
+  if (wasHidden) void loadProviders();
+}
+
+async function loadProviders(): Promise<void> {
+  const box = $("setup-discovered");
+  box.replaceChildren(h("p", { class: "hint" }, "Looking for local model servers…"));
+  try {
+    const p = await api().Providers();
+    renderProviders(p);
+  } catch (ex) {
+    box.replaceChildren(h("div", { class: "form-error" }, errText(ex)));
+  }
+}
+
+function renderProviders(p: ProvidersInfo): void {
+  $("setup-discovered").replaceChildren(discoveredList(p, (baseUrl, model) => {
+    $<HTMLInputElement>("setup-baseurl").value = baseUrl;
+    $<HTMLInputElement>("setup-model").value = model;
+    void saveProvider("openai-compatible");
+  }));
+  const cur = p.providers?.["openai-compatible"];
+  const base = $<HTMLInputElement>("setup-baseurl");
+  if (cur?.baseUrl && !base.value) base.value = cur.baseUrl;
+  const model = $<HTMLInputElement>("setup-model");
+  if (cur?.model && !model.value) model.value = cur.model;
+  $("setup-key-hint").textContent = p.openaiKeyStored
+    ? "A key is already stored in your OS keyring. Enter a new one to replace it; it is never shown."
+    : "The key is stored in your OS keyring, never in a file, and is not shown again.";
+  if (p.configured) $("setup-message").textContent = `Configured: ${p.defaultProvider}. You can switch provider here.`;
+  else if (p.problem && !$("setup-message").textContent) $("setup-message").textContent = p.problem;
+}
+
+async function saveProvider(provider: string): Promise<void> {
+  const err = $("setup-error");
+  err.textContent = "";
+  const key = $<HTMLInputElement>("setup-apikey");
+  const req =
+    provider === "openai"
+      ? { provider, apiKey: key.value, model: $<HTMLInputElement>("setup-openai-model").value }
+      : { provider, baseUrl: $<HTMLInputElement>("setup-baseurl").value, model: $<HTMLInputElement>("setup-model").value };
+  const forms = Array.from(document.querySelectorAll<HTMLButtonElement>("#setup button"));
+  forms.forEach((b) => b.setAttribute("disabled", ""));
+  try {
+    const p = await api().SetProvider(req);
+    key.value = ""; // never kept in the page
+    if (!p.configured) {
+      err.textContent = p.problem || "Saved, but the agent still cannot chat.";
+      return;
+    }
+    $("setup").hidden = true;
+    setupOpenedByUser = false;
+    flash(`Provider saved: ${p.defaultProvider}${req.model ? ` · ${req.model}` : ""}`, true);
+    await refreshAgents();
+  } catch (ex) {
+    key.value = "";
+    err.textContent = errText(ex);
+  } finally {
+    forms.forEach((b) => b.removeAttribute("disabled"));
+  }
+}
+
+async function refreshAgents(): Promise<void> {
+  try {
+    state.agents = await api().Agents();
+  } catch (ex) {
+    flash(errText(ex));
+  }
+  renderSidebar();
+  renderHeader();
+}
+
+// ---------- audit log ----------
+
+const audit = { entries: [] as AuditEntry[], selected: undefined as number | undefined };
+
+function auditFilter(): AuditFilter {
+  const f = new FormData($<HTMLFormElement>("audit-filters"));
+  const g = (k: string) => String(f.get(k) ?? "");
+  return { tool: g("tool"), decision: g("decision"), decidedBy: g("decidedBy"), sessionId: g("sessionId"), since: g("since"), until: g("until"), limit: 500 };
+}
+
+function auditStatus(text: string, cls = ""): void {
+  const el = $("audit-status");
+  el.textContent = text;
+  el.className = `audit-status ${cls}`;
+}
+
+async function openAudit(): Promise<void> {
+  $("audit").hidden = false;
+  await loadAudit();
+}
+
+async function loadAudit(): Promise<void> {
+  try {
+    const p = await api().AuditList(auditFilter());
+    audit.entries = p.entries ?? [];
+    if (!audit.entries.some((e) => e.id === audit.selected)) audit.selected = audit.entries[0]?.id;
+    renderAudit();
+    auditStatus(`${audit.entries.length}${p.more ? "+" : ""} row${audit.entries.length === 1 ? "" : "s"}`);
+  } catch (ex) {
+    auditStatus(errText(ex), "bad");
+  }
+}
+
+function renderAudit(): void {
+  $("audit-list").replaceChildren(...auditTable(audit.entries, audit.selected, (e) => {
+    audit.selected = e.id;
+    renderAudit();
+  }));
+  $("audit-detail").replaceChildren(auditDetail(audit.entries.find((e) => e.id === audit.selected)));
+}
+
+async function verifyAudit(): Promise<void> {
+  auditStatus("Verifying…");
+  try {
+    const v = verifyText(await api().AuditVerify());
+    auditStatus(v.text, v.ok ? "good" : "bad");
+  } catch (ex) {
+    auditStatus(errText(ex), "bad");
+  }
+}
+
+async function exportAudit(): Promise<void> {
+  try {
+    const x = await api().AuditExportJSONL(auditFilter());
+    if (x.cancelled) auditStatus("Export cancelled");
+    else auditStatus(`Exported ${x.rows} row${x.rows === 1 ? "" : "s"} to ${x.path}`, "good");
+  } catch (ex) {
+    auditStatus(errText(ex), "bad");
+  }
+}
+
+// ---------- proxy agent test ----------
+
+let testing: Agent | undefined;
+
+function openAgentTest(a: Agent): void {
+  testing = a;
+  $("agent-test-title").textContent = `Test “${a.displayName}”`;
+  $("agent-test-report").replaceChildren(h("p", { class: "hint" }, "Sends the agent one real request with sample values and shows what came back."));
+  $("agent-test").hidden = false;
+  $("agent-test-text").focus();
+}
+
+async function runAgentTest(): Promise<void> {
+  if (!testing) return;
+  const box = $("agent-test-report");
+  box.replaceChildren(h("p", { class: "hint" }, "Waiting for the agent…"));
+  try {
+    box.replaceChildren(testReport(await api().TestAgent(testing.agentId, $<HTMLInputElement>("agent-test-text").value)));
+  } catch (ex) {
+    box.replaceChildren(h("div", { class: "form-error test-error" }, errText(ex)));
+  }
+}
+
+function flash(msg: string, good = false): void {
   const el = $("notice");
+  el.classList.toggle("good", good);
   el.textContent = msg;
   el.hidden = false;
   clearTimeout((flash as any).t);
@@ -609,7 +810,44 @@ function wire(): void {
     state.speak = tts.checked;
     if (!tts.checked) window.speechSynthesis?.cancel();
   });
-  $("setup-close").addEventListener("click", () => ($("setup").hidden = true));
+  $("setup-close").addEventListener("click", () => {
+    $("setup").hidden = true;
+    setupOpenedByUser = false;
+  });
+  $("open-setup").addEventListener("click", () => {
+    if ($("setup").hidden) showSetup("", true);
+    else $("setup").hidden = true;
+  });
+  for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#setup [data-tab]"))) {
+    b.addEventListener("click", () => setupTab(b.dataset.tab!));
+  }
+  setupTab("compatible");
+  for (const id of ["setup-compatible", "setup-openai"]) {
+    $(id).addEventListener("submit", (e) => {
+      e.preventDefault();
+      void saveProvider((e.currentTarget as HTMLElement).dataset.provider!);
+    });
+  }
+  $("open-audit").addEventListener("click", () => void openAudit());
+  $("audit-close").addEventListener("click", () => ($("audit").hidden = true));
+  $("audit").addEventListener("keydown", (e) => {
+    if (e.key === "Escape") $("audit").hidden = true;
+  });
+  $("audit-filters").addEventListener("submit", (e) => {
+    e.preventDefault();
+    void loadAudit();
+  });
+  $("audit-filters").addEventListener("reset", () => setTimeout(() => void loadAudit(), 0));
+  $("audit-verify").addEventListener("click", () => void verifyAudit());
+  $("audit-export").addEventListener("click", () => void exportAudit());
+  $("agent-test-close").addEventListener("click", () => ($("agent-test").hidden = true));
+  $("agent-test").addEventListener("keydown", (e) => {
+    if (e.key === "Escape") $("agent-test").hidden = true;
+  });
+  $("agent-test-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    void runAgentTest();
+  });
   for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#prompt button[data-choice]"))) {
     b.addEventListener("click", () => void answerPrompt(b.dataset.choice!));
   }

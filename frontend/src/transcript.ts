@@ -2,7 +2,7 @@
 // loaded history and then from stream events, applied once each, in order.
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
 
-export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought";
+export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
 
 export interface Item {
   key: string; // stable id for the view
@@ -12,6 +12,25 @@ export interface Item {
   final?: boolean;
   transient?: boolean; // a status line the next reply or error replaces
   tool?: ToolCard;
+  rt?: RoundTable;
+}
+
+/** A round table's live progress and, once it ends, its result. */
+export interface RoundTable {
+  runId: string;
+  participants: string[];
+  phase: string;
+  waitingFor: string[];
+  /** Agents that answered, per phase. */
+  responded: Record<string, string[]>;
+  failures: { phase: string; agent: string; message: string }[];
+  log: { type: string; phase: string; agent: string; message: string }[];
+  done: boolean;
+  status?: string;
+  outcome?: string;
+  summary?: string;
+  markdown?: string;
+  result?: any;
 }
 
 export interface ToolCard {
@@ -28,6 +47,8 @@ export interface ToolCard {
   result?: string;
   error?: string;
   pending: boolean;
+  /** "service": run by the service itself (memory, delegation, round table), never prompted. */
+  source?: string;
 }
 
 export interface StreamEvent {
@@ -50,6 +71,9 @@ export class Transcript {
   running = false;
   private n = 0;
   private byKey = new Map<string, Item>();
+  // Deltas of a round-table turn that repeat its result's Markdown (the
+  // result card shows it), per turn.
+  private rtEcho = new Map<string, string>();
 
   private add(it: Item, eff: Effect): Item {
     this.items.push(it);
@@ -157,27 +181,57 @@ export class Transcript {
         break;
       }
       case "assistant.delta": {
+        const rtItem = d.turn_id ? this.items.find((it) => it.rt?.done && it.turnId === d.turn_id) : undefined;
+        let text = d.text ?? "";
+        if (rtItem && !this.lastAssistant(d.turn_id)) {
+          const acc = (this.rtEcho.get(d.turn_id) ?? "") + text;
+          if (rtItem.rt!.markdown?.startsWith(acc)) {
+            this.rtEcho.set(d.turn_id, acc);
+            break;
+          }
+          this.rtEcho.delete(d.turn_id);
+          text = acc;
+        }
         this.removeTransient(eff);
         let it = this.lastAssistant(d.turn_id);
         if (!it) it = this.add({ key: `a-${ev.id || this.newKey("a")}`, kind: "assistant", text: "", turnId: d.turn_id }, eff);
         else eff.changed.push(it.key);
-        it.text += d.text ?? "";
+        it.text += text;
         break;
       }
       case "assistant.final": {
-        // An external agent's turn ends with a final that repeats its status
-        // line ("Sent to external agent"): the line stays until the reply.
-        const echo = this.items.find((it) => it.transient && it.text === d.text && (!d.turn_id || it.turnId === d.turn_id));
-        if (echo && d.origin !== "external") {
+        if (d.kind === "status") {
+          // An external agent's forward ends its turn with a status line
+          // ("Sent to external agent"), not a reply: the line stays until
+          // the agent's reply arrives.
           const open = this.lastAssistant(d.turn_id);
           if (open) {
             open.final = true;
             eff.changed.push(open.key);
           }
+          const shown = this.items.some((it) => it.transient && it.text === d.text);
+          if (!shown && d.text) this.add({ key: `st-${ev.id || this.newKey("s")}`, kind: "status", text: d.text, turnId: d.turn_id, transient: true }, eff);
           this.running = false;
           break;
         }
         this.removeTransient(eff);
+        // A round table agent's reply is its result's Markdown: the result
+        // card already shows it.
+        const rt = this.items.find((it) => it.rt?.done && it.rt.markdown === d.text && (!d.turn_id || it.turnId === d.turn_id));
+        if (rt) {
+          const open = this.lastAssistant(d.turn_id);
+          if (open && rt.rt!.markdown!.startsWith(open.text)) {
+            this.items = this.items.filter((x) => x !== open);
+            this.byKey.delete(open.key);
+            eff.removed.push(open.key);
+          } else if (open) {
+            open.final = true;
+            eff.changed.push(open.key);
+          }
+          if (d.turn_id) this.rtEcho.delete(d.turn_id);
+          this.running = false;
+          break;
+        }
         let it = this.lastAssistant(d.turn_id);
         if (!it) it = this.add({ key: `a-${ev.id || this.newKey("a")}`, kind: "assistant", text: "", turnId: d.turn_id }, eff);
         else eff.changed.push(it.key);
@@ -204,14 +258,44 @@ export class Transcript {
         break;
       }
       case "tool.result": {
-        const it = this.toolItem(d.id, eff);
+        const it = this.toolItem(d.id, eff, d.name ?? "tool");
         const t = it.tool!;
+        if (d.source === "service") {
+          // Run by the service itself: no tool.request, no prompt.
+          const prev = this.lastAssistant(d.turn_id);
+          if (prev && prev.key !== it.key) {
+            prev.final = true;
+            eff.changed.push(prev.key);
+          }
+          t.source = "service";
+          if (d.name) t.name = d.name;
+          if (d.arguments !== undefined) t.arguments = parseArgs(d.arguments);
+          if (!it.turnId) it.turnId = d.turn_id;
+        }
         t.ok = !!d.ok;
         t.result = d.result ?? "";
         t.error = d.error ?? undefined;
         t.pending = false;
-        if (!t.decision) t.decision = d.ok ? "allowed" : "denied";
+        if (!t.decision && d.source !== "service") t.decision = d.ok ? "allowed" : "denied";
         eff.changed.push(it.key);
+        break;
+      }
+      case "roundtable.progress":
+      case "roundtable.result": {
+        if (!d.run_id) break;
+        const key = `rt-${d.run_id}`;
+        let it = this.byKey.get(key);
+        if (!it) {
+          const prev = this.lastAssistant(d.turn_id);
+          if (prev) {
+            prev.final = true;
+            eff.changed.push(prev.key);
+          }
+          const rt: RoundTable = { runId: d.run_id, participants: [], phase: "", waitingFor: [], responded: {}, failures: [], log: [], done: false };
+          it = this.add({ key, kind: "roundtable", text: "", turnId: d.turn_id, rt }, eff);
+        } else eff.changed.push(key);
+        if (ev.type === "roundtable.progress") applyProgress(it.rt!, d);
+        else applyResult(it.rt!, d);
         break;
       }
       case "error": {
@@ -223,7 +307,7 @@ export class Transcript {
           eff.changed.push(last.key);
         }
         this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: "error", text: d.code === "cancelled" ? "Stopped." : msg, turnId: d.turn_id }, eff);
-        if (d.code === "not_configured") eff.notConfigured = msg;
+        if (d.code === "not_configured" || d.code === "provider_not_configured") eff.notConfigured = msg;
         this.running = false;
         break;
       }
@@ -277,6 +361,61 @@ export class Transcript {
     }
     this.load(msgs);
   }
+}
+
+function applyProgress(rt: RoundTable, d: any): void {
+  const phase = String(d.phase ?? "");
+  const agent = String(d.agent ?? "");
+  const type = String(d.type ?? "");
+  if (rt.log.length < 200) rt.log.push({ type, phase, agent, message: String(d.message ?? "") });
+  if (Array.isArray(d.participants)) rt.participants = d.participants.map(String);
+  switch (type) {
+    case "phase_started":
+      rt.phase = phase;
+      rt.waitingFor = Array.isArray(d.waiting_for) ? d.waiting_for.map(String) : [];
+      break;
+    case "waiting":
+      if (phase) rt.phase = phase;
+      rt.waitingFor = Array.isArray(d.waiting_for) ? d.waiting_for.map(String) : rt.waitingFor;
+      break;
+    case "agent_responded":
+    case "vote": {
+      const p = phase || rt.phase;
+      const list = (rt.responded[p] ??= []);
+      if (agent && !list.includes(agent)) list.push(agent);
+      rt.waitingFor = rt.waitingFor.filter((x) => x !== agent);
+      break;
+    }
+    case "agent_failed":
+      rt.failures.push({ phase: phase || rt.phase, agent, message: String(d.message ?? "") });
+      rt.waitingFor = rt.waitingFor.filter((x) => x !== agent);
+      break;
+    case "synthesis":
+      rt.phase = phase || "synthesis";
+      break;
+    case "phase_finished":
+      rt.waitingFor = [];
+      break;
+  }
+}
+
+function applyResult(rt: RoundTable, d: any): void {
+  rt.done = true;
+  rt.waitingFor = [];
+  rt.status = d.status;
+  rt.outcome = d.outcome;
+  rt.summary = d.summary;
+  rt.markdown = d.markdown;
+  let r = d.result;
+  if (typeof r === "string") {
+    try {
+      r = JSON.parse(r);
+    } catch {
+      r = undefined;
+    }
+  }
+  rt.result = r && typeof r === "object" ? r : undefined;
+  if (rt.result?.participants?.length && !rt.participants.length) rt.participants = rt.result.participants.map(String);
 }
 
 function parseArgs(a: unknown): unknown {

@@ -33,7 +33,7 @@ describe("Transcript", () => {
     t.localUser("ping");
     t.apply(ev(1, "user.message", { text: "ping", turn_id: "t1" }));
     t.apply(ev(2, "status", { text: "Sent to external agent", kind: "external.sent", turn_id: "t1" }));
-    t.apply(ev(3, "assistant.final", { text: "Sent to external agent", turn_id: "t1" }));
+    t.apply(ev(3, "assistant.final", { text: "Sent to external agent", turn_id: "t1", kind: "status" }));
     expect(t.items.map((i) => [i.kind, i.text])).toEqual([["user", "ping"], ["status", "Sent to external agent"]]);
     expect(t.running).toBe(false);
     t.apply(ev(4, "assistant.final", { text: "pong <b>x</b>", turn_id: "t9", origin: "external" }));

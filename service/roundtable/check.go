@@ -362,7 +362,7 @@ func (c *conformance) str(obj map[string]any, path, key string, required, nonEmp
 	if _, rep := c.sc.scan(s); len(rep.patterns) > 0 {
 		names := make([]string, len(rep.patterns))
 		for i, p := range rep.patterns {
-			names[i] = p.pattern + " (" + p.via + ")"
+			names[i] = p.Pattern + " (" + p.Via + ")"
 		}
 		c.warn(field, "matches prompt-injection patterns %s; the platform flags the response", strings.Join(names, ", "))
 	} else if slices.Contains(rep.flags, FlagHiddenCharacters) {

@@ -36,7 +36,7 @@ func (d *decoder) text(field string, p *string) (string, []string) {
 	}
 	out, rep := d.sc.scan(*p)
 	for _, h := range rep.patterns {
-		d.alerts = append(d.alerts, Alert{Phase: d.phase, Agent: d.agent, Field: field, Pattern: h.pattern, Via: h.via})
+		d.alerts = append(d.alerts, Alert{Phase: d.phase, Agent: d.agent, Field: field, Pattern: h.Pattern, Via: h.Via})
 	}
 	return strings.TrimSpace(out), rep.flags
 }

@@ -80,7 +80,7 @@ func TestScanInjection(t *testing.T) {
 				}
 				return
 			}
-			if !slices.Contains(rep.patterns, injectionHit{tt.pattern, tt.via}) {
+			if !slices.Contains(rep.patterns, injectionHit{Pattern: tt.pattern, Via: tt.via}) {
 				t.Errorf("patterns = %+v, want %s via %s", rep.patterns, tt.pattern, tt.via)
 			}
 			if !slices.Contains(rep.flags, FlagPromptInjection) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 )
 
@@ -28,17 +28,17 @@ func TestNoDatabaseLockedUnderContention(t *testing.T) {
 		dur = 10 * time.Second
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "jarvis/cmd/jarvis-service").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	defer up.Close()
 	cfg := filepath.Join(dir, "config.json")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1")), 0o600)
 	d := start(t, bin, filepath.Join(dir, "data"), cfg)
-	defer func() { d.cmd.Process.Kill(); d.cmd.Wait() }()
-	c := api.NewClient(d.url, token, nil)
+	defer func() { d.Kill() }()
+	c := api.NewClient(d.URL, token, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
 

@@ -1,7 +1,6 @@
 package crash
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,43 +9,30 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 )
 
 const token = "crash-token"
 
-type daemon struct {
-	cmd *exec.Cmd
-	url string
-}
-
-func start(t *testing.T, bin, dataDir, cfg string) *daemon {
+func start(t *testing.T, bin, dataDir, cfg string) *proc.Proc {
 	t.Helper()
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "error")
-	cmd.Env = append(os.Environ(), "JARVIS_TOKEN="+token)
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	p, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "error"},
+		[]string{"JARVIS_TOKEN=" + token}, true)
+	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatalf("service did not start: %v", err)
-	}
-	return &daemon{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "jarvis-service listening on "))}
+	return p
 }
 
 // ledger is what clients were told succeeded.
@@ -66,9 +52,9 @@ func TestSIGKILLDuringMixedLoad(t *testing.T) {
 		rounds = 10
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "jarvis/cmd/jarvis-service").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	defer up.Close()
@@ -91,13 +77,12 @@ func TestSIGKILLDuringMixedLoad(t *testing.T) {
 			}(w)
 		}
 		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
-		d.cmd.Process.Signal(syscall.SIGKILL) // mid-whatever
-		d.cmd.Wait()
+		d.Kill() // SIGKILL, mid-whatever
 		cancel()
 		wg.Wait()
 	}
 	d := start(t, bin, data, cfg)
-	defer func() { d.cmd.Process.Kill(); d.cmd.Wait() }()
+	defer func() { d.Kill() }()
 	verify(t, d, data, led, rounds)
 	if len(led.sessions) == 0 || len(led.memory) == 0 {
 		t.Fatalf("the load acknowledged nothing (%d sessions, %d memory writes): the checks proved nothing", len(led.sessions), len(led.memory))
@@ -106,8 +91,8 @@ func TestSIGKILLDuringMixedLoad(t *testing.T) {
 }
 
 // load runs turns with tool calls and memory writes until ctx ends or the service dies.
-func load(ctx context.Context, d *daemon, led *ledger, name string) {
-	c := api.NewClient(d.url, token, &http.Client{Timeout: 10 * time.Second})
+func load(ctx context.Context, d *proc.Proc, led *ledger, name string) {
+	c := api.NewClient(d.URL, token, &http.Client{Timeout: 10 * time.Second})
 	for i := 0; ctx.Err() == nil; i++ {
 		s, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("%s-%d", name, i)})
 		if err != nil {
@@ -143,7 +128,7 @@ func load(ctx context.Context, d *daemon, led *ledger, name string) {
 	}
 }
 
-func verify(t *testing.T, d *daemon, data string, led *ledger, round int) {
+func verify(t *testing.T, d *proc.Proc, data string, led *ledger, round int) {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, "jarvis.db")+"?mode=ro&_busy_timeout=10000")
 	if err != nil {
@@ -161,7 +146,7 @@ func verify(t *testing.T, d *daemon, data string, led *ledger, round int) {
 	}
 	led.mu.Lock()
 	defer led.mu.Unlock()
-	c := api.NewClient(d.url, token, nil)
+	c := api.NewClient(d.URL, token, nil)
 	ctx := context.Background()
 	for sid := range led.sessions {
 		var tr api.Transcript

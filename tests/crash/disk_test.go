@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 )
 
@@ -28,9 +29,9 @@ func TestFullDisk(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs here (needs root): %v %s", err, out)
 	}
 	defer exec.Command("umount", "-l", mnt).Run()
-	bin := filepath.Join(dir, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "jarvis/cmd/jarvis-service").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	defer up.Close()
@@ -38,8 +39,8 @@ func TestFullDisk(t *testing.T) {
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1")), 0o600)
 	data := filepath.Join(mnt, "data")
 	d := start(t, bin, data, cfg)
-	defer func() { d.cmd.Process.Kill(); d.cmd.Wait() }()
-	c := api.NewClient(d.url, token, nil)
+	defer func() { d.Kill() }()
+	c := api.NewClient(d.URL, token, nil)
 	ctx := context.Background()
 
 	s, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "before"})

@@ -1,7 +1,6 @@
 package security
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/proc"
 	"jarvis/internal/testpeer"
 	"jarvis/service"
 	"jarvis/service/config"
@@ -223,9 +223,9 @@ func TestSlowClientsCannotStarveHealth(t *testing.T) {
 // The real binary: loopback-only socket, 0600 token, no secret in its logs.
 func TestBinaryListensOnLoopbackOnlyAndNeverLogsSecrets(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "jarvis-service")
-	if out, err := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "jarvis/cmd/jarvis-service").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := proc.BuildService(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	peer := testpeer.NewOpenAI()
 	up := httptest.NewServer(peer)
@@ -233,20 +233,13 @@ func TestBinaryListensOnLoopbackOnlyAndNeverLogsSecrets(t *testing.T) {
 	cfgPath := filepath.Join(dir, "config.json")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m","apiKeyRef":"suite"}}}`, up.URL+"/v1")), 0o600)
 	apiKey := "sk-suite-SECRET-4b9f2"
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfgPath, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "JARVIS_TOKEN=", "JARVIS_SECRET_SUITE="+apiKey)
-	var logs strings.Builder
-	cmd.Stderr = &logs
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfgPath, "--log-level", "debug"},
+		[]string{"JARVIS_TOKEN=", "JARVIS_SECRET_SUITE=" + apiKey}, false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v; %s", err, logs.String())
-	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "jarvis-service listening on "))
+	defer svc.Kill()
+	cmd, url := svc.Cmd, svc.URL
 	tokPath := filepath.Join(dir, "data", "token")
 	st, err := os.Stat(tokPath)
 	if err != nil || st.Mode().Perm() != 0o600 {
@@ -293,14 +286,14 @@ func TestBinaryListensOnLoopbackOnlyAndNeverLogsSecrets(t *testing.T) {
 	if len(auths) == 0 || auths[0] != "Bearer "+apiKey {
 		t.Fatalf("upstream saw Authorization %q", auths)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
+	svc.Stop()
+	logs := svc.Stderr()
 	for name, secret := range map[string]string{"token": tok, "API key": apiKey} {
-		if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), secret[:12]) {
+		if strings.Contains(logs, secret) || strings.Contains(logs, secret[:12]) {
 			t.Errorf("the %s appears in the service's logs", name)
 		}
 	}
-	if logs.Len() == 0 {
+	if len(logs) == 0 {
 		t.Fatal("no logs captured: the check above proves nothing")
 	}
 }
