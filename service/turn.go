@@ -102,6 +102,49 @@ func snippet(text string) string {
 	return text[:cut] + "…"
 }
 
+// deltaRelay publishes a model step's text deltas. The first waits until it
+// is stored: a model streaming as fast as it can would otherwise fill the
+// hub's queue before the first commit, and the first event (what a user
+// feels) would wait for a large batch. After it, a delta that arrives while
+// the hub still has events queued is appended to a pending one instead of
+// becoming another event: at a model's usual pace every delta is its own
+// event, and a flood is relayed in fewer, larger ones with the same text.
+type deltaRelay struct {
+	s       *Service
+	t       *turn
+	started bool
+	pending strings.Builder
+}
+
+// maxCoalesced bounds the text one coalesced delta carries.
+const maxCoalesced = 4 << 10
+
+func (s *Service) newDeltaRelay(t *turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
+
+func (r *deltaRelay) add(text string) {
+	if !r.started {
+		r.started = true
+		ev := api.TextEvent{Text: text, TurnID: r.t.id}
+		if _, err := r.s.hub.PublishWait(context.Background(), r.t.sessionID, api.EventDelta, ev); err != nil {
+			r.s.log.Error("publish event", "session", r.t.sessionID, "type", api.EventDelta, "err", err)
+		}
+		return
+	}
+	r.pending.WriteString(text)
+	if r.s.hub.Queued() == 0 || r.pending.Len() >= maxCoalesced {
+		r.flush()
+	}
+}
+
+// flush publishes the pending text, if any.
+func (r *deltaRelay) flush() {
+	if r.pending.Len() == 0 {
+		return
+	}
+	r.s.publish(r.t.sessionID, api.EventDelta, api.TextEvent{Text: r.pending.String(), TurnID: r.t.id})
+	r.pending.Reset()
+}
+
 func (s *Service) publish(sessionID, typ string, data any) {
 	if err := s.hub.Publish(context.Background(), sessionID, typ, data); err != nil {
 		s.log.Error("publish event", "session", sessionID, "type", typ, "err", err)
@@ -194,10 +237,12 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: sep, TurnID: t.id})
 		}
 		uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
+		deltas := s.newDeltaRelay(t)
 		reply, err := provider.Stream(uctx, llm.Request{Model: model, Messages: msgs, Tools: specs}, func(d string) {
 			all.WriteString(d)
-			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: d, TurnID: t.id})
+			deltas.add(d)
 		})
+		deltas.flush()
 		cancel()
 		if err != nil {
 			if reply.Text != "" { // keep what the user already saw

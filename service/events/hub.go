@@ -285,6 +285,9 @@ func (h *Hub) unsubscribe(sessionID string, s *sub) {
 	h.mu.Unlock()
 }
 
+// Queued returns how many events wait to be stored.
+func (h *Hub) Queued() int { return len(h.in) }
+
 // LastSeq returns the id of the newest stored event of a session.
 func (h *Hub) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	return h.st.LastSeq(ctx, sessionID)
