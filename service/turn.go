@@ -102,13 +102,16 @@ func snippet(text string) string {
 	return text[:cut] + "…"
 }
 
-// deltaRelay publishes a model step's text deltas. The first waits until it
-// is stored: a model streaming as fast as it can would otherwise fill the
-// hub's queue before the first commit, and the first event (what a user
-// feels) would wait for a large batch. After it, a delta that arrives while
-// the hub still has events queued is appended to a pending one instead of
-// becoming another event: at a model's usual pace every delta is its own
-// event, and a flood is relayed in fewer, larger ones with the same text.
+// deltaRelay publishes a model step's text deltas. While a client follows
+// the session live, the first delta waits until it is stored (a model
+// streaming as fast as it can would otherwise fill the hub's queue before the
+// first commit, and the first event, what a user feels, would wait for a
+// large batch), and later deltas are published as they come unless the hub
+// still has events queued, in which case they are appended to a pending one:
+// at a model's usual pace every delta is its own event, and a flood is
+// relayed in fewer, larger ones with the same text. While nobody follows (a
+// non-streamed request), the step's text is stored as one event at its end;
+// a client that starts following mid-step gets the pending text at once.
 type deltaRelay struct {
 	s       *Service
 	t       *turn
@@ -122,9 +125,18 @@ const maxCoalesced = 4 << 10
 func (s *Service) newDeltaRelay(t *turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
 
 func (r *deltaRelay) add(text string) {
+	if !r.s.hub.Following(r.t.sessionID) {
+		r.pending.WriteString(text)
+		if r.pending.Len() >= maxCoalesced {
+			r.flush()
+		}
+		return
+	}
 	if !r.started {
 		r.started = true
-		ev := api.TextEvent{Text: text, TurnID: r.t.id}
+		r.pending.WriteString(text)
+		ev := api.TextEvent{Text: r.pending.String(), TurnID: r.t.id}
+		r.pending.Reset()
 		if _, err := r.s.hub.PublishWait(context.Background(), r.t.sessionID, api.EventDelta, ev); err != nil {
 			r.s.log.Error("publish event", "session", r.t.sessionID, "type", api.EventDelta, "err", err)
 		}

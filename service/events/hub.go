@@ -288,6 +288,13 @@ func (h *Hub) unsubscribe(sessionID string, s *sub) {
 // Queued returns how many events wait to be stored.
 func (h *Hub) Queued() int { return len(h.in) }
 
+// Following reports whether some client follows the session's events live.
+func (h *Hub) Following(sessionID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[sessionID]) > 0
+}
+
 // LastSeq returns the id of the newest stored event of a session.
 func (h *Hub) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	return h.st.LastSeq(ctx, sessionID)
