@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,7 +30,6 @@ import (
 	"jarvis/api"
 	"jarvis/internal/measure"
 	"jarvis/internal/proc"
-	"jarvis/internal/testpeer"
 )
 
 func main() {
@@ -59,16 +57,18 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	if err != nil {
 		return err
 	}
-	// The scripted upstream runs in this process, on loopback.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// The scripted upstream runs as its own process on loopback, as a real
+	// one would: neither path gets the shortcut of an in-process server.
+	peerBin, err := proc.Build(tmp, "jarvis/internal/testpeer/cmd/openai-peer")
 	if err != nil {
 		return err
 	}
-	peer := testpeer.NewOpenAI()
-	up := &http.Server{Handler: peer}
-	go up.Serve(ln)
-	defer up.Close()
-	upURL := "http://" + ln.Addr().String() + "/v1"
+	peer, err := proc.Start(peerBin, nil, nil, true)
+	if err != nil {
+		return err
+	}
+	defer peer.Kill()
+	upURL := peer.URL + "/v1"
 
 	cfg := filepath.Join(tmp, "config.json")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}},"toolResultTimeoutSeconds":60}`, upURL)), 0o600)
@@ -103,8 +103,13 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		if err := c.ChatStream(ctx, r.GeneralSessionID, msg, func(api.StreamEvent) error { return nil }); err != nil {
 			return openai.ChatCompletionRequest{}, err
 		}
-		reqs := peer.Requests()
-		return reqs[len(reqs)-1], nil
+		var last openai.ChatCompletionRequest
+		resp, err := http.Get(peer.URL + "/debug/last-request")
+		if err != nil {
+			return last, err
+		}
+		defer resp.Body.Close()
+		return last, json.NewDecoder(resp.Body).Decode(&last)
 	}
 
 	// 1. Streaming relay of deltaN deltas.
@@ -277,7 +282,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		for _, x := range []struct {
 			url string
 			out *[]time.Duration
-		}{{svcURL + "/health", &hSvc}, {strings.TrimSuffix(upURL, "/v1") + "/health", &hUp}} {
+		}{{svcURL + "/health", &hSvc}, {peer.URL + "/health", &hUp}} {
 			t0 := time.Now()
 			resp, err := hc.Get(x.url)
 			if err != nil {
@@ -358,7 +363,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{fmt.Sprintf("service RSS with %d open SSE streams", streamN), measure.MB(withStreams), "—", "", "< 150 MB", measure.Verdict(withStreams < 150*1024)})
 
 	fmt.Printf("### General Agent Service (bench/service)\n\n")
-	fmt.Printf("Machine: %s/%s, %d cores, %s. Service: the real jarvis-service binary on loopback; baseline: the same scripted upstream called directly with go-openai with the very request the service sends it (system prompt and tool schemas included), in the same run.\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("Machine: %s/%s, %d cores, %s. Service: the real jarvis-service binary on loopback; baseline: the same scripted upstream (its own process, internal/testpeer/cmd/openai-peer) called directly with go-openai with the very request the service sends it (system prompt and tool schemas included), in the same run.\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Println("| figure | service | baseline (direct) | ratio / added | goal | met |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, r := range rows {

@@ -82,13 +82,13 @@ func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func
 // LastSeq returns the highest event seq of a session, 0 when it has none.
 func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 	var n int64
-	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`, sessionID).Scan(&n)
+	err := s.selectLastSeq.QueryRowContext(ctx, sessionID).Scan(&n)
 	return n, err
 }
 
 // EventsAfter returns up to limit events of a session with seq > after, in order.
 func (s *Store) EventsAfter(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT session_id, seq, type, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, after, limit)
+	rows, err := s.selectEventsAfter.QueryContext(ctx, sessionID, after, limit)
 	if err != nil {
 		return nil, err
 	}

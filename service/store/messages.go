@@ -53,7 +53,7 @@ func (s *Store) addMessage(ctx context.Context, tx *sql.Tx, m *Message) error {
 
 // Messages returns a session's transcript in order.
 func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
+	rows, err := s.selectMessages.QueryContext(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) (Session, error
 
 // Session returns the session with id, deleted or not.
 func (s *Store) Session(ctx context.Context, id string) (Session, error) {
-	return scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	return scanSession(s.selectSession.QueryRowContext(ctx, id))
 }
 
 // SessionByJarvisID returns the session mapped to a desktop conversation id.

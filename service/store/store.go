@@ -41,6 +41,9 @@ type Store struct {
 	// Statements of every turn, prepared once on the writer connection
 	// (preparing costs as much as running them).
 	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn *sql.Stmt
+	// Reads of every turn and stream, prepared once on the reader pool
+	// (database/sql prepares them on each connection as it is used).
+	selectSession, selectMessages, selectEventsAfter, selectLastSeq *sql.Stmt
 }
 
 // Options configures Open.
@@ -107,13 +110,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+	for _, p := range []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&s.selectSession, `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?`},
+		{&s.selectMessages, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? ORDER BY id`},
+		{&s.selectEventsAfter, `SELECT session_id, seq, type, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`},
+		{&s.selectLastSeq, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`},
+	} {
+		if *p.st, err = r.PrepareContext(ctx, p.sql); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+	}
 	return s, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn} {
-		st.Close()
+	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn,
+		s.selectSession, s.selectMessages, s.selectEventsAfter, s.selectLastSeq} {
+		if st != nil {
+			st.Close()
+		}
 	}
 	return errors.Join(s.r.Close(), s.w.Close())
 }
