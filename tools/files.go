@@ -85,15 +85,7 @@ func (e *Executor) prepareListDir(args json.RawMessage) (*call, error) {
 }
 
 func (e *Executor) prepareReadFile(args json.RawMessage) (*call, error) {
-	var a pathArgs
-	if err := decode(args, &a); err != nil {
-		return nil, err
-	}
-	p, err := required("path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := e.ws.resolve(p)
+	rel, err := e.requiredPath(args)
 	if err != nil {
 		return nil, err
 	}
@@ -194,15 +186,7 @@ func (e *Executor) prepareWriteFile(args json.RawMessage) (*call, error) {
 }
 
 func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
-	var a pathArgs
-	if err := decode(args, &a); err != nil {
-		return nil, err
-	}
-	p, err := required("path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := e.ws.resolve(p)
+	rel, err := e.requiredPath(args)
 	if err != nil {
 		return nil, err
 	}
@@ -216,4 +200,18 @@ func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
 		}
 		return "opened " + display(rel), nil
 	}}, nil
+}
+
+// requiredPath decodes the arguments of a tool whose only argument is a
+// required "path" and resolves it inside the workspace.
+func (e *Executor) requiredPath(args json.RawMessage) (string, error) {
+	var a pathArgs
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	p, err := required("path", a.Path)
+	if err != nil {
+		return "", err
+	}
+	return e.ws.resolve(p)
 }
