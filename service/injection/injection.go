@@ -237,6 +237,28 @@ func (d *Detector) normalize(s string) (norm string, hidden, homoglyphs bool) {
 		wordHasLatin, wordHasLookalike = false, false
 	}
 	for _, r := range s {
+		if r < utf8.RuneSelf {
+			// ASCII, nearly all text: no invisible, combining or
+			// look-alike characters, so the checks below reduce to these.
+			c := byte(r)
+			switch {
+			case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+				if !lastSpace {
+					b.WriteByte(' ')
+				}
+				lastSpace = true
+				endWord()
+				continue
+			case c|0x20 >= 'a' && c|0x20 <= 'z':
+				wordHasLatin = true
+				c |= 0x20
+			case c < '0' || c > '9':
+				endWord()
+			}
+			lastSpace = false
+			b.WriteByte(c)
+			continue
+		}
 		if r >= 0xE0020 && r <= 0xE007E {
 			// Unicode tag characters spell ASCII invisibly ("ASCII
 			// smuggling"): read them as the letters they encode.
