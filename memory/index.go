@@ -4,19 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"jarvis/internal/sqlitemmap"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // schemaVersion is stored in PRAGMA user_version. The index is derived
@@ -169,7 +167,7 @@ func (s *Store) tryOpenIndex() error {
 	// Readers memory-map the index: a search walks posting lists across
 	// many pages, and mapping them (pages shared by the OS, not copied into
 	// each connection's cache) saves a read() per page.
-	r := sql.OpenDB(mmapConnector{dsn: s.opts.IndexPath + dsnParams + "&_query_only=1"})
+	r := sqlitemmap.Open(s.opts.IndexPath+dsnParams+"&_query_only=1", 256<<20)
 	n := max(2, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -667,20 +665,4 @@ func (s *Store) parseFile(rel string, rows map[string]fileRow, regular bool) (pa
 		p.chunks = []chunk{}
 	}
 	return p, true
-}
-
-// mmapReadBytes is how much of the index a reader connection maps.
-const mmapReadBytes = 256 << 20
-
-// mmapConnector opens SQLite connections with PRAGMA mmap_size set (the
-// driver has no DSN option for it); no driver is registered globally.
-type mmapConnector struct{ dsn string }
-
-func (c mmapConnector) Connect(context.Context) (driver.Conn, error) { return c.Driver().Open(c.dsn) }
-
-func (c mmapConnector) Driver() driver.Driver {
-	return &sqlite3.SQLiteDriver{ConnectHook: func(conn *sqlite3.SQLiteConn) error {
-		_, err := conn.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapReadBytes), nil)
-		return err
-	}}
 }
