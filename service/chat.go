@@ -40,20 +40,23 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, seq, err := s.startTurn(r.Context(), sess, text)
+	t, seq, run, err := s.prepareTurn(r.Context(), sess, text, nil)
 	if err != nil {
 		return err
 	}
 	if req.Stream {
+		go run()
 		// Follow the session from the user's message until this turn ends.
 		return s.streamEvents(w, r, sess.ID, seq, func(ev events.Event) bool {
 			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
 		})
 	}
-	select {
-	case <-t.done:
-	case <-r.Context().Done():
-		return nil // the turn goes on; its events stay on the session stream
+	// The handler runs the turn itself; a client that disconnects meanwhile
+	// does not stop it (its context is the turn's own), and its events stay
+	// on the session stream.
+	run()
+	if r.Context().Err() != nil {
+		return nil
 	}
 	if t.fail != nil {
 		return errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).with("turn_id", t.id)

@@ -51,18 +51,29 @@ type indexedResult struct {
 
 var errCancelledByUser = errors.New("cancelled by the user")
 
-// startTurn records the user's message and starts the agent's turn in the
-// background. It returns the turn and the seq of the user.message event:
-// the turn's own events follow it.
-func (s *Service) startTurn(ctx context.Context, sess store.Session, text string) (*turn, int64, error) {
-	return s.startTurnWith(ctx, sess, text, nil)
+
+// startTurnWith records the user's message and starts the agent's turn in
+// the background; chain is the delegation chain that led to it (delegate.go),
+// nil for a user's message. It returns the turn and the seq of its
+// user.message event: the turn's own events follow it.
+func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, error) {
+	t, seq, run, err := s.prepareTurn(ctx, sess, text, chain)
+	if err != nil {
+		return nil, 0, err
+	}
+	go run()
+	return t, seq, nil
 }
 
-// startTurnWith is startTurn for a turn that a delegation chain started (delegate.go).
-func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, error) {
+// prepareTurn records the turn like startTurnWith and returns the function
+// that runs it, for a caller that runs it itself (a non-streamed chat's
+// handler, which would only wait for it: running it there saves a hand-off).
+// The turn outlives the request that started it either way: it runs on its
+// own context, which only POST /v1/chat/cancel and a shutdown cancel.
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, func(), error) {
 	select {
 	case <-s.closing:
-		return nil, 0, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return nil, 0, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), chain: chain,
@@ -71,23 +82,21 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 	seq, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
 		s.st.StartTurn(t.id, &t.user, snippet(text)))
 	if errors.Is(err, store.ErrConflict) {
-		return nil, 0, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
+		return nil, 0, nil, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	// The turn outlives the request that started it.
 	tctx, cancel := context.WithCancelCause(context.Background())
 	t.cancel = cancel
 	s.mu.Lock()
 	s.turns[sess.ID] = t
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go func() {
+	return t, seq, func() {
 		defer s.wg.Done()
 		s.runTurn(tctx, t, sess)
-	}()
-	return t, seq, nil
+	}, nil
 }
 
 func snippet(text string) string {

@@ -249,14 +249,14 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}
 	var dSeq, sSeq []time.Duration
 	for i := 0; i < seqN; i++ {
-		// Fresh session every 50 requests: the history (and so the upstream request) stays small.
-		if i%50 == 0 {
-			r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("seq-%d", i)})
-			if err != nil {
-				return err
-			}
-			sid = r
+		// A fresh session for every turn (created outside the timed part):
+		// the service then sends the upstream exactly the baseline's
+		// request, not a growing history.
+		r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("seq-%d", i)})
+		if err != nil {
+			return err
 		}
+		sid = r
 		t0 := time.Now()
 		st, err := oa.CreateChatCompletionStream(ctx, helloReq)
 		if err != nil {

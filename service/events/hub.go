@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"jarvis/service/store"
@@ -64,7 +65,13 @@ type Hub struct {
 	mu   sync.Mutex
 	subs map[string]map[*sub]struct{}
 
-	lastSeq map[string]int64 // owned by the writer goroutine
+	// writing serialises storing: the writer goroutine holds it for a
+	// batch, and PublishWith holds it to store an event itself when nothing
+	// is queued or in flight (it saves two goroutine hand-offs on a turn's
+	// start and end, and cannot reorder anything: there is nothing before it).
+	writing  sync.Mutex
+	inFlight atomic.Int64     // events enqueued and not yet stored
+	lastSeq  map[string]int64 // guarded by writing
 }
 
 // Options configures a Hub.
@@ -110,11 +117,14 @@ func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, writ
 	default:
 	}
 	idle := len(h.in) == 0
+	h.inFlight.Add(1)
 	select {
 	case h.in <- it:
 	case <-h.quit:
+		h.inFlight.Add(-1)
 		return ErrClosed
 	case <-ctx.Done():
+		h.inFlight.Add(-1)
 		return ctx.Err()
 	}
 	if idle {
@@ -141,6 +151,9 @@ func (h *Hub) PublishWait(ctx context.Context, sessionID, typ string, data any) 
 // the event. When the write fails, the event is not published and its error
 // is returned.
 func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, write store.Write) (int64, error) {
+	if seq, err, ok := h.storeNow(sessionID, typ, data, write); ok {
+		return seq, err
+	}
 	acks := make(chan ack, 1)
 	if err := h.enqueue(ctx, sessionID, typ, data, write, acks); err != nil {
 		return 0, err
@@ -158,6 +171,31 @@ func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, 
 	}
 }
 
+// storeNow stores one event in the caller's goroutine when no other event is
+// queued or in flight; ok is false when it did nothing.
+func (h *Hub) storeNow(sessionID, typ string, data any, write store.Write) (seq int64, err error, ok bool) {
+	if h.inFlight.Load() != 0 || !h.writing.TryLock() {
+		return 0, nil, false
+	}
+	defer h.writing.Unlock()
+	if h.inFlight.Load() != 0 {
+		return 0, nil, false
+	}
+	select {
+	case <-h.quit:
+		return 0, ErrClosed, true
+	default:
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return 0, fmt.Errorf("event %s: %w", typ, err), true
+	}
+	acks := make(chan ack, 1)
+	h.flush([]item{{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, write: write, ack: acks}})
+	a := <-acks
+	return a.seq, a.err, true
+}
+
 func (h *Hub) run() {
 	defer close(h.stopped)
 	batch := make([]item, 0, 512)
@@ -171,7 +209,10 @@ func (h *Hub) run() {
 				select {
 				case it := <-h.in:
 					batch = append(batch[:0], it)
+					h.writing.Lock()
 					h.flush(batch)
+					h.inFlight.Add(-1)
+					h.writing.Unlock()
 				default:
 					return
 				}
@@ -187,7 +228,10 @@ func (h *Hub) run() {
 				break drain
 			}
 		}
+		h.writing.Lock()
 		h.flush(batch)
+		h.inFlight.Add(-int64(len(batch)))
+		h.writing.Unlock()
 	}
 }
 
