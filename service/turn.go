@@ -51,7 +51,6 @@ type indexedResult struct {
 
 var errCancelledByUser = errors.New("cancelled by the user")
 
-
 // startTurnWith records the user's message and starts the agent's turn in
 // the background; chain is the delegation chain that led to it (delegate.go),
 // nil for a user's message. It returns the turn and the seq of its
