@@ -163,7 +163,11 @@ func TestCancelInterruptsCLI(t *testing.T) {
 	f := newFake(t, `@sh trap 'echo "{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,\"session_id\":\"s-int\"}"; exit 130' INT
 {"type":"system","subtype":"init","session_id":"s-int"}
 {"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"working"}]},"parent_tool_use_id":null}
-@sh sleep 60`)
+@sh sleep 60 >/dev/null 2>&1 & wait`)
+	// The fake waits on a background sleep: a shell runs a trap only after
+	// its foreground child ends, and a SIGINT landing between fork and exec
+	// is taken by that child, so a foreground sleep would ignore it for 60 s.
+	// A trapped signal interrupts wait at once, as a real CLI stops on SIGINT.
 	const grace = 3 * time.Second
 	r := f.runner(KindClaude, func(o *Options) { o.GracePeriod = grace })
 	ctx, cancel := context.WithCancel(t.Context())
