@@ -70,17 +70,8 @@ func (p *extPeer) got() ([]api.ExternalInput, []http.Header) {
 	return slices.Clone(p.inputs), slices.Clone(p.headers)
 }
 
-type extSecrets map[string]string
-
-func (m extSecrets) Get(ref string) (string, error) {
-	if v, ok := m[ref]; ok {
-		return v, nil
-	}
-	return "", errors.New("no such secret")
-}
-
 func withExtSecrets(m map[string]string) envOpt {
-	return func(e *env, o *service.Options) { o.Secrets = extSecrets(m) }
+	return func(e *env, o *service.Options) { o.Secrets = testpeer.NewSecrets(m) }
 }
 
 func withExtLogger(l *slog.Logger) envOpt {

@@ -27,35 +27,6 @@ import (
 	"jarvis/service/roundtable"
 )
 
-// rtSecrets is a writable secret store standing in for the OS keyring.
-type rtSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *rtSecrets) Get(ref string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.m[ref]; ok {
-		return v, nil
-	}
-	return "", errors.New("secret not found")
-}
-
-func (s *rtSecrets) Set(ref, v string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[ref] = v
-	return nil
-}
-
-func (s *rtSecrets) Delete(ref string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, ref)
-	return nil
-}
-
 func withRTSecrets(sec service.Secrets) envOpt {
 	return func(e *env, o *service.Options) { o.Secrets = sec }
 }
@@ -184,7 +155,7 @@ func progressOf(t *testing.T, evs []api.StreamEvent) []api.RoundtableProgressEve
 }
 
 func TestRoundtableRegistration(t *testing.T) {
-	sec := &rtSecrets{m: map[string]string{}}
+	sec := testpeer.NewSecrets(nil)
 	e := newEnv(t, withRTSecrets(sec))
 	_, goodURL := newRTAgent(t, "x", "good", "")
 	const key = "rt-secret-key-7f3a9c2e51"
@@ -195,8 +166,8 @@ func TestRoundtableRegistration(t *testing.T) {
 		!slices.Equal(created.Capabilities, []string{"security", "owasp"}) || created.TimeoutSeconds != 120 {
 		t.Fatalf("created %+v", created)
 	}
-	if sec.m["roundtable:security_analyst"] != key {
-		t.Fatalf("key not in the keyring: %v", sec.m)
+	if secretOf(sec, "roundtable:security_analyst") != key {
+		t.Fatal("key not in the keyring")
 	}
 
 	t.Run("duplicate", func(t *testing.T) {
@@ -204,7 +175,7 @@ func TestRoundtableRegistration(t *testing.T) {
 		if st != http.StatusConflict || !strings.Contains(string(b), "agent_exists") {
 			t.Fatalf("%d %s", st, b)
 		}
-		if sec.m["roundtable:security_analyst"] != key {
+		if secretOf(sec, "roundtable:security_analyst") != key {
 			t.Fatal("a refused duplicate overwrote the key")
 		}
 	})
@@ -282,11 +253,11 @@ func TestRoundtableRegistration(t *testing.T) {
 		if st != 200 || got.HasAPIKey || got.TimeoutSeconds != 30 || got.Domain != "security" {
 			t.Fatalf("put %d %s", st, b)
 		}
-		if _, ok := sec.m["roundtable:security_analyst"]; ok {
+		if _, ok := sec.Has("roundtable:security_analyst"); ok {
 			t.Fatal("PUT without api_key kept the key")
 		}
 		newKey := key + "-2"
-		if st, b := e.call("PATCH", "/api/v1/agents/security_analyst", api.RoundtableAgentPatch{APIKey: &newKey}); st != 200 || sec.m["roundtable:security_analyst"] != newKey {
+		if st, b := e.call("PATCH", "/api/v1/agents/security_analyst", api.RoundtableAgentPatch{APIKey: &newKey}); st != 200 || secretOf(sec, "roundtable:security_analyst") != newKey {
 			t.Fatalf("patch key %d %s", st, b)
 		}
 		if st, _ := e.call("PUT", "/api/v1/agents/security_analyst", api.RoundtableAgentRegistration{Name: "other", Domain: "d", BaseURL: goodURL}); st != 400 {
@@ -306,7 +277,7 @@ func TestRoundtableRegistration(t *testing.T) {
 		if st, _ := e.call("DELETE", "/api/v1/agents/to_delete", nil); st != 204 {
 			t.Fatalf("delete %d", st)
 		}
-		if _, ok := sec.m["roundtable:to_delete"]; ok {
+		if _, ok := sec.Has("roundtable:to_delete"); ok {
 			t.Fatal("delete kept the key")
 		}
 		if st, _ := e.call("DELETE", "/api/v1/agents/to_delete", nil); st != 404 {
@@ -425,7 +396,7 @@ func startExampleAgent(t *testing.T, name, domain, key string) string {
 // example agents (one with a key), and agents that are slow past the
 // timeout, answer 500, and answer invalid JSON.
 func TestRoundtableAPI(t *testing.T) {
-	sec := &rtSecrets{m: map[string]string{}}
+	sec := testpeer.NewSecrets(nil)
 	e := newEnv(t, withRTSecrets(sec))
 	e.register(api.RoundtableAgentRegistration{Name: "alpha", Domain: "general", BaseURL: startExampleAgent(t, "alpha", "general", "")})
 	e.register(api.RoundtableAgentRegistration{Name: "beta", Domain: "security", BaseURL: startExampleAgent(t, "beta", "security", "beta-key-123"),
@@ -594,7 +565,7 @@ func TestRoundtableAPI(t *testing.T) {
 }
 
 func TestRoundtableLLMSynthesis(t *testing.T) {
-	e := newEnv(t, withRTSecrets(&rtSecrets{m: map[string]string{}}))
+	e := newEnv(t, withRTSecrets(testpeer.NewSecrets(nil)))
 	e.upstream.Respond = func(req openai.ChatCompletionRequest) testpeer.Script {
 		if len(req.Messages) > 0 && strings.Contains(req.Messages[0].Content, "chair of a round table") {
 			return testpeer.Script{Deltas: []string{"```json\n", `{"recommended_direction":"Parameterize every query, then add rate limiting.",`,
@@ -621,7 +592,7 @@ func TestRoundtableLLMSynthesis(t *testing.T) {
 
 // TestRoundtableTool drives the round_table tool through the scripted model.
 func TestRoundtableTool(t *testing.T) {
-	e := newEnv(t, withRTSecrets(&rtSecrets{m: map[string]string{}}))
+	e := newEnv(t, withRTSecrets(testpeer.NewSecrets(nil)))
 	for _, n := range []string{"one", "two"} {
 		_, url := newRTAgent(t, n, "good", "")
 		e.register(api.RoundtableAgentRegistration{Name: n, Domain: "general", BaseURL: url})
@@ -685,7 +656,7 @@ func TestRoundtableAgentType(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.cfg = cfg
-	e.start(withRTSecrets(&rtSecrets{m: map[string]string{}}))
+	e.start(withRTSecrets(testpeer.NewSecrets(nil)))
 
 	sess := func(agent string) string {
 		r, err := e.c.CreateSession(context.Background(), api.CreateSessionRequest{JarvisSessionID: "j-" + agent, AgentID: agent})
@@ -747,7 +718,7 @@ func TestRoundtableAgentType(t *testing.T) {
 }
 
 func TestRoundtableCancel(t *testing.T) {
-	e := newEnv(t, withRTSecrets(&rtSecrets{m: map[string]string{}}))
+	e := newEnv(t, withRTSecrets(testpeer.NewSecrets(nil)))
 	_, url := newRTAgent(t, "slow", "slow", "")
 	e.register(api.RoundtableAgentRegistration{Name: "slow", Domain: "general", BaseURL: url})
 	st, b := e.call("POST", "/v1/roundtables", api.StartRoundtableRequest{Content: "Review it", TimeoutSeconds: 60})
@@ -769,4 +740,9 @@ func TestRoundtableCancel(t *testing.T) {
 	if st, _ := e.call("POST", "/v1/roundtables/rt_nope/cancel", nil); st != 404 {
 		t.Fatalf("cancel unknown %d", st)
 	}
+}
+
+func secretOf(s *testpeer.Secrets, ref string) string {
+	v, _ := s.Has(ref)
+	return v
 }

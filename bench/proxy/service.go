@@ -127,11 +127,5 @@ func timed(f func() error) (time.Duration, error) {
 func (r serviceResults) print(w io.Writer) {
 	fmt.Fprintf(w, "Proxy agent through the service: %d sequential turns (POST /v1/chat, stream=false) vs. POST to the agent directly, %s, GOMAXPROCS=%d, %s/%s\n\n",
 		r.n, runtime.Version(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintln(w, "| path | median (ms) | p99 (ms) | mean (ms) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
-	fmt.Fprintf(w, "| agent directly (plain POST) | %s | %s | %s |\n", ms(quantile(r.direct, .5)), ms(quantile(r.direct, .99)), ms(mean(r.direct)))
-	fmt.Fprintf(w, "| service: POST /v1/chat → proxy agent | %s | %s | %s |\n", ms(quantile(r.service, .5)), ms(quantile(r.service, .99)), ms(mean(r.service)))
-	fmt.Fprintf(w, "| **added by the service** | **%s** | %s | %s |\n",
-		ms(quantile(r.service, .5)-quantile(r.direct, .5)), ms(quantile(r.service, .99)-quantile(r.direct, .99)), ms(mean(r.service)-mean(r.direct)))
-	fmt.Fprintln(w, "\nGoal: under 0.5 ms added at the median.")
+	overheadTable(w, "agent directly (plain POST)", r.direct, "service: POST /v1/chat → proxy agent", r.service, "added by the service")
 }

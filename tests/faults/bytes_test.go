@@ -62,7 +62,7 @@ func TestProxyCallbackBytesAreCleanedAndRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: token, Secrets: &memSecrets{m: map[string]string{}}})
+	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: token, Secrets: testpeer.NewSecrets(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

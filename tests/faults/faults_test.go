@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,28 +22,6 @@ import (
 )
 
 const token = "faults-token-0123456789"
-
-// memSecrets stands in for the keyring (round-table keys are written to it).
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (s *memSecrets) Get(ref string) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if v, ok := s.m[ref]; ok {
-		return v, nil
-	}
-	return "", errors.New("no such secret")
-}
-func (s *memSecrets) Set(ref, v string) error { s.mu.Lock(); s.m[ref] = v; s.mu.Unlock(); return nil }
-func (s *memSecrets) Delete(ref string) error {
-	s.mu.Lock()
-	delete(s.m, ref)
-	s.mu.Unlock()
-	return nil
-}
 
 // extPeer is an external agent that accepts every forward and remembers its input.
 type extPeer struct {
@@ -112,7 +89,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: token,
-		Secrets: &memSecrets{m: map[string]string{}}})
+		Secrets: testpeer.NewSecrets(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
