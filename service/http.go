@@ -58,9 +58,6 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/roundtables", s.adapt(s.handleRTList))
 	mux.Handle("GET /v1/roundtables/{id}", s.adapt(s.handleRTGet))
 	mux.Handle("POST /v1/roundtables/{id}/cancel", s.adapt(s.handleRTCancel))
-	for _, r := range s.extraRoutes {
-		mux.Handle(r.pattern, s.adapt(r.h))
-	}
 	s.patterns = mux.patterns
 	mux.ServeMux.Handle("/", s.adapt(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFoundRoute(r)
@@ -82,11 +79,6 @@ func (m *recordingMux) Handle(pattern string, h http.Handler) {
 
 // Routes returns the route table's patterns ("METHOD /path/{var}").
 func (s *Service) Routes() []string { return append([]string(nil), s.patterns...) }
-
-type route struct {
-	pattern string
-	h       handlerFunc
-}
 
 // handlerFunc is a handler that returns its error to the one adapter.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error

@@ -94,9 +94,8 @@ type Service struct {
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
-	extraRoutes []route
-	ext         externalState // external agents (external.go)
-	rt          rtState       // round tables (roundtable_*.go)
+	ext         externalState         // external agents (external.go)
+	rt          rtState               // round tables (roundtable_*.go)
 	handler     http.Handler
 	patterns    []string // the route table, for Routes
 

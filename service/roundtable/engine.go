@@ -51,15 +51,14 @@ type Options struct {
 
 // Engine runs deliberations. See the package doc for concurrency rules.
 type Engine struct {
-	call      caller
-	maxItems  int
-	maxConc   int
-	synth     Synthesizer
-	fallback  DeterministicSynthesizer
-	log       *slog.Logger
-	now       func() time.Time
-	sc        *scanner
-	synthName string
+	call     caller
+	maxItems int
+	maxConc  int
+	synth    Synthesizer
+	fallback DeterministicSynthesizer
+	log      *slog.Logger
+	now      func() time.Time
+	sc       *scanner
 }
 
 // New validates the options, fills the defaults and returns an Engine.

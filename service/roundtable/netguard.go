@@ -2,7 +2,6 @@ package roundtable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -95,9 +94,6 @@ func NewSafeClient() *http.Client {
 	}
 	return &http.Client{Transport: t, CheckRedirect: refuseRedirect}
 }
-
-// errRedirect marks a refused redirect so that it can be reported as such.
-var errRedirect = errors.New("redirect refused")
 
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 

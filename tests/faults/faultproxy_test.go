@@ -26,8 +26,6 @@ const (
 	faultRedirMeta = "redirect_metadata"
 )
 
-var allFaults = []string{faultLatency, faultReset0, faultResetMid, faultByteWise, faultOversized, faultMalformed, faultRedirLo, faultRedirMeta}
-
 const (
 	latency        = 4 * time.Second
 	oversizedBytes = 6 << 20 // over the proxy (1 MiB) and round-table (5 MB) caps
@@ -47,11 +45,10 @@ type faultProxy struct {
 	mu        sync.Mutex
 	upstreams map[string]string
 	faults    map[string]string
-	hits      map[string]int // name → requests seen
 }
 
 func newFaultProxy(t testing.TB) *faultProxy {
-	p := &faultProxy{t: t, upstreams: map[string]string{}, faults: map[string]string{}, hits: map[string]int{}}
+	p := &faultProxy{t: t, upstreams: map[string]string{}, faults: map[string]string{}}
 	p.trap = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.trapHits.Add(1)
 		io.WriteString(w, `{"stolen":true}`)
@@ -77,18 +74,11 @@ func (p *faultProxy) set(name, fault string) {
 	p.mu.Unlock()
 }
 
-func (p *faultProxy) requests(name string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.hits[name]
-}
-
 func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	p.mu.Lock()
 	up, ok := p.upstreams[name]
 	fault := p.faults[name]
-	p.hits[name]++
 	p.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
