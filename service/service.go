@@ -91,6 +91,10 @@ type Service struct {
 	px         *proxyRuntime // proxy agents (proxy_runtime.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
+	memSection struct { // the last memory prompt section (memorySectionText)
+		sync.Mutex
+		text, section string
+	}
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
