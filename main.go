@@ -91,6 +91,11 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	}
 	l := &launch{serviceURL: *serviceURL, dataDir: *dataDir, configPath: *configPath, workspace: *workspace,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), getenv: getenv}
+	// WebKit's memory settings go first: they set C environment variables,
+	// which is only safe before other threads (the service's SQLite, GTK) run.
+	if leanWebKit() {
+		l.log.Debug("webkit: the UI process runs without OpenGL (JARVIS_WEBKIT_LEAN=0 restores it)")
+	}
 	var err error
 	if l.dataDir == "" {
 		if l.dataDir, err = service.DefaultDataDir(getenv); err != nil {
@@ -158,7 +163,6 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer app.Shutdown(a)
 	hooks.attach(a, runner)
 
-	leanWebKit()
 	err = wails.Run(&options.App{
 		Title:            "Jarvis",
 		Width:            1180,

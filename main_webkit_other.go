@@ -2,4 +2,4 @@
 
 package main
 
-func leanWebKit() {}
+func leanWebKit() bool { return false }
