@@ -254,6 +254,7 @@
     log("rename, clear and delete ok");
 
     // 8. Measurements: 10,000 messages, then single delta appends.
+    await window.jarvisBench.ready();
     const loadMs = window.jarvisBench.load(10000);
     await frames(2);
     const times = [];

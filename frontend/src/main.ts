@@ -4,9 +4,9 @@
 // (bridge.ts); no markup from a message is ever inserted unsanitized.
 import "./style.css";
 import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
-import { auditDetail, auditTable, discoveredList, testReport, verifyText } from "./panels";
+import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
 import { roundTableCard } from "./roundtable";
-import { plainText, renderReply } from "./markdown";
+import { loadMarkdown, onMarkdownLoaded, plainText, renderReply } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
@@ -450,7 +450,8 @@ async function openSession(id: string): Promise<void> {
   renderSidebar();
   try {
     const fresh = !state.transcripts.has(id);
-    const tr = await api().OpenSession(id);
+    // The Markdown renderer loads while the transcript is fetched.
+    const [tr] = await Promise.all([api().OpenSession(id), loadMarkdown().catch(() => undefined)]);
     // A transcript already in the window is kept current by its stream;
     // loading it again could drop events that arrived meanwhile.
     if (fresh && !tr.unavailable) transcript(id).load(tr.messages);
@@ -705,6 +706,7 @@ function auditStatus(text: string, cls = ""): void {
 }
 
 async function openAudit(): Promise<void> {
+  upgradeLazyInputs($("audit-filters"));
   $("audit").hidden = false;
   await loadAudit();
 }
@@ -889,10 +891,21 @@ function wire(): void {
   });
 }
 
+// Replies rendered before the Markdown renderer loaded are shown again.
+function refill(): void {
+  if (!state.sessionId) return;
+  const t = transcript(state.sessionId);
+  for (const [key, el] of els) {
+    const it = t.get(key);
+    if (it && (it.kind === "assistant" || it.kind === "thought" || it.kind === "roundtable")) fill(el, it);
+  }
+}
+
 // Benchmark hooks for the e2e build's measurements: they act on a synthetic
 // transcript shown in the window and reach nothing on the Go side.
 function benchHooks(): void {
   (window as any).jarvisBench = {
+    ready: () => loadMarkdown(),
     load(n: number): number {
       const t0 = performance.now();
       const t = new Transcript();
@@ -914,6 +927,7 @@ function benchHooks(): void {
 }
 
 async function start(): Promise<void> {
+  onMarkdownLoaded(refill);
   wire();
   benchHooks();
   renderMessages();

@@ -3,7 +3,7 @@
 // it ends. Every string in a round table comes from an agent: it goes into
 // the DOM as text (h() uses text nodes); only the Markdown rendering of the
 // whole result goes through renderReply, which sanitizes.
-import { renderReply } from "./markdown";
+import { renderReply } from "./reply";
 import type { RoundTable } from "./transcript";
 import { h } from "./view";
 

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry, ProxyTestReport } from "../src/bridge";
-import { auditDetail, auditTable, discoveredList, testReport, verifyText } from "../src/panels";
+import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "../src/panels";
+import { loadMarkdown } from "../src/reply";
 import { progressCard, resultCard, roundTableCard } from "../src/roundtable";
 import { Transcript } from "../src/transcript";
 
@@ -21,7 +22,25 @@ const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
   result: "wrote " + EVIL, duration_ms: 12, prev_hash: "a".repeat(64), hash: "b".repeat(64), ...over,
 });
 
+// The window loads the Markdown renderer before it shows a session.
+beforeAll(async () => {
+  await loadMarkdown();
+});
+
 describe("audit panel", () => {
+  it("makes the date filters date inputs only when the panel opens", () => {
+    const form = document.createElement("form");
+    form.innerHTML = '<input name="tool" type="text"><input name="since" type="text" data-type="date"><input name="until" type="text" data-type="date">';
+    upgradeLazyInputs(form);
+    const [tool, since, until] = Array.from(form.querySelectorAll("input"));
+    expect(tool.type).toBe("text");
+    expect(since.type).toBe("date");
+    expect(until.type).toBe("date");
+    expect(form.querySelector("[data-type]")).toBeNull();
+    upgradeLazyInputs(form); // once is enough; again changes nothing
+    expect(since.type).toBe("date");
+  });
+
   it("lists rows with their decision and picks one", () => {
     let picked = 0;
     const [thead, tbody] = auditTable([entry(), entry({ id: 6, tool: "read_file", decision: "denied", class: "forbidden" })], 7, (e) => (picked = e.id));
