@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -99,6 +102,47 @@ func (s *Store) PromptContext(maxBytes int) string {
 		return ""
 	}
 	now := s.opts.Now()
+	// The files rarely change between two turns: when the folder and the
+	// three files are the same ones (inode), of the same type, size and
+	// mtime as at the last call, its result stands, for four lstat calls
+	// instead of resolving and reading every file again.
+	days := [2]string{now.AddDate(0, 0, -1).Format("2006-01-02"), now.Format("2006-01-02")}
+	at := s.promptIdentity(maxBytes, days)
+	s.promptMu.Lock()
+	defer s.promptMu.Unlock()
+	if at != "" && at == s.promptAt {
+		return s.prompt
+	}
+	s.promptAt, s.prompt = at, s.buildPromptContext(maxBytes, days)
+	return s.prompt
+}
+
+// promptIdentity describes what PromptContext would read; "" when it
+// cannot tell.
+func (s *Store) promptIdentity(maxBytes int, days [2]string) string {
+	b := strconv.AppendInt(nil, int64(maxBytes), 10)
+	for _, name := range []string{"", longTermName, days[0] + ".md", days[1] + ".md"} {
+		fi, err := os.Lstat(filepath.Join(s.memDir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			b = append(b, "|-"...)
+			continue
+		}
+		if err != nil {
+			return ""
+		}
+		b = append(b, '|')
+		b = strconv.AppendUint(b, uint64(fi.Mode()), 16)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, inode(fi), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, fi.Size(), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, fi.ModTime().UnixNano(), 10)
+	}
+	return string(b)
+}
+
+func (s *Store) buildPromptContext(maxBytes int, days [2]string) string {
 	type section struct {
 		header, body string
 		keepTail     bool
@@ -124,8 +168,7 @@ func (s *Store) PromptContext(maxBytes int) string {
 		secs = append(secs, &section{header: "## " + title + " (" + rel + ")\n\n", body: body, keepTail: keepTail})
 	}
 	add(memDirName+"/"+longTermName, "Long-term memory", false)
-	for _, d := range []int{-1, 0} {
-		day := now.AddDate(0, 0, d).Format("2006-01-02")
+	for _, day := range days {
 		add(memDirName+"/"+day+".md", "Daily notes "+day, true)
 	}
 	if len(secs) == 0 {

@@ -111,6 +111,10 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	promptMu sync.Mutex
+	promptAt string // what PromptContext last read: maxBytes, day and the files' identities
+	prompt   string // and what it returned
 }
 
 // Open creates the workspace folders if needed, opens (or rebuilds) the

@@ -538,3 +538,43 @@ func TestPromptContext(t *testing.T) {
 		t.Fatalf("empty workspace gave %q", got)
 	}
 }
+
+// PromptContext keeps its last result while the files stay the same ones;
+// any change to them shows at the next call.
+func TestPromptContextFollowsFiles(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "memory/MEMORY.md", "Name: Ada.\n")
+	s := openStore(t, root, nil)
+	if got := s.PromptContext(0); !strings.Contains(got, "Name: Ada.") {
+		t.Fatalf("context %q", got)
+	}
+	path := filepath.Join(root, "memory", "MEMORY.md")
+	stamp := time.Now().Add(-time.Hour)
+	step := func(what, want, not string, change func()) {
+		t.Helper()
+		change()
+		got := s.PromptContext(0)
+		if want != "" && !strings.Contains(got, want) || not != "" && strings.Contains(got, not) {
+			t.Fatalf("after %s: context %q (want %q, not %q)", what, got, want, not)
+		}
+	}
+	step("an edit in place, same size, mtime set back", "Name: Eve.", "Ada", func() {
+		os.WriteFile(path, []byte("Name: Eve.\n"), 0o600)
+		os.Chtimes(path, stamp, stamp)
+	})
+	step("a new file renamed over it, same size and mtime", "Name: Bob.", "Eve", func() {
+		tmp := filepath.Join(root, "memory", "tmp")
+		os.WriteFile(tmp, []byte("Name: Bob.\n"), 0o600)
+		os.Chtimes(tmp, stamp, stamp)
+		os.Rename(tmp, path)
+	})
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	os.WriteFile(outside, []byte("Name: Mallory.\n"), 0o600)
+	step("a symlink out of the workspace in its place", "", "Mallory", func() {
+		os.Remove(path)
+		os.Symlink(outside, path)
+	})
+	step("its removal", "", "Name:", func() { os.Remove(path) })
+	today := filepath.Join(root, "memory", fixedNow.Format("2006-01-02")+".md")
+	step("a daily note", "met Carol", "", func() { os.WriteFile(today, []byte("met Carol\n"), 0o600) })
+}

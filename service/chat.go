@@ -40,12 +40,16 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, seq, run, err := s.prepareTurn(r.Context(), sess, text, nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, nil)
 	if err != nil {
 		return err
 	}
 	if req.Stream {
 		go run()
+		seq, err := t.stored()
+		if err != nil {
+			return err
+		}
 		// Follow the session from the user's message until this turn ends.
 		return s.streamEvents(w, r, sess.ID, seq, func(ev events.Event) bool {
 			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
@@ -55,6 +59,9 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	// does not stop it (its context is the turn's own), and its events stay
 	// on the session stream.
 	run()
+	if _, err := t.stored(); err != nil {
+		return err
+	}
 	if r.Context().Err() != nil {
 		return nil
 	}

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/events"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/tools"
@@ -28,8 +30,13 @@ type turn struct {
 	chain []string
 	// stats are the turn's tool calls and thinking, for agents_message (delegate.go).
 	stats turnStats
-	// user is the stored message that started the turn (with its id and time).
+	// user is the message that started the turn; its id and time are set
+	// once stored returns.
 	user store.Message
+	// stored waits until the turn's start is stored and returns the seq of
+	// its user.message event; an error means the turn was never recorded
+	// and must neither publish nor write anything.
+	stored func() (int64, error)
 
 	// Set before done is closed.
 	final string
@@ -56,46 +63,75 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
 func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, error) {
-	t, seq, run, err := s.prepareTurn(ctx, sess, text, chain)
+	t, run, err := s.prepareTurn(ctx, sess, text, chain)
 	if err != nil {
 		return nil, 0, err
 	}
 	go run()
+	seq, err := t.stored()
+	if err != nil {
+		return nil, 0, err
+	}
 	return t, seq, nil
 }
 
-// prepareTurn records the turn like startTurnWith and returns the function
+// prepareTurn claims the session for a new turn and returns the function
 // that runs it, for a caller that runs it itself (a non-streamed chat's
 // handler, which would only wait for it: running it there saves a hand-off).
-// The turn outlives the request that started it either way: it runs on its
+// The turn, the user's message and its user.message event are stored in one
+// transaction that prepareTurn only starts: a chat agent builds its prompt
+// and calls its model meanwhile, and its first event or write waits for it
+// (t.stored). The turn outlives the request that started it: it runs on its
 // own context, which only POST /v1/chat/cancel and a shutdown cancel.
-func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, func(), error) {
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn, func(), error) {
 	select {
 	case <-s.closing:
-		return nil, 0, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return nil, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
-	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), chain: chain,
-		user: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
-	// The turn, the user's message and its user.message event are stored in one transaction.
-	seq, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
-		s.st.StartTurn(t.id, &t.user, snippet(text)))
-	if errors.Is(err, store.ErrConflict) {
-		return nil, 0, nil, errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sess.ID)
-	}
-	if err != nil {
-		return nil, 0, nil, err
-	}
 	tctx, cancel := context.WithCancelCause(context.Background())
-	t.cancel = cancel
+	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), chain: chain, cancel: cancel,
+		user: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
 	s.mu.Lock()
+	if s.turns[sess.ID] != nil {
+		s.mu.Unlock()
+		cancel(nil)
+		return nil, nil, turnInProgress(sess.ID)
+	}
 	s.turns[sess.ID] = t
 	s.mu.Unlock()
+	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
+		s.st.StartTurn(t.id, &t.user, snippet(text)))
+	if err != nil {
+		s.release(t)
+		cancel(nil)
+		return nil, nil, err
+	}
+	t.stored = sync.OnceValues(func() (int64, error) {
+		seq, err := wait()
+		if errors.Is(err, store.ErrConflict) { // the store's own check, behind the claim above
+			err = turnInProgress(sess.ID)
+		}
+		return seq, err
+	})
 	s.wg.Add(1)
-	return t, seq, func() {
+	return t, func() {
 		defer s.wg.Done()
 		s.runTurn(tctx, t, sess)
 	}, nil
+}
+
+func turnInProgress(sessionID string) error {
+	return errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sessionID)
+}
+
+// release ends t's claim on its session.
+func (s *Service) release(t *turn) {
+	s.mu.Lock()
+	if s.turns[t.sessionID] == t {
+		delete(s.turns, t.sessionID)
+	}
+	s.mu.Unlock()
 }
 
 func snippet(text string) string {
@@ -124,6 +160,7 @@ type deltaRelay struct {
 	s       *Service
 	t       *turn
 	started bool
+	dropped bool // the turn's start could not be stored: nothing is published
 	pending strings.Builder
 }
 
@@ -133,6 +170,9 @@ const maxCoalesced = 4 << 10
 func (s *Service) newDeltaRelay(t *turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
 
 func (r *deltaRelay) add(text string) {
+	if r.dropped {
+		return
+	}
 	if !r.s.hub.Following(r.t.sessionID) {
 		r.pending.WriteString(text)
 		if r.pending.Len() >= maxCoalesced {
@@ -141,6 +181,9 @@ func (r *deltaRelay) add(text string) {
 		return
 	}
 	if !r.started {
+		if !r.ready() {
+			return
+		}
 		r.started = true
 		r.pending.WriteString(text)
 		ev := api.TextEvent{Text: r.pending.String(), TurnID: r.t.id}
@@ -156,9 +199,25 @@ func (r *deltaRelay) add(text string) {
 	}
 }
 
+// ready waits until the turn's start is stored: its events follow it.
+func (r *deltaRelay) ready() bool {
+	if _, err := r.t.stored(); err != nil {
+		r.dropped = true
+		r.pending.Reset()
+	}
+	return !r.dropped
+}
+
+// take returns the pending text and forgets it.
+func (r *deltaRelay) take() string {
+	text := r.pending.String()
+	r.pending.Reset()
+	return text
+}
+
 // flush publishes the pending text, if any.
 func (r *deltaRelay) flush() {
-	if r.pending.Len() == 0 {
+	if r.pending.Len() == 0 || !r.ready() {
 		return
 	}
 	r.s.publish(r.t.sessionID, api.EventDelta, api.TextEvent{Text: r.pending.String(), TurnID: r.t.id})
@@ -174,6 +233,7 @@ func (s *Service) publish(sessionID, typ string, data any) {
 // outcome is how a runtime ended a turn.
 type outcome struct {
 	final string          // the reply's whole text (when the turn succeeded)
+	tail  string          // text not yet published as a delta, published with the end
 	kind  string          // "status" when final is a status line, not a reply
 	last  *store.Message  // a message stored with the turn's end, or nil
 	fail  *api.ErrorEvent // set when the turn failed
@@ -197,6 +257,10 @@ func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
 	} else {
 		out = s.runtimeFor(agent)(ctx, t, sess, agent)
 	}
+	if _, err := t.stored(); err != nil {
+		s.abandon(t, err)
+		return
+	}
 	status := store.TurnDone
 	if out.fail != nil {
 		status = store.TurnFailed
@@ -211,14 +275,19 @@ func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
 	s.finishTurn(t, status, out)
 }
 
-// finishTurn records a turn's end and its terminal event in one transaction:
-// a client that sees the event can send its next message at once.
-func (s *Service) finishTurn(t *turn, status string, out outcome) {
-	s.mu.Lock()
-	if s.turns[t.sessionID] == t {
-		delete(s.turns, t.sessionID)
+// abandon ends a turn whose start could not be stored: nothing of it is.
+func (s *Service) abandon(t *turn, err error) {
+	s.release(t)
+	t.fail = &api.ErrorEvent{Code: "internal", Message: err.Error(), TurnID: t.id}
+	var he *httpError
+	if errors.As(err, &he) {
+		t.fail.Code, t.fail.Message = he.code, he.msg
 	}
-	s.mu.Unlock()
+}
+
+// finishTurn records a turn's end and its terminal event in one transaction,
+// with the last delta not yet published, if any.
+func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	code := ""
 	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id, Kind: out.kind})
 	if out.fail != nil {
@@ -229,7 +298,17 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	} else {
 		t.final = out.final
 	}
-	if _, err := s.hub.PublishWith(context.Background(), t.sessionID, typ, data, s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final))); err != nil {
+	var lead []events.Draft
+	if out.tail != "" {
+		lead = append(lead, events.Draft{Type: api.EventDelta, Data: api.TextEvent{Text: out.tail, TurnID: t.id}})
+	}
+	// The session takes its next message once this end is stored (a turn
+	// started earlier would not see this turn's last message), and before
+	// the terminal event reaches anyone (a client that sees it can send its
+	// next message at once).
+	if _, err := s.hub.PublishAfter(context.Background(), t.sessionID, lead, typ, data,
+		s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final)), func() { s.release(t) }); err != nil {
+		s.release(t)
 		s.log.Error("finish turn", "session", t.sessionID, "turn", t.id, "err", err)
 	}
 }
@@ -243,7 +322,7 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 	if err != nil {
 		return outcome{fail: llmErrorEvent(err)}
 	}
-	history, err := s.history(bg, t.sessionID)
+	history, err := s.history(bg, t)
 	if err != nil {
 		return failed("internal", "could not read the conversation: %v", err)
 	}
@@ -262,9 +341,12 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 			all.WriteString(d)
 			deltas.add(d)
 		})
-		deltas.flush()
 		cancel()
+		if _, serr := t.stored(); serr != nil {
+			return outcome{} // never recorded: runTurn abandons the turn
+		}
 		if err != nil {
+			deltas.flush()
 			if reply.Text != "" { // keep what the user already saw
 				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
 			}
@@ -272,8 +354,9 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		}
 		answer := store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text}
 		if len(reply.ToolCalls) == 0 {
-			return outcome{final: all.String(), last: &answer}
+			return outcome{final: all.String(), last: &answer, tail: deltas.take()}
 		}
+		deltas.flush()
 		b, _ := json.Marshal(reply.ToolCalls)
 		answer.ToolCalls = string(b)
 		if _, err := s.st.AddMessage(bg, answer); err != nil {
@@ -485,11 +568,12 @@ func splitReason(raw string) (json.RawMessage, string) {
 	return b, reason
 }
 
-// history rebuilds the model-visible conversation of a session. A tool call
-// whose result never came (an interrupted turn) gets a synthetic result, as
-// chat APIs require one for every call.
-func (s *Service) history(ctx context.Context, sessionID string) ([]llm.Message, error) {
-	rows, err := s.st.Messages(ctx, sessionID)
+// history rebuilds the model-visible conversation of a session, ending with
+// t's user message (which may or may not be stored yet: t.stored). A tool
+// call whose result never came (an interrupted turn) gets a synthetic
+// result, as chat APIs require one for every call.
+func (s *Service) history(ctx context.Context, t *turn) ([]llm.Message, error) {
+	rows, err := s.st.Messages(ctx, t.sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -505,6 +589,9 @@ func (s *Service) history(ctx context.Context, sessionID string) ([]llm.Message,
 		open = nil
 	}
 	for _, m := range rows {
+		if m.TurnID == t.id {
+			continue // t's own message, added below
+		}
 		switch m.Role {
 		case "user":
 			closeOpen()
@@ -522,6 +609,6 @@ func (s *Service) history(ctx context.Context, sessionID string) ([]llm.Message,
 			out = append(out, llm.Message{Role: "tool", Content: m.Content, ToolCallID: m.ToolCallID})
 		}
 	}
-	// The last user message is the current one; open calls before it were closed above.
-	return out, nil
+	closeOpen()
+	return append(out, llm.Message{Role: "user", Content: t.user.Content}), nil
 }

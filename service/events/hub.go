@@ -44,6 +44,7 @@ type item struct {
 	ev    Event
 	write store.Write // stored in the same transaction as the event, or nil
 	ack   chan ack    // nil when nobody waits
+	after func()      // called once the event is stored (or failed to be), before anyone sees it; or nil
 }
 
 type ack struct {
@@ -105,29 +106,60 @@ func (h *Hub) Close() {
 	<-h.stopped
 }
 
-func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, write store.Write, acks chan ack) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("event %s: %w", typ, err)
+// Draft is an event to publish ahead of another (PublishAfter).
+type Draft struct {
+	Type string
+	Data any
+}
+
+// items marshals lead and (typ, data) into queue items for one session; the
+// last carries write and acks.
+func items(sessionID string, lead []Draft, typ string, data any, write store.Write, acks chan ack, after func()) ([]item, error) {
+	its := make([]item, 0, len(lead)+1)
+	for _, d := range append(lead, Draft{Type: typ, Data: data}) {
+		raw, err := json.Marshal(d.Data)
+		if err != nil {
+			return nil, fmt.Errorf("event %s: %w", d.Type, err)
+		}
+		its = append(its, item{ev: Event{SessionID: sessionID, Type: d.Type, Data: raw}})
 	}
-	it := item{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, write: write, ack: acks}
+	its[len(its)-1].write, its[len(its)-1].ack, its[len(its)-1].after = write, acks, after
+	return its, nil
+}
+
+func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, write store.Write, acks chan ack) error {
+	its, err := items(sessionID, nil, typ, data, write, acks, nil)
+	if err != nil {
+		return err
+	}
+	return h.send(ctx, its, true)
+}
+
+// send queues its for the writer; yield lets the writer run at once when it
+// was idle, on this core (see below).
+func (h *Hub) send(ctx context.Context, its []item, yield bool) error {
 	select {
 	case <-h.quit:
 		return ErrClosed
 	default:
 	}
 	idle := len(h.in) == 0
-	h.inFlight.Add(1)
-	select {
-	case h.in <- it:
-	case <-h.quit:
-		h.inFlight.Add(-1)
-		return ErrClosed
-	case <-ctx.Done():
-		h.inFlight.Add(-1)
-		return ctx.Err()
+	for i, it := range its {
+		h.inFlight.Add(1)
+		select {
+		case h.in <- it:
+		case <-h.quit:
+			h.inFlight.Add(-1)
+			return ErrClosed
+		case <-ctx.Done():
+			h.inFlight.Add(-1)
+			if i > 0 {
+				return fmt.Errorf("%w (after %d of %d events)", ctx.Err(), i, len(its))
+			}
+			return ctx.Err()
+		}
 	}
-	if idle {
+	if idle && yield {
 		// The writer was waiting: let it run now. A producer that does not
 		// block (a model streaming deltas) would otherwise keep this core
 		// until preemption, up to 10 ms, and hold back the first event.
@@ -151,13 +183,48 @@ func (h *Hub) PublishWait(ctx context.Context, sessionID, typ string, data any) 
 // the event. When the write fails, the event is not published and its error
 // is returned.
 func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, write store.Write) (int64, error) {
-	if seq, err, ok := h.storeNow(sessionID, typ, data, write); ok {
-		return seq, err
-	}
+	return h.PublishAfter(ctx, sessionID, nil, typ, data, write, nil)
+}
+
+// PublishAfter is PublishWith preceded by the lead events, published in
+// order and stored with it in one transaction when nothing else is queued.
+// A failed write withholds only the last event. after, when not nil, is
+// called once the write is stored or has failed, before any subscriber sees
+// the events (not at all when publishing fails: see the error).
+func (h *Hub) PublishAfter(ctx context.Context, sessionID string, lead []Draft, typ string, data any, write store.Write, after func()) (int64, error) {
 	acks := make(chan ack, 1)
-	if err := h.enqueue(ctx, sessionID, typ, data, write, acks); err != nil {
+	its, err := items(sessionID, lead, typ, data, write, acks, after)
+	if err != nil {
 		return 0, err
 	}
+	if h.storeNow(its) {
+		return h.await(acks)
+	}
+	if err := h.send(ctx, its, true); err != nil {
+		return 0, err
+	}
+	return h.await(acks)
+}
+
+// Begin enqueues an event and its write like PublishWith and returns at
+// once; wait waits until they are stored (or not: its error) and returns
+// the event's seq. Whatever is published after Begin returns is stored
+// after it.
+func (h *Hub) Begin(ctx context.Context, sessionID, typ string, data any, write store.Write) (wait func() (int64, error), err error) {
+	acks := make(chan ack, 1)
+	its, err := items(sessionID, nil, typ, data, write, acks, nil)
+	if err != nil {
+		return nil, err
+	}
+	// No yield: the caller has work to do meanwhile (a model call), and
+	// another core takes the writer.
+	if err := h.send(ctx, its, false); err != nil {
+		return nil, err
+	}
+	return sync.OnceValues(func() (int64, error) { return h.await(acks) }), nil
+}
+
+func (h *Hub) await(acks chan ack) (int64, error) {
 	select {
 	case a := <-acks:
 		return a.seq, a.err
@@ -171,29 +238,25 @@ func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, 
 	}
 }
 
-// storeNow stores one event in the caller's goroutine when no other event is
-// queued or in flight; ok is false when it did nothing.
-func (h *Hub) storeNow(sessionID, typ string, data any, write store.Write) (seq int64, err error, ok bool) {
+// storeNow stores its in the caller's goroutine when no other event is
+// queued or in flight (it saves two goroutine hand-offs on a turn's end,
+// and cannot reorder anything: there is nothing before it); false when it
+// did nothing.
+func (h *Hub) storeNow(its []item) bool {
 	if h.inFlight.Load() != 0 || !h.writing.TryLock() {
-		return 0, nil, false
+		return false
 	}
 	defer h.writing.Unlock()
 	if h.inFlight.Load() != 0 {
-		return 0, nil, false
+		return false
 	}
 	select {
 	case <-h.quit:
-		return 0, ErrClosed, true
+		return false
 	default:
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return 0, fmt.Errorf("event %s: %w", typ, err), true
-	}
-	acks := make(chan ack, 1)
-	h.flush([]item{{ev: Event{SessionID: sessionID, Type: typ, Data: raw}, write: write, ack: acks}})
-	a := <-acks
-	return a.seq, a.err, true
+	h.flush(its)
+	return true
 }
 
 func (h *Hub) run() {
@@ -258,6 +321,11 @@ func (h *Hub) flush(batch []item) {
 		return seq + 1
 	}
 	errs, err := h.st.AppendEvents(ctx, rows, nextSeq)
+	for _, it := range batch {
+		if it.after != nil {
+			it.after()
+		}
+	}
 	if err != nil {
 		// Not stored means not published: a live-only event could never be
 		// replayed. Forget the cached seqs so the next batch re-reads them.
@@ -272,8 +340,9 @@ func (h *Hub) flush(batch []item) {
 		for i := range batch {
 			batch[i].ev.Seq = rows[i].Seq
 		}
-		h.fanout(batch, errs)
-		runtime.Gosched() // likewise, let the followers write what was just fanned out
+		if h.fanout(batch, errs) {
+			runtime.Gosched() // likewise, let the followers write what was just fanned out
+		}
 	}
 	for i, it := range batch {
 		if it.ack != nil {
@@ -292,7 +361,9 @@ type sub struct {
 	lag    sync.Once
 }
 
-func (h *Hub) fanout(batch []item, errs []error) {
+// fanout hands the stored batch to its sessions' subscribers and reports
+// whether it handed any.
+func (h *Hub) fanout(batch []item, errs []error) (handed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, it := range batch {
@@ -302,11 +373,13 @@ func (h *Hub) fanout(batch []item, errs []error) {
 		for s := range h.subs[it.ev.SessionID] {
 			select {
 			case s.ch <- it.ev:
+				handed = true
 			default:
 				s.lag.Do(func() { close(s.lagged) })
 			}
 		}
 	}
+	return handed
 }
 
 func (h *Hub) subscribe(sessionID string) *sub {

@@ -144,3 +144,83 @@ func TestCloseFlushes(t *testing.T) {
 		t.Fatalf("publish after close: %v", err)
 	}
 }
+
+// PublishAfter stores the lead events and the last one in order; a failed
+// write withholds only the last event and undoes what the write did; the
+// after hook runs before any follower sees the events, failed write or not.
+func TestPublishAfter(t *testing.T) {
+	h, st := newHub(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var seen []string
+	follow := make(chan error, 1)
+	go func() {
+		follow <- h.Follow(ctx, "s", 0, events.FollowOptions{}, func(ev events.Event) error {
+			mu.Lock()
+			seen = append(seen, ev.Type)
+			mu.Unlock()
+			return nil
+		})
+	}()
+	for !h.Following("s") {
+		time.Sleep(time.Millisecond)
+	}
+	boom := errors.New("boom")
+	hook := func(want int) func() {
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != want {
+				t.Errorf("after hook ran when the follower had seen %v", seen)
+			}
+			seen = append(seen, "after")
+		}
+	}
+	ok := func(context.Context, *sql.Tx) error { return nil }
+	seq, err := h.PublishAfter(ctx, "s", []events.Draft{{Type: "delta", Data: "a"}}, "final", "b", ok, hook(0))
+	if err != nil || seq != 2 {
+		t.Fatalf("seq %d %v", seq, err)
+	}
+	partial := func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES ('leak', 1, 'x', '{}', '')`); err != nil {
+			return err
+		}
+		return boom
+	}
+	if _, err := h.PublishAfter(ctx, "s", []events.Draft{{Type: "delta", Data: "c"}}, "final", "d", partial, hook(3)); !errors.Is(err, boom) {
+		t.Fatalf("failed write: %v", err)
+	}
+	evs, err := st.EventsAfter(ctx, "s", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("gap: event %d has seq %d", i, e.Seq)
+		}
+		got = append(got, e.Type+" "+e.Data)
+	}
+	if fmt.Sprint(got) != `[delta "a" final "b" delta "c"]` {
+		t.Fatalf("stored %q", got)
+	}
+	if leaked, _ := st.EventsAfter(ctx, "leak", 0, 10); len(leaked) != 0 {
+		t.Fatalf("the failed write's change was kept: %+v", leaked)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := fmt.Sprint(seen)
+		mu.Unlock()
+		if n == "[after delta final after delta]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("follower saw %s", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-follow
+}

@@ -27,35 +27,45 @@ type EventWrite struct {
 }
 
 // AppendEvents stores a batch of events, with their writes, in one
-// transaction (group commit). A write that fails is rolled back alone (a
-// savepoint each) and its event is not stored: errs[i] says so. err is set
-// when the whole batch failed. Each stored event's Seq is set from nextSeq,
-// called only once its write has succeeded, so failed writes leave no gap in
-// a session's seqs (the event hub, the single writer of events, numbers them).
+// transaction (group commit). A write that fails is rolled back alone and its
+// event is not stored: errs[i] says so. err is set when the whole batch
+// failed. Each stored event's Seq is set from nextSeq, called only once its
+// write has succeeded, so failed writes leave no gap in a session's seqs (the
+// event hub, the single writer of events, numbers them).
 func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func(sessionID string) int64) (errs []error, err error) {
 	errs = make([]error, len(evs))
+	w, writes := -1, 0
+	for i, e := range evs {
+		if e.Write != nil {
+			w, writes = i, writes+1
+		}
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return errs, err
 	}
 	defer tx.Rollback()
-	st := tx.StmtContext(ctx, s.insertEvent)
-	defer st.Close()
-	if len(evs) == 1 && evs[0].Write != nil {
-		// Alone in its batch, a failed write needs no savepoint: the whole
-		// transaction is its own.
-		if werr := evs[0].Write(ctx, tx); werr != nil {
-			errs[0] = werr
-			return errs, nil
+	switch {
+	case writes == 1:
+		// One write (a turn's start, or its end with the events before it)
+		// runs first and needs no savepoint: when it fails, the transaction
+		// is rolled back and begun again for the other events.
+		if werr := evs[w].Write(ctx, tx); werr != nil {
+			errs[w] = werr
+			if len(evs) == 1 {
+				return errs, nil
+			}
+			tx.Rollback()
+			if tx, err = s.w.BeginTx(ctx, nil); err != nil {
+				return errs, err
+			}
+			defer tx.Rollback()
 		}
-		evs[0].Seq = nextSeq(evs[0].SessionID)
-		if _, err := st.ExecContext(ctx, evs[0].SessionID, evs[0].Seq, evs[0].Type, evs[0].Data, evs[0].CreatedAt); err != nil {
-			return errs, err
-		}
-		return errs, tx.Commit()
-	}
-	for i, e := range evs {
-		if e.Write != nil {
+	case writes > 1:
+		for i, e := range evs {
+			if e.Write == nil {
+				continue
+			}
 			sp := fmt.Sprintf("w%d", i)
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
 				return errs, err
@@ -70,6 +80,13 @@ func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func
 			if _, err := tx.ExecContext(ctx, "RELEASE "+sp); err != nil {
 				return errs, err
 			}
+		}
+	}
+	st := tx.StmtContext(ctx, s.insertEvent)
+	defer st.Close()
+	for i, e := range evs {
+		if errs[i] != nil {
+			continue
 		}
 		evs[i].Seq = nextSeq(e.SessionID)
 		if _, err := st.ExecContext(ctx, e.SessionID, evs[i].Seq, e.Type, e.Data, e.CreatedAt); err != nil {

@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"jarvis/api"
+	"jarvis/internal/testpeer"
+	"jarvis/service/config"
+	"jarvis/service/store"
+)
+
+// When the store refuses a turn's start (its own check finds a running turn
+// the service did not know of), the turn is abandoned: the client gets 409,
+// and nothing of it is stored or published, although its model call had
+// already begun.
+func TestRefusedStartLeavesNothing(t *testing.T) {
+	up := httptest.NewServer(testpeer.NewOpenAI())
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(context.Background(), Options{DataDir: t.TempDir(), Config: cfg, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	ctx := context.Background()
+	sess, err := s.st.CreateSession(ctx, store.Session{ID: "g_ghost", AgentID: "general"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := store.Message{SessionID: sess.ID, Role: "user", Content: "left running by someone else"}
+	if _, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: ghost.Content}, s.st.StartTurn("t_ghost", &ghost, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := api.NewClient(srv.URL, "tok", nil)
+	_, err = c.Chat(ctx, sess.ID, "hello")
+	streamErr := c.ChatStream(ctx, sess.ID, "hello again", func(api.StreamEvent) error { return nil })
+	for _, err := range []error{err, streamErr} {
+		var se *api.StatusError
+		if !errors.As(err, &se) || se.Status != 409 || se.Err.Code != "turn_in_progress" {
+			t.Fatalf("want 409 turn_in_progress, got %v", err)
+		}
+	}
+	msgs, err := s.st.Messages(ctx, sess.ID)
+	if err != nil || len(msgs) != 1 || msgs[0].Content != ghost.Content {
+		t.Fatalf("messages %+v %v", msgs, err)
+	}
+	evs, err := s.st.EventsAfter(ctx, sess.ID, 0, 100)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events %+v %v", evs, err)
+	}
+	// The streamed request was answered at once; its turn lets go of the
+	// session when its model call ends.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		claimed := s.turns[sess.ID]
+		s.mu.Unlock()
+		if claimed == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refused turn still claims the session")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if msgs, _ := s.st.Messages(ctx, sess.ID); len(msgs) != 1 {
+		t.Fatalf("messages after the model calls ended: %+v", msgs)
+	}
+}
