@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"jarvis/internal/sqlitemmap"
+	"jarvis/internal/walcheckpoint"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -182,21 +183,7 @@ func (s *Store) tryOpenIndex() error {
 // for the next tick. Closing the last connection checkpoints the rest.
 func (s *Store) checkpointLoop() {
 	defer s.wg.Done()
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			if !s.dirty.Swap(false) {
-				continue
-			}
-			if _, err := s.ckdb.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
-				s.log.Warn("memory index checkpoint", "err", err)
-			}
-		}
-	}
+	walcheckpoint.Loop(s.done, s.ckdb, checkpointEvery, &s.dirty, func(err error) { s.log.Warn("memory index checkpoint", "err", err) })
 }
 
 const checkpointEvery = 2 * time.Second

@@ -151,7 +151,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("service: data dir: %w", err)
 	}
-	st, err := store.Open(ctx, filepath.Join(opts.DataDir, "jarvis.db"), store.Options{Now: opts.Now})
+	st, err := store.Open(ctx, filepath.Join(opts.DataDir, "jarvis.db"), store.Options{Now: opts.Now, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}

@@ -14,10 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"jarvis/internal/walcheckpoint"
+	"log/slog"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -36,7 +39,11 @@ var (
 type Store struct {
 	w   *sql.DB // exactly one connection: the writer
 	r   *sql.DB // read-only pool
+	ck  *sql.DB // one connection for WAL checkpoints, off the write path
 	now func() time.Time
+
+	stop chan struct{} // closed by Close: ends the checkpoint loop
+	wg   sync.WaitGroup
 
 	// Statements of every turn, prepared once on the writer connection
 	// (preparing costs as much as running them).
@@ -48,7 +55,8 @@ type Store struct {
 
 // Options configures Open.
 type Options struct {
-	Now func() time.Time // clock for timestamps; default time.Now
+	Now    func() time.Time // clock for timestamps; default time.Now
+	Logger *slog.Logger     // for checkpoint errors; default none
 }
 
 // Open opens (creating if needed) the database at path and applies pending migrations.
@@ -74,10 +82,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{w: w, now: opts.Now}
+	s := &Store{w: w, now: opts.Now, stop: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
+	}
+	// Checkpoints run on their own connection (see the loop below), not in
+	// whichever commit crosses SQLite's 1,000-page mark.
+	if _, err := w.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	for _, p := range []struct {
 		st  **sql.Stmt
@@ -110,6 +124,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+	cq := url.Values{}
+	cq.Set("_busy_timeout", "10000")
+	if s.ck, err = sql.Open("sqlite3", "file:"+path+"?"+cq.Encode()); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.ck.SetMaxOpenConns(1)
+	s.ck.SetConnMaxIdleTime(0)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		walcheckpoint.Loop(s.stop, s.ck, checkpointEvery, nil, func(err error) { log.Warn("database checkpoint", "err", err) })
+	}()
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
@@ -127,15 +158,24 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// checkpointEvery is how often the WAL is copied back into the database.
+const checkpointEvery = time.Second
+
 // Close closes the database.
 func (s *Store) Close() error {
+	close(s.stop)
+	s.wg.Wait()
 	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn,
 		s.selectSession, s.selectMessages, s.selectEventsAfter, s.selectLastSeq} {
 		if st != nil {
 			st.Close()
 		}
 	}
-	return errors.Join(s.r.Close(), s.w.Close())
+	var ckErr error
+	if s.ck != nil {
+		ckErr = s.ck.Close()
+	}
+	return errors.Join(s.r.Close(), ckErr, s.w.Close())
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok" when sound).
