@@ -251,6 +251,10 @@ type Transcript struct {
 	LastEventID int64 `json:"lastEventId"`
 	// Unavailable says the service cannot list messages.
 	Unavailable bool `json:"unavailable,omitempty"`
+	// Roundtables are the session's round tables, oldest first, for the
+	// cards the stream laid out live (empty when the service has none or
+	// cannot list them).
+	Roundtables []RoundtableCard `json:"roundtables"`
 }
 
 // OpenSession loads a session's transcript and makes sure its stream is
@@ -275,7 +279,7 @@ func (a *App) OpenSession(sessionID string) (Transcript, error) {
 func (a *App) Reload(sessionID string) (Transcript, error) {
 	ctx, cancel := a.reqCtx()
 	defer cancel()
-	t := Transcript{SessionID: sessionID, Messages: []api.TranscriptMessage{}}
+	t := Transcript{SessionID: sessionID, Messages: []api.TranscriptMessage{}, Roundtables: []RoundtableCard{}}
 	tr, err := a.s.messages(ctx, sessionID)
 	if notFound(err) {
 		t.Unavailable = true
@@ -288,6 +292,18 @@ func (a *App) Reload(sessionID string) (Transcript, error) {
 		t.Messages = tr.Messages
 	}
 	t.LastEventID = tr.LastEventID
+	// Read after the messages: a run that ends in between is then already
+	// finished here, and its roundtable.result, after LastEventID on the
+	// stream, updates the same card.
+	cards, err := a.s.roundtableCards(ctx, sessionID)
+	switch {
+	case err == nil:
+		t.Roundtables = cards
+	case notFound(err):
+		// A service without round tables.
+	default:
+		a.log.Warn("could not read the session's round tables; their replies show as Markdown", "session", sessionID, "err", err)
+	}
 	return t, nil
 }
 

@@ -230,6 +230,20 @@
     await E.Screenshot("roundtable");
     log("round table laid out: " + rtc.querySelector(".rt-head").textContent);
 
+    // 6d. The card comes back when the transcript is read again (a restart,
+    // a stream reset): from the stored run, not from the live events.
+    const rtSid = $(".session.current").dataset.session;
+    const stored = await window.go.app.App.Reload(rtSid);
+    assert((stored.roundtables || []).some((r) => r.status === "completed" && r.result && r.markdown), "the transcript carries the stored round table: " + JSON.stringify(stored.roundtables).slice(0, 300));
+    window.runtime.EventsEmit("stream:event", { sessionId: rtSid, id: "", type: "stream.reset", data: {} });
+    const rtc2 = await waitFor(() => !rtc.isConnected && $(".rt-card.rt-result"), "the round-table card after the transcript is read again");
+    await sleep(300);
+    assert(rtc2.querySelector(".rt-direction") && rtc2.querySelectorAll(".rt-finding").length >= 1 && rtc2.querySelector(".rt-challenge") && rtc2.querySelectorAll(".rt-vote").length === 2 && rtc2.querySelector(".rt-vote.dissent"), "the restored card has the direction, findings, challenges and votes");
+    assert(rtc2.outerHTML === rtc.outerHTML, "the restored card is the live one: " + rtc2.outerHTML.slice(0, 300));
+    assert($$("#messages .msg.assistant").every((x) => !x.textContent.includes("Recommended direction")), "the restored result is not shown as Markdown too");
+    assert(!rtc2.querySelector("img,script") && window.__pwned === undefined, "the restored card is inert");
+    log("round table restored after the transcript was read again");
+
     // 7. Rename, clear and delete sessions from the sidebar.
     window.confirm = () => true; // the native confirm dialog would block the script
     const App = window.go.app.App;

@@ -25,6 +25,22 @@ export interface Transcript {
   messages: any[];
   lastEventId: number;
   unavailable?: boolean;
+  /** The session's round tables, oldest first (app.RoundtableCard). */
+  roundtables?: RoundtableInfo[];
+}
+
+/** A stored round table, read back for its card when a transcript loads. */
+export interface RoundtableInfo {
+  runId: string;
+  turnId?: string;
+  source: string; // api | tool | agent
+  status: string; // running | completed | no_participants | ... | interrupted | failed
+  outcome?: string;
+  summary?: string;
+  participants: string[];
+  createdAt: string;
+  result?: unknown;
+  markdown?: string;
 }
 
 export interface Info {

@@ -454,7 +454,7 @@ async function openSession(id: string): Promise<void> {
     const [tr] = await Promise.all([api().OpenSession(id), loadMarkdown().catch(() => undefined)]);
     // A transcript already in the window is kept current by its stream;
     // loading it again could drop events that arrived meanwhile.
-    if (fresh && !tr.unavailable) transcript(id).load(tr.messages);
+    if (fresh && !tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
   } catch (ex) {
     flash(errText(ex));
   }
@@ -464,8 +464,8 @@ async function openSession(id: string): Promise<void> {
 
 async function reload(id: string): Promise<void> {
   try {
-    const tr = await api().Reload(id);
-    if (!tr.unavailable) transcript(id).load(tr.messages);
+    const [tr] = await Promise.all([api().Reload(id), loadMarkdown().catch(() => undefined)]);
+    if (!tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
     if (id === state.sessionId) renderMessages();
   } catch (ex) {
     flash(errText(ex));

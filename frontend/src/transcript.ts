@@ -1,6 +1,7 @@
 // The transcript model of one session: a list of items built from the
 // loaded history and then from stream events, applied once each, in order.
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
+import type { RoundtableInfo } from "./bridge";
 
 export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
 
@@ -119,27 +120,97 @@ export class Transcript {
     return eff;
   }
 
-  /** Loads history (GET /v1/sessions/{id}/messages). */
-  load(messages: any[]): void {
+  /**
+   * Loads history (GET /v1/sessions/{id}/messages) and lays the session's
+   * round tables out where the stream showed them live: a round-table
+   * agent's card in place of its reply (the message names the run in
+   * meta.roundtable_run_id), a round_table tool's card before the call's
+   * card, any other run after its turn or, without one, by time. A reply
+   * whose run is not in roundtables stays a Markdown reply.
+   */
+  load(messages: any[], roundtables: RoundtableInfo[] = []): void {
     this.items = [];
     this.byKey.clear();
+    this.rtEcho.clear();
     this.running = false;
     const eff: Effect = { changed: [], removed: [] };
     const cards = new Map<string, Item>();
+    const runs = new Map(roundtables.filter((r) => r?.runId).map((r) => [r.runId, r]));
+    const placed = new Set<string>();
+    const addRun = (r: RoundtableInfo, at: any) => {
+      if (placed.has(r.runId)) return;
+      placed.add(r.runId);
+      this.add({ key: `rt-${r.runId}`, kind: "roundtable", text: "", turnId: r.turnId || at?.turnId, rt: storedRoundTable(r) }, eff);
+    };
+    // A round_table call's run: the one of its turn whose Markdown is the
+    // call's result, else the turn's next one.
+    const toolText = new Map<string, string>();
+    for (const m of messages) if (m.role === "tool" && m.toolCallId) toolText.set(m.toolCallId, m.text ?? "");
+    const callRun = new Map<string, RoundtableInfo>();
+    const named = new Set<string>();
     for (const m of messages) {
+      const id = runIdOf(m);
+      if (id && runs.has(id)) named.add(id);
+    }
+    for (const byText of [true, false]) {
+      for (const m of messages) {
+        if (!m.turnId || !hasRoundTableCall(m)) continue;
+        for (const c of m.toolCalls) {
+          const id = c.id ?? c.toolCallId ?? "";
+          if ((c.function ?? c).name !== "round_table" || callRun.has(id)) continue;
+          const text = toolText.get(id);
+          const r = roundtables.find((r) => r?.runId && r.source === "tool" && r.turnId === m.turnId && !named.has(r.runId) && (!byText || (text !== undefined && r.markdown === text)));
+          if (r) {
+            callRun.set(id, r);
+            named.add(r.runId);
+          }
+        }
+      }
+    }
+    // Runs no message names (one still going, one that failed, one started
+    // through the API) go after their turn's message (where the stream
+    // showed them), or before the first message written after them.
+    const anchored = new Map<number, RoundtableInfo[]>();
+    for (const r of roundtables) {
+      if (!r?.runId || named.has(r.runId)) continue;
+      let at = -1;
+      if (r.turnId) {
+        let last = -1;
+        let lastUser = -1;
+        messages.forEach((m, i) => {
+          if (m.turnId !== r.turnId) return;
+          last = i + 1;
+          if (m.role === "user") lastUser = i + 1;
+        });
+        at = lastUser >= 0 ? lastUser : last;
+      }
+      if (at < 0) {
+        const t = Date.parse(r.createdAt);
+        at = messages.findIndex((m) => Date.parse(m.createdAt) > t);
+        if (at < 0) at = messages.length;
+      }
+      if (!anchored.has(at)) anchored.set(at, []);
+      anchored.get(at)!.push(r);
+    }
+    messages.forEach((m, i) => {
+      for (const r of anchored.get(i) ?? []) addRun(r, m);
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
         case "user":
-          this.add({ key, kind: "user", text: m.text ?? "" }, eff);
+          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId }, eff);
           break;
         case "assistant": {
-          if (m.text) this.add({ key, kind: "assistant", text: m.text, final: true }, eff);
+          const run = runs.get(runIdOf(m));
+          if (run) addRun(run, m); // the card shows the reply's Markdown
+          else if (m.text) this.add({ key, kind: "assistant", text: m.text, turnId: m.turnId, final: true }, eff);
           const calls = Array.isArray(m.toolCalls) ? m.toolCalls : [];
           for (const c of calls) {
             const id = c.id ?? c.toolCallId ?? "";
             const fn = c.function ?? c;
+            const r = callRun.get(id);
+            if (r) addRun(r, m); // before the call's card, as the stream showed it
             const card: ToolCard = { id, name: fn.name ?? "tool", arguments: parseArgs(fn.arguments), risk: c.risk, pending: false };
-            cards.set(id, this.add({ key: `tool-${id}`, kind: "tool", text: "", tool: card }, eff));
+            cards.set(id, this.add({ key: `tool-${id}`, kind: "tool", text: "", turnId: m.turnId, tool: card }, eff));
           }
           break;
         }
@@ -160,7 +231,8 @@ export class Transcript {
           break;
         }
       }
-    }
+    });
+    for (const r of anchored.get(messages.length) ?? []) addRun(r, undefined);
   }
 
   /** Applies one stream event. */
@@ -361,6 +433,30 @@ export class Transcript {
     }
     this.load(msgs);
   }
+}
+
+/** The run a stored reply is the result of (a round-table agent's turn). */
+function runIdOf(m: any): string {
+  let meta = m?.meta;
+  if (typeof meta === "string") {
+    try {
+      meta = JSON.parse(meta);
+    } catch {
+      meta = undefined;
+    }
+  }
+  return m?.role === "assistant" && meta && typeof meta.roundtable_run_id === "string" ? meta.roundtable_run_id : "";
+}
+
+function hasRoundTableCall(m: any): boolean {
+  return m?.role === "assistant" && Array.isArray(m.toolCalls) && m.toolCalls.some((c: any) => (c?.function ?? c)?.name === "round_table");
+}
+
+/** A card's state from a stored run: the result when it ended, else waiting for the stream's progress. */
+export function storedRoundTable(r: RoundtableInfo): RoundTable {
+  const rt: RoundTable = { runId: r.runId, participants: (r.participants ?? []).map(String), phase: "", waitingFor: [], responded: {}, failures: [], log: [], done: false };
+  if (r.status && r.status !== "running") applyResult(rt, { status: r.status, outcome: r.outcome, summary: r.summary, markdown: r.markdown, result: r.result });
+  return rt;
 }
 
 function applyProgress(rt: RoundTable, d: any): void {
