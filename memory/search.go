@@ -109,7 +109,7 @@ func matchExpr(terms []term, op string) string {
 // (MEMORY.md) or "daily" notes; "" searches every file under memory/.
 // limit <= 0 means DefaultLimit; it is capped at MaxLimit.
 //
-// Ranking is FTS5's BM25 over chunks (headings with their first block,
+// Ranking is BM25 (as FTS5's, see rank.go) over chunks (headings with their first block,
 // paragraphs, lists, code blocks), with daily notes boosted by recency
 // (Options.RecencyWeight, halving every RecencyHalfLife). All words must
 // match; only if that finds nothing are hits matching any word returned
@@ -182,24 +182,24 @@ type hit struct {
 }
 
 func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, error) {
-	// Without a kind filter, let FTS5 pick the top n by rank (BM25) on its
-	// own and join only those; joining every match first costs a row read
-	// per match, which dominates for common words.
+	// Without a kind filter, pick the top n by BM25 (jarvis_rank, rank.go)
+	// from the full-text index alone and join only those; joining every
+	// match first costs a row read per match, which dominates for common
+	// words.
 	q := `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.rank
-		FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS m
+		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.score
+		FROM (SELECT rowid, jarvis_rank(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
 		JOIN chunks c ON c.id = m.rowid
-		JOIN files f ON f.id = c.file_id
-		ORDER BY m.rank`
+		JOIN files f ON f.id = c.file_id`
 	args := []any{match, n}
 	if kind != "" {
 		q = `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, chunks_fts.rank
+		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, jarvis_rank(chunks_fts) AS score
 		FROM chunks_fts
 		JOIN chunks c ON c.id = chunks_fts.rowid
 		JOIN files f ON f.id = c.file_id
 		WHERE chunks_fts MATCH ? AND f.kind = ?
-		ORDER BY chunks_fts.rank
+		ORDER BY score
 		LIMIT ?`
 		args = []any{match, kind, n}
 	}
@@ -215,7 +215,7 @@ func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, er
 		if err := rows.Scan(&h.id, &h.path, &h.kind, &h.day, &h.lineStart, &h.lineEnd, &h.text, &bm25); err != nil {
 			return nil, fmt.Errorf("memory: search: %w", err)
 		}
-		h.score = -bm25 // FTS5's bm25 is negative, more negative is better
+		h.score = -bm25 // like FTS5's bm25, jarvis_rank is negative, more negative is better
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -196,11 +197,21 @@ func writeError(w http.ResponseWriter, he *httpError) {
 	writeJSON(w, he.status, api.ErrorBody{Error: api.Error{Code: he.code, Message: he.msg, Details: details}})
 }
 
+// writeJSON writes v with its length: a body larger than the server's 4 KB
+// buffer would otherwise go out chunked, and a client that stops reading at
+// the end of the JSON (before the last chunk) cannot reuse its connection.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	_, err = w.Write(b)
+	return err
 }
 
 // decodeJSON reads a JSON request body into v, capped at the configured size.

@@ -72,6 +72,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// or power loss can lose the last transactions.
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
+	// Keep the statements of ad-hoc queries prepared (mattn/go-sqlite3
+	// prepares each one anew otherwise); the hot ones are prepared below.
+	q.Set("_stmt_cache_size", "32")
 	w, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -114,6 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	rq.Set("_foreign_keys", "on")
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
+	rq.Set("_stmt_cache_size", "32")
 	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		w.Close()
