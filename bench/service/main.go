@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	runs := flag.Int("runs", 5, "repetitions of the streaming relay")
+	runs := flag.Int("runs", 15, "repetitions of the streaming relay (the medians need them: the upstream's own first delta varies by milliseconds)")
 	seq := flag.Int("seq", 300, "sequential non-streamed requests")
 	tools := flag.Int("tools", 200, "tool round trips")
 	streams := flag.Int("streams", 500, "open SSE streams for the memory figure")

@@ -306,11 +306,11 @@ func (h *Hub) flush(batch []item) {
 		rows[i] = store.EventWrite{Event: store.Event{SessionID: it.ev.SessionID, Type: it.ev.Type, Data: string(it.ev.Data), CreatedAt: now}, Write: it.write}
 	}
 	assigned := map[string]int64{}
-	nextSeq := func(sid string) int64 {
+	nextSeq := func(sid string, stored func() (int64, error)) int64 {
 		seq, ok := assigned[sid]
 		if !ok {
 			if seq, ok = h.lastSeq[sid]; !ok {
-				n, err := h.st.LastSeq(ctx, sid)
+				n, err := stored()
 				if err != nil {
 					h.log.Error("event seq lookup failed", "session", sid, "err", err)
 				}

@@ -31,8 +31,9 @@ type EventWrite struct {
 // event is not stored: errs[i] says so. err is set when the whole batch
 // failed. Each stored event's Seq is set from nextSeq, called only once its
 // write has succeeded, so failed writes leave no gap in a session's seqs (the
-// event hub, the single writer of events, numbers them).
-func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func(sessionID string) int64) (errs []error, err error) {
+// event hub, the single writer of events, numbers them). nextSeq may call
+// stored for the session's highest stored seq, read in the transaction.
+func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func(sessionID string, stored func() (int64, error)) int64) (errs []error, err error) {
 	errs = make([]error, len(evs))
 	w, writes := -1, 0
 	for i, e := range evs {
@@ -88,7 +89,9 @@ func (s *Store) AppendEvents(ctx context.Context, evs []EventWrite, nextSeq func
 		if errs[i] != nil {
 			continue
 		}
-		evs[i].Seq = nextSeq(e.SessionID)
+		evs[i].Seq = nextSeq(e.SessionID, func() (n int64, err error) {
+			return n, tx.StmtContext(ctx, s.selectLastSeqW).QueryRowContext(ctx, e.SessionID).Scan(&n)
+		})
 		if _, err := st.ExecContext(ctx, e.SessionID, evs[i].Seq, e.Type, e.Data, e.CreatedAt); err != nil {
 			return errs, err
 		}

@@ -47,7 +47,7 @@ type Store struct {
 
 	// Statements of every turn, prepared once on the writer connection
 	// (preparing costs as much as running them).
-	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn *sql.Stmt
+	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn, selectLastSeqW *sql.Stmt
 	// Reads of every turn and stream, prepared once on the reader pool
 	// (database/sql prepares them on each connection as it is used).
 	selectSession, selectMessages, selectEventsAfter, selectLastSeq *sql.Stmt
@@ -107,6 +107,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
 		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
 		{&s.endTurn, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`},
+		{&s.selectLastSeqW, lastSeqSQL},
 	} {
 		if *p.st, err = w.PrepareContext(ctx, p.sql); err != nil {
 			w.Close()
@@ -152,7 +153,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		{&s.selectSession, `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?`},
 		{&s.selectMessages, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? ORDER BY id`},
 		{&s.selectEventsAfter, `SELECT session_id, seq, type, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`},
-		{&s.selectLastSeq, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`},
+		{&s.selectLastSeq, lastSeqSQL},
 	} {
 		if *p.st, err = r.PrepareContext(ctx, p.sql); err != nil {
 			s.Close()
@@ -162,6 +163,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+const lastSeqSQL = `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`
+
 // checkpointEvery is how often the WAL is copied back into the database.
 const checkpointEvery = time.Second
 
@@ -169,7 +172,7 @@ const checkpointEvery = time.Second
 func (s *Store) Close() error {
 	close(s.stop)
 	s.wg.Wait()
-	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn,
+	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn, s.selectLastSeqW,
 		s.selectSession, s.selectMessages, s.selectEventsAfter, s.selectLastSeq} {
 		if st != nil {
 			st.Close()
