@@ -65,6 +65,23 @@ if [ -x build/bin/jarvis ]; then
     exit 1
   fi
   import -window root "$JARVIS_E2E_OUT/production-first-run.png" || true
+  # Idle memory of the app as shipped (no test harness in the process): the
+  # same PSS sum as the e2e build's figure, over the app and its WebKit
+  # processes.
+  pss_tree() {
+    local sum c
+    sum=$(awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0)
+    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do sum=$((sum + $(pss_tree "$c"))); done
+    echo "${sum:-0}"
+  }
+  kb=$(pss_tree "$APID")
+  mb=$((kb / 1024))
+  met="❌"; [ "$mb" -lt 200 ] && met="✅"
+  {
+    printf '\n| production binary (build/bin/jarvis), first run | value | goal | met |\n|---|---|---|---|\n'
+    printf '| idle memory 6 s after start (app + WebKit processes, PSS) | %s MB | < 200 MB | %s |\n' "$mb" "$met"
+  } >>"$JARVIS_E2E_OUT/bench.md"
+  echo "e2e: production binary idle memory ${mb} MB (PSS of its process tree)"
   kill "$APID"; wait "$APID" 2>/dev/null || true
   grep -q "service started in-process" "$JARVIS_E2E_OUT/jarvis-prod.log" || { echo "e2e: production binary did not start its service" >&2; exit 1; }
 fi
