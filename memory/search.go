@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 		hits = more
 	}
 
-	var kept [][]string
+	var kept [][]uint64
 	for _, h := range hits {
 		if len(results) == limit {
 			break
@@ -340,20 +341,40 @@ func cutAround(line string, terms []term) string {
 	return out
 }
 
-func wordSet(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isWordRune(r) })
-	sort.Strings(f)
-	out := f[:0]
-	for i, w := range f {
-		if i == 0 || w != f[i-1] {
-			out = append(out, w)
+// wordSet returns the distinct words of s (lower-cased), as sorted 64-bit
+// FNV-1a hashes: comparing excerpts needs no strings.
+func wordSet(s string) []uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	var out []uint64
+	h, in := uint64(offset), false
+	for _, r := range s {
+		if r < utf8.RuneSelf && ('a' <= r && r <= 'z' || '0' <= r && r <= '9' || 'A' <= r && r <= 'Z') {
+			h = (h ^ uint64(unicode.ToLower(r))) * prime
+			in = true
+			continue
 		}
+		if r >= utf8.RuneSelf && isWordRune(r) {
+			var buf [utf8.UTFMax]byte
+			for _, b := range buf[:utf8.EncodeRune(buf[:], unicode.ToLower(r))] {
+				h = (h ^ uint64(b)) * prime
+			}
+			in = true
+			continue
+		}
+		if in {
+			out = append(out, h)
+		}
+		h, in = offset, false
 	}
-	return out
+	if in {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // jaccard of two sorted, de-duplicated word lists.
-func jaccard(a, b []string) float64 {
+func jaccard(a, b []uint64) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
