@@ -9,6 +9,10 @@ package secrets
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -46,9 +50,38 @@ func EnvName(ref string) string {
 	return b.String()
 }
 
+// errNoBus: on Linux and the BSDs the keyring is the Secret Service on the
+// D-Bus session bus. Without a bus, go-keyring's D-Bus library would start
+// one of its own (dbus-launch --autolaunch) that outlives this process, one
+// more at every start of a headless service; the keyring is unavailable
+// instead.
+var errNoBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist)")
+
+// noBus reports whether the keyring would need a session bus that is not
+// there: it looks where godbus looks, in the process environment, before
+// godbus would autolaunch one.
+func noBus() bool {
+	switch runtime.GOOS {
+	case "darwin", "ios", "windows", "android":
+		return false
+	}
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return false
+	}
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		if fi, err := os.Stat(filepath.Join(dir, "bus")); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // withTimeout runs f, giving up after the store's timeout: a keyring daemon
 // that does not answer must not hang a chat turn.
 func (s *Store) withTimeout(f func() (string, error)) (string, error) {
+	if noBus() {
+		return "", errNoBus
+	}
 	type res struct {
 		v   string
 		err error

@@ -3,7 +3,10 @@ package secrets_test
 import (
 	"errors"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"jarvis/service/secrets"
 )
@@ -30,10 +33,6 @@ func TestRealKeyring(t *testing.T) {
 	s := secrets.New(func(string) string { return "" })
 	ref := "jarvis-test-secret"
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
-		_, err := s.Get(ref)
-		if !errors.Is(err, secrets.ErrNotFound) || err.Error() == "" {
-			t.Fatalf("without a keyring: %v", err)
-		}
 		t.Skip("no D-Bus session bus: run through scripts/with-session-bus.sh (make test does) for the real-keyring part")
 	}
 	if err := s.Set(ref, "s3cret value"); err != nil {
@@ -49,5 +48,39 @@ func TestRealKeyring(t *testing.T) {
 	}
 	if _, err := s.Get(ref); !errors.Is(err, secrets.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// Without a session bus the keyring is unavailable, said so clearly, and no
+// bus is started behind the user's back (godbus would autolaunch one that
+// outlives the process).
+func TestNoSessionBus(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the Secret Service over D-Bus is the keyring on Linux")
+	}
+	daemons := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == "dbus-daemon" {
+				n++
+			}
+		}
+		return n
+	}
+	before := daemons()
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	s := secrets.New(func(string) string { return "" })
+	_, err := s.Get("some-ref")
+	if !errors.Is(err, secrets.ErrNotFound) || !strings.Contains(err.Error(), "no D-Bus session bus") || !strings.Contains(err.Error(), "JARVIS_SECRET_SOME_REF") {
+		t.Fatalf("Get: %v", err)
+	}
+	if err := s.Set("some-ref", "v"); err == nil || !strings.Contains(err.Error(), "no D-Bus session bus") {
+		t.Fatalf("Set: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := daemons(); after > before {
+		t.Fatalf("a dbus-daemon was started (%d before, %d after)", before, after)
 	}
 }
