@@ -45,6 +45,7 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Stream {
+		t.streamed = true
 		go run()
 		seq, err := t.stored()
 		if err != nil {

@@ -467,7 +467,8 @@ func TestReplayAfterRestart(t *testing.T) {
 	e := newEnv(t)
 	sid := e.session("j1")
 	var orig collect
-	if err := e.c.ChatStream(context.Background(), sid, "[[deltas 30]]", func(ev api.StreamEvent) error { orig.add(ev); return nil }); err != nil {
+	// Paced, so that every delta is its own event (a flood is coalesced).
+	if err := e.c.ChatStream(context.Background(), sid, "[[slow 1]] [[deltas 30]]", func(ev api.StreamEvent) error { orig.add(ev); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// A turn left waiting on a tool when the service stops is interrupted.

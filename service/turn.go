@@ -37,6 +37,10 @@ type turn struct {
 	// its user.message event; an error means the turn was never recorded
 	// and must neither publish nor write anything.
 	stored func() (int64, error)
+	// streamed is set when the request that started the turn streams it: its
+	// deltas are published as they come even before that stream has
+	// subscribed (it reads back what it missed).
+	streamed bool
 
 	// Set before done is closed.
 	final string
@@ -173,7 +177,7 @@ func (r *deltaRelay) add(text string) {
 	if r.dropped {
 		return
 	}
-	if !r.s.hub.Following(r.t.sessionID) {
+	if !r.t.streamed && !r.s.hub.Following(r.t.sessionID) {
 		r.pending.WriteString(text)
 		if r.pending.Len() >= maxCoalesced {
 			r.flush()
