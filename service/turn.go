@@ -164,7 +164,6 @@ type deltaRelay struct {
 	s       *Service
 	t       *turn
 	started bool
-	dropped bool // the turn's start could not be stored: nothing is published
 	pending strings.Builder
 }
 
@@ -174,9 +173,6 @@ const maxCoalesced = 4 << 10
 func (s *Service) newDeltaRelay(t *turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
 
 func (r *deltaRelay) add(text string) {
-	if r.dropped {
-		return
-	}
 	if !r.t.streamed && !r.s.hub.Following(r.t.sessionID) {
 		r.pending.WriteString(text)
 		if r.pending.Len() >= maxCoalesced {
@@ -203,13 +199,14 @@ func (r *deltaRelay) add(text string) {
 	}
 }
 
-// ready waits until the turn's start is stored: its events follow it.
+// ready waits until the turn's start is stored: its events follow it. When
+// the start could not be stored, nothing of the turn is published.
 func (r *deltaRelay) ready() bool {
 	if _, err := r.t.stored(); err != nil {
-		r.dropped = true
 		r.pending.Reset()
+		return false
 	}
-	return !r.dropped
+	return true
 }
 
 // take returns the pending text and forgets it.
