@@ -185,7 +185,7 @@ func (s *Store) tryOpenIndex() error {
 // for the next tick. Closing the last connection checkpoints the rest.
 func (s *Store) checkpointLoop() {
 	defer s.wg.Done()
-	walcheckpoint.Loop(s.done, s.ckdb, checkpointEvery, &s.dirty, func(err error) { s.log.Warn("memory index checkpoint", "err", err) })
+	walcheckpoint.Loop(s.done, s.ckdb, s.wdb, checkpointEvery, &s.dirty, func(err error) { s.log.Warn("memory index checkpoint", "err", err) })
 }
 
 const checkpointEvery = 2 * time.Second

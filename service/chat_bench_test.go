@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -9,13 +10,14 @@ import (
 // bench/service measures the real binary against the upstream alone).
 func BenchmarkChatNonStream(b *testing.B) {
 	e := newEnvB(b)
-	sid := e.session("bench")
+	sids := make([]string, b.N)
+	for i := range sids {
+		// A fresh session for every turn, as bench/service does.
+		sids[i] = e.session(fmt.Sprintf("bench-%d", i))
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if i%50 == 0 {
-			sid = e.session("bench" + string(rune('a'+i/50%26)) + string(rune('a'+i/1300)))
-		}
-		if _, err := e.c.Chat(context.Background(), sid, "hello"); err != nil {
+		if _, err := e.c.Chat(context.Background(), sids[i], "hello"); err != nil {
 			b.Fatal(err)
 		}
 	}

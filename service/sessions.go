@@ -90,7 +90,10 @@ func (s *Service) liveSession(ctx context.Context, id, field string) (store.Sess
 	if id == "" {
 		return store.Session{}, missing(field)
 	}
-	sess, err := s.st.Session(ctx, id)
+	// A point read of microseconds: with a cancelable context the SQLite
+	// driver would arm a watch on it for this one statement, which costs
+	// more than the read (about 60 µs against 23 measured in process).
+	sess, err := s.st.Session(context.WithoutCancel(ctx), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != "") {
 		return sess, errorf(http.StatusNotFound, "session_not_found", "no session %q", id).with("field", field)
 	}

@@ -54,7 +54,7 @@ func TestLoopCopiesTheLogBack(t *testing.T) {
 	stopped := make(chan struct{})
 	var dirty atomic.Bool
 	go func() {
-		walcheckpoint.Loop(done, ck, 5*time.Millisecond, &dirty, func(err error) { t.Error(err) })
+		walcheckpoint.Loop(done, ck, w, 5*time.Millisecond, &dirty, func(err error) { t.Error(err) })
 		close(stopped)
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -71,4 +71,52 @@ func TestLoopCopiesTheLogBack(t *testing.T) {
 	}
 	close(done)
 	<-stopped
+}
+
+// Under commits that never pause, a PASSIVE checkpoint alone never lets the
+// writer start the log over; the loop restarts it, so the log stays a small
+// part of what was written.
+func TestLoopBoundsALogThatNeverRests(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	w, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.SetMaxOpenConns(1)
+	for _, q := range []string{`PRAGMA wal_autocheckpoint = 0`, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)`} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	ck.SetMaxOpenConns(1)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		walcheckpoint.Loop(done, ck, w, 10*time.Millisecond, nil, func(err error) { t.Error(err) })
+		close(stopped)
+	}()
+	// Each commit rewrites one row: one or two pages a commit, 4 KB each
+	// in the log, with no pause between commits.
+	const commits = 20000
+	row := strings.Repeat("x", 2000)
+	for i := 0; i < commits; i++ {
+		if _, err := w.Exec(`INSERT OR REPLACE INTO t VALUES (?, ?)`, i%50, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	<-stopped
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written := int64(commits) * 4096; fi.Size() > written/3 {
+		t.Fatalf("the log is %d bytes after %d bytes of commits: it was never started over", fi.Size(), written)
+	}
 }

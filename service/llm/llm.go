@@ -109,13 +109,20 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	if opts.HTTPClient != nil {
 		cfg.HTTPClient = opts.HTTPClient
 	}
+	cfg.HTTPClient = staticDoer{next: cfg.HTTPClient}
 	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
 // Stream runs one streamed step, calling onDelta with each piece of text.
 func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) (Reply, error) {
 	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true}
-	for _, m := range req.Messages {
+	// The system message and the tools go in encoded once (static.go).
+	msgs, system := req.Messages, ""
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		system, msgs = msgs[0].Content, msgs[1:]
+	}
+	creq.Messages = make([]openai.ChatCompletionMessage, 0, len(msgs))
+	for _, m := range msgs {
 		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
@@ -123,11 +130,11 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 		}
 		creq.Messages = append(creq.Messages, om)
 	}
-	for _, t := range req.Tools {
-		creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	rctx, err := withStatic(ctx, system, req.Tools)
+	if err != nil {
+		return Reply{}, &Error{Code: CodeBadRequest, Message: "the system prompt or tool schemas could not be encoded: " + err.Error(), Err: err}
 	}
-	stream, err := p.client.CreateChatCompletionStream(ctx, creq)
+	stream, err := p.client.CreateChatCompletionStream(rctx, creq)
 	if err != nil {
 		return Reply{}, p.classify(ctx, err)
 	}

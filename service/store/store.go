@@ -144,7 +144,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		walcheckpoint.Loop(s.stop, s.ck, checkpointEvery, nil, func(err error) { log.Warn("database checkpoint", "err", err) })
+		walcheckpoint.Loop(s.stop, s.ck, s.w, checkpointEvery, nil, func(err error) { log.Warn("database checkpoint", "err", err) })
 	}()
 	for _, p := range []struct {
 		st  **sql.Stmt
