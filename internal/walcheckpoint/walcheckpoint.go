@@ -12,14 +12,19 @@ import (
 	"time"
 )
 
+// restartFrames is the log length past which Loop restarts the log: SQLite's
+// own default checkpoint mark (about 4 MB of 4 KB pages).
+const restartFrames = 1000
+
 // Loop runs a PASSIVE checkpoint on ck every interval until done is closed:
 // it copies what it can without waiting for readers or blocking the writer.
 //
 // A PASSIVE checkpoint never starts the log over; the writer does, at the
 // next commit, when it finds the whole log copied back and no reader in it.
 // Under a steady stream of commits that never happens (each commit appends
-// while the copy runs), and the log grows without bound: hundreds of MB in
-// a minute of streaming, each read searching a larger index. So when the
+// while the copy runs), and the log grows without bound: 316 MB in 10 s of
+// bench/service against a 3.6 MB database, each read searching a larger
+// index. So when the
 // log holds restartFrames frames or more after the PASSIVE pass, a RESTART
 // checkpoint copies the rest and waits for the readers, so that the next
 // commit starts the log from its beginning. It runs on writer, the pool of
@@ -30,10 +35,6 @@ import (
 //
 // When dirty is not nil, a tick without a write since the last checkpoint
 // (dirty false) is skipped. Errors go to report.
-// restartFrames is the log length past which Loop restarts the log: SQLite's
-// own default checkpoint mark (about 4 MB of 4 KB pages).
-const restartFrames = 1000
-
 func Loop(done <-chan struct{}, ck, writer *sql.DB, every time.Duration, dirty *atomic.Bool, report func(error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
