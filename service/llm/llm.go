@@ -113,6 +113,22 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
 }
 
+// openaiMessage is m in go-openai's terms.
+func openaiMessage(m Message) openai.ChatCompletionMessage {
+	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	for _, tc := range m.ToolCalls {
+		om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+	}
+	return om
+}
+
+// openaiTool is t in go-openai's terms.
+func openaiTool(t ToolSpec) openai.Tool {
+	return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: t.Name, Description: t.Description, Parameters: t.Parameters}}
+}
+
 // Stream runs one streamed step, calling onDelta with each piece of text.
 func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) (Reply, error) {
 	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true}
@@ -123,12 +139,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 	}
 	creq.Messages = make([]openai.ChatCompletionMessage, 0, len(msgs))
 	for _, m := range msgs {
-		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, tc := range m.ToolCalls {
-			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
-				Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
-		}
-		creq.Messages = append(creq.Messages, om)
+		creq.Messages = append(creq.Messages, openaiMessage(m))
 	}
 	rctx, err := withStatic(ctx, system, req.Tools)
 	if err != nil {

@@ -73,7 +73,7 @@ func (c *staticCache) encode(system string, specs []ToolSpec) (*staticParts, err
 
 	p := &staticParts{system: system}
 	if system != "" {
-		b, err := json.Marshal(openai.ChatCompletionMessage{Role: "system", Content: system})
+		b, err := json.Marshal(openaiMessage(Message{Role: "system", Content: system}))
 		if err != nil {
 			return nil, err
 		}
@@ -84,8 +84,7 @@ func (c *staticCache) encode(system string, specs []ToolSpec) (*staticParts, err
 		p.tools = make([]ToolSpec, len(specs)) // a copy: the caller's slices may change
 		for i, t := range specs {
 			p.tools[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: bytes.Clone(t.Parameters)}
-			tools[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-				Name: t.Name, Description: t.Description, Parameters: p.tools[i].Parameters}}
+			tools[i] = openaiTool(p.tools[i])
 		}
 		b, err := json.Marshal(tools)
 		if err != nil {

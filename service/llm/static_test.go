@@ -67,14 +67,10 @@ func TestRequestBodyIsGoOpenAIs(t *testing.T) {
 		// What go-openai sends for the whole request, encoded by itself.
 		direct := openai.ChatCompletionRequest{Model: "m", Stream: true}
 		for _, m := range r.Messages {
-			om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-			for _, tc := range m.ToolCalls {
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
-			}
-			direct.Messages = append(direct.Messages, om)
+			direct.Messages = append(direct.Messages, openaiMessage(m))
 		}
 		for _, s := range r.Tools {
-			direct.Tools = append(direct.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: s.Name, Description: s.Description, Parameters: s.Parameters}})
+			direct.Tools = append(direct.Tools, openaiTool(s))
 		}
 		b, _ := json.Marshal(direct)
 		var got, want any
