@@ -65,6 +65,10 @@ type Hub struct {
 
 	mu   sync.Mutex
 	subs map[string]map[*sub]struct{}
+	// fanned is the newest seq handed to subscribers, per session that
+	// published since the hub started: a follower that already has it
+	// needs no read of the store to catch up.
+	fanned map[string]int64
 
 	// writing serialises storing: the writer goroutine holds it for a
 	// batch, and PublishWith holds it to store an event itself when nothing
@@ -95,7 +99,7 @@ func New(st *store.Store, opts Options) *Hub {
 	}
 	h := &Hub{st: st, log: opts.Logger, now: opts.Now, in: make(chan item, opts.Queue),
 		quit: make(chan struct{}), stopped: make(chan struct{}),
-		subs: map[string]map[*sub]struct{}{}, lastSeq: map[string]int64{}}
+		subs: map[string]map[*sub]struct{}{}, fanned: map[string]int64{}, lastSeq: map[string]int64{}}
 	go h.run()
 	return h
 }
@@ -370,6 +374,7 @@ func (h *Hub) fanout(batch []item, errs []error) (handed bool) {
 		if errs != nil && errs[i] != nil {
 			continue
 		}
+		h.fanned[it.ev.SessionID] = it.ev.Seq
 		for s := range h.subs[it.ev.SessionID] {
 			select {
 			case s.ch <- it.ev:
@@ -382,15 +387,19 @@ func (h *Hub) fanout(batch []item, errs []error) (handed bool) {
 	return handed
 }
 
-func (h *Hub) subscribe(sessionID string) *sub {
-	s := &sub{ch: make(chan Event, 1024), lagged: make(chan struct{})}
+// subscribe registers a subscriber and reports whether every stored event
+// of the session after seq after is still to be fanned out to it (so that
+// reading the store would find nothing).
+func (h *Hub) subscribe(sessionID string, after int64) (s *sub, current bool) {
+	s = &sub{ch: make(chan Event, 1024), lagged: make(chan struct{})}
 	h.mu.Lock()
 	if h.subs[sessionID] == nil {
 		h.subs[sessionID] = map[*sub]struct{}{}
 	}
 	h.subs[sessionID][s] = struct{}{}
+	newest, ok := h.fanned[sessionID]
 	h.mu.Unlock()
-	return s
+	return s, ok && newest <= after
 }
 
 func (h *Hub) unsubscribe(sessionID string, s *sub) {
@@ -439,12 +448,12 @@ const (
 // stored ones, then live ones as they are published, until ctx ends or fn
 // returns an error (ErrStop ends it cleanly).
 func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts FollowOptions, fn func(Event) error) error {
-	s := h.subscribe(sessionID)
+	s, current := h.subscribe(sessionID, after)
 	defer func() { h.unsubscribe(sessionID, s) }()
 	last := after
 	dirty := false
 	unflushed := 0
-	var lastFlush time.Time // zero: the first event is flushed at once
+	var lastFlush time.Time // zero: the next event is flushed at once
 	flush := func() error {
 		dirty, unflushed, lastFlush = false, 0, time.Now()
 		return opts.Flush()
@@ -488,8 +497,12 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		}
 		return err
 	}
-	if err := catchUp(); err != nil {
-		return done(err)
+	// A follower from the newest event (a streamed chat from its user's
+	// message) has nothing to read back: what comes next is fanned out.
+	if !current {
+		if err := catchUp(); err != nil {
+			return done(err)
+		}
 	}
 	var idle <-chan time.Time
 	var t *time.Timer
@@ -504,10 +517,15 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 		}
 	}
 	for {
-		if dirty && opts.Flush != nil && len(s.ch) == 0 {
-			if err := flush(); err != nil {
-				return err
+		if len(s.ch) == 0 {
+			if dirty && opts.Flush != nil {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
+			// About to wait: the next event starts a burst, and the first
+			// event of a burst goes out at once, even with more behind it.
+			lastFlush = time.Time{}
 		}
 		select {
 		case <-ctx.Done():
@@ -521,7 +539,7 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 			// We were too slow and live events were dropped: re-subscribe and
 			// read everything after last from the store.
 			h.unsubscribe(sessionID, s)
-			s = h.subscribe(sessionID)
+			s, _ = h.subscribe(sessionID, last)
 			if err := catchUp(); err != nil {
 				return done(err)
 			}

@@ -224,3 +224,100 @@ func TestPublishAfter(t *testing.T) {
 	cancel()
 	<-follow
 }
+
+// The first event of a burst is flushed at once, even when more of the
+// burst is already queued behind it (a user sees the first words without
+// waiting for the rest of the batch); the rest are flushed together.
+func TestFollowFlushesTheFirstEventOfABurstAtOnce(t *testing.T) {
+	h, _ := newHub(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	delivered := 0
+	var flushedAt []int // events delivered at each flush
+	flushed := make(chan struct{}, 16)
+	follow := make(chan error, 1)
+	go func() {
+		follow <- h.Follow(ctx, "s", 0, events.FollowOptions{Flush: func() error {
+			mu.Lock()
+			flushedAt = append(flushedAt, delivered)
+			mu.Unlock()
+			flushed <- struct{}{}
+			return nil
+		}}, func(ev events.Event) error {
+			mu.Lock()
+			delivered++
+			mu.Unlock()
+			if ev.Type == "end" {
+				return events.ErrStop
+			}
+			return nil
+		})
+	}()
+	for !h.Following("s") {
+		time.Sleep(time.Millisecond)
+	}
+	ok := func(context.Context, *sql.Tx) error { return nil }
+	if err := h.Publish(ctx, "s", "x", "first"); err != nil {
+		t.Fatal(err)
+	}
+	<-flushed // the first event, alone
+	// A burst, fanned out at once and queued behind its first event,
+	// right after a flush.
+	burst := []events.Draft{{Type: "x", Data: "b1"}, {Type: "x", Data: "b2"}, {Type: "x", Data: "b3"}, {Type: "x", Data: "b4"}}
+	if _, err := h.PublishAfter(ctx, "s", burst, "end", "b5", ok, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-follow; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(flushedAt) < 3 || flushedAt[0] != 1 || flushedAt[1] != 2 || flushedAt[len(flushedAt)-1] != 6 {
+		t.Fatalf("flushes after %v events delivered; want 1, then 2 (the burst's first), ..., 6", flushedAt)
+	}
+}
+
+// A follower that starts at the newest event published gets what comes
+// next and nothing twice; one that starts earlier reads the rest back first.
+func TestFollowFromTheNewestEvent(t *testing.T) {
+	h, _ := newHub(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 1; i <= 3; i++ {
+		if _, err := h.PublishWait(ctx, "s", "x", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follow := func(after int64, out chan<- []int64) {
+		var got []int64
+		err := h.Follow(ctx, "s", after, events.FollowOptions{}, func(ev events.Event) error {
+			got = append(got, ev.Seq)
+			if ev.Seq == 5 {
+				return events.ErrStop
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		out <- got
+	}
+	fromNewest, fromFirst := make(chan []int64, 1), make(chan []int64, 1)
+	go follow(3, fromNewest)
+	go follow(1, fromFirst)
+	// Let both subscribe first, so that the one from the newest event
+	// skips reading the store; either way each must get exactly these.
+	time.Sleep(20 * time.Millisecond)
+	for i := 4; i <= 5; i++ {
+		if _, err := h.PublishWait(ctx, "s", "x", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := <-fromNewest; fmt.Sprint(got) != "[4 5]" {
+		t.Errorf("from the newest event: %v, want [4 5]", got)
+	}
+	if got := <-fromFirst; fmt.Sprint(got) != "[2 3 4 5]" {
+		t.Errorf("from the first event: %v, want [2 3 4 5]", got)
+	}
+}
