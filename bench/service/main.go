@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	runs := flag.Int("runs", 15, "repetitions of the streaming relay (the medians need them: the upstream's own first delta varies by milliseconds)")
+	runs := flag.Int("runs", 25, "repetitions of the streaming relay (the medians need them: the upstream's own first delta varies by milliseconds)")
 	seq := flag.Int("seq", 300, "sequential non-streamed requests")
 	tools := flag.Int("tools", 200, "tool round trips")
 	streams := flag.Int("streams", 500, "open SSE streams for the memory figure")
@@ -126,7 +126,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	var dTTFE, dTotal, sTTFE, sTotal []time.Duration
 	var events []int
 	for i := 0; i < runs; i++ {
-		// direct
+		// direct. Each timed run starts with a collected heap: the previous
+		// run's garbage would otherwise be collected during the next one,
+		// in whichever path comes next.
+		runtime.GC()
 		t0 := time.Now()
 		st, err := oa.CreateChatCompletionStream(ctx, relayReq)
 		if err != nil {
@@ -159,6 +162,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		if err != nil {
 			return err
 		}
+		runtime.GC()
 		t0 = time.Now()
 		first, n = 0, 0
 		var text strings.Builder

@@ -53,6 +53,10 @@ type Script struct {
 type OpenAI struct {
 	// Respond overrides the directive-driven script when set.
 	Respond func(req openai.ChatCompletionRequest) Script
+	// Keep, when above 0, is how many of the newest requests Requests
+	// and Authorizations remember (a long benchmark would otherwise make
+	// the peer's heap, and so its pauses, grow with every request).
+	Keep int
 
 	mu       sync.Mutex
 	requests []openai.ChatCompletionRequest
@@ -90,6 +94,10 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	o.requests = append(o.requests, req)
 	o.auths = append(o.auths, r.Header.Get("Authorization"))
+	if o.Keep > 0 && len(o.requests) > o.Keep {
+		o.requests = append(o.requests[:0], o.requests[len(o.requests)-o.Keep:]...)
+		o.auths = append(o.auths[:0], o.auths[len(o.auths)-o.Keep:]...)
+	}
 	o.calls++
 	n := o.calls
 	o.mu.Unlock()
@@ -244,9 +252,7 @@ func Directives(req openai.ChatCompletionRequest) Script {
 			sc.Calls = append(sc.Calls, Call{ID: fmt.Sprintf("call_%d_%s", len(sc.Calls), m[2]), Name: m[2], Args: args})
 		case "deltas":
 			n, _ := strconv.Atoi(m[2])
-			for i := 0; i < n; i++ {
-				sc.Deltas = append(sc.Deltas, "w"+strconv.Itoa(i)+" ")
-			}
+			sc.Deltas = append(sc.Deltas, numbered(n)...)
 		case "slow":
 			ms, _ := strconv.Atoi(m[2])
 			sc.Delay = time.Duration(ms) * time.Millisecond
@@ -267,6 +273,22 @@ func Directives(req openai.ChatCompletionRequest) Script {
 		sc.Deltas = words("You said: " + strings.TrimSpace(directive.ReplaceAllString(text, "")))
 	}
 	return sc
+}
+
+var numberedCache sync.Map // int → []string
+
+// numbered returns the deltas "w0 " … "w(n-1) ", built once per n: a
+// benchmark's flood starts streaming without first building its script.
+func numbered(n int) []string {
+	if d, ok := numberedCache.Load(n); ok {
+		return d.([]string)
+	}
+	d := make([]string, n)
+	for i := range d {
+		d[i] = "w" + strconv.Itoa(i) + " "
+	}
+	numberedCache.Store(n, d)
+	return d
 }
 
 // words splits text into deltas of one word and its trailing space.

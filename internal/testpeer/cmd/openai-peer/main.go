@@ -29,6 +29,7 @@ func main() {
 		os.Exit(1)
 	}
 	peer := testpeer.NewOpenAI()
+	peer.Keep = 1 // GET /debug/last-request is all that reads them
 	mux := http.NewServeMux()
 	mux.Handle("/", peer)
 	mux.HandleFunc("GET /debug/last-request", func(w http.ResponseWriter, r *http.Request) {
