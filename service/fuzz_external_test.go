@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"jarvis/api"
-	"jarvis/service/config"
 )
 
 // FuzzSanitizeExternalText: the cleaner of external agents' callback bodies
@@ -48,17 +46,8 @@ func FuzzExternalCallback(f *testing.F) {
 		f.Add(false, []byte(s))
 		f.Add(true, []byte(s))
 	}
-	cfg, err := config.Parse("fuzz.json", []byte(`{"agents":[{"agentId":"ext","displayName":"Ext","type":"external",
-		"external":{"inputUrl":"http://127.0.0.1:9/in","callbackAuth":"none","maxMessageBytes":65536}}]}`))
-	if err != nil {
-		f.Fatal(err)
-	}
-	s, err := New(context.Background(), Options{DataDir: f.TempDir(), Config: cfg, Token: "fuzz-token"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	f.Cleanup(func() { srv.Close(); s.Close() })
+	_, srv := serve(f, `{"agents":[{"agentId":"ext","displayName":"Ext","type":"external",
+		"external":{"inputUrl":"http://127.0.0.1:9/in","callbackAuth":"none","maxMessageBytes":65536}}]}`, "fuzz-token")
 	c := api.NewClient(srv.URL, "fuzz-token", nil)
 	id := "FUZZ-1"
 	var created api.CreateOperationResponse

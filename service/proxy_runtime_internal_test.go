@@ -22,19 +22,10 @@ func TestCallProxy(t *testing.T) {
 	pa := &proxytest.Agent{}
 	asrv := httptest.NewServer(pa.Handler())
 	t.Cleanup(func() { asrv.Close(); pa.Close() })
-	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"agents":[{"agentId":"general"},
+	s, srv := serve(t, fmt.Sprintf(`{"agents":[{"agentId":"general"},
 		{"agentId":"px-sync","type":"proxy","proxy":{"url":%q}},
 		{"agentId":"px-async","type":"proxy","proxy":{"url":%q,"async":true,"timeoutSeconds":5}},
-		{"agentId":"px-down","type":"proxy","proxy":{"url":%q}}]}`, asrv.URL+"/sync", asrv.URL+"/async", asrv.URL+"/status/500")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(context.Background(), Options{DataDir: t.TempDir(), Config: cfg, Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { srv.Close(); s.Close() })
+		{"agentId":"px-down","type":"proxy","proxy":{"url":%q}}]}`, asrv.URL+"/sync", asrv.URL+"/async", asrv.URL+"/status/500"), "tok")
 	// Any request teaches the service its address (for callback URLs).
 	if res, err := http.Get(srv.URL + "/health"); err != nil {
 		t.Fatal(err)
@@ -45,7 +36,7 @@ func TestCallProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := func(id string) config.Agent { a, _ := cfg.Agent(id); return a }
+	agent := func(id string) config.Agent { a, _ := s.cfg().Agent(id); return a }
 
 	for _, id := range []string{"px-sync", "px-async"} {
 		out, err := s.callProxy(context.Background(), agent(id), sess.ID, "delegated")

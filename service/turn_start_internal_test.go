@@ -10,7 +10,6 @@ import (
 
 	"jarvis/api"
 	"jarvis/internal/testpeer"
-	"jarvis/service/config"
 	"jarvis/service/store"
 )
 
@@ -21,16 +20,7 @@ import (
 func TestRefusedStartLeavesNothing(t *testing.T) {
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(context.Background(), Options{DataDir: t.TempDir(), Config: cfg, Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { srv.Close(); s.Close() })
+	s, srv := serve(t, fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1"), "tok")
 	ctx := context.Background()
 	sess, err := s.st.CreateSession(ctx, store.Session{ID: "g_ghost", AgentID: "general"})
 	if err != nil {

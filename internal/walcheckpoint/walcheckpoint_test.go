@@ -14,24 +14,39 @@ import (
 	"jarvis/internal/walcheckpoint"
 )
 
-// With wal_autocheckpoint off, the writer's pages stay in the log until the
-// loop copies them into the database file from its own connection, and
-// only once a write has marked the database dirty.
-func TestLoopCopiesTheLogBack(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db.sqlite")
-	w, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL")
+// openLog opens a database in WAL mode with table t: w, its one writer,
+// with wal_autocheckpoint off as Loop's callers set it, and ck, a
+// connection of its own for the checkpoints.
+func openLog(t *testing.T) (path string, w, ck *sql.DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "db.sqlite")
+	w, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	w.SetMaxOpenConns(1)
-	for _, q := range []string{`PRAGMA wal_autocheckpoint = 0`, `CREATE TABLE t (v TEXT)`} {
+	for _, q := range []string{`PRAGMA wal_autocheckpoint = 0`, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)`} {
 		if _, err := w.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
+	ck, err = sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ck.Close() })
+	ck.SetMaxOpenConns(1)
+	return path, w, ck
+}
+
+// With wal_autocheckpoint off, the writer's pages stay in the log until the
+// loop copies them into the database file from its own connection, and
+// only once a write has marked the database dirty.
+func TestLoopCopiesTheLogBack(t *testing.T) {
+	path, w, ck := openLog(t)
 	for i := 0; i < 2000; i++ {
-		if _, err := w.Exec(`INSERT INTO t VALUES (?)`, strings.Repeat("x", 1000)); err != nil {
+		if _, err := w.Exec(`INSERT INTO t(v) VALUES (?)`, strings.Repeat("x", 1000)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,11 +60,6 @@ func TestLoopCopiesTheLogBack(t *testing.T) {
 	if n := size(); n > 1<<20 {
 		t.Fatalf("the database file is already %d bytes: the writer checkpointed", n)
 	}
-	ck, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	var dirty atomic.Bool
@@ -77,24 +87,7 @@ func TestLoopCopiesTheLogBack(t *testing.T) {
 // writer start the log over; the loop restarts it, so the log stays a small
 // part of what was written.
 func TestLoopBoundsALogThatNeverRests(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "db.sqlite")
-	w, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
-	for _, q := range []string{`PRAGMA wal_autocheckpoint = 0`, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)`} {
-		if _, err := w.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ck, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
-	ck.SetMaxOpenConns(1)
+	path, w, ck := openLog(t)
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
