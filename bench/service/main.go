@@ -6,16 +6,27 @@
 //	go run ./bench/service [-runs 5] [-seq 300] [-streams 500]
 //
 // It prints a Markdown table: figure, service, baseline, ratio or added, goal.
+//
+// A second baseline runs in a third process: a bare relay
+// (httputil.ReverseProxy, flushing every write; this program re-run with
+// -relay-to) between the client and the upstream. It does none of the
+// service's work, so what it adds over calling the upstream directly is the
+// floor of any relay on this machine: one more hop, and one more busy process
+// sharing the cores with the upstream and the client.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -38,7 +49,15 @@ func main() {
 	tools := flag.Int("tools", 200, "tool round trips")
 	streams := flag.Int("streams", 500, "open SSE streams for the memory figure")
 	deltas := flag.Int("deltas", 10000, "deltas in the streaming relay")
+	relayTo := flag.String("relay-to", "", "run as the bare relay in front of this upstream URL (the benchmark starts it)")
 	flag.Parse()
+	if *relayTo != "" {
+		if err := serveRelay(*relayTo); err != nil {
+			fmt.Fprintln(os.Stderr, "bench relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*runs, *seq, *tools, *streams, *deltas); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -69,6 +88,15 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}
 	defer peer.Kill()
 	upURL := peer.URL + "/v1"
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	relay, err := proc.Start(self, []string{"-relay-to", peer.URL}, nil, true)
+	if err != nil {
+		return err
+	}
+	defer relay.Kill()
 
 	cfg := filepath.Join(tmp, "config.json")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}},"toolResultTimeoutSeconds":60}`, upURL)), 0o600)
@@ -82,12 +110,13 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000, MaxConnsPerHost: 0}}
 	c := api.NewClient(svcURL, "bench-token", hc)
 	ctx := context.Background()
-	oa := openai.NewClientWithConfig(func() openai.ClientConfig {
+	openaiAt := func(base string) *openai.Client {
 		cc := openai.DefaultConfig("")
-		cc.BaseURL = upURL
+		cc.BaseURL = base
 		cc.HTTPClient = hc
-		return cc
-	}())
+		return openai.NewClientWithConfig(cc)
+	}
+	oa, oaRelay := openaiAt(upURL), openaiAt(relay.URL+"/v1")
 
 	var rows []row
 	idleRSS := measure.RSSKB(pid)
@@ -123,19 +152,19 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		fmt.Fprintf(&wantB, "w%d ", i)
 	}
 	wantText := wantB.String()
-	var dTTFE, dTotal, sTTFE, sTotal []time.Duration
-	var events []int
-	for i := 0; i < runs; i++ {
-		// direct. Each timed run starts with a collected heap: the previous
-		// run's garbage would otherwise be collected during the next one,
-		// in whichever path comes next.
+	// flood reads the flood from an OpenAI-compatible server: the time to
+	// its first delta and to its end.
+	flood := func(oc *openai.Client, path string) (first, total time.Duration, err error) {
+		// Each timed run starts with a collected heap: the previous run's
+		// garbage would otherwise be collected during the next one, in
+		// whichever path comes next.
 		runtime.GC()
 		t0 := time.Now()
-		st, err := oa.CreateChatCompletionStream(ctx, relayReq)
+		st, err := oc.CreateChatCompletionStream(ctx, relayReq)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
-		first := time.Duration(0)
+		defer st.Close()
 		n := 0
 		for {
 			ch, err := st.Recv()
@@ -143,7 +172,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 				break
 			}
 			if err != nil {
-				return err
+				return 0, 0, fmt.Errorf("%s, after %d deltas: %w", path, n, err)
 			}
 			if len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
 				if n == 0 {
@@ -152,19 +181,31 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 				n++
 			}
 		}
-		st.Close()
-		dTTFE, dTotal = append(dTTFE, first), append(dTotal, time.Since(t0))
 		if n != deltaN {
-			return fmt.Errorf("direct: %d deltas", n)
+			return 0, 0, fmt.Errorf("%s: %d deltas", path, n)
 		}
+		return first, time.Since(t0), nil
+	}
+	var dTTFE, dTotal, rTTFE, rTotal, sTTFE, sTotal []time.Duration
+	var events []int
+	for i := 0; i < runs; i++ {
+		first, total, err := flood(oa, "direct")
+		if err != nil {
+			return err
+		}
+		dTTFE, dTotal = append(dTTFE, first), append(dTotal, total)
+		if first, total, err = flood(oaRelay, "bare relay"); err != nil {
+			return err
+		}
+		rTTFE, rTotal = append(rTTFE, first), append(rTotal, total)
 		// through the service
 		sid, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("relay-%d", i)})
 		if err != nil {
 			return err
 		}
 		runtime.GC()
-		t0 = time.Now()
-		first, n = 0, 0
+		t0 := time.Now()
+		first, n := time.Duration(0), 0
 		var text strings.Builder
 		err = c.ChatStream(ctx, sid.GeneralSessionID, msg, func(ev api.StreamEvent) error {
 			if ev.Type == api.EventDelta {
@@ -235,12 +276,16 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{fmt.Sprintf("time to first delta, paced upstream (1 delta/ms), median of %d", len(pS)), measure.Ms(measure.Median(pS)), measure.Ms(measure.Median(pD)), "+" + measure.Ms(addPaced), "< 1 ms added", measure.Verdict(addPaced < time.Millisecond)})
 	addTTFE := measure.Median(sTTFE) - measure.Median(dTTFE)
 	rows = append(rows, row{"time to first delta, upstream flooding 10,000 deltas (median of " + strconv.Itoa(runs) + ")", measure.Ms(measure.Median(sTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addTTFE), "< 1 ms added", measure.Verdict(addTTFE < time.Millisecond)})
+	addRelay := measure.Median(rTTFE) - measure.Median(dTTFE)
+	rows = append(rows, row{"the same through a bare relay process (no parsing, no storing): the floor of a third busy process", measure.Ms(measure.Median(rTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addRelay), "", ""})
 	thrS := float64(deltaN) / measure.Median(sTotal).Seconds()
 	thrD := float64(deltaN) / measure.Median(dTotal).Seconds()
 	slices.Sort(events)
 	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: SSE events carrying them (median)", deltaN), strconv.Itoa(events[len(events)/2]), strconv.Itoa(deltaN), "", "", ""})
 	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: total time", deltaN), measure.Ms(measure.Median(sTotal)), measure.Ms(measure.Median(dTotal)), fmt.Sprintf("%.2f×", float64(measure.Median(sTotal))/float64(measure.Median(dTotal))), "", ""})
 	rows = append(rows, row{"relay throughput (deltas/s)", fmt.Sprintf("%.0f", thrS), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrS/thrD), "≥ 0.5 of direct", measure.Verdict(thrS/thrD >= 0.5)})
+	thrR := float64(deltaN) / measure.Median(rTotal).Seconds()
+	rows = append(rows, row{"bare relay process throughput (deltas/s)", fmt.Sprintf("%.0f", thrR), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrR/thrD), "", ""})
 
 	// 2. Non-streamed request overhead, sequential.
 	helloReq, err := sameRequest("hello")
@@ -251,7 +296,24 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	if err != nil {
 		return err
 	}
-	var dSeq, sSeq []time.Duration
+	// upstream reads the whole streamed reply to helloReq from an
+	// OpenAI-compatible server and returns how long it took.
+	upstream := func(oc *openai.Client) (time.Duration, error) {
+		t0 := time.Now()
+		st, err := oc.CreateChatCompletionStream(ctx, helloReq)
+		if err != nil {
+			return 0, err
+		}
+		defer st.Close()
+		for {
+			if _, err := st.Recv(); errors.Is(err, io.EOF) {
+				return time.Since(t0), nil
+			} else if err != nil {
+				return 0, err
+			}
+		}
+	}
+	var dSeq, rSeq, sSeq []time.Duration
 	for i := 0; i < seqN; i++ {
 		// A fresh session for every turn (created outside the timed part):
 		// the service then sends the upstream exactly the baseline's
@@ -261,19 +323,16 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 			return err
 		}
 		sid = r
-		t0 := time.Now()
-		st, err := oa.CreateChatCompletionStream(ctx, helloReq)
+		d, err := upstream(oa)
 		if err != nil {
 			return err
 		}
-		for {
-			if _, err := st.Recv(); err != nil {
-				break
-			}
+		dSeq = append(dSeq, d)
+		if d, err = upstream(oaRelay); err != nil {
+			return err
 		}
-		st.Close()
-		dSeq = append(dSeq, time.Since(t0))
-		t0 = time.Now()
+		rSeq = append(rSeq, d)
+		t0 := time.Now()
 		if _, err := c.Chat(ctx, sid.GeneralSessionID, "hello"); err != nil {
 			return err
 		}
@@ -300,6 +359,8 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{"bare HTTP round trip (GET, keep-alive), median: the floor of one extra hop", measure.Ms(measure.Median(hSvc)), measure.Ms(measure.Median(hUp)), "", "", ""})
 	add := measure.Median(sSeq) - measure.Median(dSeq)
 	rows = append(rows, row{fmt.Sprintf("non-streamed chat, sequential (median of %d)", seqN), measure.Ms(measure.Median(sSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(add), "< 0.5 ms added", measure.Verdict(add < 500*time.Microsecond)})
+	addR := measure.Median(rSeq) - measure.Median(dSeq)
+	rows = append(rows, row{"the same request through the bare relay process, median: the floor of a relay", measure.Ms(measure.Median(rSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(addR), "", ""})
 	rows = append(rows, row{"non-streamed chat p99", measure.Ms(measure.Percentile(sSeq, 99)), measure.Ms(measure.Percentile(dSeq, 99)), "+" + measure.Ms(measure.Percentile(sSeq, 99)-measure.Percentile(dSeq, 99)), "", ""})
 
 	// 3. Tool round trip: tool.request received → result posted → next event.
@@ -375,4 +436,33 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}
 	fmt.Println("\nReproduce: `go run ./bench/service` (part of `make bench`).")
 	return nil
+}
+
+// serveRelay runs the bare relay baseline: every request is passed to
+// upstream as it is, and every write of the response is flushed at once.
+func serveRelay(upstream string) error {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The request is read whole before it is passed on: an HTTP/1.1
+		// server may close a request body once its response has started,
+		// and the upstream answers as soon as it has decoded the request.
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		rp.ServeHTTP(w, r)
+	})
+	fmt.Printf("bench-relay listening on http://%s\n", ln.Addr())
+	return http.Serve(ln, h)
 }
