@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -92,7 +91,7 @@ func FuzzExternalCallback(f *testing.F) {
 			t.Fatalf("stored %q for %q", got.Text, body)
 		}
 		if want, rep := sanitizeExternalText(body); !asJSON && (got.Text != want || rep.changed() != strings.Contains(string(got.Meta), `"sanitized"`)) {
-			t.Fatal(fmt.Sprintf("stored %q meta %s, want %q (%+v)", got.Text, got.Meta, want, rep))
+			t.Fatalf("stored %q meta %s, want %q (%+v)", got.Text, got.Meta, want, rep)
 		}
 	})
 }

@@ -528,14 +528,23 @@ func TestRoundtableAPI(t *testing.T) {
 	}
 
 	st, b = e.call("GET", "/api/v1/agents/slow", nil)
+	if st != http.StatusOK {
+		t.Fatalf("GET the slow agent: %d %s", st, b)
+	}
 	if h := decode[api.RoundtableAgent](t, b).Health; h.State != "unhealthy" {
 		t.Errorf("slow agent health %+v", h)
 	}
 	st, b = e.call("GET", "/api/v1/agents/alpha", nil)
+	if st != http.StatusOK {
+		t.Fatalf("GET agent alpha: %d %s", st, b)
+	}
 	if h := decode[api.RoundtableAgent](t, b).Health; h.State != "ok" {
 		t.Errorf("alpha health %+v", h)
 	}
 	st, b = e.call("GET", "/v1/roundtables?general_session_id="+start.GeneralSessionID, nil)
+	if st != http.StatusOK {
+		t.Fatalf("GET the session's round tables: %d %s", st, b)
+	}
 	if list := decode[api.RoundtableRunList](t, b); len(list.Runs) != 1 || list.Runs[0].ID != start.ID {
 		t.Errorf("list %s", b)
 	}

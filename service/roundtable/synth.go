@@ -64,8 +64,7 @@ func (d DeterministicSynthesizer) Synthesize(_ context.Context, in SynthesisInpu
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
