@@ -159,32 +159,14 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		// garbage would otherwise be collected during the next one, in
 		// whichever path comes next.
 		runtime.GC()
-		t0 := time.Now()
-		st, err := oc.CreateChatCompletionStream(ctx, relayReq)
+		first, total, n, err := readStream(ctx, oc, relayReq)
 		if err != nil {
-			return 0, 0, err
-		}
-		defer st.Close()
-		n := 0
-		for {
-			ch, err := st.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return 0, 0, fmt.Errorf("%s, after %d deltas: %w", path, n, err)
-			}
-			if len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
-				if n == 0 {
-					first = time.Since(t0)
-				}
-				n++
-			}
+			return 0, 0, fmt.Errorf("%s, after %d deltas: %w", path, n, err)
 		}
 		if n != deltaN {
 			return 0, 0, fmt.Errorf("%s: %d deltas", path, n)
 		}
-		return first, time.Since(t0), nil
+		return first, total, nil
 	}
 	var dTTFE, dTotal, rTTFE, rTotal, sTTFE, sTotal []time.Duration
 	var events []int
@@ -299,19 +281,8 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	// upstream reads the whole streamed reply to helloReq from an
 	// OpenAI-compatible server and returns how long it took.
 	upstream := func(oc *openai.Client) (time.Duration, error) {
-		t0 := time.Now()
-		st, err := oc.CreateChatCompletionStream(ctx, helloReq)
-		if err != nil {
-			return 0, err
-		}
-		defer st.Close()
-		for {
-			if _, err := st.Recv(); errors.Is(err, io.EOF) {
-				return time.Since(t0), nil
-			} else if err != nil {
-				return 0, err
-			}
-		}
+		_, total, _, err := readStream(ctx, oc, helloReq)
+		return total, err
 	}
 	var dSeq, rSeq, sSeq []time.Duration
 	for i := 0; i < seqN; i++ {
@@ -436,6 +407,33 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	}
 	fmt.Println("\nReproduce: `go run ./bench/service` (part of `make bench`).")
 	return nil
+}
+
+// readStream reads a streamed chat reply from an OpenAI-compatible server
+// to its end: the time to its first text delta and to its end, and how many
+// text deltas it carried.
+func readStream(ctx context.Context, oc *openai.Client, req openai.ChatCompletionRequest) (first, total time.Duration, n int, err error) {
+	t0 := time.Now()
+	st, err := oc.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer st.Close()
+	for {
+		ch, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return first, time.Since(t0), n, nil
+		}
+		if err != nil {
+			return 0, 0, n, err
+		}
+		if len(ch.Choices) > 0 && ch.Choices[0].Delta.Content != "" {
+			if n == 0 {
+				first = time.Since(t0)
+			}
+			n++
+		}
+	}
 }
 
 // serveRelay runs the bare relay baseline: every request is passed to
