@@ -109,6 +109,19 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	svcURL, pid := svc.URL, svc.Cmd.Process.Pid
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000, MaxConnsPerHost: 0}}
 	c := api.NewClient(svcURL, "bench-token", hc)
+	// The same binary with Go on every core (the service's default is one
+	// fewer): the non-streamed request is measured on both.
+	var cAll *api.Client
+	allProcs := runtime.GOMAXPROCS(0)
+	if allProcs > 1 {
+		svcAll, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data-all"), "--config", cfg, "--log-level", "warn"},
+			[]string{"JARVIS_TOKEN=bench-token", fmt.Sprintf("GOMAXPROCS=%d", allProcs)}, true)
+		if err != nil {
+			return err
+		}
+		defer svcAll.Kill()
+		cAll = api.NewClient(svcAll.URL, "bench-token", hc)
+	}
 	ctx := context.Background()
 	openaiAt := func(base string) *openai.Client {
 		cc := openai.DefaultConfig("")
@@ -284,16 +297,21 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		_, total, _, err := readStream(ctx, oc, helloReq)
 		return total, err
 	}
-	var dSeq, rSeq, sSeq []time.Duration
-	for i := 0; i < seqN; i++ {
-		// A fresh session for every turn (created outside the timed part):
-		// the service then sends the upstream exactly the baseline's
-		// request, not a growing history.
-		r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("seq-%d", i)})
+	// chat times one non-streamed turn in a fresh session (created outside
+	// the timed part): the service then sends the upstream exactly the
+	// baseline's request, not a growing history.
+	chat := func(cl *api.Client, i int) (time.Duration, error) {
+		r, err := cl.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("seq-%d", i)})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		sid = r
+		t0 := time.Now()
+		_, err = cl.Chat(ctx, r.GeneralSessionID, "hello")
+		return time.Since(t0), err
+	}
+	var dSeq, rSeq, sSeq, aSeq []time.Duration
+	for i := 0; i < seqN; i++ {
 		d, err := upstream(oa)
 		if err != nil {
 			return err
@@ -303,11 +321,23 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 			return err
 		}
 		rSeq = append(rSeq, d)
-		t0 := time.Now()
-		if _, err := c.Chat(ctx, sid.GeneralSessionID, "hello"); err != nil {
-			return err
+		// The two services take turns going first.
+		paths := []struct {
+			cl  *api.Client
+			out *[]time.Duration
+		}{{c, &sSeq}, {cAll, &aSeq}}
+		if cAll == nil {
+			paths = paths[:1]
+		} else if i%2 == 1 {
+			paths[0], paths[1] = paths[1], paths[0]
 		}
-		sSeq = append(sSeq, time.Since(t0))
+		for _, p := range paths {
+			d, err := chat(p.cl, i)
+			if err != nil {
+				return err
+			}
+			*p.out = append(*p.out, d)
+		}
 	}
 	// The floor: one bare HTTP round trip to each process, in the same run. A
 	// relay adds at least one such hop.
@@ -332,6 +362,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{fmt.Sprintf("non-streamed chat, sequential (median of %d)", seqN), measure.Ms(measure.Median(sSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(add), "< 0.5 ms added", measure.Verdict(add < 500*time.Microsecond)})
 	addR := measure.Median(rSeq) - measure.Median(dSeq)
 	rows = append(rows, row{"the same request through the bare relay process, median: the floor of a relay", measure.Ms(measure.Median(rSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(addR), "", ""})
+	if cAll != nil {
+		addA := measure.Median(aSeq) - measure.Median(dSeq)
+		rows = append(rows, row{fmt.Sprintf("the same request, service with Go on all %d cores (GOMAXPROCS=%d; by default it takes one fewer)", allProcs, allProcs), measure.Ms(measure.Median(aSeq)), measure.Ms(measure.Median(dSeq)), "+" + measure.Ms(addA), "", ""})
+	}
 	rows = append(rows, row{"non-streamed chat p99", measure.Ms(measure.Percentile(sSeq, 99)), measure.Ms(measure.Percentile(dSeq, 99)), "+" + measure.Ms(measure.Percentile(sSeq, 99)-measure.Percentile(dSeq, 99)), "", ""})
 
 	// 3. Tool round trip: tool.request received → result posted → next event.

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -49,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	runtime.GOMAXPROCS(schedulerThreads(runtime.GOMAXPROCS(0), getenv("GOMAXPROCS")))
 
 	var err error
 	if *dataDir == "" {
@@ -86,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "jarvis-service listening on http://%s\n", ln.Addr())
-	log.Info("service started", "addr", ln.Addr().String(), "data_dir", *dataDir, "config", *configPath, "agents", len(cfg.Agents))
+	log.Info("service started", "addr", ln.Addr().String(), "data_dir", *dataDir, "config", *configPath, "agents", len(cfg.Agents), "gomaxprocs", runtime.GOMAXPROCS(0))
 	// Reload the config when its file changes, and on SIGHUP; an invalid
 	// file is logged and the running config kept.
 	if err := svc.WatchConfig(ctx, *configPath); err != nil {
@@ -119,4 +121,20 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	err = svc.Close()
 	service.Shutdown(srv, 5*time.Second)
 	return err
+}
+
+// schedulerThreads is how many threads the service's Go scheduler runs Go
+// code on: one fewer than the runtime's default (the cores it may use), at
+// least one, unless GOMAXPROCS is set, which is obeyed as it is. The
+// service relays between two processes on the same machine, the client and
+// the model server, and mostly waits on them: with every core its scheduler
+// woke a second thread for each hand-off between goroutines, on the core
+// one of them was about to need. On 2 cores, one thread cut 0.06 to 0.18 ms
+// from a non-streamed turn, at the same relay throughput (bench/service
+// measures the binary both ways in the same run).
+func schedulerThreads(current int, env string) int {
+	if env != "" {
+		return current
+	}
+	return max(1, current-1)
 }

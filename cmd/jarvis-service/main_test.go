@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,5 +156,45 @@ func TestBinaryRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSchedulerThreads(t *testing.T) {
+	for _, c := range []struct {
+		current int
+		env     string
+		want    int
+	}{
+		{1, "", 1}, // one core: the service keeps it
+		{2, "", 1}, // leaves one core to the client and the model server
+		{8, "", 7},
+		{2, "2", 2}, // GOMAXPROCS set: obeyed
+		{5, "5", 5},
+	} {
+		if got := schedulerThreads(c.current, c.env); got != c.want {
+			t.Errorf("schedulerThreads(%d, %q) = %d, want %d", c.current, c.env, got, c.want)
+		}
+	}
+}
+
+// The binary applies it, and says so in its start line; GOMAXPROCS wins.
+func TestBinarySchedulerThreads(t *testing.T) {
+	want := max(1, runtime.GOMAXPROCS(0)-1)
+	if os.Getenv("GOMAXPROCS") != "" {
+		want = runtime.GOMAXPROCS(0)
+	}
+	for _, c := range []struct {
+		env  []string
+		want int
+	}{{nil, want}, {[]string{"GOMAXPROCS=3"}, 3}} {
+		p := start(t, append([]string{"JARVIS_TOKEN=t"}, c.env...), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--config", filepath.Join(t.TempDir(), "none.json"))
+		line := fmt.Sprintf("gomaxprocs=%d\n", c.want)
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(p.Stderr(), "service started") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.Contains(p.Stderr(), line) {
+			t.Errorf("env %v: want %q in the start line; stderr:\n%s", c.env, line, p.Stderr())
+		}
 	}
 }
