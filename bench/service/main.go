@@ -287,10 +287,6 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	if err != nil {
 		return err
 	}
-	sid, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "seq"})
-	if err != nil {
-		return err
-	}
 	// upstream reads the whole streamed reply to helloReq from an
 	// OpenAI-compatible server and returns how long it took.
 	upstream := func(oc *openai.Client) (time.Duration, error) {
@@ -305,7 +301,6 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		if err != nil {
 			return 0, err
 		}
-		sid = r
 		t0 := time.Now()
 		_, err = cl.Chat(ctx, r.GeneralSessionID, "hello")
 		return time.Since(t0), err
@@ -370,6 +365,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 
 	// 3. Tool round trip: tool.request received → result posted → next event.
 	var rtt []time.Duration
+	var sid api.CreateSessionResponse
 	for i := 0; i < toolN; i++ {
 		if i%20 == 0 {
 			r, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("tools-%d", i)})

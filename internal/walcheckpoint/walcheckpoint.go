@@ -24,14 +24,13 @@ const restartFrames = 1000
 // Under a steady stream of commits that never happens (each commit appends
 // while the copy runs), and the log grows without bound: 316 MB in 10 s of
 // bench/service against a 3.6 MB database, each read searching a larger
-// index. So when the
-// log holds restartFrames frames or more after the PASSIVE pass, a RESTART
-// checkpoint copies the rest and waits for the readers, so that the next
-// commit starts the log from its beginning. It runs on writer, the pool of
-// the database's one writing connection: it takes its turn between two
-// transactions (a few frames to copy and the database file's sync) instead
-// of polling SQLite's write lock against a busy writer with sleeps of up
-// to 100 ms.
+// index. So when the log holds restartFrames frames or more after the
+// PASSIVE pass, a RESTART checkpoint copies the rest and waits for the
+// readers, so that the next commit starts the log from its beginning. It
+// runs on writer, the pool of the database's one writing connection: it
+// takes its turn between two transactions (a few frames to copy and the
+// database file's sync) instead of polling SQLite's write lock against a
+// busy writer with sleeps of up to 100 ms.
 //
 // When dirty is not nil, a tick without a write since the last checkpoint
 // (dirty false) is skipped. Errors go to report.
