@@ -276,7 +276,26 @@
       times.push(window.jarvisBench.delta(`word${i} `));
       await frames(1);
     }
-    await E.Bench(idleMB, idleRSSMB, loadMs, times);
+    // The same into a long reply (about 11 KB of headings, paragraphs, code
+    // and lists), as a long streamed answer grows.
+    let long = "";
+    for (let k = 0; k < 60; k++) {
+      long += `## Part ${k}\n\nSome **bold** text with \`code\` and a [link](https://example.com/${k}) and more words to fill the line.\n\n` +
+        "```go\nfunc f(x int) int { return x * 2 }\n```\n\n- item one\n- item two\n\n";
+    }
+    window.jarvisBench.delta(long);
+    await frames(1);
+    const longTimes = [], wholeTimes = [];
+    for (let i = 0; i < 60; i++) {
+      longTimes.push(window.jarvisBench.delta(`word${i} `));
+      await frames(1);
+    }
+    // Then the baseline: the whole reply rendered again at every delta.
+    for (let i = 0; i < 30; i++) {
+      wholeTimes.push(window.jarvisBench.deltaWhole(`w${i} `));
+      await frames(1);
+    }
+    await E.Bench(idleMB, idleRSSMB, loadMs, times, longTimes, wholeTimes, long.length);
     log("bench written");
     // Back to a real session for the last screenshot.
     const first = $$("#agents .session-title")[0];

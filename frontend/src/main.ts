@@ -6,7 +6,7 @@ import "./style.css";
 import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
 import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
 import { roundTableCard } from "./roundtable";
-import { loadMarkdown, onMarkdownLoaded, plainText, renderReply } from "./reply";
+import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
@@ -266,8 +266,7 @@ function fill(el: HTMLElement, it: Item): void {
       el.textContent = it.text;
       break;
     case "assistant":
-      // renderReply sanitizes: the only innerHTML in the window.
-      el.innerHTML = renderReply(it.text);
+      showReply(el, it.text, !!it.final); // sanitized
       el.classList.toggle("streaming", !it.final);
       break;
     case "status":
@@ -921,6 +920,23 @@ function benchHooks(): void {
       const t = transcript("bench");
       applyEffect("bench", t.apply({ id: "", type: "assistant.delta", data: { text, turn_id: "bench" } }));
       void $("messages").offsetHeight; // include layout
+      return performance.now() - t0;
+    },
+    // The same, rendering the whole reply again into a new element, as every
+    // delta was shown before showReply: the baseline of the long-reply figure.
+    deltaWhole(text: string): number {
+      const t0 = performance.now();
+      const t = transcript("bench");
+      for (const k of t.apply({ id: "", type: "assistant.delta", data: { text, turn_id: "bench" } }).changed) {
+        const el = els.get(k);
+        const it = t.get(k);
+        if (!el || !it) continue;
+        const whole = el.cloneNode(false) as HTMLElement;
+        whole.innerHTML = renderReply(it.text); // sanitized
+        el.replaceWith(whole);
+        els.set(k, whole);
+      }
+      void $("messages").offsetHeight;
       return performance.now() - t0;
     },
   };

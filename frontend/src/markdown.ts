@@ -2,7 +2,7 @@
 // from external agents and contain arbitrary HTML: the output of marked is
 // always passed through DOMPurify with a strict allowlist, and links may only
 // be http(s) or mailto. Nothing in a reply can run in this window.
-import { Marked } from "marked";
+import { Marked, type Token } from "marked";
 import DOMPurify from "dompurify";
 
 const marked = new Marked({ gfm: true, breaks: true, async: false });
@@ -107,6 +107,139 @@ export function renderReply(text: string): string {
     out += `<details class="thought"><summary>Thoughts</summary>${renderMarkdown(t)}</details>`;
   }
   return out + renderMarkdown(answer);
+}
+
+// A streamed reply grows by appends, and rendering all of it again for every
+// delta costs in proportion to its length: an 11 KB reply took about 55 ms a
+// delta in WebKitGTK, most of it in marked's lexer (docs/BENCHMARKS.md,
+// desktop). showReply keeps what an element shows and renders again only from
+// the reply's last block on: a block with another block after it can no
+// longer change when text is appended. What it shows is what renderReply
+// gives for the same text (test/markdown.test.ts streams a corpus and
+// compares), except while a reply with raw HTML blocks streams, as each block
+// is sanitized on its own: it is rendered whole when it ends. A reply with
+// link reference definitions ("[x]: https://…"), whose links may sit in
+// earlier blocks, is rendered whole at every delta.
+
+/** The part of an element's reply that grows: the answer, or a thought before it. */
+interface Growing {
+  fixedLen: number; // text[:fixedLen] is rendered into the segment's first fixedNodes nodes
+  fixedNodes: number;
+  html: boolean; // raw HTML went by: render whole at the end
+  whole: boolean; // render whole at every change (link definitions, or the lexer changed the text)
+}
+
+interface Shown {
+  text: string;
+  thoughts: string[];
+  answer: string;
+  seg: Growing;
+}
+
+const shown = new WeakMap<Element, Shown>();
+
+const growing = (): Growing => ({ fixedLen: 0, fixedNodes: 0, html: false, whole: false });
+
+/**
+ * Shows a reply in el, sanitized, as el.innerHTML = renderReply(text) would;
+ * a reply that grew by appends since el last showed it is rendered again only
+ * from its last block on. final: the reply is complete.
+ */
+export function showReply(el: Element, text: string, final: boolean): void {
+  text = text.replace(/\r\n?/g, "\n");
+  const was = shown.get(el);
+  if (was && was.text !== text) {
+    const { thoughts, answer } = splitThoughts(text);
+    const part = growingPart(was, thoughts, answer);
+    if (part === "answer") {
+      if (was.answer === "" && thoughts.length > 0) was.seg = growing(); // the answer starts after the thoughts
+      grow(el, thoughts.length, was.seg, answer);
+    } else if (part === "thought") {
+      grow(el.children[thoughts.length - 1], 1, was.seg, thoughts[thoughts.length - 1]); // after its <summary>
+    }
+    if (part) Object.assign(was, { text, thoughts, answer });
+  }
+  if (was && was.text === text && !(final && was.seg.html)) return;
+  el.replaceChildren();
+  append(el, renderReply(text), true);
+  const { thoughts, answer } = splitThoughts(text);
+  shown.set(el, { text, thoughts, answer, seg: growing() });
+}
+
+// growingPart tells which part of a reply changed, when it is the only one
+// and it grew by appends: the answer, or (no answer yet) the last thought.
+function growingPart(was: Shown, thoughts: string[], answer: string): "answer" | "thought" | null {
+  const n = thoughts.length;
+  const same = (k: number) => thoughts.slice(0, k).every((t, i) => t === was.thoughts[i]);
+  if (n !== was.thoughts.length) return null;
+  if (answer !== "") return answer.startsWith(was.answer) && same(n) ? "answer" : null;
+  if (was.answer !== "" || n === 0) return null;
+  return thoughts[n - 1].startsWith(was.thoughts[n - 1]) && same(n - 1) ? "thought" : null;
+}
+
+// grow renders text, which extends what the segment shows, into box's nodes
+// from index from on.
+function grow(box: Element, from: number, g: Growing, text: string): void {
+  if (!g.whole) {
+    const tokens = marked.lexer(text.slice(g.fixedLen));
+    const fixed = tokens.slice(0, tailStart(tokens));
+    const raw = fixed.map((t) => t.raw).join("");
+    if (Object.keys(tokens.links).length > 0 || text.slice(g.fixedLen, g.fixedLen + raw.length) !== raw) {
+      g.whole = true;
+    } else {
+      g.html ||= hasHTML(tokens);
+      truncate(box, from + g.fixedNodes);
+      if (fixed.length > 0) {
+        g.fixedNodes += append(box, marked.parser(fixed));
+        g.fixedLen += raw.length;
+      }
+      append(box, marked.parser(tokens.slice(fixed.length)));
+      return;
+    }
+  }
+  truncate(box, from);
+  g.fixedLen = g.fixedNodes = 0;
+  append(box, marked.parse(text) as string);
+}
+
+// tailStart returns the index of the first token that text appended to the
+// tokens' source could still change: the last block, and before it any block
+// it could still join: one with no blank line after it ("#" becomes "#x", a
+// paragraph's next line), or a list (a later item continues it).
+function tailStart(tokens: Token[]): number {
+  let cut = tokens.length - 1;
+  while (cut > 0 && tokens[cut].type === "space") cut--;
+  while (cut > 0) {
+    let prev = cut - 1;
+    let between = "";
+    for (; prev > 0 && tokens[prev].type === "space"; prev--) between = tokens[prev].raw + between;
+    between = tokens[prev].raw + between;
+    if (tokens[prev].type !== "list" && /\n[ \t]*\n$/.test(between)) break;
+    cut = prev;
+  }
+  return Math.max(cut, 0);
+}
+
+function hasHTML(tokens: Token[]): boolean {
+  let found = false;
+  marked.walkTokens(tokens, (t) => {
+    if (t.type === "html") found = true;
+  });
+  return found;
+}
+
+function truncate(box: Element, keep: number): void {
+  while (box.childNodes.length > keep) box.lastChild!.remove();
+}
+
+// append sanitizes html (unless it already is), appends it to box and
+// returns how many nodes it added.
+function append(box: Element, html: string, sanitized = false): number {
+  const t = document.createElement("template");
+  t.innerHTML = sanitized ? html : sanitize(html);
+  const n = t.content.childNodes.length;
+  box.append(t.content);
+  return n;
 }
 
 /** Plain text of a reply (for text-to-speech). */

@@ -60,6 +60,15 @@ export function renderReply(text: string): string {
   return mod ? mod.renderReply(text) : plainFallback(text);
 }
 
+/**
+ * Shows a reply in el, sanitized; a reply that grew since el last showed it
+ * is rendered again only from its last block on (markdown.ts, showReply).
+ */
+export function showReply(el: Element, text: string, final: boolean): void {
+  if (mod) mod.showReply(el, text, final);
+  else el.innerHTML = plainFallback(text);
+}
+
 /** Plain text of a reply (for text-to-speech). */
 export function plainText(text: string): string {
   return mod ? mod.plainText(text) : text.replace(/\s+/g, " ").trim();

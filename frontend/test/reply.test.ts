@@ -49,6 +49,18 @@ describe("reply (Markdown loaded on first need)", () => {
     expect(r.plainText("**a**\n\n b")).toBe("a b");
   });
 
+  it("shows a reply in an element plain before the renderer loads, rendered after", async () => {
+    const r = await fresh();
+    const el = document.createElement("div");
+    r.showReply(el, "**bold** <img src=x onerror=alert(1)>", false);
+    expect(el.querySelector(".plain-reply")?.textContent).toBe("**bold** <img src=x onerror=alert(1)>");
+    expect(el.querySelector("img, strong")).toBeNull();
+    const md = await r.loadMarkdown();
+    r.showReply(el, "**bold** <img src=x onerror=alert(1)> more", false);
+    expect(el.innerHTML).toBe(md.renderReply("**bold** <img src=x onerror=alert(1)> more"));
+    expect(el.querySelector("strong")?.textContent).toBe("bold");
+  });
+
   it("gives plain text for speech before the renderer loads", async () => {
     const r = await fresh();
     expect(r.plainText("  one\n two  ")).toBe("one two");
