@@ -458,7 +458,7 @@ func (e *E2E) RSSMB() float64 {
 
 // Bench writes the measurements as a Markdown table to <out>/bench.md.
 // appendMs are the times of single delta appends at 10,000 messages.
-func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs, longMs, wholeMs []float64, longLen int) (string, error) {
+func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs, longMs, wholeMs []float64, longLen int, shown map[string][]float64) (string, error) {
 	e.mu.Lock()
 	fp, dom, src := e.marks["first-paint"], e.domAt, e.markSrc
 	e.mu.Unlock()
@@ -490,6 +490,12 @@ func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs, longMs, wholeMs
 	fmt.Fprintf(&b, "| the same into a long reply (%.1f KB of Markdown), median | %.2f ms | < 16 ms | %s |\n", float64(longLen)/1000, q(longMs, 0.5), verdict(q(longMs, 0.5) < 16))
 	fmt.Fprintf(&b, "| the same into a long reply, p95 (n=%d) | %.2f ms | < 16 ms | %s |\n", len(longMs), q(longMs, 0.95), verdict(q(longMs, 0.95) < 16))
 	fmt.Fprintf(&b, "| baseline: the long reply rendered whole at every delta, median (n=%d) | %.2f ms | | |\n", len(wholeMs), q(wholeMs, 0.5))
+	for _, kb := range []string{"11", "44"} {
+		ms, base := shown[kb], shown[kb+"-baseline"]
+		sort.Float64s(ms)
+		sort.Float64s(base)
+		fmt.Fprintf(&b, "| show a whole %s KB reply (opening a session), median (n=%d) | %.2f ms | baseline, marked on the whole text: %.2f ms | |\n", kb, len(ms), q(ms, 0.5), q(base, 0.5))
+	}
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(&b, "\nLoad average during the run: %s (a loaded machine inflates the start-up and append times).\n", strings.Join(strings.Fields(string(la))[:3], " "))
 	}

@@ -295,7 +295,19 @@
       wholeTimes.push(window.jarvisBench.deltaWhole(`w${i} `));
       await frames(1);
     }
-    await E.Bench(idleMB, idleRSSMB, loadMs, times, longTimes, wholeTimes, long.length);
+    // A whole long reply shown at once (opening a session), 11 and 44 KB.
+    const shown = {};
+    for (const [name, text] of [["11", long], ["44", long.repeat(4)]]) {
+      for (const baseline of [false, true]) {
+        const ms = [];
+        for (let i = 0; i < 5; i++) {
+          ms.push(window.jarvisBench.show(text, baseline));
+          await frames(1);
+        }
+        shown[name + (baseline ? "-baseline" : "")] = ms;
+      }
+    }
+    await E.Bench(idleMB, idleRSSMB, loadMs, times, longTimes, wholeTimes, long.length, shown);
     log("bench written");
     // Back to a real session for the last screenshot.
     const first = $$("#agents .session-title")[0];

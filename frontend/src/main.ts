@@ -922,6 +922,19 @@ function benchHooks(): void {
       void $("messages").offsetHeight; // include layout
       return performance.now() - t0;
     },
+    // Shows a whole reply in a new message at the end (as opening a session
+    // does), with showReply or, for the baseline, one renderReply.
+    show(text: string, baseline: boolean): number {
+      const el = h("div", { class: "msg assistant" });
+      $("messages").append(el);
+      const t0 = performance.now();
+      if (baseline) el.innerHTML = renderReply(text); // sanitized
+      else showReply(el, text, true);
+      void $("messages").offsetHeight;
+      const ms = performance.now() - t0;
+      el.remove();
+      return ms;
+    },
     // The same, rendering the whole reply again into a new element, as every
     // delta was shown before showReply: the baseline of the long-reply figure.
     deltaWhole(text: string): number {

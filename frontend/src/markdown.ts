@@ -7,6 +7,43 @@ import DOMPurify from "dompurify";
 
 const marked = new Marked({ gfm: true, breaks: true, async: false });
 
+// WebKit runs some of marked's block rules (thematic breaks, quotes, lists,
+// HTML, tables, setext headings) without its regular-expression JIT, in time
+// that grows with the rest of the text at every block, so lexing grew with
+// the square of a reply's length: 35 ms for 11 KB in the window, 450 ms for
+// 44 KB. Each of these rules is skipped where a cheap test shows it cannot
+// match (its first characters; a table's delimiter row), which leaves
+// marked's output as it was (test/markdown.test.ts compares it with plain
+// marked), and a whole reply is lexed in steps (growInSteps).
+const unless = (possible: (src: string) => boolean) => (src: string) => (possible(src) ? false : undefined);
+const startsWith = (re: RegExp) => unless((src) => re.test(src));
+marked.use({
+  tokenizer: {
+    hr: startsWith(/^ {0,3}[-_*]/),
+    blockquote: startsWith(/^ {0,3}>/),
+    list: startsWith(/^ {0,3}(?:[*+-]|\d{1,9}[.)])/),
+    html: startsWith(/^ {0,3}</),
+    // A table's second line is its delimiter row, which has a ":" or "|".
+    table: unless((src) => /[:|]/.test(line(src, src.indexOf("\n") + 1))),
+    // A setext heading's underline ends the paragraph it heads.
+    lheading: unless((src) => /\n {0,3}(?:=+|-+) *$/m.test(src.slice(0, blankLine(src)))),
+  },
+});
+
+// line returns the line of src that starts at at (nothing when at is 0: no
+// line break came before it).
+function line(src: string, at: number): string {
+  if (at <= 0) return "";
+  const end = src.indexOf("\n", at);
+  return src.slice(at, end < 0 ? src.length : end);
+}
+
+// blankLine returns where src's first blank line starts (its length if none).
+function blankLine(src: string): number {
+  const i = src.search(/\n[ \t]*\n/);
+  return i < 0 ? src.length : i;
+}
+
 // Tags a reply may use. No forms, media, frames, SVG, MathML or styles.
 const ALLOWED_TAGS = [
   "a", "b", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -102,11 +139,11 @@ export function renderMarkdown(text: string): string {
 /** Renders a reply: folded thoughts first, then the answer. */
 export function renderReply(text: string): string {
   const { thoughts, answer } = splitThoughts(text);
-  let out = "";
-  for (const t of thoughts) {
-    out += `<details class="thought"><summary>Thoughts</summary>${renderMarkdown(t)}</details>`;
-  }
-  return out + renderMarkdown(answer);
+  return thoughtsHTML(thoughts) + renderMarkdown(answer);
+}
+
+function thoughtsHTML(thoughts: string[]): string {
+  return thoughts.map((t) => `<details class="thought"><summary>Thoughts</summary>${renderMarkdown(t)}</details>`).join("");
 }
 
 // A streamed reply grows by appends, and rendering all of it again for every
@@ -160,11 +197,33 @@ export function showReply(el: Element, text: string, final: boolean): void {
     if (part) Object.assign(was, { text, thoughts, answer });
   }
   if (was && was.text === text && !(final && was.seg.html)) return;
-  el.replaceChildren();
-  append(el, renderReply(text), true);
   const { thoughts, answer } = splitThoughts(text);
-  shown.set(el, { text, thoughts, answer, seg: growing() });
+  el.replaceChildren();
+  append(el, thoughtsHTML(thoughts), true);
+  let seg = growing();
+  growInSteps(el, thoughts.length, seg, answer);
+  if (final && seg.html) {
+    truncate(el, thoughts.length);
+    append(el, renderMarkdown(answer), true);
+    seg = growing();
+  }
+  shown.set(el, { text, thoughts, answer, seg });
 }
+
+// growInSteps renders text into box's nodes from index from on in steps
+// that end at blank lines, so that the lexer is given about STEP characters
+// at a time (and never the whole of a long reply; see marked.use above).
+function growInSteps(box: Element, from: number, g: Growing, text: string): void {
+  for (let at = 0; !g.whole && text.length - at > STEP; ) {
+    const cut = text.indexOf("\n\n", at + STEP);
+    if (cut < 0) break;
+    grow(box, from, g, text.slice(0, cut + 2));
+    at = cut + 2;
+  }
+  grow(box, from, g, text);
+}
+
+const STEP = 2000;
 
 // growingPart tells which part of a reply changed, when it is the only one
 // and it grew by appends: the answer, or (no answer yet) the last thought.

@@ -1,6 +1,8 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
+import { Marked } from "marked";
 import { renderMarkdown, renderReply, sanitize, splitThoughts } from "../src/markdown";
+import { docs, randomDocs, trickyLines } from "./docs";
 
 // Payloads an external agent could send. Each is rendered as a whole reply,
 // inside Markdown structures too (lists, links, code fences, tables).
@@ -135,6 +137,18 @@ describe("renderMarkdown keeps what replies need", () => {
     expect(html).not.toMatch(/<img|<script|onerror/i);
     expect(html).toContain("You said:");
   });
+});
+
+describe("the rules skipped where they cannot match", () => {
+  // renderMarkdown's marked skips some block rules after a cheap test; plain
+  // marked with the same options must give the same output.
+  const plain = new Marked({ gfm: true, breaks: true, async: false });
+  const lines = [...trickyLines, "<div>", "</div>", "<!-- c", "-->", "<pre>", "a | b", "--|--", ":-:|:-", "| :-- |", "_ _ _", "* * *",
+    " - x", "   > q", "1) x", "123456789. x", "1234567890. x", "Title", "=", "  ---  ", "\t- tab", "- ", "***bold***", "<?php", "<![CDATA[x]]>"];
+  it("leaves marked's output as it was", () => {
+    const texts = [...Object.values(docs), ...corpus, ...randomDocs(1500, 4242, lines)];
+    for (const text of texts) expect(renderMarkdown(text), JSON.stringify(text)).toBe(sanitize(plain.parse(text) as string));
+  }, 60_000);
 });
 
 describe("splitThoughts", () => {
