@@ -152,7 +152,7 @@ function thoughtsHTML(thoughts: string[]): string {
 // desktop). showReply keeps what an element shows and renders again only from
 // the reply's last block on: a block with another block after it can no
 // longer change when text is appended. What it shows is what renderReply
-// gives for the same text (test/markdown.test.ts streams a corpus and
+// gives for the same text (test/stream-render.test.ts streams a corpus and
 // compares), except while a reply with raw HTML blocks streams, as each block
 // is sanitized on its own: it is rendered whole when it ends. A reply with
 // link reference definitions ("[x]: https://…"), whose links may sit in
@@ -185,19 +185,19 @@ const growing = (): Growing => ({ fixedLen: 0, fixedNodes: 0, html: false, whole
 export function showReply(el: Element, text: string, final: boolean): void {
   text = text.replace(/\r\n?/g, "\n");
   const was = shown.get(el);
-  if (was && was.text !== text) {
-    const { thoughts, answer } = splitThoughts(text);
-    const part = growingPart(was, thoughts, answer);
+  if (was?.text === text && !(final && was.seg.html)) return;
+  const { thoughts, answer } = splitThoughts(text);
+  const part = was && was.text !== text ? growingPart(was, thoughts, answer) : null;
+  if (was && part) {
     if (part === "answer") {
       if (was.answer === "" && thoughts.length > 0) was.seg = growing(); // the answer starts after the thoughts
       grow(el, thoughts.length, was.seg, answer);
-    } else if (part === "thought") {
+    } else {
       grow(el.children[thoughts.length - 1], 1, was.seg, thoughts[thoughts.length - 1]); // after its <summary>
     }
-    if (part) Object.assign(was, { text, thoughts, answer });
+    Object.assign(was, { text, thoughts, answer });
+    if (!(final && was.seg.html)) return;
   }
-  if (was && was.text === text && !(final && was.seg.html)) return;
-  const { thoughts, answer } = splitThoughts(text);
   el.replaceChildren();
   append(el, thoughtsHTML(thoughts), true);
   let seg = growing();
