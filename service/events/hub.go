@@ -468,7 +468,16 @@ func (h *Hub) Follow(ctx context.Context, sessionID string, after int64, opts Fo
 			// the first event at once and then every flushEvery or
 			// flushBatch events.
 			if opts.Flush != nil && (unflushed >= flushBatch || time.Since(lastFlush) >= flushEvery) {
-				err = flush()
+				first := lastFlush.IsZero()
+				if err = flush(); err == nil && first {
+					// The client, woken by this write, waits on this
+					// core (Linux wakes a socket's reader on the
+					// writer's core, expecting the writer to sleep),
+					// while the events behind this one keep the
+					// process busy: let it read now, not after the
+					// time slice.
+					yieldCPU()
+				}
 			}
 		} else if errors.Is(err, ErrStop) && opts.Flush != nil {
 			opts.Flush()

@@ -236,9 +236,16 @@ func TestFollowFlushesTheFirstEventOfABurstAtOnce(t *testing.T) {
 	delivered := 0
 	var flushedAt []int // events delivered at each flush
 	flushed := make(chan struct{}, 16)
+	idle := make(chan struct{}, 1) // the follower waits for events
 	follow := make(chan error, 1)
 	go func() {
-		follow <- h.Follow(ctx, "s", 0, events.FollowOptions{Flush: func() error {
+		follow <- h.Follow(ctx, "s", 0, events.FollowOptions{IdleEvery: time.Millisecond, Idle: func() error {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+			return nil
+		}, Flush: func() error {
 			mu.Lock()
 			flushedAt = append(flushedAt, delivered)
 			mu.Unlock()
@@ -262,6 +269,13 @@ func TestFollowFlushesTheFirstEventOfABurstAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-flushed // the first event, alone
+	// Forget a wait before it; one after it means the follower is done
+	// with it.
+	select {
+	case <-idle:
+	default:
+	}
+	<-idle
 	// A burst, fanned out at once and queued behind its first event,
 	// right after a flush.
 	burst := []events.Draft{{Type: "x", Data: "b1"}, {Type: "x", Data: "b2"}, {Type: "x", Data: "b3"}, {Type: "x", Data: "b4"}}

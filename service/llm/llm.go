@@ -158,10 +158,14 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 		order  []int
 	)
 	for {
-		chunk, err := stream.Recv()
+		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			return Reply{Text: text.String()}, p.classify(ctx, err)
+		}
+		chunk, err := decodeChunk(raw)
 		if err != nil {
 			return Reply{Text: text.String()}, p.classify(ctx, err)
 		}
@@ -190,7 +194,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 				c.Arguments += tc.Function.Arguments
 			}
 			if ch.FinishReason != "" {
-				finish = string(ch.FinishReason)
+				finish = ch.FinishReason
 			}
 		}
 	}
