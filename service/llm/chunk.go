@@ -88,20 +88,7 @@ func (d *chunkScanner) peek() byte {
 }
 
 func (d *chunkScanner) chunk() (c streamChunk, ok bool) {
-	ok = d.object(func(int) bool {
-		if d.literal("null") {
-			return true
-		}
-		c.Choices = []chunkChoice{} // as encoding/json: empty, not nil
-		return d.array(func() bool {
-			var ch chunkChoice
-			if !d.choice(&ch) {
-				return false
-			}
-			c.Choices = append(c.Choices, ch)
-			return true
-		})
-	}, "choices")
+	ok = d.object(func(int) bool { return list(d, &c.Choices, d.choice) }, "choices")
 	d.ws()
 	return c, ok && d.i == len(d.b)
 }
@@ -117,23 +104,10 @@ func (d *chunkScanner) choice(ch *chunkChoice) bool {
 
 func (d *chunkScanner) delta(dl *chunkDelta) bool {
 	return d.object(func(field int) bool {
-		switch field {
-		case 0:
+		if field == 0 {
 			return d.stringOrNull(&dl.Content)
-		default:
-			if d.literal("null") {
-				return true
-			}
-			dl.ToolCalls = []chunkToolCall{}
-			return d.array(func() bool {
-				var tc chunkToolCall
-				if !d.toolCall(&tc) {
-					return false
-				}
-				dl.ToolCalls = append(dl.ToolCalls, tc)
-				return true
-			})
 		}
+		return list(d, &dl.ToolCalls, d.toolCall)
 	}, "content", "tool_calls")
 }
 
@@ -228,6 +202,20 @@ func foldable(key []byte, k string) bool {
 		}
 	}
 	return true
+}
+
+// list reads an array of elements read by elem into *s, or null (s stays
+// nil; an empty array leaves it empty, not nil, as encoding/json does).
+func list[T any](d *chunkScanner, s *[]T, elem func(*T) bool) bool {
+	if d.literal("null") {
+		return true
+	}
+	*s = []T{}
+	return d.array(func() bool {
+		var zero T
+		*s = append(*s, zero) // read in place: a local would escape through elem
+		return elem(&(*s)[len(*s)-1])
+	})
 }
 
 func (d *chunkScanner) array(elem func() bool) bool {
