@@ -10,13 +10,13 @@
 //
 // This is the only package that imports Wails. Build with the tags
 // desktop,production,webkit2_41 (see the Makefile); the e2e tag adds the
-// in-window self-test of main_e2e.go.
+// in-window self-test of main_e2e.go, the blankpage tag swaps the UI for an
+// empty page (assets_blank.go).
 package main
 
 import (
 	"context"
 	"crypto/rand"
-	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -43,9 +43,6 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/secrets"
 )
-
-//go:embed all:frontend/dist
-var assets embed.FS
 
 func main() {
 	code, err := run(os.Args[1:], os.Stderr, os.Getenv)
