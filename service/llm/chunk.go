@@ -88,13 +88,13 @@ func (d *chunkScanner) peek() byte {
 }
 
 func (d *chunkScanner) chunk() (c streamChunk, ok bool) {
-	ok = d.object(func(int) bool { return list(d, &c.Choices, d.choice) }, "choices")
+	ok = d.object(0, func(int) bool { return list(d, &c.Choices, d.choice) }, "choices")
 	d.ws()
 	return c, ok && d.i == len(d.b)
 }
 
 func (d *chunkScanner) choice(ch *chunkChoice) bool {
-	return d.object(func(field int) bool {
+	return d.object(0, func(field int) bool {
 		if field == 0 {
 			return d.literal("null") || d.delta(&ch.Delta)
 		}
@@ -103,7 +103,7 @@ func (d *chunkScanner) choice(ch *chunkChoice) bool {
 }
 
 func (d *chunkScanner) delta(dl *chunkDelta) bool {
-	return d.object(func(field int) bool {
+	return d.object(0, func(field int) bool {
 		if field == 0 {
 			return d.stringOrNull(&dl.Content)
 		}
@@ -112,7 +112,7 @@ func (d *chunkScanner) delta(dl *chunkDelta) bool {
 }
 
 func (d *chunkScanner) toolCall(tc *chunkToolCall) bool {
-	return d.object(func(field int) bool {
+	return d.object(0, func(field int) bool {
 		switch field {
 		case 0:
 			if d.literal("null") {
@@ -124,7 +124,7 @@ func (d *chunkScanner) toolCall(tc *chunkToolCall) bool {
 		case 1:
 			return d.stringOrNull(&tc.ID)
 		default:
-			return d.literal("null") || d.object(func(field int) bool {
+			return d.literal("null") || d.object(0, func(field int) bool {
 				if field == 0 {
 					return d.stringOrNull(&tc.Function.Name)
 				}
@@ -138,8 +138,9 @@ func (d *chunkScanner) toolCall(tc *chunkToolCall) bool {
 // given the name's index in keys (at most once each: encoding/json would
 // merge repeats); any other field is validated and skipped, unless its name
 // could match one of keys without case (encoding/json matches names that
-// way).
-func (d *chunkScanner) object(field func(int) bool, keys ...string) bool {
+// way). depth is the object's depth among the values skip reads (0 for the
+// ones the scanner reads by name).
+func (d *chunkScanner) object(depth int, field func(int) bool, keys ...string) bool {
 	if !d.next('{') {
 		return false
 	}
@@ -165,7 +166,7 @@ func (d *chunkScanner) object(field func(int) bool, keys ...string) bool {
 				return false
 			}
 			seen |= 1 << known
-		} else if !d.skip(1) {
+		} else if !d.skip(depth + 1) {
 			return false
 		}
 		if d.next('}') {
@@ -309,21 +310,12 @@ func (d *chunkScanner) key() ([]byte, bool) {
 	return []byte(s), err == nil
 }
 
-// integer reads a number that encoding/json stores in an int.
+// integer reads a number that encoding/json stores in an int: a JSON number
+// that Atoi takes (no fraction or exponent, in range).
 func (d *chunkScanner) integer() (int, bool) {
 	d.ws()
 	start := d.i
-	if d.i < len(d.b) && d.b[d.i] == '-' {
-		d.i++
-	}
-	digits := d.i
-	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
-		d.i++
-	}
-	if d.i == digits || (d.b[digits] == '0' && d.i-digits > 1) {
-		return 0, false
-	}
-	if d.i < len(d.b) && (d.b[d.i] == '.' || d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+	if !d.number() {
 		return 0, false
 	}
 	n, err := strconv.Atoi(string(d.b[start:d.i]))
@@ -337,21 +329,7 @@ func (d *chunkScanner) skip(depth int) bool {
 	}
 	switch d.peek() {
 	case '{':
-		d.i++
-		if d.next('}') {
-			return true
-		}
-		for {
-			if tok, plain, ok := d.token(); !ok || (!plain && !json.Valid(tok)) || !d.next(':') || !d.skip(depth+1) {
-				return false
-			}
-			if d.next('}') {
-				return true
-			}
-			if !d.next(',') {
-				return false
-			}
-		}
+		return d.object(depth, nil) // no names to read: every member is skipped
 	case '[':
 		return d.array(func() bool { return d.skip(depth + 1) })
 	case '"':

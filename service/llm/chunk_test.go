@@ -63,7 +63,9 @@ func chunkCorpus(t testing.TB) (common, awkward []string) {
 		`{"\u0063hoices":[{"delta":{"content":"escaped key"}}]}`, `{"x":1,}`, `{"x":[1,]}`, `{"x":-}`, `{"x":1.}`, `{"x":1e}`,
 		`{"x":.5}`, `{"x":+1}`, `{"x":tru}`, `{"x":nul}`, `{"x" 1}`, `{"x":1 "y":2}`, `{"choices":[]} x`, `{"choices":[]}{}`,
 		`{"choices":[{"delta":{"content":"a"}}]]`, "\t{\"choices\":[]}\r\n", `{"x":` + strings.Repeat(`[`, 100) + strings.Repeat(`]`, 100) + `}`,
-		`{"x":` + strings.Repeat(`[`, 20000) + strings.Repeat(`]`, 20000) + `}`,
+		`{"x":` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100) + `}`,
+		`{"x":{"\u0061":1,"a":2,"b":{"c":[{}]}}}`,
+		`{"x":` + strings.Repeat(`[`, 20000) + strings.Repeat(`]`, 20000) + `}`, // last: too long for every prefix
 	}
 	return common, awkward
 }
@@ -129,6 +131,26 @@ func TestDecodeChunkIsEncodingJSONs(t *testing.T) {
 				}
 			}
 			checkChunk(t, string(b))
+		}
+	}
+}
+
+// The scanner leaves values nested deeper than maxChunkDepth, in objects as
+// in arrays, to encoding/json (which refuses more than 10,000 levels; the
+// comparison above would need inputs that deep).
+func TestChunkScannerDepth(t *testing.T) {
+	for _, open := range []string{`[`, `{"a":`} {
+		closing := map[string]string{`[`: `]`, `{"a":`: `}`}[open]
+		for _, c := range []struct {
+			depth int
+			ok    bool
+		}{{maxChunkDepth - 1, true}, {maxChunkDepth, true}, {maxChunkDepth + 1, false}} {
+			// The value of "x" is at depth 1.
+			raw := `{"x":` + strings.Repeat(open, c.depth-1) + `1` + strings.Repeat(closing, c.depth-1) + `}`
+			d := chunkScanner{b: []byte(raw)}
+			if _, ok := d.chunk(); ok != c.ok {
+				t.Errorf("%d levels of %s: scanner took it %v, want %v", c.depth, open, ok, c.ok)
+			}
 		}
 	}
 }
