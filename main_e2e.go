@@ -451,6 +451,42 @@ func (e *E2E) MemoryBreakdown() string {
 	return strings.Join(parts, " ")
 }
 
+// CheckNoJIT fails unless the web process that runs the page was started
+// with JavaScriptCore's JIT off (main_webkit_linux.go), when nothing in the
+// environment asked to keep it.
+func (e *E2E) CheckNoJIT() error {
+	if os.Getenv("JARVIS_WEBKIT_JIT") == "1" || os.Getenv("JARVIS_WEBKIT_LEAN") == "0" || os.Getenv("JSC_useJIT") != "" {
+		return nil
+	}
+	v, err := webProcessEnv("JSC_useJIT")
+	if err == nil && v != "0" {
+		err = fmt.Errorf("the web process has JSC_useJIT=%q, want \"0\"", v)
+	}
+	return err
+}
+
+// webProcessEnv returns the value of the environment variable name in the
+// web process under this one ("" when unset).
+func webProcessEnv(name string) (string, error) {
+	for _, p := range treePIDs(os.Getpid()) {
+		comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "comm"))
+		if !strings.HasPrefix(string(comm), "WebKitWebProces") {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "environ"))
+		if err != nil {
+			return "", err
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v, nil
+			}
+		}
+		return "", nil
+	}
+	return "", errors.New("no WebKit web process under this one")
+}
+
 // RSSMB is the plain sum of resident sizes (shared pages counted per process).
 func (e *E2E) RSSMB() float64 {
 	return float64(treeMem(os.Getpid(), "VmRSS:", "status")) / (1 << 20)
@@ -479,6 +515,11 @@ func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs, longMs, wholeMs
 	}
 	var b strings.Builder
 	b.WriteString("# Desktop measurements (e2e build, Xvfb, WebKitGTK 4.1)\n\n")
+	if v, err := webProcessEnv("JSC_useJIT"); err == nil && v == "0" {
+		b.WriteString("The page's JavaScript runs without JavaScriptCore's JIT (JSC_useJIT=0 in the web process; JARVIS_WEBKIT_JIT=1 keeps it).\n\n")
+	} else {
+		b.WriteString("The page's JavaScript runs with JavaScriptCore's JIT.\n\n")
+	}
 	b.WriteString("| measure | value | goal | met |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| cold start to first paint (process start → %s) | %d ms | < 1000 ms | %s |\n", src, fp.Milliseconds(), verdict(fp > 0 && fp < time.Second))
 	fmt.Fprintf(&b, "| process start → DOM ready | %d ms | | |\n", dom.Milliseconds())

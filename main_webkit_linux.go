@@ -24,6 +24,20 @@ package main
 //     whenever the GPU path is unavailable. Together about 20 MB less.
 //   - The document-viewer cache model: no memory cache of pages and resources
 //     beyond the one open page (a browser-sized cache is only memory here).
+//   - JavaScriptCore without its JIT compilers (JSC_useJIT=0), in all three
+//     processes: the window runs one page of our own code, and shows text
+//     from models and external agents in the process that can ask for the OS
+//     tools; without a JIT, the class of engine bugs most exploits go through
+//     (as in Apple's Lockdown Mode) is gone, and so are the compilers'
+//     thunks, code and data: about 4 MB less. Our JavaScript runs in the
+//     interpreter, 2 to 4 times slower, which the hot paths are written for
+//     (appending a delta stays well under a frame; docs/BENCHMARKS.md).
+//     JARVIS_WEBKIT_JIT=1 keeps the JIT.
+//   - Two C malloc arenas per process (the main thread's and one shared by
+//     the others) instead of up to eight per core: the app's SQLite calls
+//     come from whichever thread runs the goroutine, and each arena keeps
+//     its own free pages. About 0.4 MB less; WebKit's own allocations do not
+//     go through malloc.
 //
 // Every variable the user has set wins, and JARVIS_WEBKIT_LEAN=0 turns all of
 // it off (JARVIS_WEBKIT_CACHE=browser only the cache model). The variables
@@ -35,6 +49,7 @@ package main
 #cgo webkit2_41 pkg-config: webkit2gtk-4.1 egl
 #cgo !webkit2_41 pkg-config: webkit2gtk-4.0 egl
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 #include <webkit2/webkit2.h>
 #include <EGL/egl.h>
@@ -62,6 +77,19 @@ static int jarvis_webkit_at_least(unsigned major, unsigned minor) {
 static int jarvis_set(const char *name) {
 	const char *v = getenv(name);
 	return v != NULL && *v != '\0';
+}
+
+// JavaScriptCore reads its options from the environment of each process.
+static void jarvis_webkit_without_jit(void) {
+	jarvis_setenv_default("JSC_useJIT", "0");
+}
+
+// This process's allocator is running already: mallopt; the WebKit
+// processes read the variable when they start.
+static void jarvis_few_malloc_arenas(void) {
+	if (jarvis_set("MALLOC_ARENA_MAX") || jarvis_set("GLIBC_TUNABLES")) return;
+	mallopt(M_ARENA_MAX, 2);
+	setenv("MALLOC_ARENA_MAX", "2", 1);
 }
 
 // Returns 1 when the UI process was left without an EGL vendor.
@@ -97,6 +125,10 @@ func leanWebKit() (noGL bool) {
 		return false
 	}
 	noGL = C.jarvis_ui_without_gl() == 1
+	if os.Getenv("JARVIS_WEBKIT_JIT") != "1" {
+		C.jarvis_webkit_without_jit()
+	}
+	C.jarvis_few_malloc_arenas()
 	if os.Getenv("JARVIS_WEBKIT_CACHE") != "browser" {
 		C.jarvis_webkit_cache_lean()
 	}

@@ -47,6 +47,8 @@
     const idleMB = await E.MemoryMB();
     const idleRSSMB = await E.RSSMB();
     log(`ready; idle memory ${idleMB.toFixed(0)} MB PSS, ${idleRSSMB.toFixed(0)} MB RSS: ${await E.MemoryBreakdown()}`);
+    // The page runs without JavaScriptCore's JIT (main_webkit_linux.go).
+    await E.CheckNoJIT();
 
     // 0. First run: no provider. The setup form is open; type the
     // scripted upstream's base URL and a model, save, and the agent is ok.
@@ -317,6 +319,7 @@
     await E.Screenshot("window");
     E.Done(true, "all checks passed");
   } catch (e) {
-    E.Done(false, String(e && e.message) + " @ " + String(e && e.stack));
+    // A Go method's error arrives as a plain string.
+    E.Done(false, e instanceof Error ? e.message + " @ " + e.stack : String(e));
   }
 })();

@@ -84,13 +84,10 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
       else el.removeAttribute("class");
     }
   });
-  purifier = p;
-  return p;
-}
-
-/** Sanitizes an HTML string with the window's allowlist. */
-export function sanitize(html: string): string {
-  return getPurifier().sanitize(html, {
+  // The configuration is read once here, not at every call: the window runs
+  // JavaScript without a JIT (main_webkit_linux.go), and a streamed reply is
+  // sanitized at every delta.
+  p.setConfig({
     ALLOWED_TAGS,
     ALLOWED_ATTR,
     ALLOWED_URI_REGEXP: SAFE_URL,
@@ -100,7 +97,14 @@ export function sanitize(html: string): string {
     FORBID_ATTR: ["style", "srcset", "src", "action", "formaction", "xlink:href"],
     KEEP_CONTENT: true,
     RETURN_TRUSTED_TYPE: false,
-  }) as string;
+  });
+  purifier = p;
+  return p;
+}
+
+/** Sanitizes an HTML string with the window's allowlist. */
+export function sanitize(html: string): string {
+  return getPurifier().sanitize(html) as string;
 }
 
 /**
@@ -108,6 +112,10 @@ export function sanitize(html: string): string {
  * An unclosed block (still streaming) runs to the end.
  */
 export function splitThoughts(text: string): { thoughts: string[]; answer: string } {
+  // Most replies have no "<think>" in any case: a native search says so
+  // sooner than the regular expressions below (a streamed reply is split at
+  // every delta, and the window's JavaScript runs without a JIT).
+  if (!text.includes("<t") && !text.includes("<T")) return { thoughts: [], answer: text.trim() };
   const thoughts: string[] = [];
   let answer = "";
   let rest = text;
@@ -183,7 +191,7 @@ const growing = (): Growing => ({ fixedLen: 0, fixedNodes: 0, html: false, whole
  * from its last block on. final: the reply is complete.
  */
 export function showReply(el: Element, text: string, final: boolean): void {
-  text = text.replace(/\r\n?/g, "\n");
+  if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
   const was = shown.get(el);
   if (was?.text === text && !(final && was.seg.html)) return;
   const { thoughts, answer } = splitThoughts(text);
@@ -210,15 +218,25 @@ export function showReply(el: Element, text: string, final: boolean): void {
   shown.set(el, { text, thoughts, answer, seg });
 }
 
-// growInSteps renders text into box's nodes from index from on in steps
-// that end at blank lines, so that the lexer is given about STEP characters
-// at a time (and never the whole of a long reply; see marked.use above).
+// growInSteps renders text into box's nodes from index from on. It lexes in
+// steps that end at blank lines, so that the lexer is given about STEP
+// characters at a time (and never the whole of a long reply; see marked.use
+// above), and renders and sanitizes what the steps settled at once: the
+// window's JavaScript runs without a JIT, and each step's tail would
+// otherwise be rendered, sanitized and dropped again.
 function growInSteps(box: Element, from: number, g: Growing, text: string): void {
-  for (let at = 0; !g.whole && text.length - at > STEP; ) {
+  const fixed: Token[] = [];
+  for (let at = 0; text.length - at > STEP; ) {
     const cut = text.indexOf("\n\n", at + STEP);
     if (cut < 0) break;
-    grow(box, from, g, text.slice(0, cut + 2));
+    const s = settle(g, text.slice(0, cut + 2));
+    if (!s) break;
+    fixed.push(...s.fixed);
     at = cut + 2;
+  }
+  if (fixed.length > 0 && !g.whole) {
+    truncate(box, from + g.fixedNodes);
+    g.fixedNodes += append(box, marked.parser(fixed));
   }
   grow(box, from, g, text);
 }
@@ -239,26 +257,34 @@ function growingPart(was: Shown, thoughts: string[], answer: string): "answer" |
 // grow renders text, which extends what the segment shows, into box's nodes
 // from index from on.
 function grow(box: Element, from: number, g: Growing, text: string): void {
-  if (!g.whole) {
-    const tokens = marked.lexer(text.slice(g.fixedLen));
-    const fixed = tokens.slice(0, tailStart(tokens));
-    const raw = fixed.map((t) => t.raw).join("");
-    if (Object.keys(tokens.links).length > 0 || text.slice(g.fixedLen, g.fixedLen + raw.length) !== raw) {
-      g.whole = true;
-    } else {
-      g.html ||= hasHTML(tokens);
-      truncate(box, from + g.fixedNodes);
-      if (fixed.length > 0) {
-        g.fixedNodes += append(box, marked.parser(fixed));
-        g.fixedLen += raw.length;
-      }
-      append(box, marked.parser(tokens.slice(fixed.length)));
-      return;
-    }
+  const s = settle(g, text);
+  if (s) {
+    truncate(box, from + g.fixedNodes);
+    if (s.fixed.length > 0) g.fixedNodes += append(box, marked.parser(s.fixed));
+    append(box, marked.parser(s.tail));
+    return;
   }
   truncate(box, from);
   g.fixedLen = g.fixedNodes = 0;
   append(box, marked.parse(text) as string);
+}
+
+// settle lexes text from where the segment's settled part ends, moves that
+// end past the blocks appended text can no longer change (tailStart) and
+// returns those blocks and the rest, or null when the segment is to be
+// rendered whole (link definitions, or the lexer changed the text).
+function settle(g: Growing, text: string): { fixed: Token[]; tail: Token[] } | null {
+  if (g.whole) return null;
+  const tokens = marked.lexer(text.slice(g.fixedLen));
+  const fixed = tokens.slice(0, tailStart(tokens));
+  const raw = fixed.map((t) => t.raw).join("");
+  if (Object.keys(tokens.links).length > 0 || text.slice(g.fixedLen, g.fixedLen + raw.length) !== raw) {
+    g.whole = true;
+    return null;
+  }
+  g.html ||= hasHTML(tokens);
+  g.fixedLen += raw.length;
+  return { fixed, tail: tokens.slice(fixed.length) };
 }
 
 // tailStart returns the index of the first token that text appended to the

@@ -75,10 +75,18 @@ export class Transcript {
   // Deltas of a round-table turn that repeat its result's Markdown (the
   // result card shows it), per turn.
   private rtEcho = new Map<string, string>();
+  // How many items are status lines (transient) and round tables: a delta
+  // looks through the items for them only when there are some, as a session
+  // can hold thousands of items and the window's JavaScript runs without a
+  // JIT (main_webkit_linux.go).
+  private transients = 0;
+  private roundTables = 0;
 
   private add(it: Item, eff: Effect): Item {
     this.items.push(it);
     this.byKey.set(it.key, it);
+    if (it.transient) this.transients++;
+    if (it.rt) this.roundTables++;
     eff.changed.push(it.key);
     return it;
   }
@@ -93,6 +101,8 @@ export class Transcript {
   }
 
   private removeTransient(eff: Effect): void {
+    if (this.transients === 0) return;
+    this.transients = 0;
     const keep: Item[] = [];
     for (const it of this.items) {
       if (it.transient) {
@@ -130,6 +140,7 @@ export class Transcript {
    */
   load(messages: any[], roundtables: RoundtableInfo[] = []): void {
     this.items = [];
+    this.transients = this.roundTables = 0;
     this.byKey.clear();
     this.rtEcho.clear();
     this.running = false;
@@ -253,7 +264,7 @@ export class Transcript {
         break;
       }
       case "assistant.delta": {
-        const rtItem = d.turn_id ? this.items.find((it) => it.rt?.done && it.turnId === d.turn_id) : undefined;
+        const rtItem = d.turn_id && this.roundTables > 0 ? this.items.find((it) => it.rt?.done && it.turnId === d.turn_id) : undefined;
         let text = d.text ?? "";
         if (rtItem && !this.lastAssistant(d.turn_id)) {
           const acc = (this.rtEcho.get(d.turn_id) ?? "") + text;
