@@ -523,7 +523,7 @@ func (e *E2E) Bench(idleMB, idleRSSMB, loadMs float64, appendMs, longMs, wholeMs
 	b.WriteString("| measure | value | goal | met |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| cold start to first paint (process start → %s) | %d ms | < 1000 ms | %s |\n", src, fp.Milliseconds(), verdict(fp > 0 && fp < time.Second))
 	fmt.Fprintf(&b, "| process start → DOM ready | %d ms | | |\n", dom.Milliseconds())
-	fmt.Fprintf(&b, "| idle memory (app + WebKit processes, PSS) | %.0f MB | < 200 MB | %s |\n", idleMB, verdict(idleMB < 200))
+	fmt.Fprintf(&b, "| idle memory of this build, with its scripted peers and self-test in the process (app + WebKit processes, PSS) | %.0f MB | the goal is the shipped binary's, below | |\n", idleMB)
 	fmt.Fprintf(&b, "| idle memory, plain RSS sum (shared pages counted per process) | %.0f MB | | |\n", idleRSSMB)
 	fmt.Fprintf(&b, "| render a 10,000-message transcript | %.0f ms | | |\n", loadMs)
 	fmt.Fprintf(&b, "| append a delta at 10,000 messages, median | %.2f ms | < 16 ms | %s |\n", q(appendMs, 0.5), verdict(q(appendMs, 0.5) < 16))
