@@ -451,18 +451,32 @@ func (e *E2E) MemoryBreakdown() string {
 	return strings.Join(parts, " ")
 }
 
-// CheckNoJIT fails unless the web process that runs the page was started
-// with JavaScriptCore's JIT off (main_webkit_linux.go), when nothing in the
-// environment asked to keep it.
-func (e *E2E) CheckNoJIT() error {
-	if os.Getenv("JARVIS_WEBKIT_JIT") == "1" || os.Getenv("JARVIS_WEBKIT_LEAN") == "0" || os.Getenv("JSC_useJIT") != "" {
+// CheckWebProcessEnv fails unless the web process that runs the page was
+// started with the settings of main_webkit_linux.go: JavaScriptCore's JIT
+// off and two malloc arenas, each unless the environment chose otherwise.
+func (e *E2E) CheckWebProcessEnv() error {
+	if os.Getenv("JARVIS_WEBKIT_LEAN") == "0" {
 		return nil
 	}
-	v, err := webProcessEnv("JSC_useJIT")
-	if err == nil && v != "0" {
-		err = fmt.Errorf("the web process has JSC_useJIT=%q, want \"0\"", v)
+	for _, w := range []struct {
+		name, want string
+		kept       bool // the user asked to keep WebKit's default
+	}{
+		{"JSC_useJIT", "0", os.Getenv("JARVIS_WEBKIT_JIT") == "1"},
+		{"MALLOC_ARENA_MAX", "2", os.Getenv("GLIBC_TUNABLES") != ""},
+	} {
+		if w.kept || os.Getenv(w.name) != "" {
+			continue
+		}
+		v, err := webProcessEnv(w.name)
+		if err != nil {
+			return err
+		}
+		if v != w.want {
+			return fmt.Errorf("the web process has %s=%q, want %q", w.name, v, w.want)
+		}
 	}
-	return err
+	return nil
 }
 
 // webProcessEnv returns the value of the environment variable name in the

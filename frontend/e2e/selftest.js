@@ -47,8 +47,9 @@
     const idleMB = await E.MemoryMB();
     const idleRSSMB = await E.RSSMB();
     log(`ready; idle memory ${idleMB.toFixed(0)} MB PSS, ${idleRSSMB.toFixed(0)} MB RSS: ${await E.MemoryBreakdown()}`);
-    // The page runs without JavaScriptCore's JIT (main_webkit_linux.go).
-    await E.CheckNoJIT();
+    // The page runs without JavaScriptCore's JIT and with two malloc
+    // arenas (main_webkit_linux.go).
+    await E.CheckWebProcessEnv();
 
     // 0. First run: no provider. The setup form is open; type the
     // scripted upstream's base URL and a model, save, and the agent is ok.

@@ -157,6 +157,11 @@ describe("splitThoughts", () => {
     expect(splitThoughts("<think>still thinking")).toEqual({ thoughts: ["still thinking"], answer: "" });
     expect(splitThoughts("plain")).toEqual({ thoughts: [], answer: "plain" });
   });
+  it("finds thoughts in any case, and answers without them trimmed", () => {
+    expect(splitThoughts("<THINK>plan</THINK> Answer")).toEqual({ thoughts: ["plan"], answer: "Answer" });
+    expect(splitThoughts("<Think>plan</think>Answer")).toEqual({ thoughts: ["plan"], answer: "Answer" });
+    expect(splitThoughts("  a <table> and <T> \n")).toEqual({ thoughts: [], answer: "a <table> and <T>" });
+  });
   it("renders thoughts in a folded details element", () => {
     expect(renderReply("<think>x</think>y")).toMatch(/^<details class="thought"><summary>Thoughts<\/summary><p>x<\/p>\n?<\/details><p>y<\/p>/);
   });

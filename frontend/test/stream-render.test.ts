@@ -69,6 +69,16 @@ describe("showReply while a reply streams", () => {
     expect(el.querySelector("h1")).toBe(head); // nothing to redo at the end
   });
 
+  it("shows a reply with CR LF line ends as renderReply does, and keeps its settled blocks", () => {
+    const el = document.createElement("div");
+    let text = "# Head\r\n\r\nFirst paragraph.\r\n\r\n";
+    showReply(el, text, false);
+    const head = el.querySelector("h1");
+    showReply(el, (text += "Second\r\nline"), false);
+    expect(el.innerHTML).toBe(whole(text));
+    expect(el.querySelector("h1")).toBe(head);
+  });
+
   it("renders a reply that is not a continuation whole", () => {
     const el = document.createElement("div");
     showReply(el, "# One\n\nfirst", false);
