@@ -68,6 +68,10 @@ type Options struct {
 	// ConfigPath is the config file the setup API (PUT /v1/providers)
 	// updates; empty means changes stay in memory.
 	ConfigPath string
+	// Window: this is the desktop window's in-process service, whose
+	// per-launch token only the window holds, so agents configured with
+	// apiExposed: false may be used (exposure.go).
+	Window bool
 }
 
 // Service is the General Agent Service.
@@ -76,6 +80,7 @@ type Service struct {
 	now     func() time.Time
 	started time.Time
 	token   string
+	window  bool // Options.Window
 	hc      *http.Client
 	secrets Secrets
 	hbEvery time.Duration
@@ -156,7 +161,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s := &Service{
-		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, hc: opts.HTTPClient,
+		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
 		secrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
 		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
