@@ -30,9 +30,15 @@ func notFound(err error) bool {
 }
 
 func (s svc) agents(ctx context.Context) ([]Agent, error) {
+	out, err := s.agentList(ctx)
+	return out.Agents, err
+}
+
+// agentList is GET /v1/agents: the agents and the service's config warning.
+func (s svc) agentList(ctx context.Context) (api.AgentList, error) {
 	var out api.AgentList
 	err := s.c.Do(ctx, http.MethodGet, "/v1/agents", nil, &out)
-	return out.Agents, err
+	return out, err
 }
 
 func (s svc) sessions(ctx context.Context, agentID string) ([]Session, error) {

@@ -86,3 +86,25 @@ func TestFallbacksWhenRoutesAreMissing(t *testing.T) {
 		t.Fatalf("transcript %+v, %v", tr, err)
 	}
 }
+
+// The service's config warning (its config file was deleted at run time)
+// reaches the window through Info.
+func TestInfoCarriesTheServiceConfigWarning(t *testing.T) {
+	const warning = "config file /x/config.json is missing; the config loaded before is kept until the file is back"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/health":
+			w.Write([]byte(`{"healthy":true,"version":"t"}`))
+		case "/v1/agents":
+			w.Write([]byte(`{"agents":[],"warning":"` + warning + `"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	a, _ := New(Options{Client: api.NewClient(srv.URL, "tok", nil), Emit: func(string, any) {}})
+	if in := a.Info(); in.Warning != warning || in.Error != "" {
+		t.Fatalf("Info %+v", in)
+	}
+}

@@ -89,6 +89,7 @@ type Service struct {
 	allowNonLoopbackHost bool
 
 	conf       atomic.Pointer[config.Config]
+	confWarning atomic.Pointer[string] // why the config file was not reloaded (config_reload.go)
 	configPath string
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store

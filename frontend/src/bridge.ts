@@ -48,6 +48,8 @@ export interface Info {
   version: string;
   healthy: boolean;
   error?: string;
+  /** The service could not reload its config file and runs on the config it had. */
+  warning?: string;
 }
 
 export interface AuditEntry {

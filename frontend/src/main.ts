@@ -806,7 +806,19 @@ function speak(text: string): void {
 
 // ---------- wiring ----------
 
+// A config file deleted while the service runs is reported by the service
+// (it keeps the config it had); the window says so when it comes to the front.
+async function checkServiceWarning(): Promise<void> {
+  try {
+    const info = await api().Info();
+    if (info.warning) flash(`Service: ${info.warning}`);
+  } catch {
+    // the connection state says it
+  }
+}
+
 function wire(): void {
+  window.addEventListener("focus", () => void checkServiceWarning());
   const input = $<HTMLTextAreaElement>("input");
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -979,6 +991,7 @@ async function start(): Promise<void> {
   try {
     const info = await api().Info();
     if (info.error) flash(`Service: ${info.error}`);
+    else if (info.warning) flash(`Service: ${info.warning}`);
     state.agents = await api().Agents();
     state.agentId = state.agents[0]?.agentId ?? "general";
   } catch (ex) {
