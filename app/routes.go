@@ -34,6 +34,13 @@ func (s svc) agents(ctx context.Context) ([]Agent, error) {
 	return out.Agents, err
 }
 
+// session is GET /v1/sessions/{id}.
+func (s svc) session(ctx context.Context, id string) (Session, error) {
+	var out Session
+	err := s.c.Do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
 // agentList is GET /v1/agents: the agents and the service's config warning.
 func (s svc) agentList(ctx context.Context) (api.AgentList, error) {
 	var out api.AgentList

@@ -108,3 +108,27 @@ func TestInfoCarriesTheServiceConfigWarning(t *testing.T) {
 		t.Fatalf("Info %+v", in)
 	}
 }
+
+// A notification names the agent of the session that asked for it.
+func TestSenderOfNamesTheSessionsAgent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/sessions/g_1":
+			w.Write([]byte(`{"sessionId":"g_1","agentId":"reading-list"}`))
+		case "/v1/sessions/g_2":
+			w.Write([]byte(`{"sessionId":"g_2","agentId":"gone"}`))
+		case "/v1/agents":
+			w.Write([]byte(`{"agents":[{"agentId":"reading-list","displayName":"Reading List"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	a, _ := New(Options{Client: api.NewClient(srv.URL, "tok", nil), Emit: func(string, any) {}})
+	for sid, want := range map[string]string{"g_1": "Reading List", "g_2": "gone", "g_3": ""} {
+		if got := a.senderOf(sid); got != want {
+			t.Errorf("senderOf(%s) = %q, want %q", sid, got, want)
+		}
+	}
+}
