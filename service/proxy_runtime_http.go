@@ -10,6 +10,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
 )
@@ -201,10 +202,11 @@ func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	rep := s.px.client.Test(r.Context(), pc.Definition, in)
-	return writeJSON(w, http.StatusOK, api.ProxyTestReport{
+	// The agent's answer and the error may echo the credentials sent.
+	return writeJSON(w, http.StatusOK, redact.JSON(s.red, api.ProxyTestReport{
 		Status: rep.Status, LatencyMs: rep.LatencyMs, ContentType: rep.ContentType, RequestBody: rep.RequestBody,
 		RawResponse: rep.RawResponse, RawTruncated: rep.RawTruncated, Parsed: rep.Parsed, ParseError: rep.ParseError,
 		Error: rep.Error, ErrorKind: rep.ErrorKind, Output: rep.Output, Thoughts: rep.Thoughts, AgentStatus: rep.AgentStatus,
 		Chunks: rep.Chunks, Pending: rep.Pending, CallbackURL: in.CallbackURL,
-	})
+	}))
 }

@@ -32,6 +32,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 )
 
@@ -80,7 +81,8 @@ type Service struct {
 	now     func() time.Time
 	started time.Time
 	token   string
-	window  bool // Options.Window
+	window  bool        // Options.Window
+	red     *redact.Set // secret values removed from all output (redact.go)
 	hc      *http.Client
 	secrets Secrets
 	hbEvery time.Duration
@@ -88,8 +90,10 @@ type Service struct {
 	allowedOrigins       map[string]bool
 	allowNonLoopbackHost bool
 
+	// confWarning is why the config file was last not reloaded (config_reload.go).
+	confWarning atomic.Pointer[string]
+
 	conf       atomic.Pointer[config.Config]
-	confWarning atomic.Pointer[string] // why the config file was not reloaded (config_reload.go)
 	configPath string
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
@@ -161,9 +165,15 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	// One redactor for everything the service shows, stores, logs or sends
+	// on: it learns every secret value read from the secret store
+	// (service/redact).
+	red := &redact.Set{}
+	red.Add(opts.Token)
+	opts.Logger = slog.New(redact.Handler(opts.Logger.Handler(), red))
 	s := &Service{
-		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
-		secrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
+		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
+		secrets: recordSecrets(opts.Secrets, red), hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
 		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
@@ -187,7 +197,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
 	s.initRoundtable(ctx)
-	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now})
+	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()
