@@ -103,7 +103,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	tok := r.URL.Query().Get("token")
 	tokHash := ""
 	if tok != "" {
-		tokHash = hashExternalToken(tok)
+		tokHash = hashCallbackToken(tok)
 	}
 	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
 	switch {
