@@ -6,6 +6,7 @@ import type { Token } from "marked";
 import DOMPurify from "dompurify";
 import { marked, parseMarkdown, parseReply, splitThoughts, unsafeMarkdown, type ParsedReply } from "./mdparse";
 import { OffThread, plainReply } from "./offthread";
+import { externalURL, SAFE_SCHEME } from "./links";
 
 export { splitThoughts } from "./mdparse";
 
@@ -16,7 +17,6 @@ const ALLOWED_TAGS = [
   "table", "tbody", "td", "th", "thead", "tr", "ul", "input",
 ];
 const ALLOWED_ATTR = ["href", "title", "class", "type", "checked", "disabled", "open", "align", "start", "colspan", "rowspan"];
-const SAFE_URL = /^(?:https?:|mailto:)/i;
 
 let purifier: ReturnType<typeof DOMPurify> | null = null;
 
@@ -33,10 +33,11 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
   p.addHook("afterSanitizeAttributes", (node) => {
     const el = node as Element;
     if (el.tagName === "A") {
-      const href = el.getAttribute("href") ?? "";
-      if (!SAFE_URL.test(href.trim())) {
+      const href = externalURL(el.getAttribute("href") ?? ""); // links.ts
+      if (!href) {
         el.removeAttribute("href");
       } else {
+        el.setAttribute("href", href);
         el.setAttribute("rel", "noopener noreferrer nofollow");
         el.setAttribute("data-external", "1");
       }
@@ -56,7 +57,7 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
   p.setConfig({
     ALLOWED_TAGS,
     ALLOWED_ATTR,
-    ALLOWED_URI_REGEXP: SAFE_URL,
+    ALLOWED_URI_REGEXP: SAFE_SCHEME,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     FORBID_TAGS: ["style", "script", "iframe", "object", "embed", "svg", "math", "form", "img", "video", "audio", "link", "meta", "base"],
