@@ -59,7 +59,8 @@ export const MAX_MARKDOWN_CHARS = 100_000;
 /**
  * The deepest nesting rendered as Markdown: block containers on a line
  * (quotes, list items, indentation by two columns) and, within a paragraph,
- * brackets and parentheses not yet closed. marked recurses once a level.
+ * brackets, parentheses and emphasis ("*", "_" after a space) not yet
+ * closed. marked recurses once a level.
  */
 export const MAX_NESTING = 32;
 
@@ -71,6 +72,7 @@ export function unsafeMarkdown(text: string): string {
   if (text.length > MAX_MARKDOWN_CHARS) return `longer than ${MAX_MARKDOWN_CHARS} characters`;
   let fence = ""; // the open code fence's marker, if any
   let open = 0; // brackets and parentheses open in the paragraph
+  let emph = 0; // emphasis delimiter runs open in the paragraph
   for (let at = 0; at < text.length; ) {
     let end = text.indexOf("\n", at);
     if (end < 0) end = text.length;
@@ -105,16 +107,31 @@ export function unsafeMarkdown(text: string): string {
       at = end + 1;
       continue;
     }
-    if (i === end) open = 0; // a blank line ends the paragraph
+    if (i === end) open = emph = 0; // a blank line ends the paragraph
     for (; i < end; i++) {
       const c = text.charCodeAt(i);
       if (c === 91 || c === 40) { // [ (
         if (++open > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
       } else if ((c === 93 || c === 41) && open > 0) open--; // ] )
+      else if (c === 42 || c === 95) { // * _: a run opens emphasis after a space, closes before one
+        let j = i;
+        while (j + 1 < end && text.charCodeAt(j + 1) === c) j++;
+        const before = i > at ? text.charCodeAt(i - 1) : 32;
+        const after = j + 1 < end ? text.charCodeAt(j + 1) : 32;
+        const opens = isSpace(before) && !isSpace(after);
+        const closes = !isSpace(before) && isSpace(after);
+        if (opens && ++emph > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
+        if (closes && emph > 0) emph--;
+        i = j;
+      }
     }
     at = end + 1;
   }
   return "";
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
 }
 
 /**

@@ -26,6 +26,7 @@ const plain = [
   "deep list by indentation",
   "list markers on one line",
   "ordered markers on one line",
+  "emphasis openers",
   "over the length cap, 1 MB",
   "thought holding quotes",
 ];
@@ -58,6 +59,10 @@ describe("pathological Markdown", () => {
     // Parentheses close, and a blank line ends the paragraph they count in.
     expect(unsafeMarkdown("(a) ".repeat(1000))).toBe("");
     expect(unsafeMarkdown(":( ".repeat(MAX_NESTING) + "\n\n" + ":( ".repeat(MAX_NESTING))).toBe("");
+    // Emphasis opened after a space and never closed nests; closed, it does not.
+    expect(unsafeMarkdown("*a ".repeat(MAX_NESTING + 1))).toMatch(/nested deeper/);
+    expect(unsafeMarkdown("*a* _b_ **c** ".repeat(1000))).toBe("");
+    expect(unsafeMarkdown("- item\n".repeat(100) + "2 * 3 * 4 = 24")).toBe("");
     // Deep indentation inside a code fence is code, not nesting.
     expect(unsafeMarkdown("```\n" + " ".repeat(200) + "x\n```\n")).toBe("");
     expect(unsafeMarkdown(" ".repeat(200) + "- x")).toMatch(/nested deeper/);
