@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,14 +50,7 @@ func TestProxyCallbackTokensArePerCallHashedAndExpiring(t *testing.T) {
 		t.Errorf("call 1's token for call 2: %d %+v, want 401", code, eb)
 	}
 	// Only hashes are at rest.
-	var files bytes.Buffer
-	filepath.Walk(e.dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			b, _ := os.ReadFile(p)
-			files.Write(b)
-		}
-		return nil
-	})
+	files := dataDirBytes(e.dir)
 	for _, tok := range []string{tok1, tok2} {
 		if bytes.Contains(files.Bytes(), []byte(tok)) {
 			t.Errorf("callback token %s is stored in the data dir", tok)

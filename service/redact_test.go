@@ -125,14 +125,7 @@ func TestEchoedSecretsAreRedactedEverywhere(t *testing.T) {
 	keep(e.upstream.Requests())
 	e.stop() // flush the store
 
-	var files bytes.Buffer
-	filepath.Walk(e.dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			b, _ := os.ReadFile(p)
-			files.Write(b)
-		}
-		return nil
-	})
+	files := dataDirBytes(e.dir)
 	logMu.Lock()
 	logged := logBuf.String()
 	logMu.Unlock()
@@ -152,6 +145,19 @@ func TestEchoedSecretsAreRedactedEverywhere(t *testing.T) {
 			}
 		}
 	}
+}
+
+// dataDirBytes is every file under dir, one after the other: what is at rest.
+func dataDirBytes(dir string) *bytes.Buffer {
+	var files bytes.Buffer
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			files.Write(b)
+		}
+		return nil
+	})
+	return &files
 }
 
 func mustJSON(v any) []byte {
