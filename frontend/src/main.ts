@@ -963,6 +963,18 @@ function benchHooks(): void {
       el.remove();
       return ms;
     },
+    // Shows a complete reply through the parsing worker (as opening a
+    // session does) and says what the worker did: the e2e checks that it
+    // runs under the window's Content-Security-Policy.
+    async offThread(text: string): Promise<{ html: string; unavailable: boolean; abandoned: number }> {
+      const m = await loadMarkdown();
+      const el = h("div", { class: "msg assistant" });
+      $("messages").append(el);
+      await m.showReplyLater(el, text);
+      const html = el.innerHTML;
+      el.remove();
+      return { html, ...m.parseWorkerState() };
+    },
     // The same, rendering the whole reply again into a new element, as every
     // delta was shown before showReply: the baseline of the long-reply figure.
     deltaWhole(text: string): number {

@@ -107,6 +107,12 @@ function offThread(): OffThread {
   return off;
 }
 
+/** The parsing worker's state: whether it could not start, how many were abandoned. */
+export function parseWorkerState(): { unavailable: boolean; abandoned: number } {
+  const o = offThread();
+  return { unavailable: o.unavailable, abandoned: o.abandoned };
+}
+
 /**
  * Shows a complete reply in el without parsing it on the window's thread: as
  * escaped plain text at once, then, when the worker has parsed it within its
