@@ -64,68 +64,90 @@ export const MAX_MARKDOWN_CHARS = 100_000;
  */
 export const MAX_NESTING = 32;
 
+/** Where a scan of a growing text stands (scanMarkdown). */
+export interface ScanState {
+  pos: number; // the text before pos is scanned: whole lines
+  fence: string; // the open code fence's marker, if any
+  open: number; // brackets and parentheses open in the paragraph
+  emph: number; // emphasis delimiter runs open in the paragraph
+}
+
+export const newScan = (): ScanState => ({ pos: 0, fence: "", open: 0, emph: 0 });
+
 /**
  * Why text is not given to marked ("" when it may be): too long, or nested
  * deeper than MAX_NESTING. One pass over the text, no regular expressions.
  */
 export function unsafeMarkdown(text: string): string {
+  return scanMarkdown(text, newScan());
+}
+
+/**
+ * unsafeMarkdown for a text that grows by appends: st carries the scan of
+ * the whole lines seen before, so that each delta of a streamed reply scans
+ * only what it added (and the last line again).
+ */
+export function scanMarkdown(text: string, st: ScanState): string {
   if (text.length > MAX_MARKDOWN_CHARS) return `longer than ${MAX_MARKDOWN_CHARS} characters`;
-  let fence = ""; // the open code fence's marker, if any
-  let open = 0; // brackets and parentheses open in the paragraph
-  let emph = 0; // emphasis delimiter runs open in the paragraph
-  for (let at = 0; at < text.length; ) {
-    let end = text.indexOf("\n", at);
-    if (end < 0) end = text.length;
-    // Leading containers: ">" and list markers, and indentation.
-    let i = at;
-    let depth = 0;
-    let cols = 0;
-    for (; i < end; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 32) cols++;
-      else if (c === 9) cols += 4;
-      else if (c === 62) depth++; // >
-      else if ((c === 45 || c === 43 || c === 42) && (text.charCodeAt(i + 1) === 32 || text.charCodeAt(i + 1) === 9)) depth++; // - + *
-      else if (c >= 48 && c <= 57) {
-        let j = i;
-        while (j < end && j - i < 9 && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
-        const d = text.charCodeAt(j);
-        if ((d !== 46 && d !== 41) || (text.charCodeAt(j + 1) !== 32 && text.charCodeAt(j + 1) !== 9)) break;
-        depth++;
-        i = j;
-      } else break;
+  for (;;) {
+    const end = text.indexOf("\n", st.pos);
+    if (end < 0) break;
+    const why = scanLine(text, st.pos, end, st);
+    if (why) return why;
+    st.pos = end + 1;
+  }
+  // The last line may still grow: scanned on a copy of the state.
+  return st.pos < text.length ? scanLine(text, st.pos, text.length, { ...st }) : "";
+}
+
+// scanLine scans text[at:end], one line, into st.
+function scanLine(text: string, at: number, end: number, st: ScanState): string {
+  // Leading containers: ">" and list markers, and indentation.
+  let i = at;
+  let depth = 0;
+  let cols = 0;
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32) cols++;
+    else if (c === 9) cols += 4;
+    else if (c === 62) depth++; // >
+    else if ((c === 45 || c === 43 || c === 42) && (text.charCodeAt(i + 1) === 32 || text.charCodeAt(i + 1) === 9)) depth++; // - + *
+    else if (c >= 48 && c <= 57) {
+      let j = i;
+      while (j < end && j - i < 9 && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
+      const d = text.charCodeAt(j);
+      if ((d !== 46 && d !== 41) || (text.charCodeAt(j + 1) !== 32 && text.charCodeAt(j + 1) !== 9)) break;
+      depth++;
+      i = j;
+    } else break;
+  }
+  const rest = text.slice(i, Math.min(end, i + 3));
+  if (st.fence) {
+    if (rest.startsWith(st.fence)) st.fence = "";
+    return "";
+  }
+  if (depth + Math.floor(cols / 2) > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
+  if (rest === "```" || rest === "~~~") {
+    st.fence = rest;
+    return "";
+  }
+  if (i === end) st.open = st.emph = 0; // a blank line ends the paragraph
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 91 || c === 40) { // [ (
+      if (++st.open > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
+    } else if ((c === 93 || c === 41) && st.open > 0) st.open--; // ] )
+    else if (c === 42 || c === 95) { // * _: a run opens emphasis after a space, closes before one
+      let j = i;
+      while (j + 1 < end && text.charCodeAt(j + 1) === c) j++;
+      const before = i > at ? text.charCodeAt(i - 1) : 32;
+      const after = j + 1 < end ? text.charCodeAt(j + 1) : 32;
+      const opens = isSpace(before) && !isSpace(after);
+      const closes = !isSpace(before) && isSpace(after);
+      if (opens && ++st.emph > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
+      if (closes && st.emph > 0) st.emph--;
+      i = j;
     }
-    const rest = text.slice(i, Math.min(end, i + 3));
-    if (fence) {
-      if (rest.startsWith(fence)) fence = "";
-      at = end + 1;
-      continue;
-    }
-    if (depth + Math.floor(cols / 2) > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
-    if (rest === "```" || rest === "~~~") {
-      fence = rest;
-      at = end + 1;
-      continue;
-    }
-    if (i === end) open = emph = 0; // a blank line ends the paragraph
-    for (; i < end; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 91 || c === 40) { // [ (
-        if (++open > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
-      } else if ((c === 93 || c === 41) && open > 0) open--; // ] )
-      else if (c === 42 || c === 95) { // * _: a run opens emphasis after a space, closes before one
-        let j = i;
-        while (j + 1 < end && text.charCodeAt(j + 1) === c) j++;
-        const before = i > at ? text.charCodeAt(i - 1) : 32;
-        const after = j + 1 < end ? text.charCodeAt(j + 1) : 32;
-        const opens = isSpace(before) && !isSpace(after);
-        const closes = !isSpace(before) && isSpace(after);
-        if (opens && ++emph > MAX_NESTING) return `nested deeper than ${MAX_NESTING} levels`;
-        if (closes && emph > 0) emph--;
-        i = j;
-      }
-    }
-    at = end + 1;
   }
   return "";
 }
