@@ -544,7 +544,7 @@ func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, s
 	} else if sess, err := s.st.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
 		role = "assistant"
 	}
-	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: r.Output, Meta: meta.json()}); err != nil {
+	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: s.red.String(r.Output), Meta: s.red.String(meta.json())}); err != nil {
 		s.log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
 		return
 	}
