@@ -229,7 +229,7 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	go func() {
 		defer close(ready)
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
-			Logger: l.log, Secrets: secrets.New(l.getenv)})
+			Logger: l.log, Secrets: secrets.New(l.getenv), Window: true})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {

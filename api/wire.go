@@ -251,6 +251,9 @@ type AgentInfo struct {
 // AgentList answers GET /v1/agents.
 type AgentList struct {
 	Agents []AgentInfo `json:"agents"`
+	// Warning: the config file could not be reloaded and the service runs
+	// on the config it had (the file was deleted, for one).
+	Warning string `json:"warning,omitempty"`
 }
 
 // CreateOperationRequest is seed 000's POST /api/plugins/sessions/operations/create.

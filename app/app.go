@@ -140,6 +140,9 @@ type Info struct {
 	Version    string `json:"version"`
 	Healthy    bool   `json:"healthy"`
 	Error      string `json:"error,omitempty"`
+	// Warning: the service could not reload its config file and runs on the
+	// config it had (the file was deleted, for one).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Info reports the service the app talks to.
@@ -150,6 +153,8 @@ func (a *App) Info() Info {
 	in := Info{ServiceURL: a.c.BaseURL(), Version: h.Version, Healthy: h.Healthy}
 	if err != nil {
 		in.Error = friendly(err).Error()
+	} else if l, err := a.s.agentList(ctx); err == nil {
+		in.Warning = l.Warning
 	}
 	return in
 }

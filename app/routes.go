@@ -30,9 +30,22 @@ func notFound(err error) bool {
 }
 
 func (s svc) agents(ctx context.Context) ([]Agent, error) {
+	out, err := s.agentList(ctx)
+	return out.Agents, err
+}
+
+// session is GET /v1/sessions/{id}.
+func (s svc) session(ctx context.Context, id string) (Session, error) {
+	var out Session
+	err := s.c.Do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// agentList is GET /v1/agents: the agents and the service's config warning.
+func (s svc) agentList(ctx context.Context) (api.AgentList, error) {
 	var out api.AgentList
 	err := s.c.Do(ctx, http.MethodGet, "/v1/agents", nil, &out)
-	return out.Agents, err
+	return out, err
 }
 
 func (s svc) sessions(ctx context.Context, agentID string) ([]Session, error) {

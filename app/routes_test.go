@@ -86,3 +86,49 @@ func TestFallbacksWhenRoutesAreMissing(t *testing.T) {
 		t.Fatalf("transcript %+v, %v", tr, err)
 	}
 }
+
+// The service's config warning (its config file was deleted at run time)
+// reaches the window through Info.
+func TestInfoCarriesTheServiceConfigWarning(t *testing.T) {
+	const warning = "config file /x/config.json is missing; the config loaded before is kept until the file is back"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/health":
+			w.Write([]byte(`{"healthy":true,"version":"t"}`))
+		case "/v1/agents":
+			w.Write([]byte(`{"agents":[],"warning":"` + warning + `"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	a, _ := New(Options{Client: api.NewClient(srv.URL, "tok", nil), Emit: func(string, any) {}})
+	if in := a.Info(); in.Warning != warning || in.Error != "" {
+		t.Fatalf("Info %+v", in)
+	}
+}
+
+// A notification names the agent of the session that asked for it.
+func TestSenderOfNamesTheSessionsAgent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/sessions/g_1":
+			w.Write([]byte(`{"sessionId":"g_1","agentId":"reading-list"}`))
+		case "/v1/sessions/g_2":
+			w.Write([]byte(`{"sessionId":"g_2","agentId":"gone"}`))
+		case "/v1/agents":
+			w.Write([]byte(`{"agents":[{"agentId":"reading-list","displayName":"Reading List"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	a, _ := New(Options{Client: api.NewClient(srv.URL, "tok", nil), Emit: func(string, any) {}})
+	for sid, want := range map[string]string{"g_1": "Reading List", "g_2": "gone", "g_3": ""} {
+		if got := a.senderOf(sid); got != want {
+			t.Errorf("senderOf(%s) = %q, want %q", sid, got, want)
+		}
+	}
+}

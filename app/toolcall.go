@@ -9,6 +9,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/app/gate"
+	"jarvis/tools"
 )
 
 // ToolDecision is the data of the "tool:decision" event and what a
@@ -81,6 +82,25 @@ func (a *App) watchPrompts() {
 	}
 }
 
+// senderOf names the agent of a session (its display name, else its id) for
+// the notifications it sends; "" when the service cannot say.
+func (a *App) senderOf(sessionID string) string {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	sess, err := a.s.session(ctx, sessionID)
+	if err != nil || sess.AgentID == "" {
+		return ""
+	}
+	if ags, err := a.s.agents(ctx); err == nil {
+		for _, ag := range ags {
+			if ag.AgentID == sess.AgentID && ag.DisplayName != "" {
+				return ag.DisplayName
+			}
+		}
+	}
+	return sess.AgentID
+}
+
 // onToolRequest starts a tool call's lifecycle once per call id.
 func (a *App) onToolRequest(sessionID string, ev api.StreamEvent) {
 	var call api.ToolCall
@@ -109,7 +129,11 @@ func (a *App) runTool(sessionID string, call api.ToolCall) {
 		d = ToolDecision{SessionID: sessionID, CallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Class: "forbidden",
 			Decision: "denied", DecidedBy: "error", Error: "denied: this window has no tool executor"}
 	} else {
-		d = a.tools.Run(a.ctx, sessionID, call)
+		ctx := a.ctx
+		if call.Name == "notify" {
+			ctx = tools.WithSender(ctx, a.senderOf(sessionID))
+		}
+		d = a.tools.Run(ctx, sessionID, call)
 	}
 	d.SessionID, d.CallID, d.Tool = sessionID, call.ID, call.Name
 	if d.DurationMS == 0 {

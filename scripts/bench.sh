@@ -37,6 +37,16 @@ for dir in bench/*/; do
   fi
   echo >> "$tmp"
 done
+# The window's Markdown parser on pathological replies, without a JIT as in
+# the window (node, from the frontend's packages).
+if [ -d frontend/node_modules ]; then
+  echo "bench: markdown" >&2
+  if ! (cd frontend && node --jitless bench/markdown.mjs 2>/dev/null) >> "$tmp"; then
+    echo -e "\n### markdown\n\n**failed to run** (see the make bench output)\n" >> "$tmp"
+    status=1
+  fi
+  echo >> "$tmp"
+fi
 if [ -f build/e2e/bench.md ]; then
   cat build/e2e/bench.md >> "$tmp"
 fi

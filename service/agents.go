@@ -35,5 +35,6 @@ func (s *Service) agentInfo(a config.Agent) api.AgentInfo {
 			info.Status = api.AgentStatus{State: "ok"}
 		}
 	}
+	info.Status.Detail = s.red.String(info.Status.Detail) // a failed call's error may quote the agent
 	return info
 }

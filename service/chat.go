@@ -40,6 +40,9 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.exposedSession(sess.AgentID); err != nil {
+		return err
+	}
 	t, run, err := s.prepareTurn(r.Context(), sess, text, nil)
 	if err != nil {
 		return err

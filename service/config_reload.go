@@ -26,17 +26,41 @@ import (
 const configDebounce = 150 * time.Millisecond
 
 // ReloadConfig reads the config file at path and, when it is valid, makes it
-// the service's config. A missing file means the built-in defaults, as at
-// startup. On error the current config stays and the error is returned.
+// the service's config. On error the current config stays and the error is
+// returned. A missing file is an error here, unlike at startup (the
+// built-in defaults): editors that save by delete and rename, sync tools and
+// git checkout delete it for a moment, and the defaults would turn
+// restricted agents into the default agent with every tool and send turns
+// to another provider. The warning stays in GET /v1/agents (the window
+// shows it) until a reload succeeds.
 func (s *Service) ReloadConfig(path string) error {
-	c, err := config.Load(path)
+	var c *config.Config
+	_, err := os.Stat(path)
+	if err == nil {
+		c, err = config.Load(path)
+	} else if errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("config file %s is missing; the config loaded before is kept until the file is back", path)
+		s.confWarning.Store(&[]string{err.Error()}[0])
+		s.log.Warn("config file missing; keeping the current config", "config", path)
+		return err
+	}
 	if err != nil {
 		s.log.Error("config reload refused; keeping the current config", "err", err)
+		s.confWarning.Store(&[]string{"config reload refused, the config loaded before is kept: " + err.Error()}[0])
 		return err
 	}
 	s.SetConfig(c)
+	s.confWarning.Store(nil)
 	s.log.Info("config reloaded", "config", path, "agents", len(c.Agents))
 	return nil
+}
+
+// configWarning is why the config file was last not reloaded ("" when it was).
+func (s *Service) configWarning() string {
+	if w := s.confWarning.Load(); w != nil {
+		return *w
+	}
+	return ""
 }
 
 // WatchConfig reloads the config file at path whenever it changes, until

@@ -1,16 +1,21 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"jarvis/api"
+	"jarvis/service"
 )
 
 func (e *env) agentIDs() []string {
@@ -77,4 +82,70 @@ func TestConfigReloadWithoutRestart(t *testing.T) {
 	if err := e.svc.WatchConfig(ctx, filepath.Join(t.TempDir(), "absent", "config.json")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("watch of a missing folder: %v", err)
 	}
+}
+
+// Deleting the config file while the service runs (an editor that saves by
+// delete and rename, a sync tool, git checkout) keeps the current config,
+// with a warning in the log and in GET /v1/agents, until the file is back.
+func TestConfigDeletedAtRunTimeKeepsTheCurrentConfig(t *testing.T) {
+	var log bytes.Buffer
+	var mu sync.Mutex
+	e := newEnv(t, func(_ *env, o *service.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &log}, nil))
+	})
+	path := filepath.Join(t.TempDir(), "config.json")
+	body := fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},"agents":[{"agentId":"notes","toolAllowlist":["memory_search"]}]}`, e.upSrv.URL+"/v1")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.ReloadConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.ReloadConfig(path); err == nil {
+		t.Fatal("a deleted config file was reloaded without an error")
+	}
+	if ids := e.agentIDs(); !slices.Equal(ids, []string{"notes"}) {
+		t.Fatalf("the deleted file switched the service to the defaults: agents %v", ids)
+	}
+	var l api.AgentList
+	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(l.Warning, "config.json") || !strings.Contains(l.Warning, "kept") {
+		t.Fatalf("GET /v1/agents warning %q", l.Warning)
+	}
+	mu.Lock()
+	logged := log.String()
+	mu.Unlock()
+	if !strings.Contains(logged, "level=WARN") || !strings.Contains(logged, "config.json") {
+		t.Fatalf("no warning logged:\n%s", logged)
+	}
+	// The file comes back: applied, and the warning goes.
+	if err := os.WriteFile(path, []byte(strings.Replace(body, `"notes"`, `"todo"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.ReloadConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	l = api.AgentList{}
+	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Agents) != 1 || l.Agents[0].AgentID != "todo" || l.Warning != "" {
+		t.Fatalf("after the file came back: %+v", l)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

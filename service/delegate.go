@@ -326,6 +326,9 @@ func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) err
 	if !ok {
 		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).with("field", "agentId")
 	}
+	if err := s.exposed(a); err != nil {
+		return err
+	}
 	sess, created, err := s.resolveAgentSession(r.Context(), a, "latest-or-create")
 	if err != nil {
 		return err

@@ -19,10 +19,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,11 +192,6 @@ func (s *Service) externalCallbackBase(x externalSettings) (string, error) {
 	return "", errors.New("the service does not know its own URL yet; set external.callbackBaseUrl in config.json")
 }
 
-func hashExternalToken(tok string) string {
-	h := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(h[:])
-}
-
 // externalToken returns the session's callback token, minting one (and
 // storing its hash) when this process has none that is still valid.
 func (s *Service) externalToken(ctx context.Context, sessionID string) (string, error) {
@@ -208,7 +199,7 @@ func (s *Service) externalToken(ctx context.Context, sessionID string) (string, 
 	tok := s.ext.tokens[sessionID]
 	s.ext.mu.Unlock()
 	if tok != "" {
-		owner, err := s.st.ExternalTokenSession(ctx, hashExternalToken(tok))
+		owner, err := s.st.ExternalTokenSession(ctx, hashCallbackToken(tok))
 		if err == nil && owner == sessionID {
 			return tok, nil
 		}
@@ -217,12 +208,11 @@ func (s *Service) externalToken(ctx context.Context, sessionID string) (string, 
 		}
 		// Revoked (the session was deleted since): mint a new one.
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	tok, hash, err := newCallbackToken("xcb_") // callback_token.go
+	if err != nil {
 		return "", err
 	}
-	tok = "xcb_" + base64.RawURLEncoding.EncodeToString(b[:])
-	if err := s.st.AddExternalToken(ctx, sessionID, hashExternalToken(tok)); err != nil {
+	if err := s.st.AddExternalToken(ctx, sessionID, hash); err != nil {
 		return "", err
 	}
 	s.ext.mu.Lock()

@@ -103,7 +103,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	tok := r.URL.Query().Get("token")
 	tokHash := ""
 	if tok != "" {
-		tokHash = hashExternalToken(tok)
+		tokHash = hashCallbackToken(tok)
 	}
 	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
 	switch {
@@ -207,7 +207,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	}
 	metaJSON, _ := json.Marshal(meta)
 	replyID := newID("xr_")
-	msg := &store.Message{SessionID: sid, TurnID: replyID, Role: "assistant", Content: text, Meta: string(metaJSON)}
+	msg := &store.Message{SessionID: sid, TurnID: replyID, Role: "assistant", Content: s.red.String(text), Meta: s.red.String(string(metaJSON))}
 	seq, err := s.hub.PublishWith(ctx, sid, api.EventFinal,
 		api.ExternalReplyEvent{Text: text, TurnID: replyID, Origin: api.EventOriginExternal, AgentID: agent.AgentID},
 		s.st.ExternalInject(store.ExternalInjection{Message: msg, DeliveryID: delivery, Audit: au, Snippet: snippet(text)}))

@@ -26,14 +26,12 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -72,7 +70,9 @@ const (
 // proxyRuntime is the state of the proxy agents of one Service.
 type proxyRuntime struct {
 	client  *proxy.Client
-	key     []byte // derives per-session callback tokens
+	st      *store.Store     // callback tokens (hashes) of the calls made
+	now     func() time.Time // the service's clock
+	log     *slog.Logger
 	userID  string // the stable local user id (userReference)
 	baseURL atomic.Pointer[string]
 
@@ -103,10 +103,6 @@ func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
 		rand.Read(b[:])
 		return hex.EncodeToString(b[:])
 	}
-	key, err := s.st.ProxyValue(ctx, "callback_key", gen)
-	if err != nil {
-		return nil, fmt.Errorf("service: proxy callback key: %w", err)
-	}
 	uid, err := s.st.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
 	if err != nil {
 		return nil, fmt.Errorf("service: proxy user id: %w", err)
@@ -119,7 +115,7 @@ func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	px := &proxyRuntime{client: client, key: []byte(key), userID: uid,
+	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid,
 		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{}}
 	for _, a := range s.cfg().Agents {
 		if a.Type != config.TypeProxy {
@@ -210,24 +206,26 @@ func callbackPath(agentID, sessionID string) string {
 	return "/proxy/agents/" + url.PathEscape(agentID) + "/sessions/" + url.PathEscape(sessionID) + "/callback"
 }
 
-// callbackToken is the per-session secret of an agent's callback URL.
-func (px *proxyRuntime) callbackToken(agentID, sessionID string) string {
-	m := hmac.New(sha256.New, px.key)
-	m.Write([]byte("proxy-callback\x00" + agentID + "\x00" + sessionID))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// callbackURL is the URL handed to the agent for one call. The call id lets
-// a late answer find the turn it belongs to.
+// callbackURL is the URL handed to the agent for one call, with a token
+// made for that call alone (only its hash is stored, callback_token.go),
+// valid for the call's timeout and then as long as a late answer is
+// recorded. The call id lets a late answer find the turn it belongs to.
+// "" when the service's address is not known or the token cannot be stored.
 func (px *proxyRuntime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
 	b := px.base(pc)
 	if b == "" {
 		return ""
 	}
-	q := url.Values{"token": {px.callbackToken(agentID, sessionID)}}
-	if callID != "" {
-		q.Set("call", callID)
+	tok, hash, err := newCallbackToken("pcb_")
+	if err == nil {
+		err = px.st.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
+			px.now().Add(pc.Timeout()+lateKeep))
 	}
+	if err != nil {
+		px.log.Error("proxy callback token", "agent", agentID, "err", err)
+		return ""
+	}
+	q := url.Values{"token": {tok}, "call": {callID}}
 	return b + callbackPath(agentID, sessionID) + "?" + q.Encode()
 }
 
@@ -546,7 +544,7 @@ func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, s
 	} else if sess, err := s.st.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
 		role = "assistant"
 	}
-	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: r.Output, Meta: meta.json()}); err != nil {
+	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: s.red.String(r.Output), Meta: s.red.String(meta.json())}); err != nil {
 		s.log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
 		return
 	}
@@ -585,7 +583,7 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 		TimeoutSeconds: int(pc.Timeout() / time.Second), AgentStatus: rep.status, Failures: h.Failures}
 	if pc.Async {
 		if b := s.px.base(pc); b != "" {
-			pi.CallbackURLTemplate = b + "/proxy/agents/" + url.PathEscape(a.AgentID) + "/sessions/{sessionId}/callback?token={per-session token}"
+			pi.CallbackURLTemplate = b + "/proxy/agents/" + url.PathEscape(a.AgentID) + "/sessions/{sessionId}/callback?token={per-call token}&call={call id}"
 		}
 		pi.CallbackAuth = "token"
 		if pc.CallbackAuth == "none" {

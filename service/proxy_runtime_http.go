@@ -1,7 +1,7 @@
 package service
 
 import (
-	"crypto/hmac"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +10,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
 )
@@ -37,12 +38,16 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 		limit = proxy.DefaultMaxResponse
 	}
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	ok, dup := s.px.authenticate(r, pc, agentID, sessionID, body, s.secrets, s.now())
-	if !ok {
-		return errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing or wrong")
-	}
-	if dup { // Standard Webhooks: a replayed id is acknowledged and ignored
+	ok, dup, given, err := s.px.authenticate(r, pc, agentID, sessionID, callID, body, s.secrets, s.now())
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing, wrong or expired")
+	case dup: // Standard Webhooks: a replayed id is acknowledged and ignored
 		return writeJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
+	case !given:
+		return errorf(http.StatusNotFound, "proxy_call_not_found", "agent %q was given no call %q in session %q", agentID, callID, sessionID)
 	}
 	wt := s.px.lookup(callID, agentID, sessionID)
 	if wt == nil || !wt.test {
@@ -124,20 +129,54 @@ func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig,
 	return api.ProxyCallbackResponse{Accepted: true, Final: shown.Final}, nil
 }
 
-// authenticate checks a callback: the per-session token, else a Standard
-// Webhooks signature (dup: a replayed webhook-id), else callbackAuth "none".
-func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID string, body []byte, secrets Secrets, now time.Time) (ok, dup bool) {
-	if tok := r.URL.Query().Get("token"); tok != "" && hmac.Equal([]byte(tok), []byte(px.callbackToken(agentID, sessionID))) {
-		return true, false
+// authenticate checks a callback. ok: the per-call token of the URL (for
+// this agent, session and call, not expired), else a Standard Webhooks
+// signature (dup: a replayed webhook-id), else callbackAuth "none". given:
+// the callback is for a call the agent was given, or (signed only) for a
+// session of the agent with no call named (recorded as a late answer); an
+// unauthenticated callback must name a call the agent was given.
+func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID, callID string, body []byte, secrets Secrets, now time.Time) (ok, dup, given bool, err error) {
+	ctx := r.Context()
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		c, err := px.st.ProxyCallToken(ctx, hashCallbackToken(tok))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, false, false, err
+		}
+		if err == nil && c.AgentID == agentID && c.SessionID == sessionID && c.CallID == callID {
+			return true, false, true, nil
+		}
+	}
+	callGiven := func() (bool, error) {
+		if callID == "" {
+			return false, nil
+		}
+		return px.st.ProxyCallGiven(ctx, agentID, sessionID, callID)
 	}
 	if pc.WebhookSecretRef != "" && secrets != nil && webhook.Signed(r.Header) {
 		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil {
 			if id, err := webhook.Verify(webhook.Key(sec), r.Header, body, now); err == nil {
-				return true, px.replayed(agentID+"\x00"+id, now)
+				g, err := callGiven()
+				if err == nil && !g && callID == "" {
+					g, err = px.ownSession(ctx, agentID, sessionID)
+				}
+				return true, px.replayed(agentID+"\x00"+id, now), g, err
 			}
 		}
 	}
-	return pc.CallbackAuth == "none", false
+	if pc.CallbackAuth == "none" {
+		g, err := callGiven()
+		return true, false, g, err
+	}
+	return false, false, false, nil
+}
+
+// ownSession reports whether sessionID is a live session of the agent.
+func (px *proxyRuntime) ownSession(ctx context.Context, agentID, sessionID string) (bool, error) {
+	sess, err := px.st.Session(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && sess.DeletedAt == "" && sess.AgentID == agentID, err
 }
 
 // replayed records a webhook id and reports whether it was seen before.
@@ -201,10 +240,11 @@ func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	rep := s.px.client.Test(r.Context(), pc.Definition, in)
-	return writeJSON(w, http.StatusOK, api.ProxyTestReport{
+	// The agent's answer and the error may echo the credentials sent.
+	return writeJSON(w, http.StatusOK, redact.JSON(s.red, api.ProxyTestReport{
 		Status: rep.Status, LatencyMs: rep.LatencyMs, ContentType: rep.ContentType, RequestBody: rep.RequestBody,
 		RawResponse: rep.RawResponse, RawTruncated: rep.RawTruncated, Parsed: rep.Parsed, ParseError: rep.ParseError,
 		Error: rep.Error, ErrorKind: rep.ErrorKind, Output: rep.Output, Thoughts: rep.Thoughts, AgentStatus: rep.AgentStatus,
 		Chunks: rep.Chunks, Pending: rep.Pending, CallbackURL: in.CallbackURL,
-	})
+	}))
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/redact"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
 )
@@ -199,6 +200,8 @@ func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, stri
 		}
 	}
 	res.Warnings = append(slices.Clone(p.warnings), res.Warnings...)
+	// An agent's answer or error may echo its key (redact.go).
+	res = redact.JSON(s.red, res)
 	md := roundtable.RenderMarkdown(res)
 	s.noteRTHealth(res, p)
 

@@ -32,6 +32,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 )
 
@@ -68,6 +69,10 @@ type Options struct {
 	// ConfigPath is the config file the setup API (PUT /v1/providers)
 	// updates; empty means changes stay in memory.
 	ConfigPath string
+	// Window: this is the desktop window's in-process service, whose
+	// per-launch token only the window holds, so agents configured with
+	// apiExposed: false may be used (exposure.go).
+	Window bool
 }
 
 // Service is the General Agent Service.
@@ -76,12 +81,17 @@ type Service struct {
 	now     func() time.Time
 	started time.Time
 	token   string
+	window  bool        // Options.Window
+	red     *redact.Set // secret values removed from all output (redact.go)
 	hc      *http.Client
 	secrets Secrets
 	hbEvery time.Duration
 
 	allowedOrigins       map[string]bool
 	allowNonLoopbackHost bool
+
+	// confWarning is why the config file was last not reloaded (config_reload.go).
+	confWarning atomic.Pointer[string]
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
@@ -155,9 +165,15 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	// One redactor for everything the service shows, stores, logs or sends
+	// on: it learns every secret value read from the secret store
+	// (service/redact).
+	red := &redact.Set{}
+	red.Add(opts.Token)
+	opts.Logger = slog.New(redact.Handler(opts.Logger.Handler(), red))
 	s := &Service{
-		log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, hc: opts.HTTPClient,
-		secrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
+		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
+		secrets: recordSecrets(opts.Secrets, red), hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
 		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
@@ -181,7 +197,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
 	s.initRoundtable(ctx)
-	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now})
+	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()

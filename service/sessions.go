@@ -34,6 +34,9 @@ func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) er
 	if req.PreferredSessionID != "" {
 		sess, err := s.st.Session(ctx, req.PreferredSessionID)
 		if err == nil && sess.DeletedAt == "" {
+			if err := s.exposedSession(sess.AgentID); err != nil {
+				return err
+			}
 			return writeJSON(w, http.StatusOK, api.CreateSessionResponse{GeneralSessionID: sess.ID})
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -44,9 +47,15 @@ func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	if err := s.exposed(agent); err != nil {
+		return err
+	}
 	for attempt := 0; attempt < 3; attempt++ {
 		sess, err := s.st.SessionByJarvisID(ctx, req.JarvisSessionID)
 		if err == nil && sess.DeletedAt == "" {
+			if err := s.exposedSession(sess.AgentID); err != nil {
+				return err
+			}
 			return writeJSON(w, http.StatusOK, api.CreateSessionResponse{GeneralSessionID: sess.ID})
 		}
 		if err == nil { // mapped to a deleted session: start afresh
@@ -132,6 +141,9 @@ func (s *Service) handleOperationsCreate(w http.ResponseWriter, r *http.Request)
 	agent, ok := s.cfg().Agent(req.AgentID)
 	if !ok {
 		return errorf(http.StatusBadRequest, "unknown_agent", "no agent %q is configured", req.AgentID).with("field", "agentId")
+	}
+	if err := s.exposed(agent); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	if req.SessionID == nil {

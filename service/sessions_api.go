@@ -169,5 +169,6 @@ func (s *Service) handleAgents(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Agents = append(out.Agents, s.agentInfo(a))
 	}
+	out.Warning = s.configWarning()
 	return writeJSON(w, http.StatusOK, out)
 }

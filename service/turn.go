@@ -289,6 +289,7 @@ func (s *Service) abandon(t *turn, err error) {
 // finishTurn records a turn's end and its terminal event in one transaction,
 // with the last delta not yet published, if any.
 func (s *Service) finishTurn(t *turn, status string, out outcome) {
+	out = s.redactOutcome(out) // redact.go
 	code := ""
 	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id, Kind: out.kind})
 	if out.fail != nil {

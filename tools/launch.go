@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 func osGetenv(key string) string { return os.Getenv(key) }
@@ -166,6 +168,8 @@ func (e *Executor) prepareNotify(args json.RawMessage) (*call, error) {
 		return nil, fmt.Errorf("%w: title is empty", ErrBadArguments)
 	}
 	return &call{run: func(ctx context.Context) (string, error) {
+		// The title says who sent it, before anything the model wrote.
+		title := "From " + senderFrom(ctx) + ": " + title
 		if _, err := e.helper(ctx, e.notifyArgv(title, a.Body), ""); err != nil {
 			return "", err
 		}
@@ -217,7 +221,7 @@ func (e *Executor) prepareClipboardWrite(args json.RawMessage) (*call, error) {
 	if len(text) > e.opts.MaxWriteBytes {
 		return nil, fmt.Errorf("%w: text is %d bytes, the limit is %d", ErrBadArguments, len(text), e.opts.MaxWriteBytes)
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{note: clipboardPreview(text), run: func(ctx context.Context) (string, error) {
 		if _, err := e.helper(ctx, e.clipboardArgv(true), text); err != nil {
 			return "", err
 		}
@@ -333,4 +337,40 @@ func (e *Executor) helper(ctx context.Context, cands [][]string, stdin string) (
 		out += fmt.Sprintf("\n[truncated: first %d bytes]", stdout.max)
 	}
 	return out, nil
+}
+
+// previewRunes is how much of a clipboard text the prompt's reason quotes.
+const previewRunes = 160
+
+// clipboardPreview is the reason a clipboard_write prompt gives: the text,
+// quoted so that line breaks, invisible and direction-changing characters
+// show as escapes, cut after previewRunes characters.
+func clipboardPreview(text string) string {
+	head, cut := text, false
+	if utf8.RuneCountInString(text) > previewRunes {
+		head, cut = string([]rune(text)[:previewRunes]), true
+	}
+	s := fmt.Sprintf("puts %d bytes on the clipboard: %s", len(text), strconv.QuoteToASCII(head))
+	if cut {
+		s += " … (the whole text is in the arguments)"
+	}
+	return s
+}
+
+type senderKey struct{}
+
+// WithSender names, for a notification, the agent that asked for it; the
+// window sets it from the session's agent.
+func WithSender(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, senderKey{}, agent)
+}
+
+// senderFrom is WithSender's name on one line, or "an agent".
+func senderFrom(ctx context.Context) string {
+	name, _ := ctx.Value(senderKey{}).(string)
+	name = strings.Join(strings.FieldsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if name == "" {
+		return "an agent"
+	}
+	return name
 }

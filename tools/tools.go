@@ -101,7 +101,9 @@ func Definitions() []Definition {
 		{Name: "clipboard_read", Description: "Read the text on the clipboard.", Risk: Risky,
 			Capabilities: []string{"clipboard.read"},
 			Parameters:   schema(`{"type":"object","properties":{},"additionalProperties":false}`)},
-		{Name: "clipboard_write", Description: "Put text on the clipboard.", Risk: Safe,
+		// Risky: what a prompt-injected model puts on the clipboard ("curl … |
+		// sh") is what the user pastes next; the prompt shows the text.
+		{Name: "clipboard_write", Description: "Put text on the clipboard.", Risk: Risky,
 			Capabilities: []string{"clipboard.write"},
 			Parameters:   schema(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)},
 		{Name: "notify", Description: "Show a desktop notification.", Risk: Safe,

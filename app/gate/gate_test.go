@@ -186,7 +186,7 @@ func TestClassify(t *testing.T) {
 		{"deny beats ask", []Rule{{Tool: "*", Action: Ask}, {Tool: "notify", Action: Deny}}, req("notify", `{"title":"x"}`, ""), tools.Safe, Forbid, "", Deny},
 		{"ask beats allow", []Rule{allowAll, {Tool: "notify", Action: Ask}}, req("notify", `{"title":"x"}`, ""), tools.Safe, AskUser, "", Ask},
 		{"ask on a safe tool", []Rule{{Tool: "list_dir", Args: map[string]string{"path": "private*"}, Action: Ask}}, req("list_dir", `{"path":"private/x"}`, ""), tools.Safe, AskUser, "", Ask},
-		{"tool glob", []Rule{{Tool: "clipboard_*", Action: Deny}}, req("clipboard_write", `{"text":"x"}`, ""), tools.Safe, Forbid, "", Deny},
+		{"tool glob", []Rule{{Tool: "clipboard_*", Action: Deny}}, req("clipboard_write", `{"text":"x"}`, ""), tools.Risky, Forbid, "", Deny},
 		{"array argument glob", []Rule{{Tool: "run_command", Args: map[string]string{"program": "git", "args": "status*"}, Action: Allow}}, req("run_command", `{"program":"git","args":["status","-s"]}`, ""), tools.Risky, Run, "", Allow},
 		{"array argument glob misses", []Rule{{Tool: "run_command", Args: map[string]string{"program": "git", "args": "status*"}, Action: Allow}}, req("run_command", `{"program":"git","args":["push","--force"]}`, ""), tools.Risky, AskUser, "", ""},
 		{"allow rule with a raised class", []Rule{{Tool: "list_dir", Action: Allow}}, req("list_dir", `{}`, tools.Risky), tools.Risky, Run, "", Allow},

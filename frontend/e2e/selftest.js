@@ -148,6 +148,16 @@
     assert(window.__pwned === undefined, "nothing ran (window.__pwned=" + window.__pwned + ")");
     log("HTML in a reply is inert");
 
+    // 4b. Complete replies are parsed in the worker (allowed by the CSP);
+    // pathological ones are shown as plain text and stop nothing.
+    const w1 = await window.jarvisBench.offThread("**parsed** off the thread");
+    assert(/<strong>parsed<\/strong>/.test(w1.html) && !w1.unavailable && w1.abandoned === 0, "the parsing worker runs in the window: " + JSON.stringify(w1));
+    const w2 = await window.jarvisBench.offThread(">".repeat(20000) + " x");
+    assert(w2.html.includes("plain-reply") && !w2.unavailable, "20,000 quote markers are shown as plain text: " + JSON.stringify(w2).slice(0, 200));
+    const w3 = await window.jarvisBench.offThread("[a](".repeat(4000));
+    assert(w3.html.includes("plain-reply"), "repeated [a]( is shown as plain text");
+    log("parsing worker: rendered in the worker, pathological replies plain");
+
     // 5. Stop ends a running turn.
     await say("Count slowly [[slow 150]] [[deltas 60]]");
     await waitFor(() => !$("#stop").hidden && assistants().some((x) => x.classList.contains("streaming")), "a streaming turn with a stop button");

@@ -1,5 +1,6 @@
 // The window's link to the Go side: the methods main binds (package app's
 // App) and the events app emits. Wails injects window.go and window.runtime.
+import { externalURL } from "./links";
 
 export interface Agent {
   agentId: string;
@@ -48,6 +49,8 @@ export interface Info {
   version: string;
   healthy: boolean;
   error?: string;
+  /** The service could not reload its config file and runs on the config it had. */
+  warning?: string;
 }
 
 export interface AuditEntry {
@@ -168,7 +171,8 @@ export function on(name: string, cb: (data: any) => void): void {
 }
 
 export function openExternal(url: string): void {
-  if (/^(https?:|mailto:)/i.test(url)) window.runtime?.BrowserOpenURL(url);
+  const safe = externalURL(url); // links.ts
+  if (safe) window.runtime?.BrowserOpenURL(safe);
 }
 
 /** Errors from bound methods arrive as strings or Error objects. */

@@ -6,7 +6,7 @@ import "./style.css";
 import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
 import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
 import { roundTableCard } from "./roundtable";
-import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply } from "./reply";
+import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
@@ -256,7 +256,13 @@ function messageEl(it: Item): HTMLElement {
     el = h("div", { class: `msg ${it.kind}`, "data-key": it.key });
     els.set(it.key, el);
   }
-  fill(el, it);
+  try {
+    fill(el, it);
+  } catch (ex) {
+    // One message must not stop the rest of a conversation from showing.
+    console.error("message", it.key, ex);
+    el.textContent = it.text;
+  }
   return el;
 }
 
@@ -266,7 +272,10 @@ function fill(el: HTMLElement, it: Item): void {
       el.textContent = it.text;
       break;
     case "assistant":
-      showReply(el, it.text, !!it.final); // sanitized
+      // A complete reply shown for the first time (opening a session) is
+      // parsed off the window's thread; a streaming one as it grows.
+      if (it.final && !el.hasChildNodes()) void showReplyLater(el, it.text); // sanitized
+      else showReply(el, it.text, !!it.final); // sanitized
       el.classList.toggle("streaming", !it.final);
       break;
     case "status":
@@ -274,7 +283,7 @@ function fill(el: HTMLElement, it: Item): void {
       break;
     case "thought": {
       const body = h("div", {});
-      body.innerHTML = renderReply(it.text); // sanitized
+      void showReplyLater(body, it.text); // sanitized
       const d = h("details", { class: "thought" }, h("summary", {}, "Thoughts"), body);
       el.replaceChildren(d);
       break;
@@ -447,8 +456,15 @@ async function openSession(id: string): Promise<void> {
     checkSetup();
   }
   renderSidebar();
+  // The pane follows the sidebar at once, so that it never shows one
+  // conversation while the next message would go to another.
+  const fresh = !state.transcripts.has(id);
+  if (fresh) {
+    els.clear();
+    $("messages").replaceChildren(h("div", { class: "empty" }, "Loading…"));
+    renderHeader();
+  } else renderMessages();
   try {
-    const fresh = !state.transcripts.has(id);
     // The Markdown renderer loads while the transcript is fetched.
     const [tr] = await Promise.all([api().OpenSession(id), loadMarkdown().catch(() => undefined)]);
     // A transcript already in the window is kept current by its stream;
@@ -457,7 +473,7 @@ async function openSession(id: string): Promise<void> {
   } catch (ex) {
     flash(errText(ex));
   }
-  if (state.sessionId === id) renderMessages();
+  if (state.sessionId === id && fresh) renderMessages();
   $("input").focus();
 }
 
@@ -790,7 +806,19 @@ function speak(text: string): void {
 
 // ---------- wiring ----------
 
+// A config file deleted while the service runs is reported by the service
+// (it keeps the config it had); the window says so when it comes to the front.
+async function checkServiceWarning(): Promise<void> {
+  try {
+    const info = await api().Info();
+    if (info.warning) flash(`Service: ${info.warning}`);
+  } catch {
+    // the connection state says it
+  }
+}
+
 function wire(): void {
+  window.addEventListener("focus", () => void checkServiceWarning());
   const input = $<HTMLTextAreaElement>("input");
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -935,6 +963,18 @@ function benchHooks(): void {
       el.remove();
       return ms;
     },
+    // Shows a complete reply through the parsing worker (as opening a
+    // session does) and says what the worker did: the e2e checks that it
+    // runs under the window's Content-Security-Policy.
+    async offThread(text: string): Promise<{ html: string; unavailable: boolean; abandoned: number }> {
+      const m = await loadMarkdown();
+      const el = h("div", { class: "msg assistant" });
+      $("messages").append(el);
+      await m.showReplyLater(el, text);
+      const html = el.innerHTML;
+      el.remove();
+      return { html, ...m.parseWorkerState() };
+    },
     // The same, rendering the whole reply again into a new element, as every
     // delta was shown before showReply: the baseline of the long-reply figure.
     deltaWhole(text: string): number {
@@ -963,6 +1003,7 @@ async function start(): Promise<void> {
   try {
     const info = await api().Info();
     if (info.error) flash(`Service: ${info.error}`);
+    else if (info.warning) flash(`Service: ${info.warning}`);
     state.agents = await api().Agents();
     state.agentId = state.agents[0]?.agentId ?? "general";
   } catch (ex) {

@@ -2,47 +2,13 @@
 // from external agents and contain arbitrary HTML: the output of marked is
 // always passed through DOMPurify with a strict allowlist, and links may only
 // be http(s) or mailto. Nothing in a reply can run in this window.
-import { Marked, type Token } from "marked";
+import type { Token } from "marked";
 import DOMPurify from "dompurify";
+import { marked, newScan, parseMarkdown, parseReply, scanMarkdown, splitThoughts, unsafeMarkdown, type ParsedReply, type ScanState } from "./mdparse";
+import { OffThread, plainReply } from "./offthread";
+import { externalURL, SAFE_SCHEME } from "./links";
 
-const marked = new Marked({ gfm: true, breaks: true, async: false });
-
-// WebKit runs some of marked's block rules (thematic breaks, quotes, lists,
-// HTML, tables, setext headings) without its regular-expression JIT, in time
-// that grows with the rest of the text at every block, so lexing grew with
-// the square of a reply's length: 35 ms for 11 KB in the window, 450 ms for
-// 44 KB. Each of these rules is skipped where a cheap test shows it cannot
-// match (its first characters; a table's delimiter row), which leaves
-// marked's output as it was (test/markdown.test.ts compares it with plain
-// marked), and a whole reply is lexed in steps (growInSteps).
-const unless = (possible: (src: string) => boolean) => (src: string) => (possible(src) ? false : undefined);
-const startsWith = (re: RegExp) => unless((src) => re.test(src));
-marked.use({
-  tokenizer: {
-    hr: startsWith(/^ {0,3}[-_*]/),
-    blockquote: startsWith(/^ {0,3}>/),
-    list: startsWith(/^ {0,3}(?:[*+-]|\d{1,9}[.)])/),
-    html: startsWith(/^ {0,3}</),
-    // A table's second line is its delimiter row, which has a ":" or "|".
-    table: unless((src) => /[:|]/.test(line(src, src.indexOf("\n") + 1))),
-    // A setext heading's underline ends the paragraph it heads.
-    lheading: unless((src) => /\n {0,3}(?:=+|-+) *$/m.test(src.slice(0, blankLine(src)))),
-  },
-});
-
-// line returns the line of src that starts at at (nothing when at is 0: no
-// line break came before it).
-function line(src: string, at: number): string {
-  if (at <= 0) return "";
-  const end = src.indexOf("\n", at);
-  return src.slice(at, end < 0 ? src.length : end);
-}
-
-// blankLine returns where src's first blank line starts (its length if none).
-function blankLine(src: string): number {
-  const i = src.search(/\n[ \t]*\n/);
-  return i < 0 ? src.length : i;
-}
+export { splitThoughts } from "./mdparse";
 
 // Tags a reply may use. No forms, media, frames, SVG, MathML or styles.
 const ALLOWED_TAGS = [
@@ -51,7 +17,6 @@ const ALLOWED_TAGS = [
   "table", "tbody", "td", "th", "thead", "tr", "ul", "input",
 ];
 const ALLOWED_ATTR = ["href", "title", "class", "type", "checked", "disabled", "open", "align", "start", "colspan", "rowspan"];
-const SAFE_URL = /^(?:https?:|mailto:)/i;
 
 let purifier: ReturnType<typeof DOMPurify> | null = null;
 
@@ -68,18 +33,20 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
   p.addHook("afterSanitizeAttributes", (node) => {
     const el = node as Element;
     if (el.tagName === "A") {
-      const href = el.getAttribute("href") ?? "";
-      if (!SAFE_URL.test(href.trim())) {
+      const href = externalURL(el.getAttribute("href") ?? ""); // links.ts
+      if (!href) {
         el.removeAttribute("href");
       } else {
+        el.setAttribute("href", href);
         el.setAttribute("rel", "noopener noreferrer nofollow");
         el.setAttribute("data-external", "1");
       }
     }
     if (el.tagName === "INPUT") el.setAttribute("disabled", "");
     if (el.hasAttribute("class")) {
-      // Only the language classes marked puts on code blocks.
-      const keep = (el.getAttribute("class") ?? "").split(/\s+/).filter((c) => /^language-[\w+-]{1,32}$/.test(c));
+      // Only the language classes marked puts on code blocks, and the
+      // window's own class for text shown plain (mdparse.ts, plainHTML).
+      const keep = (el.getAttribute("class") ?? "").split(/\s+/).filter((c) => /^language-[\w+-]{1,32}$/.test(c) || c === "plain-reply");
       if (keep.length) el.setAttribute("class", keep.join(" "));
       else el.removeAttribute("class");
     }
@@ -90,7 +57,7 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
   p.setConfig({
     ALLOWED_TAGS,
     ALLOWED_ATTR,
-    ALLOWED_URI_REGEXP: SAFE_URL,
+    ALLOWED_URI_REGEXP: SAFE_SCHEME,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     FORBID_TAGS: ["style", "script", "iframe", "object", "embed", "svg", "math", "form", "img", "video", "audio", "link", "meta", "base"],
@@ -107,51 +74,60 @@ export function sanitize(html: string): string {
   return getPurifier().sanitize(html) as string;
 }
 
-/**
- * Splits "<think>…</think>" reasoning out of a reply so it can be shown folded.
- * An unclosed block (still streaming) runs to the end.
- */
-export function splitThoughts(text: string): { thoughts: string[]; answer: string } {
-  // Most replies have no "<think>" in any case: a native search says so
-  // sooner than the regular expressions below (a streamed reply is split at
-  // every delta, and the window's JavaScript runs without a JIT).
-  if (!text.includes("<t") && !text.includes("<T")) return { thoughts: [], answer: text.trim() };
-  const thoughts: string[] = [];
-  let answer = "";
-  let rest = text;
-  for (;;) {
-    const i = rest.search(/<think>/i);
-    if (i < 0) {
-      answer += rest;
-      break;
-    }
-    answer += rest.slice(0, i);
-    rest = rest.slice(i + 7);
-    const j = rest.search(/<\/think>/i);
-    if (j < 0) {
-      thoughts.push(rest);
-      break;
-    }
-    thoughts.push(rest.slice(0, j));
-    rest = rest.slice(j + 8);
-  }
-  return { thoughts: thoughts.map((t) => t.trim()).filter(Boolean), answer: answer.trim() };
-}
-
 /** Renders Markdown to sanitized HTML. */
 export function renderMarkdown(text: string): string {
-  const html = marked.parse(text) as string;
-  return sanitize(html);
+  return sanitize(parseMarkdown(text));
 }
 
 /** Renders a reply: folded thoughts first, then the answer. */
 export function renderReply(text: string): string {
-  const { thoughts, answer } = splitThoughts(text);
-  return thoughtsHTML(thoughts) + renderMarkdown(answer);
+  return replyHTML(parseReply(text));
 }
 
 function thoughtsHTML(thoughts: string[]): string {
-  return thoughts.map((t) => `<details class="thought"><summary>Thoughts</summary>${renderMarkdown(t)}</details>`).join("");
+  return thoughts.map((t) => thoughtHTML(parseMarkdown(t))).join("");
+}
+
+function thoughtHTML(html: string): string {
+  return `<details class="thought"><summary>Thoughts</summary>${sanitize(html)}</details>`;
+}
+
+// replyHTML sanitizes a parsed reply (its parts, as renderReply does).
+function replyHTML(p: ParsedReply): string {
+  return p.thoughts.map(thoughtHTML).join("") + sanitize(p.answer);
+}
+
+let off: OffThread | undefined;
+
+// The window's parsing worker, started on first need. Vite builds
+// md.worker.ts into a script of its own, which the window's
+// Content-Security-Policy allows (worker-src 'self').
+function offThread(): OffThread {
+  off ??= new OffThread(() => new Worker(new URL("./md.worker.ts", import.meta.url), { type: "module" }) as never);
+  return off;
+}
+
+/** The parsing worker's state: whether it could not start, how many were abandoned. */
+export function parseWorkerState(): { unavailable: boolean; abandoned: number } {
+  const o = offThread();
+  return { unavailable: o.unavailable, abandoned: o.abandoned };
+}
+
+/**
+ * Shows a complete reply in el without parsing it on the window's thread: as
+ * escaped plain text at once, then, when the worker has parsed it within its
+ * budget, rendered and sanitized (as showReply would). Resolves when el shows
+ * its final form, or when el went on to show something else.
+ */
+export async function showReplyLater(el: Element, text: string, parser: OffThread = offThread()): Promise<void> {
+  if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+  const { thoughts, answer } = splitThoughts(text);
+  el.innerHTML = replyHTML(plainReply(text));
+  // Rendered whole if it grows later (a reply shown complete does not).
+  const mark: Shown = { text, thoughts, answer, seg: { ...growing(), whole: true } };
+  shown.set(el, mark);
+  const parsed = await parser.parse(text, () => shown.get(el) === mark && el.isConnected);
+  if (parsed && shown.get(el) === mark) el.innerHTML = replyHTML(parsed);
 }
 
 // A streamed reply grows by appends, and rendering all of it again for every
@@ -195,6 +171,45 @@ export function showReply(el: Element, text: string, final: boolean): void {
   const was = shown.get(el);
   if (was?.text === text && !(final && was.seg.html)) return;
   const { thoughts, answer } = splitThoughts(text);
+  // Text outside the parser's limits is rendered whole (renderReply shows
+  // such a part plain), and a reply marked fails on is shown plain: nothing
+  // in a reply throws at the caller.
+  let html = "";
+  if (unsafeReply(el, text, thoughts, answer)) html = renderReply(text);
+  else {
+    try {
+      showGrowing(el, text, final, was, thoughts, answer);
+      return;
+    } catch {
+      html = replyHTML(plainReply(text));
+    }
+  }
+  el.innerHTML = html;
+  shown.delete(el);
+}
+
+// The scan of the reply each element shows, kept while the reply grows by
+// appends: a delta scans what it added, not the whole reply again (44 KB
+// took 20 ms a delta without a JIT).
+const scans = new WeakMap<Element, { text: string; st: ScanState }>();
+
+// unsafeReply tells whether a part of a reply is outside the parser's
+// limits. The whole text is scanned as it grows; only when it is unsafe
+// are its parts scanned (renderReply shows the safe ones as Markdown).
+function unsafeReply(el: Element, text: string, thoughts: string[], answer: string): boolean {
+  let sc = scans.get(el);
+  if (!sc || !text.startsWith(sc.text)) sc = { text: "", st: newScan() };
+  const why = scanMarkdown(text, sc.st);
+  sc.text = text;
+  if (!why) {
+    scans.set(el, sc);
+    return false;
+  }
+  scans.delete(el);
+  return unsafeMarkdown(answer) !== "" || thoughts.some((t) => unsafeMarkdown(t) !== "");
+}
+
+function showGrowing(el: Element, text: string, final: boolean, was: Shown | undefined, thoughts: string[], answer: string): void {
   const part = was && was.text !== text ? growingPart(was, thoughts, answer) : null;
   if (was && part) {
     if (part === "answer") {
@@ -266,7 +281,7 @@ function grow(box: Element, from: number, g: Growing, text: string): void {
   }
   truncate(box, from);
   g.fixedLen = g.fixedNodes = 0;
-  append(box, marked.parse(text) as string);
+  append(box, parseMarkdown(text));
 }
 
 // settle lexes text from where the segment's settled part ends, moves that

@@ -6,6 +6,7 @@
 // practice; should one be rendered before it has loaded, it is shown as
 // escaped plain text and the listeners of onMarkdownLoaded re-render it.
 import type * as Markdown from "./markdown";
+import { plainHTML } from "./plain";
 
 type MarkdownModule = typeof Markdown;
 
@@ -45,14 +46,10 @@ export function onMarkdownLoaded(fn: () => void): void {
   listeners.push(fn);
 }
 
-function escapeHTML(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
-
 function plainFallback(text: string): string {
   fellBack = true;
   loadMarkdown().catch(() => undefined);
-  return `<p class="plain-reply">${escapeHTML(text)}</p>`;
+  return plainHTML(text);
 }
 
 /** A reply as sanitized HTML (folded thoughts, then the answer). */
@@ -67,6 +64,16 @@ export function renderReply(text: string): string {
 export function showReply(el: Element, text: string, final: boolean): void {
   if (mod) mod.showReply(el, text, final);
   else el.innerHTML = plainFallback(text);
+}
+
+/**
+ * Shows a complete reply in el without parsing it on the window's thread
+ * (markdown.ts, showReplyLater): plain text at once, rendered when parsed.
+ */
+export function showReplyLater(el: Element, text: string): Promise<void> {
+  if (mod) return mod.showReplyLater(el, text);
+  el.innerHTML = plainFallback(text);
+  return Promise.resolve();
 }
 
 /** Plain text of a reply (for text-to-speech). */

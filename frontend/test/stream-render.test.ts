@@ -23,7 +23,7 @@ describe("showReply while a reply streams", () => {
         showReply(el, doc, true);
         expect(el.innerHTML).toBe(whole(doc));
       }
-    });
+    }, 60_000); // three streams of each document: past vitest's 5 s on a loaded machine
   }
 
   it("shows what renderReply gives for random documents of tricky lines", () => {

@@ -54,9 +54,10 @@ type ack struct {
 
 // Hub stores and fans out session events.
 type Hub struct {
-	st  *store.Store
-	log *slog.Logger
-	now func() time.Time
+	st     *store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	redact func([]byte) []byte // Options.Redact
 
 	in      chan item
 	quit    chan struct{}
@@ -84,6 +85,9 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 	Queue  int // enqueue capacity before Publish blocks; default 8192
+	// Redact, when set, is applied to every event's JSON data before it is
+	// stored or fanned out (the service removes secret values with it).
+	Redact func([]byte) []byte
 }
 
 // New starts a hub writing to st.
@@ -97,7 +101,7 @@ func New(st *store.Store, opts Options) *Hub {
 	if opts.Queue <= 0 {
 		opts.Queue = 8192
 	}
-	h := &Hub{st: st, log: opts.Logger, now: opts.Now, in: make(chan item, opts.Queue),
+	h := &Hub{st: st, log: opts.Logger, now: opts.Now, redact: opts.Redact, in: make(chan item, opts.Queue),
 		quit: make(chan struct{}), stopped: make(chan struct{}),
 		subs: map[string]map[*sub]struct{}{}, fanned: map[string]int64{}, lastSeq: map[string]int64{}}
 	go h.run()
@@ -108,6 +112,16 @@ func New(st *store.Store, opts Options) *Hub {
 func (h *Hub) Close() {
 	h.once.Do(func() { close(h.quit) })
 	<-h.stopped
+}
+
+// redactItems applies Options.Redact to the items' data.
+func (h *Hub) redactItems(its []item) {
+	if h.redact == nil {
+		return
+	}
+	for i := range its {
+		its[i].ev.Data = h.redact(its[i].ev.Data)
+	}
 }
 
 // Draft is an event to publish ahead of another (PublishAfter).
@@ -133,6 +147,7 @@ func items(sessionID string, lead []Draft, typ string, data any, write store.Wri
 
 func (h *Hub) enqueue(ctx context.Context, sessionID, typ string, data any, write store.Write, acks chan ack) error {
 	its, err := items(sessionID, nil, typ, data, write, acks, nil)
+	h.redactItems(its)
 	if err != nil {
 		return err
 	}
@@ -198,6 +213,7 @@ func (h *Hub) PublishWith(ctx context.Context, sessionID, typ string, data any, 
 func (h *Hub) PublishAfter(ctx context.Context, sessionID string, lead []Draft, typ string, data any, write store.Write, after func()) (int64, error) {
 	acks := make(chan ack, 1)
 	its, err := items(sessionID, lead, typ, data, write, acks, after)
+	h.redactItems(its)
 	if err != nil {
 		return 0, err
 	}
@@ -217,6 +233,7 @@ func (h *Hub) PublishAfter(ctx context.Context, sessionID string, lead []Draft, 
 func (h *Hub) Begin(ctx context.Context, sessionID, typ string, data any, write store.Write) (wait func() (int64, error), err error) {
 	acks := make(chan ack, 1)
 	its, err := items(sessionID, nil, typ, data, write, acks, nil)
+	h.redactItems(its)
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,14 @@ func (c *Client) call(ctx context.Context, def Definition, in Input, onChunk fun
 		c.health.Record(def.HealthKey(), err)
 		attrs := []any{"agent", def.HealthKey(), "status", status, "elapsed", c.now().Sub(start)}
 		if err != nil {
-			c.log.Warn("proxy agent call failed", append(attrs, "err", err)...)
+			// An error status carries an excerpt of the agent's body, which
+			// goes into no log line.
+			logged := any(err)
+			var se *ErrStatus
+			if errors.As(err, &se) {
+				logged = fmt.Sprintf("external agent answered %d %s (body not logged)", se.Code, http.StatusText(se.Code))
+			}
+			c.log.Warn("proxy agent call failed", append(attrs, "err", logged)...)
 		} else {
 			c.log.Debug("proxy agent call", append(attrs, "pending", resp.Pending, "final", resp.Final)...)
 		}

@@ -287,6 +287,9 @@ func (r *run) callAgent(ctx context.Context, phase Phase, a Agent, path string, 
 		log.Info("agent call cancelled")
 	} else if fail.kind == ExcludedBodyTooLarge {
 		log.Warn("agent response too large; excluded from phase", "reason", fail.reason)
+	} else if fail.kind == ExcludedHTTPError {
+		// The reason quotes the agent's answer, which goes into no log line.
+		log.Error("agent call failed; excluded", "kind", string(fail.kind), "status", fail.status)
 	} else {
 		log.Error("agent call failed; excluded", "kind", string(fail.kind), "status", fail.status, "reason", fail.reason)
 	}

@@ -1,0 +1,41 @@
+package service
+
+// Secrets echoed by agents. The service's one redactor (service/redact)
+// learns every secret value read from the secret store: proxy agents'
+// header secrets, round-table agents' keys, webhook and external agents'
+// secrets, model-provider keys. It is applied to the log (every line), to
+// every event (stored and live), to a turn's end (reply, error, stored
+// message: what agents_message returns to a model), to a round table's
+// result (exclusions, answers, Markdown, health), to agent statuses and to
+// the proxy Test report. Upstream bodies go into no log line: a failed call
+// logs its kind and status.
+
+import (
+	"jarvis/service/redact"
+)
+
+// recordSecrets wraps the secret store so that every value it returns or
+// stores is redacted; nil stays nil.
+func recordSecrets(st Secrets, red *redact.Set) Secrets {
+	if st == nil {
+		return nil
+	}
+	return redact.Record(st, red)
+}
+
+// redactOutcome removes secret values from a turn's end.
+func (s *Service) redactOutcome(o outcome) outcome {
+	o.final = s.red.String(o.final)
+	o.tail = s.red.String(o.tail)
+	if o.fail != nil {
+		f := *o.fail
+		f.Message = s.red.String(f.Message)
+		o.fail = &f
+	}
+	if o.last != nil {
+		m := *o.last
+		m.Content, m.Meta, m.ToolCalls = s.red.String(m.Content), s.red.String(m.Meta), s.red.String(m.ToolCalls)
+		o.last = &m
+	}
+	return o
+}
