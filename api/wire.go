@@ -633,7 +633,12 @@ type ProvidersInfo struct {
 	DefaultProvider string                  `json:"defaultProvider"`
 	Providers       map[string]ProviderInfo `json:"providers"`
 	OpenAIKeyStored bool                    `json:"openaiKeyStored"`
-	Discovered      []DiscoveredServer      `json:"discovered"`
+	// KeyStorage says where the OpenAI key was found: "env", "keyring", or
+	// "file" (the less protected fallback when no OS keyring is available;
+	// SecretsFile is then its path).
+	KeyStorage  string             `json:"keyStorage,omitempty"`
+	SecretsFile string             `json:"secretsFile,omitempty"`
+	Discovered  []DiscoveredServer `json:"discovered"`
 }
 
 // SetProviderRequest is PUT /v1/providers: "openai" with an apiKey (stored in

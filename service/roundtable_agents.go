@@ -24,11 +24,34 @@ import (
 // that needs longer than an hour per answer is not a round-table agent.
 const maxAgentTimeoutSeconds = 3600
 
-// secretWriter is what registration needs beyond Secrets.Get; the keyring
+// secretWriter is what storing a key needs beyond Secrets.Get; the keyring
 // store (secrets.Store) has it, a read-only Secrets does not.
 type secretWriter interface {
 	Set(ref, value string) error
 	Delete(ref string) error
+}
+
+// secretPutter is a secretWriter that says where a value went (secrets.InKeyring
+// or secrets.InFile, the less protected fallback file).
+type secretPutter interface {
+	Put(ref, value string) (where string, err error)
+}
+
+// secretLocator is a Secrets that says where a value was found.
+type secretLocator interface {
+	Lookup(ref string) (value, where string, err error)
+}
+
+// putSecret stores value under ref and says where it went ("" when the
+// store does not say).
+func (s *Service) putSecret(ref, value string) (string, error) {
+	if p, ok := s.secrets.(secretPutter); ok {
+		return p.Put(ref, value)
+	}
+	if w, ok := s.secrets.(secretWriter); ok {
+		return "", w.Set(ref, value)
+	}
+	return "", errors.New("this service has no writable secret store")
 }
 
 // rtKeyRef is the keyring reference of a round-table agent's API key.
@@ -253,14 +276,9 @@ func (s *Service) validateRTRegistration(ctx context.Context, req api.Roundtable
 // very key; otherwise the registration fails with a way out.
 func (s *Service) storeRTKey(name, key string) error {
 	ref := rtKeyRef(name)
-	sw, ok := s.secrets.(secretWriter)
-	var err error
-	if ok {
-		if err = sw.Set(ref, key); err == nil {
-			return nil
-		}
-	} else {
-		err = errors.New("this service has no writable secret store")
+	_, err := s.putSecret(ref, key)
+	if err == nil {
+		return nil
 	}
 	if s.secrets != nil {
 		if v, gerr := s.secrets.Get(ref); gerr == nil && v == key {
