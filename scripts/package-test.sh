@@ -35,12 +35,13 @@ done
 if echo "$deps" | grep -q -- "-dev"; then fail "Depends names a -dev package: $deps"; fi
 
 # The file list.
-list=$(dpkg-deb --contents "$deb" | awk '{print $NF}')
+contents=$(dpkg-deb --contents "$deb")
+list=$(echo "$contents" | awk '{print $NF}')
 want=(./usr/bin/jarvis ./usr/share/applications/org.jarvis.Jarvis.desktop ./usr/share/metainfo/org.jarvis.Jarvis.metainfo.xml
   ./usr/share/icons/hicolor/scalable/apps/jarvis.svg)
 for s in 16 24 32 48 64 128 256 512; do want+=("./usr/share/icons/hicolor/${s}x${s}/apps/jarvis.png"); done
 for f in "${want[@]}"; do echo "$list" | grep -qx -- "$f" || fail "the package lacks $f"; done
-dpkg-deb --contents "$deb" | grep -q -- '-rwxr-xr-x root/root .* ./usr/bin/jarvis$' || fail "/usr/bin/jarvis is not root-owned 0755"
+grep -q -- '^-rwxr-xr-x root/root .* \./usr/bin/jarvis$' <<<"$contents" || fail "/usr/bin/jarvis is not root-owned 0755"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -8,7 +8,7 @@ export function firstRunIntro(p: ProvidersInfo): string {
   const found = p.discovered?.length
     ? `Good news: ${p.discovered.map((s) => s.name).join(" and ")} is running on this computer — pick one of its models below and you can start.`
     : "No model server is running on this computer right now (Jarvis looked for Ollama, LM Studio and llama.cpp on their usual ports). " +
-      "You can start one and press Provider again, or paste an OpenAI API key below.";
+      "You can start one and press “Look again” on the “Local or OpenAI-compatible server” tab, or paste an OpenAI API key below.";
   return (
     "Welcome to Jarvis. To answer you, Jarvis needs a language model: either one running on this computer, " +
     "which keeps everything you type here, or OpenAI's service with your own API key. " +

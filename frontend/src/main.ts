@@ -603,6 +603,7 @@ async function answerPrompt(choice: string): Promise<void> {
 // ---------- setup, notices, speech ----------
 
 let setupOpenedByUser = false;
+let firstRender = true; // the first look at the providers picks the tab
 
 function setupTab(tab: string): void {
   for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#setup [data-tab]"))) {
@@ -647,8 +648,11 @@ function renderProviders(p: ProvidersInfo): void {
   $("setup-key-hint").textContent = note.text;
   $("setup-key-hint").classList.toggle("warn", note.warn);
   $("setup-intro").hidden = p.configured;
+  // A new user reads the explanation; the service's own words are one click away.
+  $<HTMLDetailsElement>("setup-details").open = p.configured;
   $("setup-intro").textContent = firstRunIntro(p);
-  if (!p.configured && !p.discovered?.length && !setupOpenedByUser) setupTab("openai"); // nothing local: ask for a key
+  if (firstRender && !p.configured && !p.discovered?.length && !setupOpenedByUser) setupTab("openai"); // nothing local: ask for a key
+  firstRender = false;
   if (p.configured) $("setup-message").textContent = `Configured: ${p.defaultProvider}. You can switch provider here.`;
   else if (p.problem && !$("setup-message").textContent) $("setup-message").textContent = p.problem;
 }
@@ -821,6 +825,7 @@ function wire(): void {
     $("setup").hidden = true;
     setupOpenedByUser = false;
   });
+  $("setup-rescan").addEventListener("click", () => void loadProviders());
   $("open-setup").addEventListener("click", () => {
     if ($("setup").hidden) showSetup("", true);
     else $("setup").hidden = true;
