@@ -70,6 +70,16 @@
     await frames(2);
     await E.Screenshot("first-run");
     log("first-run screen: " + intro.textContent);
+    // This run's session bus has no unlocked keyring: an OpenAI key goes to
+    // the 0600 file next to the config, and the window says it is less protected.
+    $('#setup [data-tab="openai"]').click();
+    $("#setup-apikey").value = "sk-e2e-not-a-real-key";
+    $("#setup-openai").dispatchEvent(new Event("submit", { cancelable: true }));
+    await waitFor(() => !$("#notice").hidden && /less protected than a keyring/.test($("#notice").textContent), "the keyring-less warning after saving a key");
+    assert($("#setup-apikey").value === "", "the key is not kept in the page");
+    log("keyring-less key storage: " + $("#notice").textContent);
+    $("#open-setup").click();
+    await waitFor(() => !$("#setup").hidden && $("#setup-key-hint").classList.contains("warn"), "the setup form's warning about the key file");
     $('#setup [data-tab="compatible"]').click();
     $("#setup-baseurl").value = await E.PeerURL();
     $("#setup-model").value = "scripted";
