@@ -9,6 +9,7 @@ import (
 
 var errLocked = errors.New("locked")
 
-// lockFile: on Windows the open file itself is the lock only while no other
-// process opens it; Wails' SingleInstanceLock (a named mutex) guards the window.
+// lockFile is not implemented off Unix: there the data-dir lock is not
+// taken, and only Wails' own SingleInstanceLock (a named mutex on Windows)
+// keeps a second window from opening, after its service has started.
 func lockFile(*os.File) error { return nil }
