@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"jarvis/api"
+	"jarvis/service"
 	"jarvis/service/secrets"
 )
 
@@ -24,7 +26,8 @@ func TestKeyringlessSecretStorage(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	path := filepath.Join(t.TempDir(), "jarvis", "secrets.json")
 	sec := secrets.New(func(string) string { return "" }, secrets.WithFile(path, nil))
-	e := newEnv(t, withRTSecrets(sec))
+	cfgPath := filepath.Join(filepath.Dir(path), "config.json")
+	e := newEnv(t, withRTSecrets(sec), func(_ *env, o *service.Options) { o.ConfigPath = cfgPath })
 
 	st, b := e.call("PUT", "/v1/providers", api.SetProviderRequest{Provider: "openai", APIKey: "sk-first-run"})
 	if st != http.StatusOK {
@@ -36,6 +39,11 @@ func TestKeyringlessSecretStorage(t *testing.T) {
 	}
 	if !info.OpenAIKeyStored || info.KeyStorage != secrets.InFile || info.SecretsFile != path {
 		t.Fatalf("providers info: %s", b)
+	}
+	// The choice is in the config file for the next start; the key is not.
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil || !strings.Contains(string(cfg), `"defaultProvider": "openai"`) || !strings.Contains(string(cfg), `"apiKeyRef": "openai"`) || strings.Contains(string(cfg), "sk-first-run") {
+		t.Fatalf("config file: %v\n%s", err, cfg)
 	}
 
 	_, url := newRTAgent(t, "x", "good", "")
