@@ -7,6 +7,7 @@
 SHELL := /bin/bash
 GO ?= go
 GOTAGS := sqlite_fts5
+# The desktop build tags (e2e and other builds of the window use them).
 DESKTOP_TAGS := desktop,production,webkit2_41,sqlite_fts5
 BIN := build/bin
 FUZZTIME ?= 20s
