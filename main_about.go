@@ -86,6 +86,9 @@ func oneInstance(l *launch, args []string) (lock *instance.Lock, done bool, err 
 				"data_dir", l.dataDir, "args", args)
 			return nil, true, nil
 		}
+		if errors.Is(herr, instance.ErrNoBus) {
+			break // waiting will not bring a bus
+		}
 	}
 	return nil, true, fmt.Errorf("%v; its window could not be brought to the front: %v", err, herr)
 }

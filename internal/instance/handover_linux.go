@@ -2,7 +2,6 @@ package instance
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"strings"
 
@@ -17,7 +16,7 @@ import (
 func Handover(uniqueID string, args []string) error {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		if d := os.Getenv("XDG_RUNTIME_DIR"); d == "" || !exists(d+"/bus") {
-			return errors.New("no D-Bus session bus to reach the running window")
+			return ErrNoBus
 		}
 	}
 	wd, err := os.Getwd()

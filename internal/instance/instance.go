@@ -21,6 +21,9 @@ import (
 // ErrRunning means another process holds the data dir's lock.
 var ErrRunning = errors.New("another Jarvis is running with this data dir")
 
+// ErrNoBus means Handover has no D-Bus session bus to reach the window by.
+var ErrNoBus = errors.New("no D-Bus session bus to reach the running window")
+
 // Lock is a held data-dir lock; Release (or the process's exit) frees it.
 type Lock struct{ f *os.File }
 
