@@ -23,7 +23,7 @@ COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 WAILS_TAGS := desktop,webkit2_41,sqlite_fts5,wv2runtime.download,production
 WAILS ?= $(shell command -v wails 2>/dev/null || echo $$($(GO) env GOPATH)/bin/wails)
 
-.PHONY: run test serve setup setup-desktop frontend build wails-build package package-test build-service go-test frontend-test e2e bench fuzz vet clean
+.PHONY: run test serve setup setup-desktop frontend build wails-build same-binary package package-test build-service go-test frontend-test e2e bench fuzz vet clean
 
 run: setup build
 	./$(BIN)/jarvis
@@ -47,6 +47,13 @@ build: frontend build-service
 # version go.mod pins); the bindings are not used by the frontend.
 wails-build:
 	$(WAILS) build -skipbindings -ldflags "-X main.commit=$(COMMIT)"
+
+# Checks that make build and make wails-build give the same file (not part of
+# make test: it builds twice, about two minutes on a cold cache).
+same-binary: build
+	cp $(BIN)/jarvis $(BIN)/jarvis.make-build
+	$(MAKE) wails-build
+	cmp $(BIN)/jarvis.make-build $(BIN)/jarvis && sha256sum $(BIN)/jarvis.make-build $(BIN)/jarvis
 
 # A .deb of the desktop app (cmd/jarvis-package, nfpm) in build/bin/.
 package: build
