@@ -502,8 +502,11 @@ type RoundtableAgent struct {
 	APIKeyRef      string      `json:"api_key_ref"`
 	TimeoutSeconds int         `json:"timeout_seconds"`
 	Health         AgentStatus `json:"health"` // unknown | ok | failing | unhealthy, from the last round table
-	CreatedAt      string      `json:"created_at"`
-	UpdatedAt      string      `json:"updated_at"`
+	// KeyStorage is "file" in the answer to a registration or update whose
+	// api_key went to the less protected fallback file (no OS keyring).
+	KeyStorage string `json:"key_storage,omitempty"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
 }
 
 // RoundtableAgentList answers GET /api/v1/agents.

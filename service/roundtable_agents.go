@@ -81,8 +81,9 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	var where string
 	if req.APIKey != "" {
-		if err := s.storeRTKey(a.Name, req.APIKey); err != nil {
+		if where, err = s.storeRTKey(a.Name, req.APIKey); err != nil {
 			if _, derr := s.st.DeleteRoundtableAgent(context.WithoutCancel(ctx), a.Name); derr != nil {
 				s.log.Error("undo round-table registration", "agent", a.Name, "err", derr)
 			}
@@ -90,7 +91,7 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	s.log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
-	return writeJSON(w, http.StatusCreated, s.rtAgentInfo(created))
+	return writeJSON(w, http.StatusCreated, withKeyStorage(s.rtAgentInfo(created), where))
 }
 
 func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
@@ -177,8 +178,9 @@ func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.
 		return err
 	}
 	row := store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonList(a.Capabilities), Mode: a.Mode, TimeoutSeconds: req.TimeoutSeconds}
+	var where string
 	if req.APIKey != "" {
-		if err := s.storeRTKey(cur.Name, req.APIKey); err != nil {
+		if where, err = s.storeRTKey(cur.Name, req.APIKey); err != nil {
 			return err
 		}
 		row.APIKeyRef = rtKeyRef(cur.Name)
@@ -190,7 +192,16 @@ func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.
 	if req.APIKey == "" && cur.APIKeyRef != "" {
 		s.deleteRTKey(cur.APIKeyRef)
 	}
-	return writeJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+	return writeJSON(w, http.StatusOK, withKeyStorage(s.rtAgentInfo(updated), where))
+}
+
+// withKeyStorage marks an answer whose key went to the less protected
+// fallback file (no OS keyring), so that the caller can tell its user.
+func withKeyStorage(info api.RoundtableAgent, where string) api.RoundtableAgent {
+	if where == secrets.InFile {
+		info.KeyStorage = where
+	}
+	return info
 }
 
 // updateRTAgentKeepKey stores req's fields and leaves the key as it is.
@@ -271,22 +282,23 @@ func (s *Service) validateRTRegistration(ctx context.Context, req api.Roundtable
 	return a, he
 }
 
-// storeRTKey puts an agent's key in the keyring. When the keyring cannot
-// take it, the environment override is accepted if it already holds that
-// very key; otherwise the registration fails with a way out.
-func (s *Service) storeRTKey(name, key string) error {
+// storeRTKey puts an agent's key in the keyring (or the fallback file) and
+// says where. When neither can take it, the environment override is
+// accepted if it already holds that very key; otherwise the registration
+// fails with a way out.
+func (s *Service) storeRTKey(name, key string) (string, error) {
 	ref := rtKeyRef(name)
-	_, err := s.putSecret(ref, key)
+	where, err := s.putSecret(ref, key)
 	if err == nil {
-		return nil
+		return where, nil
 	}
 	if s.secrets != nil {
 		if v, gerr := s.secrets.Get(ref); gerr == nil && v == key {
-			return nil
+			return secrets.InEnv, nil
 		}
 	}
 	s.log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
-	return errorf(http.StatusServiceUnavailable, "keyring_unavailable",
+	return "", errorf(http.StatusServiceUnavailable, "keyring_unavailable",
 		"the API key could not be stored in the OS keyring (%v); set %s to the key in the service's environment and register again, or retry when the keyring is available",
 		err, secrets.EnvName(ref)).with("field", "api_key").with("env", secrets.EnvName(ref))
 }

@@ -48,7 +48,7 @@ func TestKeyringlessSecretStorage(t *testing.T) {
 
 	_, url := newRTAgent(t, "x", "good", "")
 	st, b = e.call("POST", "/api/v1/agents", api.RoundtableAgentRegistration{Name: "keyed", Domain: "d", BaseURL: url, APIKey: "k-123"})
-	if st != http.StatusCreated {
+	if st != http.StatusCreated || !strings.Contains(string(b), `"key_storage":"file"`) {
 		t.Fatalf("registration with an api_key: %d %s", st, b)
 	}
 	if v, where, err := sec.Lookup("roundtable:keyed"); err != nil || v != "k-123" || where != secrets.InFile {
