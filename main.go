@@ -4,7 +4,7 @@
 // for this launch) unless --service-url points it at a running one, and the
 // window talks to the service only over its HTTP API (package app).
 //
-//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR]
+//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version]
 //
 // With --service-url the token is JARVIS_TOKEN, else <data-dir>/token.
 //
@@ -79,8 +79,13 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	configPath := fs.String("config", "", "service config file (default: <user config dir>/jarvis/config.json)")
 	workspace := fs.String("workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	showVersion := fs.Bool("version", false, "print the version and commit, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
+	}
+	if *showVersion {
+		fmt.Println(versionLine())
+		return 0, nil
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -102,6 +107,16 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	if err := os.MkdirAll(l.dataDir, 0o700); err != nil {
 		return 1, err
 	}
+	if l.configPath == "" {
+		if l.configPath, err = service.DefaultConfigPath(); err != nil {
+			return 1, err
+		}
+	}
+	lock, done, err := oneInstance(l, args) // one process per data dir (main_about.go)
+	if done {
+		return 0, err
+	}
+	defer lock.Release()
 	if l.workspace == "" {
 		l.workspace = filepath.Join(l.dataDir, "workspace")
 	}
@@ -152,7 +167,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		Client:       api.NewClient(base, token, &http.Client{}),
 		StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()),
 		Emit:         emit, Logger: l.log, Tools: runner, Prompts: runner.Prompts(),
-		Audit: runner.Audit(), DataDir: l.dataDir, SaveFile: saveFile,
+		Audit: runner.Audit(), DataDir: l.dataDir, SaveFile: saveFile, About: aboutOptions(l),
 	})
 	if err != nil {
 		return 1, err
@@ -177,6 +192,8 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		OnShutdown: func(context.Context) { app.Shutdown(a) },
 		Bind:       append([]any{a}, hooks.bind()...),
 		Linux:      &linux.Options{ProgramName: "jarvis", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
+		// A second launch on this data dir hands over to this window.
+		SingleInstanceLock: singleInstance(l, &wctx, emit),
 	})
 	if err != nil {
 		return 1, err
@@ -199,15 +216,12 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		}
 		return base, token, func() {}, nil
 	}
+	cfgFile := "" // the first-run setup writes the config file only when it was read from it
 	if l.config == nil {
-		if l.configPath == "" {
-			if l.configPath, err = service.DefaultConfigPath(); err != nil {
-				return "", "", nil, err
-			}
-		}
 		if l.config, err = config.Load(l.configPath); err != nil {
 			return "", "", nil, err
 		}
+		cfgFile = l.configPath
 	}
 	// A token made for this launch: nothing but this process knows it.
 	var raw [32]byte
@@ -229,7 +243,7 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	go func() {
 		defer close(ready)
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
-			Logger: l.log, Secrets: secrets.New(l.getenv), Window: true})
+			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {

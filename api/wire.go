@@ -505,8 +505,11 @@ type RoundtableAgent struct {
 	APIKeyRef      string      `json:"api_key_ref"`
 	TimeoutSeconds int         `json:"timeout_seconds"`
 	Health         AgentStatus `json:"health"` // unknown | ok | failing | unhealthy, from the last round table
-	CreatedAt      string      `json:"created_at"`
-	UpdatedAt      string      `json:"updated_at"`
+	// KeyStorage is "file" in the answer to a registration or update whose
+	// api_key went to the less protected fallback file (no OS keyring).
+	KeyStorage string `json:"key_storage,omitempty"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
 }
 
 // RoundtableAgentList answers GET /api/v1/agents.
@@ -636,7 +639,12 @@ type ProvidersInfo struct {
 	DefaultProvider string                  `json:"defaultProvider"`
 	Providers       map[string]ProviderInfo `json:"providers"`
 	OpenAIKeyStored bool                    `json:"openaiKeyStored"`
-	Discovered      []DiscoveredServer      `json:"discovered"`
+	// KeyStorage says where the OpenAI key was found: "env", "keyring", or
+	// "file" (the less protected fallback when no OS keyring is available;
+	// SecretsFile is then its path).
+	KeyStorage  string             `json:"keyStorage,omitempty"`
+	SecretsFile string             `json:"secretsFile,omitempty"`
+	Discovered  []DiscoveredServer `json:"discovered"`
 }
 
 // SetProviderRequest is PUT /v1/providers: "openai" with an apiKey (stored in

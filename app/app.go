@@ -53,6 +53,8 @@ type Options struct {
 	// SaveFile asks the user where to save a file (a native save dialog,
 	// provided by main) and returns the chosen path, or "" when cancelled.
 	SaveFile func(defaultName string) (string, error)
+	// About is the build and the paths the About view shows.
+	About AboutOptions
 }
 
 // App is the object bound to the frontend.
@@ -73,6 +75,7 @@ type App struct {
 	dataDir string
 	// saveFile is Options.SaveFile.
 	saveFile func(string) (string, error)
+	about    AboutOptions
 
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
@@ -99,7 +102,7 @@ func New(opts Options) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
 		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{},
-		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile}, nil
+		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About}, nil
 }
 
 // Start begins the app's background work (the prompt watcher); main calls

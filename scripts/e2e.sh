@@ -20,7 +20,7 @@ if [ ! -f frontend/dist/index.html ]; then
   (cd frontend && npm ci --no-audit --no-fund && npm run build)
 fi
 echo "e2e: building build/bin/jarvis-e2e"
-CGO_ENABLED=1 go build -tags "$TAGS,e2e" -o build/bin/jarvis-e2e .
+CGO_ENABLED=1 go build -tags "$TAGS,e2e" -ldflags "-X main.commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" -o build/bin/jarvis-e2e .
 if [ -x build/bin/jarvis ]; then
   # The production binary with an empty page instead of the UI (assets_blank.go):
   # its idle memory is the floor the UI's own cost is read against.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(gcc pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth xdotool imagemagick dbus dbus-x11 gnome-keyring libsecret-tools ripgrep curl procps iproute2 xclip libnotify-bin)
+pkgs=(gcc pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth xdotool imagemagick dbus dbus-x11 gnome-keyring libsecret-tools ripgrep curl procps iproute2 xclip libnotify-bin desktop-file-utils appstream)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()
@@ -26,3 +26,10 @@ fi
 command -v go >/dev/null || { echo "setup: Go is required (https://go.dev/dl/)" >&2; exit 1; }
 command -v npm >/dev/null || { echo "setup: Node.js and npm are required" >&2; exit 1; }
 go mod download
+# The wails CLI at the version go.mod pins (make wails-build; ~75 s once).
+wails_ver=$(go list -m -f '{{.Version}}' github.com/wailsapp/wails/v2)
+wails_bin="$(go env GOPATH)/bin/wails"
+if ! { [ -x "$wails_bin" ] && "$wails_bin" version 2>/dev/null | grep -qx "$wails_ver"; }; then
+  echo "setup: installing the wails CLI $wails_ver"
+  go install "github.com/wailsapp/wails/v2/cmd/wails@$wails_ver"
+fi

@@ -17,6 +17,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/secrets"
 )
 
 // First-run setup (the desktop's setup panel): GET /v1/providers says what is
@@ -30,11 +31,6 @@ var localServers = []struct{ name, baseURL string }{
 	{"Ollama", "http://127.0.0.1:11434/v1"},
 	{"LM Studio", "http://127.0.0.1:1234/v1"},
 	{"llama.cpp server", "http://127.0.0.1:8080/v1"},
-}
-
-// secretSetter is implemented by the keyring-backed secrets store.
-type secretSetter interface {
-	Set(ref, value string) error
 }
 
 // handleProviders is GET /v1/providers.
@@ -52,8 +48,20 @@ func (s *Service) handleProviders(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	if s.secrets != nil {
-		_, err := s.secrets.Get(c.ResolvedChat(config.Agent{Chat: &config.Chat{Provider: config.ProviderOpenAI}}).APIKeyRef)
-		out.OpenAIKeyStored = err == nil
+		ref := c.ResolvedChat(config.Agent{Chat: &config.Chat{Provider: config.ProviderOpenAI}}).APIKeyRef
+		if l, ok := s.secrets.(secretLocator); ok {
+			_, where, err := l.Lookup(ref)
+			out.OpenAIKeyStored = err == nil
+			if err == nil {
+				out.KeyStorage = where
+			}
+		} else {
+			_, err := s.secrets.Get(ref)
+			out.OpenAIKeyStored = err == nil
+		}
+		if f, ok := s.secrets.(interface{ FilePath() string }); ok && out.KeyStorage == "file" {
+			out.SecretsFile = f.FilePath()
+		}
 	}
 	out.Discovered = s.discoverLocalServers(r.Context())
 	return writeJSON(w, http.StatusOK, out)
@@ -128,12 +136,8 @@ func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) erro
 	case config.ProviderOpenAI:
 		entry.APIKeyRef = "openai"
 		if req.APIKey != "" {
-			setter, ok := s.secrets.(secretSetter)
-			if !ok {
-				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "this service cannot store secrets; set %s in its environment instead", "JARVIS_SECRET_OPENAI")
-			}
-			if err := setter.Set(entry.APIKeyRef, strings.TrimSpace(req.APIKey)); err != nil {
-				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key in the OS keyring (%v); set JARVIS_SECRET_OPENAI in the service's environment instead", err)
+			if _, err := s.putSecret(entry.APIKeyRef, strings.TrimSpace(req.APIKey)); err != nil {
+				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
 			}
 		}
 	case config.ProviderOpenAICompatible:
@@ -147,8 +151,8 @@ func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) erro
 		entry.BaseURL = u.String()
 		if req.APIKey != "" {
 			entry.APIKeyRef = "openai-compatible"
-			if setter, ok := s.secrets.(secretSetter); !ok || setter.Set(entry.APIKeyRef, req.APIKey) != nil {
-				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key in the OS keyring; set JARVIS_SECRET_OPENAI_COMPATIBLE instead")
+			if _, err := s.putSecret(entry.APIKeyRef, req.APIKey); err != nil {
+				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
 			}
 		}
 	case "":

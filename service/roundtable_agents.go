@@ -24,11 +24,34 @@ import (
 // that needs longer than an hour per answer is not a round-table agent.
 const maxAgentTimeoutSeconds = 3600
 
-// secretWriter is what registration needs beyond Secrets.Get; the keyring
+// secretWriter is what storing a key needs beyond Secrets.Get; the keyring
 // store (secrets.Store) has it, a read-only Secrets does not.
 type secretWriter interface {
 	Set(ref, value string) error
 	Delete(ref string) error
+}
+
+// secretPutter is a secretWriter that says where a value went (secrets.InKeyring
+// or secrets.InFile, the less protected fallback file).
+type secretPutter interface {
+	Put(ref, value string) (where string, err error)
+}
+
+// secretLocator is a Secrets that says where a value was found.
+type secretLocator interface {
+	Lookup(ref string) (value, where string, err error)
+}
+
+// putSecret stores value under ref and says where it went ("" when the
+// store does not say).
+func (s *Service) putSecret(ref, value string) (string, error) {
+	if p, ok := s.secrets.(secretPutter); ok {
+		return p.Put(ref, value)
+	}
+	if w, ok := s.secrets.(secretWriter); ok {
+		return "", w.Set(ref, value)
+	}
+	return "", errors.New("this service has no writable secret store")
 }
 
 // rtKeyRef is the keyring reference of a round-table agent's API key.
@@ -58,8 +81,9 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	var where string
 	if req.APIKey != "" {
-		if err := s.storeRTKey(a.Name, req.APIKey); err != nil {
+		if where, err = s.storeRTKey(a.Name, req.APIKey); err != nil {
 			if _, derr := s.st.DeleteRoundtableAgent(context.WithoutCancel(ctx), a.Name); derr != nil {
 				s.log.Error("undo round-table registration", "agent", a.Name, "err", derr)
 			}
@@ -67,7 +91,7 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	s.log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
-	return writeJSON(w, http.StatusCreated, s.rtAgentInfo(created))
+	return writeJSON(w, http.StatusCreated, withKeyStorage(s.rtAgentInfo(created), where))
 }
 
 func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
@@ -154,8 +178,9 @@ func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.
 		return err
 	}
 	row := store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonList(a.Capabilities), Mode: a.Mode, TimeoutSeconds: req.TimeoutSeconds}
+	var where string
 	if req.APIKey != "" {
-		if err := s.storeRTKey(cur.Name, req.APIKey); err != nil {
+		if where, err = s.storeRTKey(cur.Name, req.APIKey); err != nil {
 			return err
 		}
 		row.APIKeyRef = rtKeyRef(cur.Name)
@@ -167,7 +192,16 @@ func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.
 	if req.APIKey == "" && cur.APIKeyRef != "" {
 		s.deleteRTKey(cur.APIKeyRef)
 	}
-	return writeJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+	return writeJSON(w, http.StatusOK, withKeyStorage(s.rtAgentInfo(updated), where))
+}
+
+// withKeyStorage marks an answer whose key went to the less protected
+// fallback file (no OS keyring), so that the caller can tell its user.
+func withKeyStorage(info api.RoundtableAgent, where string) api.RoundtableAgent {
+	if where == secrets.InFile {
+		info.KeyStorage = where
+	}
+	return info
 }
 
 // updateRTAgentKeepKey stores req's fields and leaves the key as it is.
@@ -248,27 +282,23 @@ func (s *Service) validateRTRegistration(ctx context.Context, req api.Roundtable
 	return a, he
 }
 
-// storeRTKey puts an agent's key in the keyring. When the keyring cannot
-// take it, the environment override is accepted if it already holds that
-// very key; otherwise the registration fails with a way out.
-func (s *Service) storeRTKey(name, key string) error {
+// storeRTKey puts an agent's key in the keyring (or the fallback file) and
+// says where. When neither can take it, the environment override is
+// accepted if it already holds that very key; otherwise the registration
+// fails with a way out.
+func (s *Service) storeRTKey(name, key string) (string, error) {
 	ref := rtKeyRef(name)
-	sw, ok := s.secrets.(secretWriter)
-	var err error
-	if ok {
-		if err = sw.Set(ref, key); err == nil {
-			return nil
-		}
-	} else {
-		err = errors.New("this service has no writable secret store")
+	where, err := s.putSecret(ref, key)
+	if err == nil {
+		return where, nil
 	}
 	if s.secrets != nil {
 		if v, gerr := s.secrets.Get(ref); gerr == nil && v == key {
-			return nil
+			return secrets.InEnv, nil
 		}
 	}
 	s.log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
-	return errorf(http.StatusServiceUnavailable, "keyring_unavailable",
+	return "", errorf(http.StatusServiceUnavailable, "keyring_unavailable",
 		"the API key could not be stored in the OS keyring (%v); set %s to the key in the service's environment and register again, or retry when the keyring is available",
 		err, secrets.EnvName(ref)).with("field", "api_key").with("env", secrets.EnvName(ref))
 }

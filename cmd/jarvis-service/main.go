@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -79,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	svc, err := service.New(ctx, service.Options{DataDir: *dataDir, Config: cfg, Token: token, Logger: log,
-		Secrets: secrets.New(getenv), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath})
+		Secrets: secrets.New(getenv, secrets.WithFile(filepath.Join(filepath.Dir(*configPath), "secrets.json"), log)), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath})
 	if err != nil {
 		ln.Close()
 		return err

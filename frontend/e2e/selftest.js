@@ -57,6 +57,30 @@
     const gdot = () => $('.agent-group[data-agent="general"] .status-dot');
     assert(gdot()?.classList.contains("unconfigured"), "the general agent starts unconfigured");
     await waitFor(() => !/Looking for/.test($("#setup-discovered").textContent), "the local server discovery");
+    // The first-run screen says in plain words what Jarvis needs; it offers
+    // a local server found on the usual ports, else asks for an API key.
+    const intro = $("#setup-intro");
+    assert(!intro.hidden && /needs a language model/.test(intro.textContent), "the first-run explanation is shown: " + intro.textContent);
+    if ($$("#setup-discovered .discovered-server").length) {
+      assert(/is running on this computer/.test(intro.textContent), "a found local server is offered by name");
+    } else {
+      assert(/No model server is running on this computer/.test(intro.textContent), "the explanation says no local server was found");
+      assert(!$("#setup-openai").hidden && $("#setup-compatible").hidden, "the API key form is offered when no local server runs");
+    }
+    await frames(2);
+    await E.Screenshot("first-run");
+    log("first-run screen: " + intro.textContent);
+    // This run's session bus has no unlocked keyring: an OpenAI key goes to
+    // the 0600 file next to the config, and the window says it is less protected.
+    $('#setup [data-tab="openai"]').click();
+    $("#setup-apikey").value = "sk-e2e-not-a-real-key";
+    $("#setup-openai").dispatchEvent(new Event("submit", { cancelable: true }));
+    await waitFor(() => !$("#notice").hidden && /less protected than a keyring/.test($("#notice").textContent), "the keyring-less warning after saving a key");
+    assert($("#setup-apikey").value === "", "the key is not kept in the page");
+    log("keyring-less key storage: " + $("#notice").textContent);
+    $("#open-setup").click();
+    await waitFor(() => !$("#setup").hidden && $("#setup-key-hint").classList.contains("warn"), "the setup form's warning about the key file");
+    $('#setup [data-tab="compatible"]').click();
     $("#setup-baseurl").value = await E.PeerURL();
     $("#setup-model").value = "scripted";
     await frames(2);
@@ -65,6 +89,25 @@
     await waitFor(() => $("#setup").hidden, "the setup form to close after saving");
     await waitFor(() => gdot()?.classList.contains("ok"), "the general agent's status to turn ok");
     log("provider configured through the setup form");
+
+    // About: version, commit, folders; start at login writes and removes
+    // the XDG autostart entry.
+    $("#open-about").click();
+    await waitFor(() => !$("#about").hidden && $('[data-about="Version"]'), "the About view");
+    const about = (k) => $(`[data-about="${k}"]`).textContent;
+    assert(/^\d+\.\d+\.\d+/.test(about("Version")) && about("Commit") !== "", "About shows the version and commit: " + about("Version") + " " + about("Commit"));
+    assert(/\/jarvis$/.test(about("Data folder")) && /\.json$/.test(about("Config file")), "About shows the data folder and config file");
+    assert(!$("#about-autostart").checked, "start at login is off until asked");
+    $("#about-autostart").click();
+    for (let i = 0; i < 60 && !(await window.go.app.App.About()).autostart; i++) await sleep(50);
+    assert((await window.go.app.App.About()).autostart, "the autostart entry is written when turned on");
+    await frames(2);
+    await E.Screenshot("about");
+    $("#about-autostart").click();
+    for (let i = 0; i < 60 && (await window.go.app.App.About()).autostart; i++) await sleep(50);
+    assert(!(await window.go.app.App.About()).autostart, "the autostart entry is removed when turned off");
+    $("#open-about").click();
+    log("About view and start-at-login checked");
 
     // Shift+Enter must not send.
     const input = $("#input");

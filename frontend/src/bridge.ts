@@ -97,7 +97,21 @@ export interface ProvidersInfo {
   defaultProvider: string;
   providers: Record<string, { baseUrl?: string; model?: string; apiKeyRef?: string }>;
   openaiKeyStored: boolean;
+  keyStorage?: "env" | "keyring" | "file";
+  secretsFile?: string;
   discovered: { name: string; baseUrl: string; models: string[] }[];
+}
+
+export interface About {
+  product: string;
+  version: string;
+  commit: string;
+  dataDir: string;
+  configPath: string;
+  secretsFile: string;
+  autostartSupported: boolean;
+  autostart: boolean;
+  autostartFile?: string;
 }
 
 export interface SetProviderRequest {
@@ -148,6 +162,8 @@ export interface AppAPI {
   SetProvider(req: SetProviderRequest): Promise<ProvidersInfo>;
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
   Roundtable(runId: string): Promise<any>;
+  About(): Promise<About>;
+  SetAutostart(on: boolean): Promise<About>;
 }
 
 declare global {

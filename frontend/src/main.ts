@@ -5,6 +5,7 @@
 import "./style.css";
 import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
 import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
+import { firstRunIntro, keyStorageNote, wireAbout } from "./about";
 import { roundTableCard } from "./roundtable";
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
@@ -618,6 +619,7 @@ async function answerPrompt(choice: string): Promise<void> {
 // ---------- setup, notices, speech ----------
 
 let setupOpenedByUser = false;
+let firstRender = true; // the first look at the providers picks the tab
 
 function setupTab(tab: string): void {
   for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>("#setup [data-tab]"))) {
@@ -658,9 +660,15 @@ function renderProviders(p: ProvidersInfo): void {
   if (cur?.baseUrl && !base.value) base.value = cur.baseUrl;
   const model = $<HTMLInputElement>("setup-model");
   if (cur?.model && !model.value) model.value = cur.model;
-  $("setup-key-hint").textContent = p.openaiKeyStored
-    ? "A key is already stored in your OS keyring. Enter a new one to replace it; it is never shown."
-    : "The key is stored in your OS keyring, never in a file, and is not shown again.";
+  const note = keyStorageNote(p);
+  $("setup-key-hint").textContent = note.text;
+  $("setup-key-hint").classList.toggle("warn", note.warn);
+  $("setup-intro").hidden = p.configured;
+  // A new user reads the explanation; the service's own words are one click away.
+  $<HTMLDetailsElement>("setup-details").open = p.configured;
+  $("setup-intro").textContent = firstRunIntro(p);
+  if (firstRender && !p.configured && !p.discovered?.length && !setupOpenedByUser) setupTab("openai"); // nothing local: ask for a key
+  firstRender = false;
   if (p.configured) $("setup-message").textContent = `Configured: ${p.defaultProvider}. You can switch provider here.`;
   else if (p.problem && !$("setup-message").textContent) $("setup-message").textContent = p.problem;
 }
@@ -684,7 +692,9 @@ async function saveProvider(provider: string): Promise<void> {
     }
     $("setup").hidden = true;
     setupOpenedByUser = false;
-    flash(`Provider saved: ${p.defaultProvider}${req.model ? ` · ${req.model}` : ""}`, true);
+    const note = keyStorageNote(p);
+    if (req.provider === "openai" && note.warn) flash(`Provider saved, but: ${note.text}`);
+    else flash(`Provider saved: ${p.defaultProvider}${req.model ? ` · ${req.model}` : ""}`, true);
     await refreshAgents();
   } catch (ex) {
     key.value = "";
@@ -843,6 +853,7 @@ function wire(): void {
     $("setup").hidden = true;
     setupOpenedByUser = false;
   });
+  $("setup-rescan").addEventListener("click", () => void loadProviders());
   $("open-setup").addEventListener("click", () => {
     if ($("setup").hidden) showSetup("", true);
     else $("setup").hidden = true;
@@ -858,6 +869,7 @@ function wire(): void {
     });
   }
   $("open-audit").addEventListener("click", () => void openAudit());
+  wireAbout(flash);
   $("audit-close").addEventListener("click", () => ($("audit").hidden = true));
   $("audit").addEventListener("keydown", (e) => {
     if (e.key === "Escape") $("audit").hidden = true;

@@ -1,7 +1,10 @@
 // Package secrets resolves secret references (API keys, agent secrets) named
 // in the configuration. Values live in the OS keyring (go-keyring, service
 // "jarvis"); an environment variable JARVIS_SECRET_<REF> overrides it for
-// headless use. Values are never logged.
+// headless use. Where no keyring answers (a headless box, a desktop without a
+// Secret Service) and the Store has a fallback file (WithFile), values go to
+// that file instead, mode 0600 and marked as less protected, with a warning
+// in the log (file.go). Values are never logged.
 //
 // Safe for concurrent use.
 package secrets
@@ -10,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,12 +33,39 @@ var ErrNotFound = errors.New("secret not found")
 type Store struct {
 	getenv  func(string) string
 	timeout time.Duration
+	file    *fileStore // nil: no fallback, the keyring or nothing
+}
+
+// Option configures New.
+type Option func(*Store)
+
+// WithFile makes path the fallback for a keyring that cannot be reached:
+// Set writes there (and warns on log) when the keyring refuses, Get reads
+// there when the keyring has nothing or does not answer.
+func WithFile(path string, log *slog.Logger) Option {
+	return func(s *Store) {
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		s.file = &fileStore{path: path, log: log}
+	}
 }
 
 // New returns a Store reading the environment through getenv.
-func New(getenv func(string) string) *Store {
-	return &Store{getenv: getenv, timeout: 3 * time.Second}
+func New(getenv func(string) string, opts ...Option) *Store {
+	s := &Store{getenv: getenv, timeout: 3 * time.Second}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
+
+// Where a secret was found (Lookup).
+const (
+	InEnv     = "env"
+	InKeyring = "keyring"
+	InFile    = "file" // the fallback file: less protected than the keyring
+)
 
 // EnvName is the environment variable that overrides the secret ref.
 func EnvName(ref string) string {
@@ -98,36 +129,90 @@ func (s *Store) withTimeout(f func() (string, error)) (string, error) {
 
 // Get returns the secret named ref.
 func (s *Store) Get(ref string) (string, error) {
+	v, _, err := s.Lookup(ref)
+	return v, err
+}
+
+// Lookup returns the secret named ref and where it was found (InEnv,
+// InKeyring or InFile): the environment wins, then the keyring, then the
+// fallback file.
+func (s *Store) Lookup(ref string) (value, where string, err error) {
 	if ref == "" {
-		return "", ErrNotFound
+		return "", "", ErrNotFound
 	}
 	if v := s.getenv(EnvName(ref)); v != "" {
-		return v, nil
+		return v, InEnv, nil
 	}
-	v, err := s.withTimeout(func() (string, error) { return keyring.Get(KeyringService, ref) })
-	if errors.Is(err, keyring.ErrNotFound) {
-		return "", fmt.Errorf("%w: %q is not in the OS keyring and %s is not set", ErrNotFound, ref, EnvName(ref))
+	v, kerr := s.withTimeout(func() (string, error) { return keyring.Get(KeyringService, ref) })
+	if kerr == nil {
+		return v, InKeyring, nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: the OS keyring is unavailable (%v) and %s is not set", ErrNotFound, ref, err, EnvName(ref))
+	if s.file != nil {
+		v, ok, ferr := s.file.get(ref)
+		if ferr != nil {
+			return "", "", fmt.Errorf("%w: %q: %v", ErrNotFound, ref, ferr)
+		}
+		if ok {
+			return v, InFile, nil
+		}
 	}
-	return v, nil
+	if errors.Is(kerr, keyring.ErrNotFound) {
+		return "", "", fmt.Errorf("%w: %q is not in the OS keyring and %s is not set", ErrNotFound, ref, EnvName(ref))
+	}
+	return "", "", fmt.Errorf("%w: %q: the OS keyring is unavailable (%v) and %s is not set", ErrNotFound, ref, kerr, EnvName(ref))
 }
 
-// Set stores a secret in the OS keyring.
+// Set stores a secret in the OS keyring, or, when the keyring cannot take
+// it and the Store has a fallback file, in that file (where reports which).
 func (s *Store) Set(ref, value string) error {
-	_, err := s.withTimeout(func() (string, error) { return "", keyring.Set(KeyringService, ref, value) })
-	if err != nil {
-		return fmt.Errorf("storing %q in the OS keyring: %w", ref, err)
-	}
-	return nil
+	_, err := s.Put(ref, value)
+	return err
 }
 
-// Delete removes a secret from the OS keyring.
+// Put is Set that also says where the value went (InKeyring or InFile).
+func (s *Store) Put(ref, value string) (where string, err error) {
+	_, err = s.withTimeout(func() (string, error) { return "", keyring.Set(KeyringService, ref, value) })
+	if err == nil {
+		if s.file != nil {
+			// The keyring has it now: no less protected copy stays behind.
+			if derr := s.file.delete(ref); derr != nil {
+				return InKeyring, derr
+			}
+		}
+		return InKeyring, nil
+	}
+	if s.file == nil {
+		return "", fmt.Errorf("storing %q in the OS keyring: %w", ref, err)
+	}
+	if ferr := s.file.set(ref, value); ferr != nil {
+		return "", fmt.Errorf("storing %q: the OS keyring is unavailable (%v) and the fallback file failed: %w", ref, err, ferr)
+	}
+	s.file.log.Warn("no OS keyring: secret stored in a file, less protected than a keyring (readable by anything running as you)",
+		"ref", ref, "file", s.file.path, "keyring_error", err.Error(), "override", EnvName(ref))
+	return InFile, nil
+}
+
+// Delete removes a secret from the OS keyring and the fallback file.
 func (s *Store) Delete(ref string) error {
 	_, err := s.withTimeout(func() (string, error) { return "", keyring.Delete(KeyringService, ref) })
+	if s.file != nil {
+		if ferr := s.file.delete(ref); ferr != nil {
+			return ferr
+		}
+		if err != nil && !errors.Is(err, keyring.ErrNotFound) {
+			return nil // the keyring is unavailable: the file was the only store
+		}
+	}
 	if err != nil && !errors.Is(err, keyring.ErrNotFound) {
 		return err
 	}
 	return nil
+}
+
+// FilePath is the fallback file ("" without one).
+func (s *Store) FilePath() string {
+	if s.file == nil {
+		return ""
+	}
+	return s.file.path
 }
