@@ -21,7 +21,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. The index is derived
 // data, so instead of migrations a different version simply means "drop
 // everything and re-index from the files".
-const schemaVersion = 2 // 2: chunk ids carry their token count (rank.go)
+const schemaVersion = 3 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming
 
 var schema = []string{
 	`CREATE TABLE files(
@@ -46,7 +46,7 @@ var schema = []string{
 	// External-content FTS5 table: the text is stored once (in chunks) and
 	// the triggers keep the inverted index in step.
 	`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id',
-		tokenize='unicode61 remove_diacritics 2')`,
+		tokenize='porter unicode61 remove_diacritics 2')`,
 	createInsertTrigger,
 	`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 		INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);

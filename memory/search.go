@@ -92,9 +92,112 @@ func truncateRunes(s string, n int) string {
 	return s[:n]
 }
 
+// phrase is one quoted string of an FTS5 query with how much it counts:
+// the user's own words weigh 1, their synonyms less, stop words little.
+// Phrases of one group are forms of one query word; the rank rewards
+// covering more groups.
+type phrase struct {
+	term
+	weight float64
+	group  int // -1: counts for nothing but its weight
+}
+
+// Weights of the query plan, tuned on bench/memeval.
+const (
+	stopWeight    = 0.15 // a stop word the user wrote ("my", "now")
+	coverWeight   = 1.0  // score x (1 + coverWeight * groups matched / groups)
+	candidatePool = 200  // candidates ranked before de-duplication and the cut
+)
+
+// plan is a query made ready for FTS5: its MATCH expressions and, in the
+// same order as the phrases appear in them, each phrase's weight and group
+// for jarvis_rank.
+type plan struct {
+	terms   []term     // the user's words, for excerpts
+	groups  [][]phrase // per content word: the word and its synonyms
+	stops   []phrase
+	and, or string
+	andArgs []any
+	orArgs  []any
+}
+
+// makePlan builds the two queries Search runs. "all": every content word
+// (or one of its synonyms) must match, and the stop words the user wrote
+// count a little where they occur; "any" (the fallback when "all" finds
+// nothing): any content word or synonym, stop words left out, so that a
+// question in plain words is not answered by chatty notes full of "is" and
+// "my". A query of stop words only is taken as it is.
+func (s *Store) makePlan(terms []term) plan {
+	p := plan{terms: terms}
+	for _, t := range terms {
+		if isStopWord(t.text) && !t.prefix {
+			p.stops = append(p.stops, phrase{term: t, weight: stopWeight, group: -1})
+			continue
+		}
+		g := []phrase{{term: t, weight: 1, group: len(p.groups)}}
+		if !t.prefix {
+			for _, e := range s.expand(t.text) {
+				g = append(g, phrase{term: term{text: e.Text}, weight: e.Weight, group: len(p.groups)})
+			}
+		}
+		p.groups = append(p.groups, g)
+	}
+	if len(p.groups) == 0 {
+		for _, st := range p.stops {
+			p.groups = append(p.groups, []phrase{{term: st.term, weight: 1, group: len(p.groups)}})
+		}
+		p.stops = nil
+	}
+	var all, any []phrase
+	var andParts, orParts []string
+	for _, g := range p.groups {
+		andParts = append(andParts, "("+joinPhrases(g)+")")
+		all = append(all, g...)
+		orParts = append(orParts, joinPhrases(g))
+		any = append(any, g...)
+	}
+	if len(p.stops) > 0 {
+		// Optional words: (first group OR stop words) is true of every row
+		// the groups match; its copy of the first group weighs nothing.
+		first := make([]phrase, len(p.groups[0]))
+		for i, ph := range p.groups[0] {
+			first[i] = phrase{term: ph.term, weight: 0, group: -1}
+		}
+		opt := append(first, p.stops...)
+		andParts = append(andParts, "("+joinPhrases(opt)+")")
+		all = append(all, opt...)
+	}
+	p.and, p.andArgs = strings.Join(andParts, " AND "), rankArgs(all, len(p.groups))
+	p.or, p.orArgs = strings.Join(orParts, " OR "), rankArgs(any, len(p.groups))
+	return p
+}
+
+func joinPhrases(ps []phrase) string {
+	ts := make([]term, len(ps))
+	for i, ph := range ps {
+		ts[i] = ph.term
+	}
+	return matchExpr(ts, "OR")
+}
+
+// rankArgs are jarvis_rank's arguments after the table: the coverage
+// weight, then a weight and a group per phrase.
+func rankArgs(ps []phrase, groups int) []any {
+	cover := coverWeight
+	if groups < 2 {
+		cover = 0
+	}
+	args := []any{cover}
+	for _, ph := range ps {
+		args = append(args, ph.weight, ph.group)
+	}
+	return args
+}
+
 // matchExpr builds an FTS5 MATCH expression joining the terms with op
-// ("AND" or "OR"). Terms hold no '"' (only letters, digits, marks), so
-// quoting cannot be escaped from; the replace is belt and braces.
+// ("AND" or "OR"). Terms hold no '"' (only letters, digits, marks, and
+// spaces in multi-word synonyms), so quoting cannot be escaped from; the
+// replace is belt and braces.
 func matchExpr(terms []term, op string) string {
 	parts := make([]string, len(terms))
 	for i, t := range terms {
@@ -110,13 +213,21 @@ func matchExpr(terms []term, op string) string {
 // (MEMORY.md) or "daily" notes; "" searches every file under memory/.
 // limit <= 0 means DefaultLimit; it is capped at MaxLimit.
 //
-// Ranking is BM25 (as FTS5's, see rank.go) over chunks (headings with their first block,
-// paragraphs, lists, code blocks), with daily notes boosted by recency
-// (Options.RecencyWeight, halving every RecencyHalfLife). All words must
-// match; only if that finds nothing are hits matching any word returned
-// (so a question in plain words, "who is my dentist?", still finds notes).
-// Near-duplicate excerpts (the same text noted on several days) are shown
-// once. Any q is valid; one with no words returns no results.
+// Words are matched by their stem (Porter: "works" finds "work") and, where
+// a synonym dictionary is at hand (WordNet, see Options.WordNetDir), by
+// their synonyms, which count less than the user's own words. Common words
+// ("is", "my", "now") count little. Ranking is BM25 (as FTS5's, see
+// rank.go) over chunks (headings with their first block, paragraphs, lists,
+// code blocks), weighted per word and raised by the share of the query's
+// words a chunk contains. Every content word (or a synonym) must match; only
+// if that finds nothing are hits matching any of them returned (so a
+// question in plain words, "who is my dentist?", still finds notes). Among
+// the best candidates, notes that state a fact are preferred over notes
+// that mention the topic, the newer statement wins (recency applies to
+// statements, see rerank), and a line marked superseded ranks below its
+// replacement. Near-duplicate excerpts (the same text noted on several
+// days) are shown once. Any q is valid; one with no words returns no
+// results.
 func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result, error) {
 	if s.closed() {
 		return nil, ErrClosed
@@ -135,27 +246,25 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if len(terms) == 0 {
 		return results, nil
 	}
-	fetch := max(4*limit, 40)
-	hits, err := s.query(ctx, matchExpr(terms, "AND"), kind, fetch)
+	p := s.makePlan(terms)
+	fetch := max(4*limit, candidatePool)
+	hits, err := s.query(ctx, p.and, p.andArgs, kind, fetch)
 	if err != nil {
 		return nil, err
 	}
-	s.rerank(hits)
-	if len(hits) == 0 && len(terms) > 1 {
-		more, err := s.query(ctx, matchExpr(terms, "OR"), kind, fetch)
-		if err != nil {
+	if len(hits) == 0 && len(p.groups) > 1 {
+		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
 			return nil, err
 		}
-		s.rerank(more)
-		hits = more
 	}
+	s.rerank(hits, p)
 
 	var kept [][]uint64
 	for _, h := range hits {
 		if len(results) == limit {
 			break
 		}
-		r := excerpt(h, terms)
+		r := excerpt(h, p)
 		words := wordSet(r.Excerpt)
 		dup := false
 		for _, k := range kept {
@@ -182,27 +291,28 @@ type hit struct {
 	score              float64 // higher is better
 }
 
-func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, error) {
+func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind string, n int) ([]hit, error) {
 	// Without a kind filter, pick the top n by BM25 (jarvis_rank, rank.go)
 	// from the full-text index alone and join only those; joining every
 	// match first costs a row read per match, which dominates for common
 	// words.
+	rank := "jarvis_rank(chunks_fts" + strings.Repeat(", ?", len(rankArgs)) + ")"
 	q := `
 		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.score
-		FROM (SELECT rowid, jarvis_rank(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
+		FROM (SELECT rowid, ` + rank + ` AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
 		JOIN chunks c ON c.id = m.rowid
 		JOIN files f ON f.id = c.file_id`
-	args := []any{match, n}
+	args := append(append([]any{}, rankArgs...), match, n)
 	if kind != "" {
 		q = `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, jarvis_rank(chunks_fts) AS score
+		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, ` + rank + ` AS score
 		FROM chunks_fts
 		JOIN chunks c ON c.id = chunks_fts.rowid
 		JOIN files f ON f.id = c.file_id
 		WHERE chunks_fts MATCH ? AND f.kind = ?
 		ORDER BY score
 		LIMIT ?`
-		args = []any{match, kind, n}
+		args = append(append([]any{}, rankArgs...), match, kind, n)
 	}
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -226,9 +336,9 @@ func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, er
 }
 
 // rerank applies the recency boost to daily notes and sorts best first.
-// It only reorders the BM25 top candidates (4x the limit): a stale note
+// It only reorders the BM25 top candidates (candidatePool): a stale note
 // cannot be pushed out by recency alone unless it ranked outside those.
-func (s *Store) rerank(hits []hit) {
+func (s *Store) rerank(hits []hit, p plan) {
 	if s.opts.RecencyWeight > 0 {
 		now := s.opts.Now()
 		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
@@ -256,11 +366,11 @@ func (s *Store) rerank(hits []hit) {
 // words, grown with its neighbours while it fits excerptMaxLines and
 // excerptMaxBytes. Blank lines at the edges are dropped. The line numbers
 // follow from the chunk's: line k of its text is file line LineStart+k.
-func excerpt(h hit, terms []term) Result {
+func excerpt(h hit, p plan) Result {
 	lines := strings.Split(h.text, "\n")
-	best, bestScore := 0, -1
+	best, bestScore := 0, -1.0
 	for i, l := range lines {
-		if sc := matchScore(l, terms); sc > bestScore {
+		if sc := matchScore(l, p); sc > bestScore {
 			best, bestScore = i, sc
 		}
 	}
@@ -290,20 +400,30 @@ func excerpt(h hit, terms []term) Result {
 	}
 	text := strings.Join(lines[lo:hi+1], "\n")
 	if lo == hi && len(text) > excerptMaxBytes {
-		text = cutAround(text, terms)
+		text = cutAround(text, p.terms)
 	}
 	return Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
 }
 
-// matchScore counts the distinct query words on a line (case-insensitive;
-// accents are not folded here, so a hit found through FTS5's diacritic
-// folding may fall back to the chunk's first line).
-func matchScore(line string, terms []term) int {
+// matchScore weighs the query words found on a line: per content word its
+// best form (the word or a synonym, compared by stem), plus stop words
+// (case-insensitive; accents are not folded here, so a hit found through
+// FTS5's diacritic folding may fall back to the chunk's first line).
+func matchScore(line string, p plan) float64 {
 	l := strings.ToLower(line)
-	n := 0
-	for _, t := range terms {
-		if strings.Contains(l, t.text) {
-			n++
+	n := 0.0
+	for _, g := range p.groups {
+		best := 0.0
+		for _, ph := range g {
+			if ph.weight > best && strings.Contains(l, stemPrefix(ph.text)) {
+				best = ph.weight
+			}
+		}
+		n += best
+	}
+	for _, st := range p.stops {
+		if strings.Contains(l, st.text) {
+			n += st.weight
 		}
 	}
 	return n

@@ -14,6 +14,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"jarvis/memory/wordnet"
 )
 
 // Options configures a Store. Zero values take the documented defaults.
@@ -46,6 +48,10 @@ type Options struct {
 	RecencyWeight float64
 	// RecencyHalfLife defaults to 30 days.
 	RecencyHalfLife time.Duration
+	// WordNetDir holds the WordNet database used to search for synonyms of
+	// the query's words. Default wordnet.DefaultDir (Debian's wordnet-base);
+	// "-" turns synonyms off. Search works without it, on the words alone.
+	WordNetDir string
 	// DisableWatcher turns off live re-indexing (changes made by other
 	// programs are then only seen by the next Open). For tests and tools.
 	DisableWatcher bool
@@ -81,6 +87,9 @@ func (o *Options) fill() error {
 	if o.RecencyWeight == 0 {
 		o.RecencyWeight = 0.5
 	}
+	if o.WordNetDir == "" {
+		o.WordNetDir = wordnet.DefaultDir
+	}
 	if o.RecencyHalfLife <= 0 {
 		o.RecencyHalfLife = 30 * 24 * time.Hour
 	}
@@ -112,6 +121,8 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	syn synonyms
+
 	promptMu sync.Mutex
 	promptAt string // what PromptContext last read: maxBytes, day and the files' identities
 	prompt   string // and what it returned
@@ -131,6 +142,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		memDir: filepath.Join(opts.Root, memDirName),
 		locks:  map[string]*sync.Mutex{},
 		done:   make(chan struct{}),
+		syn:    synonyms{dir: opts.WordNetDir},
 	}
 	if err := os.MkdirAll(s.memDir, 0o700); err != nil {
 		return nil, fmt.Errorf("memory: create workspace: %w", err)
@@ -193,6 +205,7 @@ func (s *Store) shutdown() error {
 		errs = append(errs, s.watcher.Close())
 	}
 	s.wg.Wait()
+	s.syn.close()
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}
