@@ -20,6 +20,10 @@ type Result struct {
 	Excerpt   string `json:"excerpt"`
 	LineStart int    `json:"line_start"`
 	LineEnd   int    `json:"line_end"`
+	// Superseded is set when the line the hit is about is marked as
+	// replaced by a newer note (Supersede), SupersededBy names that note.
+	Superseded   bool   `json:"superseded,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // Search limits.
@@ -289,6 +293,7 @@ type hit struct {
 	lineStart, lineEnd int
 	text               string
 	score              float64 // higher is better
+	class              lineClass
 }
 
 func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind string, n int) ([]hit, error) {
@@ -335,20 +340,63 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 	return hits, nil
 }
 
-// rerank applies the recency boost to daily notes and sorts best first.
-// It only reorders the BM25 top candidates (candidatePool): a stale note
-// cannot be pushed out by recency alone unless it ranked outside those.
+// Knowledge-update weights, tuned on bench/memeval.
+const (
+	mentionFactor    = 0.7  // a reminder, task or question about the topic
+	statementBonus   = 0.15 // a line that states a value the query lacks
+	supersededFactor = 0.3  // a line marked superseded by a newer one
+	sameFactShare    = 0.7  // statements scoring this share of the best are taken as the same fact
+)
+
+// rerank reorders the candidates, best first:
+//   - The line of each chunk that best matches the query is classified
+//     (classify): a statement of a value, a mere mention (reminder, to-do,
+//     question), or neither. Mentions count less and statements a little
+//     more; a line marked superseded (see Supersede) much less.
+//   - Recency (Options.RecencyWeight, halving every RecencyHalfLife)
+//     raises daily notes that are not mentions: "dentist check-up is due"
+//     in yesterday's note is not news about who the dentist is.
+//   - Statements that score nearly as well as the best statement
+//     (sameFactShare) are taken as statements of the same fact and ordered
+//     newest first, so the newest value wins over older ones.
+//
+// Only the BM25 top candidates (candidatePool) are reordered.
 func (s *Store) rerank(hits []hit, p plan) {
-	if s.opts.RecencyWeight > 0 {
-		now := s.opts.Now()
-		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
-		half := s.opts.RecencyHalfLife.Hours() / 24
-		for i := range hits {
-			if hits[i].kind != kindDaily || hits[i].day == 0 {
-				continue
-			}
-			age := math.Max(0, today.Sub(time.Unix(hits[i].day, 0)).Hours()/24)
-			hits[i].score *= 1 + s.opts.RecencyWeight*math.Pow(0.5, age/half)
+	now := s.opts.Now()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
+	half := s.opts.RecencyHalfLife.Hours() / 24
+	best := 0.0
+	for i := range hits {
+		h := &hits[i]
+		h.class = classify(bestLine(h.text, p), p)
+		switch h.class {
+		case lineMention:
+			h.score *= mentionFactor
+		case lineStatement:
+			h.score *= 1 + statementBonus
+		case lineSuperseded:
+			h.score *= supersededFactor
+		}
+		if s.opts.RecencyWeight > 0 && h.class != lineMention && h.kind == kindDaily && h.day != 0 {
+			age := math.Max(0, today.Sub(time.Unix(h.day, 0)).Hours()/24)
+			h.score *= 1 + s.opts.RecencyWeight*math.Pow(0.5, age/half)
+		}
+		if h.class == lineStatement {
+			best = max(best, h.score)
+		}
+	}
+	// The same fact stated on several days: newest first, just above the
+	// best statement's score, keeping their order relative to the rest.
+	var same []*hit
+	for i := range hits {
+		if h := &hits[i]; h.class == lineStatement && h.score >= sameFactShare*best {
+			same = append(same, h)
+		}
+	}
+	if len(same) > 1 {
+		sort.SliceStable(same, func(i, j int) bool { return dateOf(same[i]) > dateOf(same[j]) })
+		for k, h := range same {
+			h.score = best * (1 + 1e-3*float64(len(same)-k))
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
@@ -360,6 +408,26 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		return hits[i].lineStart < hits[j].lineStart
 	})
+}
+
+// dateOf orders statements in time: a daily note's day; MEMORY.md and
+// other notes, which are kept up to date by hand, count as newest.
+func dateOf(h *hit) int64 {
+	if h.kind == kindDaily && h.day != 0 {
+		return h.day
+	}
+	return math.MaxInt64
+}
+
+// bestLine is the line of a chunk's text that best matches the query.
+func bestLine(text string, p plan) string {
+	best, bestScore := "", -1.0
+	for l := range strings.SplitSeq(text, "\n") {
+		if sc := matchScore(l, p); sc > bestScore {
+			best, bestScore = l, sc
+		}
+	}
+	return best
 }
 
 // excerpt picks the lines of a chunk to show: the line matching most query
@@ -402,7 +470,11 @@ func excerpt(h hit, p plan) Result {
 	if lo == hi && len(text) > excerptMaxBytes {
 		text = cutAround(text, p.terms)
 	}
-	return Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
+	r := Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
+	if by, ok := supersededBy(lines[best]); ok {
+		r.Superseded, r.SupersededBy = true, by
+	}
+	return r
 }
 
 // matchScore weighs the query words found on a line: per content word its

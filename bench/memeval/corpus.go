@@ -198,15 +198,15 @@ func pseudoWord(rng *rand.Rand) string {
 // purpose (sofa, doctor, car, dentist, apartment, ...): that is what makes
 // a personal memory hard to search.
 func filler(rng *rand.Rand) string {
-	t := fillerForms[rng.IntN(len(fillerForms))]
-	for n := rng.IntN(3); n > 0; n-- {
-		t += " " + fillerForms[rng.IntN(len(fillerForms))]
+	var parts []string
+	for n := 1 + rng.IntN(3); n > 0; n-- {
+		r := strings.NewReplacer(
+			"{p}", pick(rng, people), "{t}", pick(rng, things), "{a}", pick(rng, activities),
+			"{f}", pick(rng, foods), "{w}", pick(rng, weather), "{n}", fmt.Sprint(1+rng.IntN(12)),
+			"{pl}", pick(rng, places), "{wk}", pick(rng, workItems))
+		parts = append(parts, upperFirst(r.Replace(pick(rng, fillerForms))))
 	}
-	r := strings.NewReplacer(
-		"{p}", pick(rng, people), "{t}", pick(rng, things), "{a}", pick(rng, activities),
-		"{f}", pick(rng, foods), "{w}", pick(rng, weather), "{n}", fmt.Sprint(1+rng.IntN(12)),
-		"{pl}", pick(rng, places), "{wk}", pick(rng, workItems))
-	return r.Replace(t)
+	return strings.Join(parts, " ")
 }
 
 func pick(rng *rand.Rand, from []string) string { return from[rng.IntN(len(from))] }
@@ -262,7 +262,7 @@ var keywordFacts = []struct{ note, q string }{
 	{"%s bakery opens at 7 and their rye costs %d cents.", "When does %s bakery open?"},
 	{"My membership number at %s library is %d.", "membership number %s library"},
 	{"The plumber from %s Services charged %d for the boiler.", "How much did %s Services charge for the boiler?"},
-	{"Parking spot %d belongs to the %s building.", "Which parking spot is at the %s building?"},
+	{"Parking spot %[2]d belongs to the %[1]s building.", "Which parking spot is at the %s building?"},
 	{"Gate code for %s court: %d#.", "gate code %s court"},
 	{"Table booked at %s bistro for %d guests.", "How many guests at %s bistro?"},
 	{"The %s podcast episode %d is about sleep.", "Which %s podcast episode is about sleep?"},

@@ -297,4 +297,7 @@ func contentWords(q string) []string {
 const baselineStop = ` a an the is are was were be been do does did i my me we our you your he she his her it its they their
 	what which who whom when where why how now to of in on at for with by from about and or not no s `
 
-func supersede(ctx context.Context, s *memory.Store, o loc, q question) error { return nil }
+// supersede marks an older statement as memory_write's replaces does.
+func supersede(ctx context.Context, s *memory.Store, o loc, q question) error {
+	return s.Supersede(ctx, memory.Lines{Path: o.Path, LineStart: o.Line, LineEnd: o.Line}, q.Path)
+}
