@@ -108,9 +108,10 @@ type phrase struct {
 
 // Weights of the query plan, tuned on bench/memeval.
 const (
-	stopWeight    = 0.15 // a stop word the user wrote ("my", "now")
-	coverWeight   = 1.0  // score x (1 + coverWeight * groups matched / groups)
-	candidatePool = 200  // candidates ranked before de-duplication and the cut
+	stopWeight       = 0.15 // a stop word the user wrote ("is", "now")
+	possessiveWeight = 0.5  // "my", "our": whose dentist is asked about matters
+	coverWeight      = 1.0  // score x (1 + coverWeight * groups matched / groups)
+	candidatePool    = 200  // candidates ranked before de-duplication and the cut
 )
 
 // plan is a query made ready for FTS5: its MATCH expressions and, in the
@@ -135,7 +136,11 @@ func (s *Store) makePlan(terms []term) plan {
 	p := plan{terms: terms}
 	for _, t := range terms {
 		if isStopWord(t.text) && !t.prefix {
-			p.stops = append(p.stops, phrase{term: t, weight: stopWeight, group: -1})
+			w := stopWeight
+			if isPossessive(t.text) {
+				w = possessiveWeight
+			}
+			p.stops = append(p.stops, phrase{term: t, weight: w, group: -1})
 			continue
 		}
 		g := []phrase{{term: t, weight: 1, group: len(p.groups)}}
@@ -342,10 +347,11 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 
 // Knowledge-update weights, tuned on bench/memeval.
 const (
-	mentionFactor    = 0.7  // a reminder, task or question about the topic
-	statementBonus   = 0.15 // a line that states a value the query lacks
-	supersededFactor = 0.3  // a line marked superseded by a newer one
-	sameFactShare    = 0.7  // statements scoring this share of the best are taken as the same fact
+	mentionFactor     = 0.7 // a reminder, task or question about the topic
+	statementBonus    = 0.5 // a line that states a value the query lacks
+	supersededFactor  = 0.3 // a line marked superseded by a newer one
+	sameFactShare     = 0.7 // statements scoring this share of the best are taken as the same fact
+	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
 
 // rerank reorders the candidates, best first:
@@ -354,8 +360,9 @@ const (
 //     question), or neither. Mentions count less and statements a little
 //     more; a line marked superseded (see Supersede) much less.
 //   - Recency (Options.RecencyWeight, halving every RecencyHalfLife)
-//     raises daily notes that are not mentions: "dentist check-up is due"
-//     in yesterday's note is not news about who the dentist is.
+//     raises daily notes that state a value, lines that state none by a
+//     fifth as much, and mentions not at all: "dentist check-up is due" in
+//     yesterday's note is not news about who the dentist is.
 //   - Statements that score nearly as well as the best statement
 //     (sameFactShare) are taken as statements of the same fact and ordered
 //     newest first, so the newest value wins over older ones.
@@ -368,7 +375,8 @@ func (s *Store) rerank(hits []hit, p plan) {
 	best := 0.0
 	for i := range hits {
 		h := &hits[i]
-		h.class = classify(bestLine(h.text, p), p)
+		line := bestLine(h.text, p)
+		h.class = classify(line, bestSentence(line, p), p)
 		switch h.class {
 		case lineMention:
 			h.score *= mentionFactor
@@ -379,7 +387,11 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		if s.opts.RecencyWeight > 0 && h.class != lineMention && h.kind == kindDaily && h.day != 0 {
 			age := math.Max(0, today.Sub(time.Unix(h.day, 0)).Hours()/24)
-			h.score *= 1 + s.opts.RecencyWeight*math.Pow(0.5, age/half)
+			w := s.opts.RecencyWeight
+			if h.class != lineStatement {
+				w *= otherRecencyShare
+			}
+			h.score *= 1 + w*math.Pow(0.5, age/half)
 		}
 		if h.class == lineStatement {
 			best = max(best, h.score)
@@ -425,6 +437,22 @@ func bestLine(text string, p plan) string {
 	for l := range strings.SplitSeq(text, "\n") {
 		if sc := matchScore(l, p); sc > bestScore {
 			best, bestScore = l, sc
+		}
+	}
+	return best
+}
+
+// bestSentence is the sentence of a line that best matches the query (a
+// line of notes often holds several unrelated sentences). A mark of
+// supersession at the line's end counts for every sentence of it.
+func bestSentence(line string, p plan) string {
+	if _, ok := supersededBy(line); ok {
+		return line
+	}
+	best, bestScore := line, -1.0
+	for _, sn := range sentences(line) {
+		if sc := matchScore(sn, p); sc > bestScore {
+			best, bestScore = sn, sc
 		}
 	}
 	return best

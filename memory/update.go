@@ -165,10 +165,17 @@ var mentionPrefixes = []string{"reminder", "remind me", "todo", "to do", "to-do"
 // carries a value the query does not contain: a name (a capitalised word
 // not starting a sentence), or a number. The heuristic is for English
 // notes; other lines are lineOther and ranked by their words alone.
-func classify(line string, p plan) lineClass {
+func classify(line, sentence string, p plan) lineClass {
 	if _, ok := supersededBy(line); ok {
 		return lineSuperseded
 	}
+	if c := classifySentence(line, p); c == lineMention {
+		return c // "Reminder: pick up Ana from work on Friday."
+	}
+	return classifySentence(sentence, p)
+}
+
+func classifySentence(line string, p plan) lineClass {
 	t := strings.TrimSpace(line)
 	t = strings.TrimLeft(t, "#>-*+ \t")
 	t = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "[ ] "), "[x] "), "[X] ")
@@ -199,17 +206,39 @@ func classify(line string, p plan) lineClass {
 		if core != "" {
 			r, _ := utf8.DecodeRuneInString(core)
 			hasDigit := strings.ContainsFunc(core, unicode.IsDigit)
-			name := unicode.IsUpper(r) && !start && core != "I" && !strings.HasPrefix(core, "I'")
+			// "Ana's" names whose fact it is, not its value.
+			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
+			name := unicode.IsUpper(r) && !start && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
 			if (hasDigit || name) && !inQuery(core) {
 				return lineStatement
 			}
 			prev = core
 		}
-		// A sentence ends at . ! ? : ; unless the word is a short
-		// abbreviation with a capital ("Dr.", "Mrs.").
-		last := w[len(w)-1]
-		start = strings.ContainsRune(".!:;", rune(last)) &&
-			!(last == '.' && len(prev) <= 3 && prev != "" && unicode.IsUpper(rune(prev[0])))
+		start = endsSentence(w, prev)
 	}
 	return lineOther
+}
+
+// endsSentence: a sentence ends at . ! ? (and a value may start after : ;)
+// unless the word is a short
+// abbreviation with a capital ("Dr.", "Mrs.").
+func endsSentence(w, core string) bool {
+	last := w[len(w)-1]
+	return strings.ContainsRune(".!?:;", rune(last)) &&
+		!(last == '.' && len(core) <= 3 && core != "" && unicode.IsUpper(rune(core[0])))
+}
+
+// sentences splits a line where endsSentence says.
+func sentences(line string) []string {
+	var out []string
+	words := strings.Fields(line)
+	from := 0
+	for i, w := range words {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		if (endsSentence(w, core) && !strings.ContainsAny(w[len(w)-1:], ":;")) || i == len(words)-1 {
+			out = append(out, strings.Join(words[from:i+1], " "))
+			from = i + 1
+		}
+	}
+	return out
 }

@@ -23,6 +23,16 @@ func isStopWord(w string) bool {
 	return len(w) <= 10 && strings.Contains(stopWords, " "+w+" ")
 }
 
+// isPossessive: possessive determiners, stop words that still say whose
+// fact is meant ("my dentist", not Ana's).
+func isPossessive(w string) bool {
+	switch w {
+	case "my", "our", "your", "his", "her", "their":
+		return true
+	}
+	return false
+}
+
 // stemPrefix shortens a lower-cased word to a prefix its inflected forms
 // share ("moving" -> "mov", "works" -> "work"), for finding the line of a
 // chunk a stemmed match came from. It is cruder than the index's Porter
