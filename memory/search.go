@@ -299,6 +299,7 @@ type hit struct {
 	text               string
 	score              float64 // higher is better
 	class              lineClass
+	owner              bool // not about someone else's (sameOwner)
 }
 
 func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind string, n int) ([]hit, error) {
@@ -351,6 +352,7 @@ const (
 	statementBonus    = 0.5 // a line that states a value the query lacks
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
 	sameFactShare     = 0.7 // statements scoring this share of the best are taken as the same fact
+	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
 	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
 
@@ -376,7 +378,12 @@ func (s *Store) rerank(hits []hit, p plan) {
 	for i := range hits {
 		h := &hits[i]
 		line := bestLine(h.text, p)
-		h.class = classify(line, bestSentence(line, p), p)
+		sentence := bestSentence(line, p)
+		h.class = classify(line, sentence, p)
+		h.owner = sameOwner(sentence, p)
+		if !h.owner {
+			h.score *= otherOwnerFactor
+		}
 		switch h.class {
 		case lineMention:
 			h.score *= mentionFactor
@@ -401,7 +408,7 @@ func (s *Store) rerank(hits []hit, p plan) {
 	// best statement's score, keeping their order relative to the rest.
 	var same []*hit
 	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.score >= sameFactShare*best {
+		if h := &hits[i]; h.class == lineStatement && h.owner && h.score >= sameFactShare*best {
 			same = append(same, h)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -241,4 +242,31 @@ func sentences(line string) []string {
 		}
 	}
 	return out
+}
+
+// sameOwner reports whether a sentence can be about the same person's fact
+// as the query: when the query says whose it is with a possessive
+// determiner ("my dentist"), a sentence that names another owner ("Ana's
+// dentist") and lacks that word is about someone else.
+func sameOwner(sentence string, p plan) bool {
+	var want []string
+	for _, st := range p.stops {
+		if isPossessive(st.text) {
+			want = append(want, st.text)
+		}
+	}
+	if len(want) == 0 {
+		return true
+	}
+	words := strings.FieldsFunc(strings.ToLower(sentence), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' })
+	other := false
+	for _, w := range words {
+		if slices.Contains(want, w) {
+			return true
+		}
+		if strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "’s") {
+			other = true
+		}
+	}
+	return !other
 }

@@ -12,12 +12,13 @@ import (
 // letting them match on their own makes short chatty notes win. The list is
 // the common core of the usual IR stop lists (SMART, Lucene, NLTK), plus
 // the question words.
-const stopWords = ` a about above after again against all am an and any are as at be because been before being below
-	between both but by can could did do does doing down during each few for from further had has have having he her
-	here hers herself him himself his how i if in into is it its itself just me more most much my myself no nor not now
-	of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs
-	them themselves then there these they this those through to too under until up very was we were what when where which
-	while who whom why will with would you your yours yourself yourselves s t don ll ve re d m `
+const stopWords = " a about above after again against all am an and any are as at be because been before being below between " +
+	"both but by can could did do does doing down during each few for from further had has have having he her " +
+	"here hers herself him himself his how i if in into is it its itself just me more most much my myself no " +
+	"nor not now of off on once only or other our ours ourselves out over own same she should so some such " +
+	"than that the their theirs them themselves then there these they this those through to too under until " +
+	"up very was we were what when where which while who whom why will with would you your yours yourself yourselves " +
+	"s t don ll ve re d m "
 
 func isStopWord(w string) bool {
 	return len(w) <= 10 && strings.Contains(stopWords, " "+w+" ")

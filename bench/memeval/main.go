@@ -39,21 +39,21 @@ func main() {
 	marks := flag.Bool("marks", false, "also mark replaced statements as superseded (what memory_write's replaces does) and measure again")
 	rg := flag.Bool("rg", true, "run the ripgrep baseline")
 	verbose := flag.Bool("v", false, "print each missed question")
+	only := flag.String("q", "", "only print this question's top 50 (debugging)")
 	flag.Parse()
-	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose}
+	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only}
 	if err := run(context.Background(), cfg); err != nil {
 		log.Fatal(err)
 	}
 }
 
 type config struct {
-	seed       uint64
-	perDay     int
-	dir        string
-	marks, rg  bool
-	verbose    bool
-	embedURL   string
-	embedModel string
+	seed      uint64
+	perDay    int
+	dir       string
+	marks, rg bool
+	verbose   bool
+	only      string
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -84,6 +84,18 @@ func run(ctx context.Context, cfg config) error {
 	fmt.Printf("corpus: %d files, %.1f MB, %d chunks, seed %d; index built in %v\n\n",
 		st.Files, float64(size)/1e6, st.Chunks, cfg.seed, time.Since(t0).Round(time.Millisecond))
 
+	if cfg.only != "" {
+		for _, q := range qs {
+			if q.Q == cfg.only {
+				fmt.Printf("gold %s:%d, older %v\n", q.Path, q.Line, q.Older)
+			}
+		}
+		res, err := s.Search(ctx, cfg.only, "", 50)
+		for i, r := range res {
+			fmt.Printf("%d. %s:%d %q\n", i+1, r.Path, r.LineStart, r.Excerpt)
+		}
+		return err
+	}
 	res, err := evalMemory(ctx, s, qs, cfg.verbose)
 	if err != nil {
 		return err
