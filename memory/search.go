@@ -349,11 +349,11 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 // Knowledge-update weights, tuned on bench/memeval.
 const (
 	mentionFactor     = 0.7 // a reminder, task or question about the topic
-	statementBonus    = 0.5 // a line that states a value the query lacks
+	statementBonus    = 0.3 // a line that states a value the query lacks
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
 	sameFactShare     = 0.7 // statements scoring this share of the best are taken as the same fact
 	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
-	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
+	otherRecencyShare = 1.0 // of RecencyWeight, for lines that state no value
 )
 
 // rerank reorders the candidates, best first:
@@ -430,12 +430,12 @@ func (s *Store) rerank(hits []hit, p plan) {
 }
 
 // dateOf orders statements in time: a daily note's day; MEMORY.md and
-// other notes, which are kept up to date by hand, count as newest.
+// other notes carry no date and come after dated ones.
 func dateOf(h *hit) int64 {
-	if h.kind == kindDaily && h.day != 0 {
+	if h.kind == kindDaily {
 		return h.day
 	}
-	return math.MaxInt64
+	return 0
 }
 
 // bestLine is the line of a chunk's text that best matches the query.
