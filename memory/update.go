@@ -108,7 +108,7 @@ func (s *Store) linesOf(ctx context.Context, l Lines) ([]string, error) {
 	return splitLines(rg.Text), nil
 }
 
-// Supersede marks lines l (their non-blank lines) as replaced by the note
+// Supersede marks lines l (those that are not blank or headings) as replaced by the note
 // in file by, and re-indexes the file. The line count and every other byte
 // of the file stay as they were.
 func (s *Store) Supersede(ctx context.Context, l Lines, by string) error {
@@ -135,7 +135,9 @@ func (s *Store) Supersede(ctx context.Context, l Lines, by string) error {
 			if strings.HasSuffix(body, "\r") && eol != "" {
 				body, eol = body[:len(body)-1], "\r"+eol
 			}
-			if _, marked := supersededBy(body); marked || isBlank(body) {
+			// A heading names a section, not a fact: a search hit's range
+			// often starts with one.
+			if _, marked := supersededBy(body); marked || isBlank(body) || isHeading(body) {
 				continue
 			}
 			parts[i] = body + mark + eol

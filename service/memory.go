@@ -51,11 +51,40 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 	if strings.TrimSpace(req.Content) == "" {
 		return missing("content")
 	}
-	path, err := s.mem.Write(r.Context(), req.Target, req.Content)
+	replaces, err := parseReplaces(req.Replaces)
+	if err != nil {
+		return memoryError(err)
+	}
+	path, err := s.mem.WriteReplacing(r.Context(), req.Target, req.Content, replaces)
 	if err != nil {
 		return memoryError(err)
 	}
 	return writeJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
+}
+
+// parseReplaces reads memory_write's "replaces" references (PATH:LINE or
+// PATH:START-END, as search results show them).
+func parseReplaces(refs []string) ([]memory.Lines, error) {
+	var out []memory.Lines
+	for _, ref := range refs {
+		if strings.TrimSpace(ref) == "" {
+			continue
+		}
+		l, err := memory.ParseLines(ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// retrieval names how search matched notes (api.MemorySearchResponse).
+func (s *Service) retrieval() string {
+	if ok, _ := s.mem.WordNet(); ok {
+		return "keyword+synonyms"
+	}
+	return "keyword"
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
@@ -74,10 +103,10 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return memoryError(err)
 	}
-	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res))}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: s.retrieval()}
 	for _, x := range res {
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
-			Flags: s.det.Scan(x.Excerpt).Patterns()})
+			Flags: s.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -118,8 +147,9 @@ func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error 
 // memory_get, run by the service itself (memory is the service's state).
 func (s *Service) registerMemoryTools() {
 	type writeArgs struct {
-		Target  string `json:"target"`
-		Content string `json:"content"`
+		Target   string `json:"target"`
+		Content  string `json:"content"`
+		Replaces string `json:"replaces"`
 	}
 	type searchArgs struct {
 		Query string `json:"query"`
@@ -132,17 +162,28 @@ func (s *Service) registerMemoryTools() {
 		LineEnd   int    `json:"line_end"`
 	}
 	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note).",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"}},"required":["target","content"],"additionalProperties":false}`)},
+		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"},"replaces":{"type":"string","description":"Optional: where the old statement of a changed fact is, as memory_search showed it (PATH:LINE or PATH:START-END; several separated by commas)"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
 		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a writeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
 			}
-			p, err := s.mem.Write(ctx, a.Target, a.Content)
+			replaces, err := parseReplaces(strings.Split(a.Replaces, ","))
 			if err != nil {
 				return "", err
+			}
+			p, err := s.mem.WriteReplacing(ctx, a.Target, a.Content, replaces)
+			if err != nil {
+				return "", err
+			}
+			if len(replaces) > 0 {
+				refs := make([]string, len(replaces))
+				for i, l := range replaces {
+					refs[i] = l.String()
+				}
+				return "Saved to " + p + "; marked " + strings.Join(refs, ", ") + " as superseded", nil
 			}
 			return "Saved to " + p, nil
 		},
@@ -168,7 +209,15 @@ func (s *Service) registerMemoryTools() {
 			}
 			var b strings.Builder
 			for _, r := range res {
-				fmt.Fprintf(&b, "%s:%d-%d%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, s.injectionNote(r.Excerpt), r.Excerpt)
+				old := ""
+				if r.Superseded {
+					old = " [superseded: an older statement"
+					if r.SupersededBy != "" {
+						old += ", replaced in " + r.SupersededBy
+					}
+					old += "]"
+				}
+				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, s.injectionNote(r.Excerpt), r.Excerpt)
 			}
 			return strings.TrimSpace(b.String()), nil
 		},

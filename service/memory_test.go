@@ -212,3 +212,60 @@ func TestMemorySectionFollowsTheNotes(t *testing.T) {
 		t.Fatalf("after the notes changed:\n%s", sys)
 	}
 }
+
+// memory_write's replaces marks the old statement of a changed fact: the new
+// one ranks first, the old one is still found and says it was superseded, and
+// a bad reference is refused before anything is written.
+func TestMemoryWriteReplaces(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "long_term", Content: "Dr. Haddad is my dentist."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=dentist", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 || res.Results[0].Superseded {
+		t.Fatalf("search %+v", res)
+	}
+	if res.Retrieval != "keyword+synonyms" {
+		t.Fatalf("retrieval %q, want keyword+synonyms (WordNet is installed by scripts/setup.sh)", res.Retrieval)
+	}
+	old := res.Results[0]
+	ref := old.Path + ":" + itoa(old.LineStart) + "-" + itoa(old.LineEnd) // as memory_search shows it
+	before, err := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"memory/MEMORY.md:99", "memory/absent.md:1", "MEMORY.md", "memory/MEMORY.md:0"} {
+		status, eb, _ := raw(t, "POST", e.srv.URL+"/v1/memory/write", testToken,
+			`{"target":"long_term","content":"Dr. Lindqvist is my dentist now.","replaces":["`+bad+`"]}`, nil)
+		if status/100 != 4 || eb.Error.Code == "" {
+			t.Errorf("replaces %q: %d %+v, want a 4xx error", bad, status, eb)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md")); string(after) != string(before) {
+		t.Fatalf("a refused write changed the file:\n%s", after)
+	}
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: "Dr. Lindqvist is my dentist now.", Replaces: []string{ref}}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q="+url.QueryEscape("who is my dentist?"), nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 2 || !strings.Contains(res.Results[0].Excerpt, "Lindqvist") || res.Results[0].Superseded {
+		t.Fatalf("want the new statement first: %+v", res.Results)
+	}
+	if o := res.Results[1]; !o.Superseded || o.SupersededBy != w.Path || o.LineEnd != old.LineEnd {
+		t.Fatalf("old statement %+v, want superseded by %s, ending at line %d", o, w.Path, old.LineEnd)
+	}
+	b, err := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# Long-term memory\n\nDr. Haddad is my dentist. (superseded by " + w.Path + ")\n"; string(b) != want {
+		t.Fatalf("MEMORY.md is %q, want %q", b, want)
+	}
+}
