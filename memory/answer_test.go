@@ -65,12 +65,12 @@ func TestStopWordsDoNotMatchAlone(t *testing.T) {
 		t.Fatalf("got %+v", res)
 	}
 	for _, w := range []string{"a", "now", "my", "yourselves", "between", "both", "s"} {
-		if !isStopWord(w) {
+		if !IsStopWord(w) {
 			t.Errorf("%q is not a stop word", w)
 		}
 	}
 	for _, w := range []string{"dentist", "nowhere", "mystery"} {
-		if isStopWord(w) {
+		if IsStopWord(w) {
 			t.Errorf("%q is a stop word", w)
 		}
 	}

@@ -135,7 +135,7 @@ type plan struct {
 func (s *Store) makePlan(terms []term) plan {
 	p := plan{terms: terms}
 	for _, t := range terms {
-		if isStopWord(t.text) && !t.prefix {
+		if IsStopWord(t.text) && !t.prefix {
 			w := stopWeight
 			if isPossessive(t.text) {
 				w = possessiveWeight
@@ -263,6 +263,11 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	}
 	if len(hits) == 0 && len(p.groups) > 1 {
 		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
+			return nil, err
+		}
+	}
+	if vhits := s.vectorHits(ctx, q); len(vhits) > 0 {
+		if hits, err = s.fuse(ctx, hits, vhits, kind); err != nil {
 			return nil, err
 		}
 	}

@@ -52,6 +52,10 @@ type Options struct {
 	// the query's words. Default wordnet.DefaultDir (Debian's wordnet-base);
 	// "-" turns synonyms off. Search works without it, on the words alone.
 	WordNetDir string
+	// Embedder, if set, gives every chunk a vector (in the background) and
+	// makes Search hybrid: keyword and meaning (embed.go). Default none:
+	// keyword search only.
+	Embedder Embedder
 	// DisableWatcher turns off live re-indexing (changes made by other
 	// programs are then only seen by the next Open). For tests and tools.
 	DisableWatcher bool
@@ -122,6 +126,7 @@ type Store struct {
 	closeErr  error
 
 	syn synonyms
+	emb embedState
 
 	promptMu sync.Mutex
 	promptAt string // what PromptContext last read: maxBytes, day and the files' identities
@@ -184,6 +189,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.wg.Add(1)
 	go s.checkpointLoop()
+	if opts.Embedder != nil {
+		s.emb.kick = make(chan struct{}, 1)
+		s.wg.Add(1)
+		go s.embedLoop()
+	}
 	ok = true
 	return s, nil
 }

@@ -20,7 +20,8 @@ const stopWords = " a about above after again against all am an and any are as a
 	"up very was we were what when where which while who whom why will with would you your yours yourself yourselves " +
 	"s t don ll ve re d m "
 
-func isStopWord(w string) bool {
+// IsStopWord reports whether w (lower case) is an English function word.
+func IsStopWord(w string) bool {
 	return len(w) <= 10 && strings.Contains(stopWords, " "+w+" ")
 }
 
@@ -108,7 +109,7 @@ func (s *Store) expand(w string) []expansion {
 	var out []expansion
 	seen := map[string]bool{w: true}
 	add := func(text string, weight float64) {
-		if seen[text] || isStopWord(text) || len(out) >= maxSynonyms {
+		if seen[text] || IsStopWord(text) || len(out) >= maxSynonyms {
 			return
 		}
 		seen[text] = true

@@ -29,7 +29,12 @@ import (
 	"strings"
 	"time"
 
+	"net/http/httptest"
+
+	"jarvis/internal/embedpeer"
 	"jarvis/memory"
+	"jarvis/memory/wordnet"
+	"jarvis/service/llm"
 )
 
 func main() {
@@ -40,8 +45,12 @@ func main() {
 	rg := flag.Bool("rg", true, "run the ripgrep baseline")
 	verbose := flag.Bool("v", false, "print each missed question")
 	only := flag.String("q", "", "only print this question's top 50 (debugging)")
+	embed := flag.String("embed", "", `embedding server: "scripted" (internal/embedpeer, not a real model) or an OpenAI-compatible base URL`)
+	embedModel := flag.String("embed-model", "scripted-concepts-256", "embedding model name")
+	embedKey := flag.String("embed-key-env", "", "environment variable holding the embedding server's API key, if it needs one")
 	flag.Parse()
-	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only}
+	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only,
+		embedURL: *embed, embedModel: *embedModel, embedKey: os.Getenv(*embedKey)}
 	if err := run(context.Background(), cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -54,6 +63,8 @@ type config struct {
 	marks, rg bool
 	verbose   bool
 	only      string
+
+	embedURL, embedModel, embedKey string
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -71,12 +82,40 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	now := func() time.Time { return time.Date(year+1, 1, 1, 12, 0, 0, 0, time.Local) }
+	opts := memory.Options{Root: dir, Now: now, DisableWatcher: true}
+	if cfg.embedURL == "scripted" {
+		wn, err := wordnet.Open(wordnet.DefaultDir)
+		if err != nil {
+			return err
+		}
+		defer wn.Close()
+		srv := httptest.NewServer(embedpeer.New(wn, 256))
+		defer srv.Close()
+		cfg.embedURL = srv.URL + "/v1"
+	}
+	if cfg.embedURL != "" {
+		opts.Embedder = llm.NewEmbedder(llm.OpenAIOptions{BaseURL: cfg.embedURL, APIKey: cfg.embedKey}, cfg.embedModel)
+	}
 	t0 := time.Now()
-	s, err := memory.Open(ctx, memory.Options{Root: dir, Now: now, DisableWatcher: true})
+	s, err := memory.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if opts.Embedder != nil {
+		for {
+			st := s.EmbeddingStatus()
+			if st.Error != "" {
+				return fmt.Errorf("embeddings: %s", st.Error)
+			}
+			if st.Total > 0 && st.Embedded == st.Total {
+				fmt.Printf("embeddings: %d chunks with %s in %v\n", st.Total, st.Model, time.Since(t0).Round(time.Millisecond))
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	fmt.Printf("retrieval: %s\n", s.Retrieval())
 	st, err := s.Stats(ctx)
 	if err != nil {
 		return err

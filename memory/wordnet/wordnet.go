@@ -141,7 +141,7 @@ func (wn *WordNet) Synonyms(word string, maxSenses int) ([]Synonym, error) {
 			}
 			offs := wn.lookup(pos, base)
 			for sense, off := range offs[:min(maxSenses, len(offs))] {
-				words, err := wn.synset(pos, off)
+				words, _, err := wn.synset(pos, off)
 				if err != nil {
 					return nil, err
 				}
@@ -245,25 +245,28 @@ func (wn *WordNet) lookup(pos int, lemma string) []int64 {
 	return out
 }
 
-// synset reads the words of the synset at off in data.POS.
-func (wn *WordNet) synset(pos int, off int64) ([]string, error) {
+// synset reads the words of the synset at off in data.POS and the
+// synsets it points to as hypernyms ("physician" -> "medical
+// practitioner").
+func (wn *WordNet) synset(pos int, off int64) ([]string, []Concept, error) {
 	buf := make([]byte, 4096)
 	n, err := wn.data[pos].ReadAt(buf, off)
 	if n == 0 && err != nil {
-		return nil, fmt.Errorf("wordnet: data.%s at %d: %w", posNames[pos], off, err)
+		return nil, nil, fmt.Errorf("wordnet: data.%s at %d: %w", posNames[pos], off, err)
 	}
 	buf = buf[:n]
 	if nl := bytes.IndexByte(buf, '\n'); nl >= 0 {
 		buf = buf[:nl]
 	}
-	// offset lex_filenum ss_type w_cnt word lex_id [word lex_id...] ...
+	// offset lex_filenum ss_type w_cnt word lex_id [word lex_id...] p_cnt
+	// [ptr_symbol offset pos source/target...] ...
 	f := strings.Fields(string(buf))
 	if len(f) < 4 || f[0] != fmt.Sprintf("%08d", off) {
-		return nil, fmt.Errorf("wordnet: data.%s: no synset at %d", posNames[pos], off)
+		return nil, nil, fmt.Errorf("wordnet: data.%s: no synset at %d", posNames[pos], off)
 	}
 	cnt, err := strconv.ParseInt(f[3], 16, 32)
 	if err != nil || 4+2*int(cnt) > len(f) {
-		return nil, fmt.Errorf("wordnet: data.%s: bad synset at %d", posNames[pos], off)
+		return nil, nil, fmt.Errorf("wordnet: data.%s: bad synset at %d", posNames[pos], off)
 	}
 	words := make([]string, 0, cnt)
 	for k := 0; k < int(cnt); k++ {
@@ -273,5 +276,75 @@ func (wn *WordNet) synset(pos int, off int64) ([]string, error) {
 		}
 		words = append(words, strings.ToLower(strings.ReplaceAll(w, "_", " ")))
 	}
-	return words, nil
+	var hyper []Concept
+	at := 4 + 2*int(cnt)
+	if at < len(f) {
+		pc, _ := strconv.Atoi(f[at])
+		for k := 0; k < pc && at+4+4*k <= len(f); k++ {
+			sym, offs, ps := f[at+1+4*k], f[at+2+4*k], f[at+3+4*k]
+			if sym != "@" && sym != "@i" {
+				continue
+			}
+			hyper = append(hyper, Concept{ID: string("nvar"[posIndex(ps)]) + offs})
+		}
+	}
+	return words, hyper, nil
+}
+
+func posIndex(p string) int {
+	switch p {
+	case "v":
+		return 1
+	case "a", "s":
+		return 2
+	case "r":
+		return 3
+	}
+	return 0
+}
+
+// Concept is a WordNet synset: ID is its part of speech and offset
+// ("n10020890"), stable across runs for one WordNet version.
+type Concept struct {
+	ID    string
+	Sense int  // rank of the meaning among the word's (0 commonest)
+	Hyper bool // a hypernym of one of the word's meanings, not a meaning
+}
+
+// Concepts returns the meanings of word (or of its base forms) in each part
+// of speech, the first maxSenses of each, followed by their direct
+// hypernyms. Words that share a meaning share a concept: "physician" and
+// "doctor" both have n10020890.
+func (wn *WordNet) Concepts(word string, maxSenses int) ([]Concept, error) {
+	word = strings.ToLower(strings.TrimSpace(word))
+	var out, hyper []Concept
+	seen := map[string]bool{}
+	for pos := range posNames {
+		for _, base := range wn.morph(pos, word) {
+			offs := wn.lookup(pos, base)
+			for sense, off := range offs[:min(maxSenses, len(offs))] {
+				c := Concept{ID: string("nvar"[pos]) + fmt.Sprintf("%08d", off), Sense: sense}
+				if seen[c.ID] {
+					continue
+				}
+				seen[c.ID] = true
+				out = append(out, c)
+				_, hs, err := wn.synset(pos, off)
+				if err != nil {
+					return nil, err
+				}
+				for _, h := range hs {
+					h.Sense, h.Hyper = sense, true
+					hyper = append(hyper, h)
+				}
+			}
+		}
+	}
+	for _, h := range hyper {
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
