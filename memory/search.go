@@ -305,6 +305,7 @@ type hit struct {
 	score              float64 // higher is better
 	class              lineClass
 	owner              bool // not about someone else's (sameOwner)
+	cover              int  // query words (groups) on its best line
 }
 
 func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind string, n int) ([]hit, error) {
@@ -370,16 +371,17 @@ const (
 //     raises daily notes that state a value, lines that state none by a
 //     fifth as much, and mentions not at all: "dentist check-up is due" in
 //     yesterday's note is not news about who the dentist is.
-//   - Statements that score nearly as well as the best statement
-//     (sameFactShare) are taken as statements of the same fact and ordered
-//     newest first, so the newest value wins over older ones.
+//   - Statements that contain as many of the query's words as the best
+//     statement does and score nearly as well (sameFactShare) are taken as
+//     statements of the same fact and ordered newest first, so the newest
+//     value wins over older ones.
 //
 // Only the BM25 top candidates (candidatePool) are reordered.
 func (s *Store) rerank(hits []hit, p plan) {
 	now := s.opts.Now()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
 	half := s.opts.RecencyHalfLife.Hours() / 24
-	best := 0.0
+	best, maxCover := 0.0, 0
 	for i := range hits {
 		h := &hits[i]
 		line := bestLine(h.text, p)
@@ -405,7 +407,13 @@ func (s *Store) rerank(hits []hit, p plan) {
 			}
 			h.score *= 1 + w*math.Pow(0.5, age/half)
 		}
-		if h.class == lineStatement {
+		h.cover = groupsOn(line, p)
+		if h.class == lineStatement && h.owner {
+			maxCover = max(maxCover, h.cover)
+		}
+	}
+	for i := range hits {
+		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover {
 			best = max(best, h.score)
 		}
 	}
@@ -413,7 +421,7 @@ func (s *Store) rerank(hits []hit, p plan) {
 	// best statement's score, keeping their order relative to the rest.
 	var same []*hit
 	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.owner && h.score >= sameFactShare*best {
+		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover && h.score >= sameFactShare*best {
 			same = append(same, h)
 		}
 	}
@@ -515,6 +523,21 @@ func excerpt(h hit, p plan) Result {
 		r.Superseded, r.SupersededBy = true, by
 	}
 	return r
+}
+
+// groupsOn counts the query words (any of each word's forms) on a line.
+func groupsOn(line string, p plan) int {
+	l := strings.ToLower(line)
+	n := 0
+	for _, g := range p.groups {
+		for _, ph := range g {
+			if strings.Contains(l, stemPrefix(ph.text)) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // matchScore weighs the query words found on a line: per content word its

@@ -63,6 +63,7 @@ const (
 	maxSynonyms       = 10 // per query word
 	maxExpansionTotal = 48 // per query
 	baseFormWeight    = 0.9
+	hypernymWeight    = 0.2
 )
 
 var senseWeight = [maxSenses]float64{0.5, 0.35, 0.25}
@@ -124,6 +125,15 @@ func (s *Store) expand(w string) []expansion {
 		for _, f := range wn.Inflections(sy.Word) {
 			add(f, weight)
 		}
+	}
+	// Broader words of the commonest meaning ("hound" -> "dog") count least.
+	hyper, err := wn.Hypernyms(w, 1)
+	if err != nil {
+		s.log.Warn("memory synonyms", "word", w, "err", err)
+		return out
+	}
+	for _, h := range hyper {
+		add(h.Word, hypernymWeight)
 	}
 	return out
 }

@@ -175,6 +175,45 @@ func (wn *WordNet) Synonyms(word string, maxSenses int) ([]Synonym, error) {
 	return out, nil
 }
 
+// Hypernyms returns the words of the direct hypernyms of the first
+// maxSenses meanings of word ("hound" -> "dog", "shoe" -> "footwear"), each
+// once at its best sense rank, best first.
+func (wn *WordNet) Hypernyms(word string, maxSenses int) ([]Synonym, error) {
+	cs, err := wn.Concepts(word, maxSenses)
+	if err != nil {
+		return nil, err
+	}
+	best := map[string]int{}
+	var order []string
+	for _, c := range cs {
+		if !c.Hyper {
+			continue
+		}
+		off, err := strconv.ParseInt(c.ID[1:], 10, 64)
+		if err != nil {
+			continue
+		}
+		words, _, err := wn.synset(strings.IndexByte("nvar", c.ID[0]), off)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range words {
+			if b, ok := best[w]; !ok {
+				best[w] = c.Sense
+				order = append(order, w)
+			} else if c.Sense < b {
+				best[w] = c.Sense
+			}
+		}
+	}
+	out := make([]Synonym, 0, len(order))
+	for _, w := range order {
+		out = append(out, Synonym{w, best[w]})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Sense < out[j].Sense })
+	return out, nil
+}
+
 // Detachment rules of WordNet's morphy, per part of speech: suffix ->
 // ending of the base form.
 var rules = [4][][2]string{
