@@ -118,12 +118,14 @@ const (
 // same order as the phrases appear in them, each phrase's weight and group
 // for jarvis_rank.
 type plan struct {
-	terms   []term     // the user's words, for excerpts
-	groups  [][]phrase // per content word: the word and its synonyms
-	stops   []phrase
-	and, or string
-	andArgs []any
-	orArgs  []any
+	terms    []term     // the user's words, for excerpts
+	groups   [][]phrase // per content word: the word and its synonyms
+	stops    []phrase
+	owners   []string // whose fact the query asks about (sameOwner)
+	question bool     // asks for a fact (isQuestion)
+	and, or  string
+	andArgs  []any
+	orArgs   []any
 }
 
 // makePlan builds the two queries Search runs. "all": every content word
@@ -132,8 +134,8 @@ type plan struct {
 // nothing): any content word or synonym, stop words left out, so that a
 // question in plain words is not answered by chatty notes full of "is" and
 // "my". A query of stop words only is taken as it is.
-func (s *Store) makePlan(terms []term) plan {
-	p := plan{terms: terms}
+func (s *Store) makePlan(q string, terms []term) plan {
+	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
 	for _, t := range terms {
 		if IsStopWord(t.text) && !t.prefix {
 			w := stopWeight
@@ -255,7 +257,7 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if len(terms) == 0 {
 		return results, nil
 	}
-	p := s.makePlan(terms)
+	p := s.makePlan(q, terms)
 	fetch := max(4*limit, candidatePool)
 	hits, err := s.query(ctx, p.and, p.andArgs, kind, fetch)
 	if err != nil {
@@ -359,18 +361,22 @@ const (
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
 	sameFactShare     = 0.7 // statements scoring this share of the best are taken as the same fact
 	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
-	otherRecencyShare = 1.0 // of RecencyWeight, for lines that state no value
+	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
 
-// rerank reorders the candidates, best first:
+// rerank reorders the candidates, best first. A line marked superseded
+// (see Supersede) counts much less. A query naming a topic ("dentist") is
+// otherwise ranked by its words and by recency (Options.RecencyWeight,
+// halving every RecencyHalfLife) for daily notes. A question ("who is my
+// dentist now?", isQuestion) is ranked as a request for a fact:
 //   - The line of each chunk that best matches the query is classified
 //     (classify): a statement of a value, a mere mention (reminder, to-do,
 //     question), or neither. Mentions count less and statements a little
-//     more; a line marked superseded (see Supersede) much less.
-//   - Recency (Options.RecencyWeight, halving every RecencyHalfLife)
-//     raises daily notes that state a value, lines that state none by a
-//     fifth as much, and mentions not at all: "dentist check-up is due" in
-//     yesterday's note is not news about who the dentist is.
+//     more; lines about another person's fact ("Ana's dentist" when the
+//     question says "my dentist") less.
+//   - Recency raises daily notes that state a value, lines that state none
+//     by a fifth as much, and mentions not at all: "dentist check-up is
+//     due" in yesterday's note is not news about who the dentist is.
 //   - Statements that contain as many of the query's words as the best
 //     statement does and score nearly as well (sameFactShare) are taken as
 //     statements of the same fact and ordered newest first, so the newest
@@ -381,10 +387,25 @@ func (s *Store) rerank(hits []hit, p plan) {
 	now := s.opts.Now()
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
 	half := s.opts.RecencyHalfLife.Hours() / 24
+	recency := func(h *hit, w float64) {
+		if w > 0 && h.kind == kindDaily && h.day != 0 {
+			age := math.Max(0, today.Sub(time.Unix(h.day, 0)).Hours()/24)
+			h.score *= 1 + w*math.Pow(0.5, age/half)
+		}
+	}
 	best, maxCover := 0.0, 0
 	for i := range hits {
 		h := &hits[i]
 		line := bestLine(h.text, p)
+		if _, ok := supersededBy(line); ok {
+			h.class = lineSuperseded
+			h.score *= supersededFactor
+		}
+		if !p.question {
+			// A topic ("dentist"): words and recency alone.
+			recency(h, s.opts.RecencyWeight)
+			continue
+		}
 		sentence := bestSentence(line, p)
 		h.class = classify(line, sentence, p)
 		h.owner = sameOwner(sentence, p)
@@ -396,16 +417,9 @@ func (s *Store) rerank(hits []hit, p plan) {
 			h.score *= mentionFactor
 		case lineStatement:
 			h.score *= 1 + statementBonus
-		case lineSuperseded:
-			h.score *= supersededFactor
-		}
-		if s.opts.RecencyWeight > 0 && h.class != lineMention && h.kind == kindDaily && h.day != 0 {
-			age := math.Max(0, today.Sub(time.Unix(h.day, 0)).Hours()/24)
-			w := s.opts.RecencyWeight
-			if h.class != lineStatement {
-				w *= otherRecencyShare
-			}
-			h.score *= 1 + w*math.Pow(0.5, age/half)
+			recency(h, s.opts.RecencyWeight)
+		case lineOther:
+			recency(h, s.opts.RecencyWeight*otherRecencyShare)
 		}
 		h.cover = groupsOn(line, p)
 		if h.class == lineStatement && h.owner {

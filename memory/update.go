@@ -247,28 +247,55 @@ func sentences(line string) []string {
 }
 
 // sameOwner reports whether a sentence can be about the same person's fact
-// as the query: when the query says whose it is with a possessive
-// determiner ("my dentist"), a sentence that names another owner ("Ana's
-// dentist") and lacks that word is about someone else.
+// as the query: when the query says whose it is ("my dentist", "Ana's
+// dentist"), a sentence that names another owner and not this one is about
+// someone else.
 func sameOwner(sentence string, p plan) bool {
-	var want []string
-	for _, st := range p.stops {
-		if isPossessive(st.text) {
-			want = append(want, st.text)
-		}
-	}
-	if len(want) == 0 {
+	if len(p.owners) == 0 {
 		return true
 	}
-	words := strings.FieldsFunc(strings.ToLower(sentence), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' })
-	other := false
-	for _, w := range words {
-		if slices.Contains(want, w) {
+	theirs := owners(sentence)
+	if len(theirs) == 0 {
+		return true
+	}
+	for _, o := range theirs {
+		if slices.Contains(p.owners, o) {
 			return true
 		}
-		if strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "’s") {
-			other = true
+	}
+	return false
+}
+
+// owners lists the possessives of a text, lower case: possessive
+// determiners ("my") and names with 's ("ana" for "Ana's").
+func owners(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
+		w = strings.ReplaceAll(w, "’", "'")
+		switch {
+		case isPossessive(w):
+			out = append(out, w)
+		case strings.HasSuffix(w, "'s") && len(w) > 2:
+			out = append(out, strings.TrimSuffix(w, "'s"))
 		}
 	}
-	return !other
+	return out
+}
+
+// isQuestion: the query asks for a fact ("who is my dentist?", "where do I
+// live now") rather than naming a topic ("dentist"). Only questions get
+// the fact-answering ranking (rerank).
+func isQuestion(q string, terms []term) bool {
+	if strings.Contains(q, "?") {
+		return true
+	}
+	if len(terms) == 0 {
+		return false
+	}
+	switch terms[0].text {
+	case "who", "whom", "whose", "what", "which", "where", "when", "why", "how",
+		"is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would", "should":
+		return true
+	}
+	return false
 }
