@@ -357,9 +357,9 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 // Knowledge-update weights, tuned on bench/memeval.
 const (
 	mentionFactor     = 0.7 // a reminder, task or question about the topic
-	statementBonus    = 0.3 // a line that states a value the query lacks
+	statementBonus    = 0.5 // a line that states a value the query lacks
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
-	sameFactShare     = 0.7 // statements scoring this share of the best are taken as the same fact
+	sameFactShare     = 0.6 // statements scoring this share of the best are taken as the same fact
 	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
 	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
