@@ -37,7 +37,7 @@ type Embedder interface {
 const (
 	embedBatch   = 64
 	vectorPool   = 50
-	vectorWeight = 1.0
+	vectorWeight = 0.5
 	embedRetry   = 30 * time.Second
 	queryTimeout = 2 * time.Second
 )
