@@ -59,10 +59,24 @@ type embedState struct {
 	qcache map[string][]float32
 }
 
-// vecIndex is a snapshot of the chunks that have vectors, for the scan.
+// vecIndex is a snapshot of the chunks that have vectors, for the scan:
+// one contiguous array (dim floats per chunk, unit length), which the scan
+// reads front to back.
 type vecIndex struct {
 	ids  []int64
-	vecs [][]float32 // unit length
+	dim  int
+	data []float32
+}
+
+func (idx *vecIndex) add(id int64, v []float32) {
+	if idx.dim == 0 {
+		idx.dim = len(v)
+	}
+	if len(v) != idx.dim {
+		return // another size: a model that changed under the same name; recomputed later
+	}
+	idx.ids = append(idx.ids, id)
+	idx.data = append(idx.data, v...)
 }
 
 // textKey is where a chunk text's embedding is stored.
@@ -255,8 +269,7 @@ func (s *Store) publishVectors(ctx context.Context, byKey map[int64][]float32) e
 		}
 		total++
 		if v, ok := byKey[k]; ok {
-			idx.ids = append(idx.ids, id)
-			idx.vecs = append(idx.vecs, v)
+			idx.add(id, v)
 			used[k] = true
 		}
 	}
@@ -328,26 +341,41 @@ type vecHit struct {
 // top returns the n chunks closest to q (unit length), best first: an
 // exact scan.
 func (idx *vecIndex) top(q []float32, n int) []vecHit {
+	if len(q) != idx.dim {
+		return nil
+	}
 	var out []vecHit
-	for i, v := range idx.vecs {
-		if len(v) != len(q) {
-			continue // another model's size; recomputed in the background
-		}
-		var dot float32
-		for j, x := range v {
-			dot += x * q[j]
-		}
-		if len(out) == n && dot <= out[n-1].cos {
+	for i := range idx.ids {
+		d := dot(idx.data[i*idx.dim:(i+1)*idx.dim], q)
+		if len(out) == n && d <= out[n-1].cos {
 			continue
 		}
-		k := sort.Search(len(out), func(k int) bool { return out[k].cos < dot })
+		k := sort.Search(len(out), func(k int) bool { return out[k].cos < d })
 		if len(out) < n {
 			out = append(out, vecHit{})
 		}
 		copy(out[k+1:], out[k:len(out)-1])
-		out[k] = vecHit{idx.ids[i], dot}
+		out[k] = vecHit{idx.ids[i], d}
 	}
 	return out
+}
+
+// dot of two vectors of the same length, four lanes at a time (which lets
+// the compiler drop bounds checks and overlap the additions).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // vectorHits finds the chunks closest to q in meaning; nil without an
