@@ -402,10 +402,21 @@ type MemoryResult struct {
 // MemorySearchResponse answers GET /v1/memory/search.
 type MemorySearchResponse struct {
 	Results []MemoryResult `json:"results"`
-	// Retrieval says how the notes were matched: "keyword" (the query's
-	// words and their stems) or "keyword+synonyms" (also WordNet synonyms).
-	// No embedding model is used.
+	// Retrieval says how the notes were matched: "hybrid" (words and an
+	// embedding model), "keyword+synonyms" (words, stems and WordNet
+	// synonyms) or "keyword" (words and stems).
 	Retrieval string `json:"retrieval"`
+	// Embeddings is the background embedding's progress, when a model is
+	// configured.
+	Embeddings *MemoryEmbeddings `json:"embeddings,omitempty"`
+}
+
+// MemoryEmbeddings: how many of the index's chunks have a vector.
+type MemoryEmbeddings struct {
+	Model    string `json:"model"`
+	Embedded int    `json:"embedded"`
+	Total    int    `json:"total"`
+	Error    string `json:"error,omitempty"`
 }
 
 // Proxy agents (seed 002).

@@ -79,12 +79,28 @@ func parseReplaces(refs []string) ([]memory.Lines, error) {
 	return out, nil
 }
 
-// retrieval names how search matched notes (api.MemorySearchResponse).
-func (s *Service) retrieval() string {
-	if ok, _ := s.mem.WordNet(); ok {
-		return "keyword+synonyms"
+// memoryEmbedder is the embedding model memory search uses (config
+// memory.embeddingProvider/embeddingModel), or nil for keyword search. A
+// missing API key is logged, not fatal: search works without embeddings.
+func (s *Service) memoryEmbedder(c *config.Config) memory.Embedder {
+	if c == nil {
+		return nil
 	}
-	return "keyword"
+	baseURL, model, ref, ok := c.ResolvedEmbedding()
+	if !ok {
+		return nil
+	}
+	key := ""
+	if ref != "" && s.secrets != nil {
+		v, err := s.secrets.Get(ref)
+		if err != nil && c.Memory.EmbeddingProvider == config.ProviderOpenAI {
+			s.log.Warn("memory embeddings off: no API key", "apiKeyRef", ref, "err", err)
+			return nil
+		}
+		key = v
+	}
+	s.log.Info("memory embeddings", "model", model, "baseUrl", baseURL)
+	return llm.NewEmbedder(llm.OpenAIOptions{BaseURL: baseURL, APIKey: key, HTTPClient: s.hc}, model)
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
@@ -103,7 +119,10 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return memoryError(err)
 	}
-	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: s.retrieval()}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: s.mem.Retrieval()}
+	if st := s.mem.EmbeddingStatus(); st.Model != "" {
+		out.Embeddings = &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Error: st.Error}
+	}
 	for _, x := range res {
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
 			Flags: s.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})

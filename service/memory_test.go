@@ -2,6 +2,8 @@ package service_test
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +14,10 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/embedpeer"
+	"jarvis/memory/wordnet"
+	"jarvis/service"
+	"jarvis/service/config"
 )
 
 func TestMemoryRoutes(t *testing.T) {
@@ -267,5 +273,59 @@ func TestMemoryWriteReplaces(t *testing.T) {
 	}
 	if want := "# Long-term memory\n\nDr. Haddad is my dentist. (superseded by " + w.Path + ")\n"; string(b) != want {
 		t.Fatalf("MEMORY.md is %q, want %q", b, want)
+	}
+}
+
+// With memory.embeddingProvider/embeddingModel set, the service embeds the
+// notes in the background through the provider's /v1/embeddings (here the
+// scripted concept-hash server, over real HTTP) and search reports itself
+// hybrid with its progress.
+func TestMemoryHybridSearch(t *testing.T) {
+	wn, err := wordnet.Open(wordnet.DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs wordnet-base)", err)
+	}
+	defer wn.Close()
+	peer := embedpeer.New(wn, 64)
+	peerSrv := httptest.NewServer(peer)
+	defer peerSrv.Close()
+	e := newEnv(t, func(e *env, o *service.Options) {
+		c, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+			"providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},
+			"memory":{"embeddingProvider":"openai-compatible","embeddingModel":"concepts-64","embeddingBaseUrl":%q}}`, e.upSrv.URL+"/v1", peerSrv.URL+"/v1")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Config = c
+	})
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	for _, note := range []string{"Saw the physician about my knee.", "Bought new running shoes."} {
+		if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: note}, &w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res api.MemorySearchResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=doctor", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Embeddings != nil && res.Embeddings.Total == 2 && res.Embeddings.Embedded == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("embeddings never caught up: %+v", res.Embeddings)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=doctor", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Retrieval != "hybrid" || res.Embeddings.Model != "concepts-64" || len(res.Results) == 0 || !strings.Contains(res.Results[0].Excerpt, "physician") {
+		t.Fatalf("search %+v", res)
+	}
+	if peer.Texts.Load() < 3 { // two chunks and at least one query
+		t.Fatalf("the embedding server saw %d texts", peer.Texts.Load())
 	}
 }
