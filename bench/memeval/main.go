@@ -187,15 +187,11 @@ func (r results) add(q question, hits []span, took time.Duration) (rank int) {
 	sc := r.by[q.Kind]
 	sc.n++
 	sc.lat = append(sc.lat, took)
-	rank, older := 0, 0
+	rank = 0
 	for i, h := range hits {
-		if rank == 0 && h.covers(q.Path, q.Line) {
+		if h.covers(q.Path, q.Line) {
 			rank = i + 1
-		}
-		for _, o := range q.Older {
-			if older == 0 && h.covers(o.Path, o.Line) {
-				older = i + 1
-			}
+			break
 		}
 	}
 	if rank == 1 {
@@ -207,7 +203,7 @@ func (r results) add(q question, hits []span, took time.Duration) (rank int) {
 	if rank > 0 {
 		sc.rr += 1 / float64(rank)
 	}
-	if older > 0 && (rank == 0 || older < rank) {
+	if olderFirst(q, hits) {
 		sc.olderAbove++
 	}
 	return rank
@@ -237,6 +233,22 @@ type span struct {
 	start, end int
 }
 
+// olderFirst: a replaced statement ranks above the newest (or the newest
+// is missing).
+func olderFirst(q question, hits []span) bool {
+	for _, h := range hits {
+		if h.covers(q.Path, q.Line) {
+			return false
+		}
+		for _, o := range q.Older {
+			if h.covers(o.Path, o.Line) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s span) covers(path string, line int) bool {
 	return s.path == path && s.start <= line && line <= s.end
 }
@@ -259,7 +271,7 @@ func evalMemory(ctx context.Context, s *memory.Store, qs []question, verbose boo
 		for i, x := range res {
 			hits[i] = span{x.Path, x.LineStart, x.LineEnd}
 		}
-		if rank := r.add(q, hits, took); verbose && rank != 1 {
+		if rank := r.add(q, hits, took); verbose && (rank != 1 || q.Kind == "update" && olderFirst(q, hits)) {
 			fmt.Fprintf(os.Stderr, "%s rank %d: %q -> %s:%d\n", q.Kind, rank, q.Q, q.Path, q.Line)
 			for i, x := range res[:min(3, len(res))] {
 				fmt.Fprintf(os.Stderr, "   %d. %s:%d %q\n", i+1, x.Path, x.LineStart, x.Excerpt)
