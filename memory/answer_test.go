@@ -184,3 +184,29 @@ func TestOldIndexIsRebuiltWithStemming(t *testing.T) {
 		t.Fatalf("notes changed: %q", lines)
 	}
 }
+
+// What counts as a statement of a fact, a mention, or neither, for the
+// question "where does my partner work now?".
+func TestClassify(t *testing.T) {
+	s := openStore(t, t.TempDir(), func(o *Options) { o.WordNetDir = "-" })
+	q := "where does my partner work now?"
+	p := s.makePlan(q, parseQuery(q))
+	for line, want := range map[string]lineClass{
+		"My partner works at Spotify.":                                      lineStatement, // a name
+		"My partner works at a bakery.":                                     lineStatement, // topic, linking word, article, noun
+		"Partner's new office: 4th floor.":                                  lineStatement, // a number
+		"My partner had a long day at work.":                                lineOther,
+		"Reminder: pick up my partner from work on Friday.":                 lineMention,
+		"Does my partner work on Saturdays?":                                lineMention,
+		"TODO ask my partner about work":                                    lineMention,
+		"My partner works at Spotify. (superseded by memory/2026-03-01.md)": lineSuperseded,
+		"Ana's partner complained about work.":                              lineOther, // an owner is not a value
+	} {
+		if got := classify(line, bestSentence(line, p), p); got != want {
+			t.Errorf("%q: class %d, want %d", line, got, want)
+		}
+	}
+	if !isQuestion("dentist?", nil) || isQuestion("dentist", parseQuery("dentist")) || !isQuestion("where do I live", parseQuery("where do I live")) {
+		t.Error("isQuestion")
+	}
+}

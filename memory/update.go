@@ -204,8 +204,27 @@ func classifySentence(line string, p plan) lineClass {
 	}
 	start := true // at the start of a sentence
 	prev := ""
+	// A value may also be a common noun after the topic, a linking word and
+	// an article: "My partner works at a bakery."
+	step := 0 // 1: topic seen, 2: then a linking word, 3: then an article
 	for _, w := range strings.Fields(t) {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		lc := strings.ToLower(core)
+		switch {
+		case core == "":
+		case step == 3 && !IsStopWord(lc) && !inQuery(core):
+			return lineStatement
+		case inQuery(core):
+			step = 1
+		case step == 1 && linkingWords[lc]:
+			step = 2
+		case step == 2 && (lc == "a" || lc == "an" || lc == "the"):
+			step = 3
+		default:
+			if step > 1 {
+				step = 0
+			}
+		}
 		if core != "" {
 			r, _ := utf8.DecodeRuneInString(core)
 			hasDigit := strings.ContainsFunc(core, unicode.IsDigit)
@@ -221,6 +240,9 @@ func classifySentence(line string, p plan) lineClass {
 	}
 	return lineOther
 }
+
+// linkingWords join a topic to its value: "is a", "at the".
+var linkingWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "at": true, "to": true, "with": true, "by": true, "from": true}
 
 // endsSentence: a sentence ends at . ! ? (and a value may start after : ;)
 // unless the word is a short
