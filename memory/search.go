@@ -103,7 +103,8 @@ func truncateRunes(s string, n int) string {
 type phrase struct {
 	term
 	weight float64
-	group  int // -1: counts for nothing but its weight
+	group  int    // -1: counts for nothing but its weight
+	stem   string // stemPrefix(text), for finding it on a line
 }
 
 // Weights of the query plan, tuned on bench/memeval.
@@ -158,6 +159,11 @@ func (s *Store) makePlan(q string, terms []term) plan {
 			p.groups = append(p.groups, []phrase{{term: st.term, weight: 1, group: len(p.groups)}})
 		}
 		p.stops = nil
+	}
+	for _, g := range p.groups {
+		for i := range g {
+			g[i].stem = stemPrefix(g[i].text)
+		}
 	}
 	var all, any []phrase
 	var andParts, orParts []string
@@ -545,7 +551,7 @@ func groupsOn(line string, p plan) int {
 	n := 0
 	for _, g := range p.groups {
 		for _, ph := range g {
-			if strings.Contains(l, stemPrefix(ph.text)) {
+			if strings.Contains(l, ph.stem) {
 				n++
 				break
 			}
@@ -564,7 +570,7 @@ func matchScore(line string, p plan) float64 {
 	for _, g := range p.groups {
 		best := 0.0
 		for _, ph := range g {
-			if ph.weight > best && strings.Contains(l, stemPrefix(ph.text)) {
+			if ph.weight > best && strings.Contains(l, ph.stem) {
 				best = ph.weight
 			}
 		}

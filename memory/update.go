@@ -63,6 +63,9 @@ var supersededMark = regexp.MustCompile(`(?i)\s*\(superseded(?: by ([^()]*))?\)\
 // supersededBy reports whether a line carries the superseded mark and what
 // replaced it ("" if the mark does not say).
 func supersededBy(line string) (string, bool) {
+	if !strings.Contains(line, "uperseded") && !strings.Contains(line, "UPERSEDED") {
+		return "", false // the regexp is most of a search's Go time otherwise
+	}
 	m := supersededMark.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
@@ -193,9 +196,10 @@ func classifySentence(line string, p plan) lineClass {
 	}
 	inQuery := func(w string) bool {
 		w = strings.ToLower(w)
+		ws := stemPrefix(w)
 		for _, g := range p.groups {
 			for _, ph := range g {
-				if strings.HasPrefix(w, stemPrefix(ph.text)) || strings.HasPrefix(ph.text, stemPrefix(w)) {
+				if strings.HasPrefix(w, ph.stem) || strings.HasPrefix(ph.text, ws) {
 					return true
 				}
 			}

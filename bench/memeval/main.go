@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,9 +49,10 @@ func main() {
 	embed := flag.String("embed", "", `embedding server: "scripted" (internal/embedpeer, not a real model) or an OpenAI-compatible base URL`)
 	embedModel := flag.String("embed-model", "scripted-concepts-256", "embedding model name")
 	embedKey := flag.String("embed-key-env", "", "environment variable holding the embedding server's API key, if it needs one")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the memory searches to this file")
 	flag.Parse()
 	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only,
-		embedURL: *embed, embedModel: *embedModel, embedKey: os.Getenv(*embedKey)}
+		embedURL: *embed, embedModel: *embedModel, embedKey: os.Getenv(*embedKey), cpuprofile: *cpuprofile}
 	if err := run(context.Background(), cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -65,6 +67,7 @@ type config struct {
 	only      string
 
 	embedURL, embedModel, embedKey string
+	cpuprofile                     string
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -134,6 +137,20 @@ func run(ctx context.Context, cfg config) error {
 			fmt.Printf("%d. %s:%d %q\n", i+1, r.Path, r.LineStart, r.Excerpt)
 		}
 		return err
+	}
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		for range 5 {
+			if _, err := evalMemory(ctx, s, qs, false); err != nil {
+				return err
+			}
+		}
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 	res, err := evalMemory(ctx, s, qs, cfg.verbose)
 	if err != nil {
