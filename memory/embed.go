@@ -121,12 +121,8 @@ func (s *Store) Retrieval() string {
 // embedLoop keeps the vectors in step with the index. It runs until Close.
 func (s *Store) embedLoop() {
 	defer s.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := s.untilClose()
 	defer cancel()
-	go func() {
-		<-s.done
-		cancel()
-	}()
 	byKey, err := s.loadEmbeddings(ctx)
 	if err != nil {
 		s.setEmbedError(err)

@@ -198,6 +198,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// untilClose is a context for background loops, cancelled by Close.
+func (s *Store) untilClose() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // Close stops the watcher and closes the index. It is safe to call twice.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { s.closeErr = s.shutdown() })
