@@ -53,13 +53,25 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 	}
 	replaces, err := parseReplaces(req.Replaces)
 	if err != nil {
-		return memoryError(err)
+		return replacesError(err)
 	}
 	path, err := s.mem.WriteReplacing(r.Context(), req.Target, req.Content, replaces)
 	if err != nil {
+		if errors.Is(err, memory.ErrInvalidRange) || errors.Is(err, memory.ErrInvalidPath) {
+			return replacesError(err)
+		}
 		return memoryError(err)
 	}
 	return writeJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
+}
+
+// replacesError is a bad "replaces" reference: the field is named.
+func replacesError(err error) error {
+	code := "invalid_range"
+	if errors.Is(err, memory.ErrInvalidPath) {
+		code = "invalid_path"
+	}
+	return errorf(http.StatusBadRequest, code, "replaces: %s", err.Error()).with("field", "replaces")
 }
 
 // parseReplaces reads memory_write's "replaces" references (PATH:LINE or

@@ -245,11 +245,20 @@ func TestMemoryWriteReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"memory/MEMORY.md:99", "memory/absent.md:1", "MEMORY.md", "memory/MEMORY.md:0"} {
+	for _, bad := range []struct {
+		ref, code string
+		status    int
+	}{
+		{"memory/MEMORY.md:99", "invalid_range", 400},
+		{"MEMORY.md", "invalid_range", 400},
+		{"memory/MEMORY.md:0", "invalid_range", 400},
+		{"../jarvis.db:1", "invalid_path", 400},
+		{"memory/absent.md:1", "memory_not_found", 404},
+	} {
 		status, eb, _ := raw(t, "POST", e.srv.URL+"/v1/memory/write", testToken,
-			`{"target":"long_term","content":"Dr. Lindqvist is my dentist now.","replaces":["`+bad+`"]}`, nil)
-		if status/100 != 4 || eb.Error.Code == "" {
-			t.Errorf("replaces %q: %d %+v, want a 4xx error", bad, status, eb)
+			`{"target":"long_term","content":"Dr. Lindqvist is my dentist now.","replaces":["`+bad.ref+`"]}`, nil)
+		if status != bad.status || eb.Error.Code != bad.code {
+			t.Errorf("replaces %q: %d %+v, want %d %s", bad.ref, status, eb, bad.status, bad.code)
 		}
 	}
 	if after, _ := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md")); string(after) != string(before) {
