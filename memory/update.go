@@ -196,10 +196,13 @@ func classifySentence(line string, p plan) lineClass {
 	}
 	inQuery := func(w string) bool {
 		w = strings.ToLower(w)
+		if IsStopWord(w) {
+			return false
+		}
 		ws := stemPrefix(w)
 		for _, g := range p.groups {
 			for _, ph := range g {
-				if strings.HasPrefix(w, ph.stem) || strings.HasPrefix(ph.text, ws) {
+				if strings.HasPrefix(w, ph.stem) || len(ws) >= 3 && strings.HasPrefix(ph.text, ws) {
 					return true
 				}
 			}

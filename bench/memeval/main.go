@@ -289,7 +289,7 @@ func evalMemory(ctx context.Context, s *memory.Store, qs []question, verbose boo
 			hits[i] = span{x.Path, x.LineStart, x.LineEnd}
 		}
 		if rank := r.add(q, hits, took); verbose && (rank != 1 || q.Kind == "update" && olderFirst(q, hits)) {
-			fmt.Fprintf(os.Stderr, "%s rank %d: %q -> %s:%d\n", q.Kind, rank, q.Q, q.Path, q.Line)
+			fmt.Fprintf(os.Stderr, "%s rank %d (older first: %v): %q -> %s:%d\n", q.Kind, rank, olderFirst(q, hits), q.Q, q.Path, q.Line)
 			for i, x := range res[:min(3, len(res))] {
 				fmt.Fprintf(os.Stderr, "   %d. %s:%d %q\n", i+1, x.Path, x.LineStart, x.Excerpt)
 			}
