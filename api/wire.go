@@ -376,6 +376,10 @@ type MemoryWriteRequest struct {
 	GeneralSessionID string `json:"general_session_id,omitempty"`
 	Target           string `json:"target"` // long_term | daily
 	Content          string `json:"content"`
+	// Replaces names the lines stating the old value of a fact this entry
+	// changes, as search shows them ("memory/2026-02-10.md:12" or
+	// "PATH:START-END"); they are marked superseded by the new entry.
+	Replaces []string `json:"replaces,omitempty"`
 }
 
 // MemoryWriteResponse answers it: the file's path relative to the workspace.
@@ -392,11 +396,30 @@ type MemoryResult struct {
 	LineEnd   int    `json:"line_end"`
 	// Flags names the prompt-injection patterns the excerpt matches, if any.
 	Flags []string `json:"flags,omitempty"`
+	// Superseded: the line was marked as replaced by a newer note
+	// (SupersededBy names its file); it is history, not the current fact.
+	Superseded   bool   `json:"superseded,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // MemorySearchResponse answers GET /v1/memory/search.
 type MemorySearchResponse struct {
 	Results []MemoryResult `json:"results"`
+	// Retrieval says how the notes were matched: "hybrid" (words and an
+	// embedding model), "keyword+synonyms" (words, stems and WordNet
+	// synonyms) or "keyword" (words and stems).
+	Retrieval string `json:"retrieval"`
+	// Embeddings is the background embedding's progress, when a model is
+	// configured.
+	Embeddings *MemoryEmbeddings `json:"embeddings,omitempty"`
+}
+
+// MemoryEmbeddings: how many of the index's chunks have a vector.
+type MemoryEmbeddings struct {
+	Model    string `json:"model"`
+	Embedded int    `json:"embedded"`
+	Total    int    `json:"total"`
+	Error    string `json:"error,omitempty"`
 }
 
 // Proxy agents (seed 002).

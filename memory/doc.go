@@ -11,6 +11,11 @@
 // Options.Debounce (50 ms by default), and Open reconciles changes made while
 // the service was stopped (mtime + size, then a content hash).
 //
+// Search (search.go) matches stems, weighs stop words down and adds WordNet
+// synonyms (package wordnet); for questions it prefers statements of a fact
+// over mentions and the newest statement of a fact (update.go); with an
+// Options.Embedder it also ranks by meaning (embed.go).
+//
 // Every line range this package reports (Result.LineStart/LineEnd,
 // Range.LineStart/LineEnd) is 1-based and inclusive and names lines of the
 // file as it was indexed; "\r\n" counts as one line break and a final line

@@ -21,7 +21,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. The index is derived
 // data, so instead of migrations a different version simply means "drop
 // everything and re-index from the files".
-const schemaVersion = 2 // 2: chunk ids carry their token count (rank.go)
+const schemaVersion = 4 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming; 4: embeddings
 
 var schema = []string{
 	`CREATE TABLE files(
@@ -39,14 +39,23 @@ var schema = []string{
 		file_id    INTEGER NOT NULL REFERENCES files(id),
 		line_start INTEGER NOT NULL,
 		line_end   INTEGER NOT NULL,
-		text       TEXT NOT NULL
+		text       TEXT NOT NULL,
+		ekey       INTEGER NOT NULL DEFAULT 0 -- textKey(text): where its embedding is
 	)`,
 	`CREATE INDEX chunks_file ON chunks(file_id)`,
+	`CREATE INDEX chunks_ekey ON chunks(ekey)`,
+	// Embeddings by text, not by chunk: re-indexing a file (after every
+	// append) keeps the vectors of its unchanged chunks.
+	`CREATE TABLE embeddings(
+		key INTEGER PRIMARY KEY,
+		vec BLOB NOT NULL -- little-endian float32s
+	)`,
+	`CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
 	`CREATE INDEX files_kind ON files(kind)`,
 	// External-content FTS5 table: the text is stored once (in chunks) and
 	// the triggers keep the inverted index in step.
 	`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id',
-		tokenize='unicode61 remove_diacritics 2')`,
+		tokenize='porter unicode61 remove_diacritics 2')`,
 	createInsertTrigger,
 	`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 		INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
@@ -294,7 +303,11 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 		return err
 	}
 	s.dirty.Store(true)
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.kickEmbedder()
+	return nil
 }
 
 func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
@@ -314,8 +327,8 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 	defer del.Close()
 	// A chunk's id is the next free multiple of 256 plus its lengthCode,
 	// which jarvis_rank reads from the id instead of looking it up.
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, file_id, line_start, line_end, text)
-		VALUES ((((IFNULL((SELECT MAX(id) FROM chunks), 0) >> 8) + 1) << 8) | ?, ?, ?, ?, ?)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, file_id, line_start, line_end, text, ekey)
+		VALUES ((((IFNULL((SELECT MAX(id) FROM chunks), 0) >> 8) + 1) << 8) | ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -335,7 +348,7 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 			return fmt.Errorf("index %s: %w", f.rel, err)
 		}
 		for _, c := range f.chunks {
-			if _, err := ins.ExecContext(ctx, lengthCode(tokenCount(c.Text)), id, c.LineStart, c.LineEnd, c.Text); err != nil {
+			if _, err := ins.ExecContext(ctx, lengthCode(tokenCount(c.Text)), id, c.LineStart, c.LineEnd, c.Text, textKey(c.Text)); err != nil {
 				return fmt.Errorf("index %s: %w", f.rel, err)
 			}
 		}
@@ -360,7 +373,11 @@ func (s *Store) removeFile(ctx context.Context, rel string) error {
 		return err
 	}
 	s.dirty.Store(true)
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.kickEmbedder()
+	return nil
 }
 
 func globEscape(s string) string {

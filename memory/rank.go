@@ -71,10 +71,18 @@ int sqlite3_compileoption_used(const char*);
 
 typedef struct {
 	int nPhrase;
+	int nGroup;   // distinct groups >= 0 (0: no coverage factor)
+	double cover; // coverage weight
 	double avgdl;
 	double *idf;  // per phrase
 	double *freq; // per phrase, for the current row
+	double *w;    // per phrase weight
+	int *g;       // per phrase group, -1 for none
+	int *seen;    // per group, for the current row
 } jrank_data;
+
+double sqlite3_value_double(sqlite3_value*);
+int sqlite3_value_int(sqlite3_value*);
 
 static int jrank_count(const Fts5ExtensionApi *api, Fts5Context *fts, void *p) {
 	(*(i64 *)p)++;
@@ -93,7 +101,7 @@ static void jrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 	int rc = 0;
 	if (d == 0) {
 		int n = api->xPhraseCount(fts);
-		d = (jrank_data *)sqlite3_malloc64(sizeof(jrank_data) + 2 * (unsigned long long)n * sizeof(double));
+		d = (jrank_data *)sqlite3_malloc64(sizeof(jrank_data) + 3 * (unsigned long long)n * sizeof(double) + 2 * (unsigned long long)n * sizeof(int));
 		if (d == 0) {
 			sqlite3_result_error_code(ctx, 7); // SQLITE_NOMEM
 			return;
@@ -101,6 +109,26 @@ static void jrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 		d->nPhrase = n;
 		d->idf = (double *)&d[1];
 		d->freq = d->idf + n;
+		d->w = d->freq + n;
+		d->g = (int *)(d->w + n);
+		d->seen = d->g + n;
+		d->nGroup = 0;
+		d->cover = 0.0;
+		for (int i = 0; i < n; i++) {
+			d->w[i] = 1.0;
+			d->g[i] = -1;
+		}
+		// jarvis_rank(fts, cover, w0, g0, w1, g1, ...): a weight and a group
+		// per phrase, in query order (search.go).
+		if (nVal == 1 + 2 * n) {
+			d->cover = sqlite3_value_double(apVal[0]);
+			for (int i = 0; i < n; i++) {
+				d->w[i] = sqlite3_value_double(apVal[1 + 2 * i]);
+				d->g[i] = sqlite3_value_int(apVal[2 + 2 * i]);
+				if (d->g[i] >= n) d->g[i] = -1;
+				if (d->g[i] + 1 > d->nGroup) d->nGroup = d->g[i] + 1;
+			}
+		}
 		i64 nRow = 0, nTok = 0;
 		rc = api->xRowCount(fts, &nRow);
 		if (rc == 0) rc = api->xColumnTotalSize(fts, -1, &nTok);
@@ -135,10 +163,19 @@ static void jrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 		return;
 	}
 	double len = jrank_length(api->xRowid(fts)), score = 0.0;
+	if (d->nGroup > 0) memset(d->seen, 0, sizeof(int) * d->nGroup);
+	int covered = 0;
 	for (int i = 0; i < d->nPhrase; i++) {
 		double f = d->freq[i];
-		score += d->idf[i] * (f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * len / d->avgdl));
+		score += d->w[i] * d->idf[i] * (f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * len / d->avgdl));
+		if (f > 0.0 && d->g[i] >= 0 && !d->seen[d->g[i]]) {
+			d->seen[d->g[i]] = 1;
+			covered++;
+		}
 	}
+	// More of the query's words (any of each word's forms) beats more
+	// occurrences of a few of them.
+	if (d->nGroup > 0) score *= 1.0 + d->cover * (double)covered / (double)d->nGroup;
 	sqlite3_result_double(ctx, -score); // like bm25(): lower is better
 }
 

@@ -20,6 +20,10 @@ type Result struct {
 	Excerpt   string `json:"excerpt"`
 	LineStart int    `json:"line_start"`
 	LineEnd   int    `json:"line_end"`
+	// Superseded is set when the line the hit is about is marked as
+	// replaced by a newer note (Supersede), SupersededBy names that note.
+	Superseded   bool   `json:"superseded,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // Search limits.
@@ -92,9 +96,125 @@ func truncateRunes(s string, n int) string {
 	return s[:n]
 }
 
+// phrase is one quoted string of an FTS5 query with how much it counts:
+// the user's own words weigh 1, their synonyms less, stop words little.
+// Phrases of one group are forms of one query word; the rank rewards
+// covering more groups.
+type phrase struct {
+	term
+	weight float64
+	group  int    // -1: counts for nothing but its weight
+	stem   string // stemPrefix(text), for finding it on a line
+}
+
+// Weights of the query plan, tuned on bench/memeval.
+const (
+	stopWeight       = 0.15 // a stop word the user wrote ("is", "now")
+	possessiveWeight = 0.5  // "my", "our": whose dentist is asked about matters
+	coverWeight      = 1.0  // score x (1 + coverWeight * groups matched / groups)
+	candidatePool    = 200  // candidates ranked before de-duplication and the cut
+)
+
+// plan is a query made ready for FTS5: its MATCH expressions and, in the
+// same order as the phrases appear in them, each phrase's weight and group
+// for jarvis_rank.
+type plan struct {
+	terms    []term     // the user's words, for excerpts
+	groups   [][]phrase // per content word: the word and its synonyms
+	stops    []phrase
+	owners   []string // whose fact the query asks about (sameOwner)
+	question bool     // asks for a fact (isQuestion)
+	and, or  string
+	andArgs  []any
+	orArgs   []any
+}
+
+// makePlan builds the two queries Search runs. "all": every content word
+// (or one of its synonyms) must match, and the stop words the user wrote
+// count a little where they occur; "any" (the fallback when "all" finds
+// nothing): any content word or synonym, stop words left out, so that a
+// question in plain words is not answered by chatty notes full of "is" and
+// "my". A query of stop words only is taken as it is.
+func (s *Store) makePlan(q string, terms []term) plan {
+	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
+	for _, t := range terms {
+		if IsStopWord(t.text) && !t.prefix {
+			w := stopWeight
+			if isPossessive(t.text) {
+				w = possessiveWeight
+			}
+			p.stops = append(p.stops, phrase{term: t, weight: w, group: -1})
+			continue
+		}
+		g := []phrase{{term: t, weight: 1, group: len(p.groups)}}
+		if !t.prefix {
+			for _, e := range s.expand(t.text) {
+				g = append(g, phrase{term: term{text: e.Text}, weight: e.Weight, group: len(p.groups)})
+			}
+		}
+		p.groups = append(p.groups, g)
+	}
+	if len(p.groups) == 0 {
+		for _, st := range p.stops {
+			p.groups = append(p.groups, []phrase{{term: st.term, weight: 1, group: len(p.groups)}})
+		}
+		p.stops = nil
+	}
+	for _, g := range p.groups {
+		for i := range g {
+			g[i].stem = stemPrefix(g[i].text)
+		}
+	}
+	var all, any []phrase
+	var andParts, orParts []string
+	for _, g := range p.groups {
+		andParts = append(andParts, "("+joinPhrases(g)+")")
+		all = append(all, g...)
+		orParts = append(orParts, joinPhrases(g))
+		any = append(any, g...)
+	}
+	if len(p.stops) > 0 {
+		// Optional words: (first group OR stop words) is true of every row
+		// the groups match; its copy of the first group weighs nothing.
+		first := make([]phrase, len(p.groups[0]))
+		for i, ph := range p.groups[0] {
+			first[i] = phrase{term: ph.term, weight: 0, group: -1}
+		}
+		opt := append(first, p.stops...)
+		andParts = append(andParts, "("+joinPhrases(opt)+")")
+		all = append(all, opt...)
+	}
+	p.and, p.andArgs = strings.Join(andParts, " AND "), rankArgs(all, len(p.groups))
+	p.or, p.orArgs = strings.Join(orParts, " OR "), rankArgs(any, len(p.groups))
+	return p
+}
+
+func joinPhrases(ps []phrase) string {
+	ts := make([]term, len(ps))
+	for i, ph := range ps {
+		ts[i] = ph.term
+	}
+	return matchExpr(ts, "OR")
+}
+
+// rankArgs are jarvis_rank's arguments after the table: the coverage
+// weight, then a weight and a group per phrase.
+func rankArgs(ps []phrase, groups int) []any {
+	cover := coverWeight
+	if groups < 2 {
+		cover = 0
+	}
+	args := []any{cover}
+	for _, ph := range ps {
+		args = append(args, ph.weight, ph.group)
+	}
+	return args
+}
+
 // matchExpr builds an FTS5 MATCH expression joining the terms with op
-// ("AND" or "OR"). Terms hold no '"' (only letters, digits, marks), so
-// quoting cannot be escaped from; the replace is belt and braces.
+// ("AND" or "OR"). Terms hold no '"' (only letters, digits, marks, and
+// spaces in multi-word synonyms), so quoting cannot be escaped from; the
+// replace is belt and braces.
 func matchExpr(terms []term, op string) string {
 	parts := make([]string, len(terms))
 	for i, t := range terms {
@@ -110,13 +230,21 @@ func matchExpr(terms []term, op string) string {
 // (MEMORY.md) or "daily" notes; "" searches every file under memory/.
 // limit <= 0 means DefaultLimit; it is capped at MaxLimit.
 //
-// Ranking is BM25 (as FTS5's, see rank.go) over chunks (headings with their first block,
-// paragraphs, lists, code blocks), with daily notes boosted by recency
-// (Options.RecencyWeight, halving every RecencyHalfLife). All words must
-// match; only if that finds nothing are hits matching any word returned
-// (so a question in plain words, "who is my dentist?", still finds notes).
-// Near-duplicate excerpts (the same text noted on several days) are shown
-// once. Any q is valid; one with no words returns no results.
+// Words are matched by their stem (Porter: "works" finds "work") and, where
+// a synonym dictionary is at hand (WordNet, see Options.WordNetDir), by
+// their synonyms, which count less than the user's own words. Common words
+// ("is", "my", "now") count little. Ranking is BM25 (as FTS5's, see
+// rank.go) over chunks (headings with their first block, paragraphs, lists,
+// code blocks), weighted per word and raised by the share of the query's
+// words a chunk contains. Every content word (or a synonym) must match; only
+// if that finds nothing are hits matching any of them returned (so a
+// question in plain words, "who is my dentist?", still finds notes). Among
+// the best candidates, notes that state a fact are preferred over notes
+// that mention the topic, the newer statement wins (recency applies to
+// statements, see rerank), and a line marked superseded ranks below its
+// replacement. Near-duplicate excerpts (the same text noted on several
+// days) are shown once. Any q is valid; one with no words returns no
+// results.
 func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result, error) {
 	if s.closed() {
 		return nil, ErrClosed
@@ -135,27 +263,30 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if len(terms) == 0 {
 		return results, nil
 	}
-	fetch := max(4*limit, 40)
-	hits, err := s.query(ctx, matchExpr(terms, "AND"), kind, fetch)
+	p := s.makePlan(q, terms)
+	fetch := max(4*limit, candidatePool)
+	hits, err := s.query(ctx, p.and, p.andArgs, kind, fetch)
 	if err != nil {
 		return nil, err
 	}
-	s.rerank(hits)
-	if len(hits) == 0 && len(terms) > 1 {
-		more, err := s.query(ctx, matchExpr(terms, "OR"), kind, fetch)
-		if err != nil {
+	if len(hits) == 0 && len(p.groups) > 1 {
+		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
 			return nil, err
 		}
-		s.rerank(more)
-		hits = more
 	}
+	if vhits := s.vectorHits(ctx, q); len(vhits) > 0 {
+		if hits, err = s.fuse(ctx, hits, vhits, kind); err != nil {
+			return nil, err
+		}
+	}
+	s.rerank(hits, p)
 
 	var kept [][]uint64
 	for _, h := range hits {
 		if len(results) == limit {
 			break
 		}
-		r := excerpt(h, terms)
+		r := excerpt(h, p)
 		words := wordSet(r.Excerpt)
 		dup := false
 		for _, k := range kept {
@@ -180,29 +311,33 @@ type hit struct {
 	lineStart, lineEnd int
 	text               string
 	score              float64 // higher is better
+	class              lineClass
+	owner              bool // not about someone else's (sameOwner)
+	cover              int  // query words (groups) on its best line
 }
 
-func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, error) {
+func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind string, n int) ([]hit, error) {
 	// Without a kind filter, pick the top n by BM25 (jarvis_rank, rank.go)
 	// from the full-text index alone and join only those; joining every
 	// match first costs a row read per match, which dominates for common
 	// words.
+	rank := "jarvis_rank(chunks_fts" + strings.Repeat(", ?", len(rankArgs)) + ")"
 	q := `
 		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.score
-		FROM (SELECT rowid, jarvis_rank(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
+		FROM (SELECT rowid, ` + rank + ` AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
 		JOIN chunks c ON c.id = m.rowid
 		JOIN files f ON f.id = c.file_id`
-	args := []any{match, n}
+	args := append(append([]any{}, rankArgs...), match, n)
 	if kind != "" {
 		q = `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, jarvis_rank(chunks_fts) AS score
+		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, ` + rank + ` AS score
 		FROM chunks_fts
 		JOIN chunks c ON c.id = chunks_fts.rowid
 		JOIN files f ON f.id = c.file_id
 		WHERE chunks_fts MATCH ? AND f.kind = ?
 		ORDER BY score
 		LIMIT ?`
-		args = []any{match, kind, n}
+		args = append(append([]any{}, rankArgs...), match, kind, n)
 	}
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -225,20 +360,95 @@ func (s *Store) query(ctx context.Context, match, kind string, n int) ([]hit, er
 	return hits, nil
 }
 
-// rerank applies the recency boost to daily notes and sorts best first.
-// It only reorders the BM25 top candidates (4x the limit): a stale note
-// cannot be pushed out by recency alone unless it ranked outside those.
-func (s *Store) rerank(hits []hit) {
-	if s.opts.RecencyWeight > 0 {
-		now := s.opts.Now()
-		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
-		half := s.opts.RecencyHalfLife.Hours() / 24
-		for i := range hits {
-			if hits[i].kind != kindDaily || hits[i].day == 0 {
-				continue
-			}
-			age := math.Max(0, today.Sub(time.Unix(hits[i].day, 0)).Hours()/24)
-			hits[i].score *= 1 + s.opts.RecencyWeight*math.Pow(0.5, age/half)
+// Knowledge-update weights, tuned on bench/memeval.
+const (
+	mentionFactor     = 0.7 // a reminder, task or question about the topic
+	statementBonus    = 0.5 // a line that states a value the query lacks
+	supersededFactor  = 0.3 // a line marked superseded by a newer one
+	sameFactShare     = 0.6 // statements scoring this share of the best are taken as the same fact
+	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
+	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
+)
+
+// rerank reorders the candidates, best first. A line marked superseded
+// (see Supersede) counts much less. A query naming a topic ("dentist") is
+// otherwise ranked by its words and by recency (Options.RecencyWeight,
+// halving every RecencyHalfLife) for daily notes. A question ("who is my
+// dentist now?", isQuestion) is ranked as a request for a fact:
+//   - The line of each chunk that best matches the query is classified
+//     (classify): a statement of a value, a mere mention (reminder, to-do,
+//     question), or neither. Mentions count less and statements a little
+//     more; lines about another person's fact ("Ana's dentist" when the
+//     question says "my dentist") less.
+//   - Recency raises daily notes that state a value, lines that state none
+//     by a fifth as much, and mentions not at all: "dentist check-up is
+//     due" in yesterday's note is not news about who the dentist is.
+//   - Statements that contain as many of the query's words as the best
+//     statement does and score nearly as well (sameFactShare) are taken as
+//     statements of the same fact and ordered newest first, so the newest
+//     value wins over older ones.
+//
+// Only the BM25 top candidates (candidatePool) are reordered.
+func (s *Store) rerank(hits []hit, p plan) {
+	now := s.opts.Now()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.Local)
+	half := s.opts.RecencyHalfLife.Hours() / 24
+	recency := func(h *hit, w float64) {
+		if w > 0 && h.kind == kindDaily && h.day != 0 {
+			age := math.Max(0, today.Sub(time.Unix(h.day, 0)).Hours()/24)
+			h.score *= 1 + w*math.Pow(0.5, age/half)
+		}
+	}
+	best, maxCover := 0.0, 0
+	for i := range hits {
+		h := &hits[i]
+		line := bestLine(h.text, p)
+		if _, ok := supersededBy(line); ok {
+			h.class = lineSuperseded
+			h.score *= supersededFactor
+		}
+		if !p.question {
+			// A topic ("dentist"): words and recency alone.
+			recency(h, s.opts.RecencyWeight)
+			continue
+		}
+		sentence := bestSentence(line, p)
+		h.class = classify(line, sentence, p)
+		h.owner = sameOwner(sentence, p)
+		if !h.owner {
+			h.score *= otherOwnerFactor
+		}
+		switch h.class {
+		case lineMention:
+			h.score *= mentionFactor
+		case lineStatement:
+			h.score *= 1 + statementBonus
+			recency(h, s.opts.RecencyWeight)
+		case lineOther:
+			recency(h, s.opts.RecencyWeight*otherRecencyShare)
+		}
+		h.cover = groupsOn(line, p)
+		if h.class == lineStatement && h.owner {
+			maxCover = max(maxCover, h.cover)
+		}
+	}
+	for i := range hits {
+		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover {
+			best = max(best, h.score)
+		}
+	}
+	// The same fact stated on several days: newest first, just above the
+	// best statement's score, keeping their order relative to the rest.
+	var same []*hit
+	for i := range hits {
+		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover && h.score >= sameFactShare*best {
+			same = append(same, h)
+		}
+	}
+	if len(same) > 1 {
+		sort.SliceStable(same, func(i, j int) bool { return dateOf(same[i]) > dateOf(same[j]) })
+		for k, h := range same {
+			h.score = best * (1 + 1e-3*float64(len(same)-k))
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
@@ -252,15 +462,51 @@ func (s *Store) rerank(hits []hit) {
 	})
 }
 
+// dateOf orders statements in time: a daily note's day; MEMORY.md and
+// other notes carry no date and come after dated ones.
+func dateOf(h *hit) int64 {
+	if h.kind == kindDaily {
+		return h.day
+	}
+	return 0
+}
+
+// bestLine is the line of a chunk's text that best matches the query.
+func bestLine(text string, p plan) string {
+	best, bestScore := "", -1.0
+	for l := range strings.SplitSeq(text, "\n") {
+		if sc := matchScore(l, p); sc > bestScore {
+			best, bestScore = l, sc
+		}
+	}
+	return best
+}
+
+// bestSentence is the sentence of a line that best matches the query (a
+// line of notes often holds several unrelated sentences). A mark of
+// supersession at the line's end counts for every sentence of it.
+func bestSentence(line string, p plan) string {
+	if _, ok := supersededBy(line); ok {
+		return line
+	}
+	best, bestScore := line, -1.0
+	for _, sn := range sentences(line) {
+		if sc := matchScore(sn, p); sc > bestScore {
+			best, bestScore = sn, sc
+		}
+	}
+	return best
+}
+
 // excerpt picks the lines of a chunk to show: the line matching most query
 // words, grown with its neighbours while it fits excerptMaxLines and
 // excerptMaxBytes. Blank lines at the edges are dropped. The line numbers
 // follow from the chunk's: line k of its text is file line LineStart+k.
-func excerpt(h hit, terms []term) Result {
+func excerpt(h hit, p plan) Result {
 	lines := strings.Split(h.text, "\n")
-	best, bestScore := 0, -1
+	best, bestScore := 0, -1.0
 	for i, l := range lines {
-		if sc := matchScore(l, terms); sc > bestScore {
+		if sc := matchScore(l, p); sc > bestScore {
 			best, bestScore = i, sc
 		}
 	}
@@ -290,20 +536,49 @@ func excerpt(h hit, terms []term) Result {
 	}
 	text := strings.Join(lines[lo:hi+1], "\n")
 	if lo == hi && len(text) > excerptMaxBytes {
-		text = cutAround(text, terms)
+		text = cutAround(text, p.terms)
 	}
-	return Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
+	r := Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
+	if by, ok := supersededBy(lines[best]); ok {
+		r.Superseded, r.SupersededBy = true, by
+	}
+	return r
 }
 
-// matchScore counts the distinct query words on a line (case-insensitive;
-// accents are not folded here, so a hit found through FTS5's diacritic
-// folding may fall back to the chunk's first line).
-func matchScore(line string, terms []term) int {
+// groupsOn counts the query words (any of each word's forms) on a line.
+func groupsOn(line string, p plan) int {
 	l := strings.ToLower(line)
 	n := 0
-	for _, t := range terms {
-		if strings.Contains(l, t.text) {
-			n++
+	for _, g := range p.groups {
+		for _, ph := range g {
+			if strings.Contains(l, ph.stem) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// matchScore weighs the query words found on a line: per content word its
+// best form (the word or a synonym, compared by stem), plus stop words
+// (case-insensitive; accents are not folded here, so a hit found through
+// FTS5's diacritic folding may fall back to the chunk's first line).
+func matchScore(line string, p plan) float64 {
+	l := strings.ToLower(line)
+	n := 0.0
+	for _, g := range p.groups {
+		best := 0.0
+		for _, ph := range g {
+			if ph.weight > best && strings.Contains(l, ph.stem) {
+				best = ph.weight
+			}
+		}
+		n += best
+	}
+	for _, st := range p.stops {
+		if strings.Contains(l, st.text) {
+			n += st.weight
 		}
 	}
 	return n

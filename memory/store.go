@@ -14,6 +14,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+
+	"jarvis/memory/wordnet"
 )
 
 // Options configures a Store. Zero values take the documented defaults.
@@ -46,6 +48,14 @@ type Options struct {
 	RecencyWeight float64
 	// RecencyHalfLife defaults to 30 days.
 	RecencyHalfLife time.Duration
+	// WordNetDir holds the WordNet database used to search for synonyms of
+	// the query's words. Default wordnet.DefaultDir (Debian's wordnet-base);
+	// "-" turns synonyms off. Search works without it, on the words alone.
+	WordNetDir string
+	// Embedder, if set, gives every chunk a vector (in the background) and
+	// makes Search hybrid: keyword and meaning (embed.go). Default none:
+	// keyword search only.
+	Embedder Embedder
 	// DisableWatcher turns off live re-indexing (changes made by other
 	// programs are then only seen by the next Open). For tests and tools.
 	DisableWatcher bool
@@ -81,6 +91,9 @@ func (o *Options) fill() error {
 	if o.RecencyWeight == 0 {
 		o.RecencyWeight = 0.5
 	}
+	if o.WordNetDir == "" {
+		o.WordNetDir = wordnet.DefaultDir
+	}
 	if o.RecencyHalfLife <= 0 {
 		o.RecencyHalfLife = 30 * 24 * time.Hour
 	}
@@ -112,6 +125,9 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	syn synonyms
+	emb embedState
+
 	promptMu sync.Mutex
 	promptAt string // what PromptContext last read: maxBytes, day and the files' identities
 	prompt   string // and what it returned
@@ -131,6 +147,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		memDir: filepath.Join(opts.Root, memDirName),
 		locks:  map[string]*sync.Mutex{},
 		done:   make(chan struct{}),
+		syn:    synonyms{dir: opts.WordNetDir},
 	}
 	if err := os.MkdirAll(s.memDir, 0o700); err != nil {
 		return nil, fmt.Errorf("memory: create workspace: %w", err)
@@ -172,8 +189,26 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.wg.Add(1)
 	go s.checkpointLoop()
+	if opts.Embedder != nil {
+		s.emb.kick = make(chan struct{}, 1)
+		s.wg.Add(1)
+		go s.embedLoop()
+	}
 	ok = true
 	return s, nil
+}
+
+// untilClose is a context for background loops, cancelled by Close.
+func (s *Store) untilClose() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // Close stops the watcher and closes the index. It is safe to call twice.
@@ -193,6 +228,7 @@ func (s *Store) shutdown() error {
 		errs = append(errs, s.watcher.Close())
 	}
 	s.wg.Wait()
+	s.syn.close()
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
 	}

@@ -53,12 +53,8 @@ func (s *Store) watchTree(dir string) error {
 // back to a full reconciliation.
 func (s *Store) watchLoop() {
 	defer s.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := s.untilClose()
 	defer cancel()
-	go func() {
-		<-s.done
-		cancel()
-	}()
 
 	pending := map[string]fsnotify.Op{}
 	full := false

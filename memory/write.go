@@ -61,6 +61,18 @@ func (s *Store) Write(ctx context.Context, target, content string) (string, erro
 		return "", err
 	}
 
+	if err := s.modify(ctx, rel, true, func(old []byte) ([]byte, error) {
+		return appendEntry(old, entry, titleFor(rel)), nil
+	}); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+// modify replaces the file at rel with edit(its content) under the file's
+// lock, durably (writeFileAtomic), and re-indexes it. create allows rel not
+// to exist yet (edit then gets nil).
+func (s *Store) modify(ctx context.Context, rel string, create bool, edit func(old []byte) ([]byte, error)) error {
 	m := s.fileLock(rel)
 	m.Lock()
 	defer m.Unlock()
@@ -72,24 +84,27 @@ func (s *Store) Write(ctx context.Context, target, content string) (string, erro
 	for attempt := 0; ; attempt++ {
 		real, err := s.resolve(rel)
 		exists := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return "", err
+		if err != nil && (!create || !errors.Is(err, ErrNotFound)) {
+			return err
 		}
 		var old []byte
 		var before os.FileInfo
 		perm := fs.FileMode(0o600)
 		if exists {
 			if before, err = os.Stat(real); err != nil {
-				return "", fmt.Errorf("memory: write %s: %w", rel, err)
+				return fmt.Errorf("memory: write %s: %w", rel, err)
 			}
 			perm = before.Mode().Perm()
 			if old, err = os.ReadFile(real); err != nil {
-				return "", fmt.Errorf("memory: write %s: %w", rel, err)
+				return fmt.Errorf("memory: write %s: %w", rel, err)
 			}
 		}
-		data := appendEntry(old, entry, titleFor(rel))
+		data, err := edit(old)
+		if err != nil {
+			return err
+		}
 		if int64(len(data)) > s.opts.MaxFileBytes {
-			return "", fmt.Errorf("%w: %s would grow to %d bytes, max %d", ErrTooLarge, rel, len(data), s.opts.MaxFileBytes)
+			return fmt.Errorf("%w: %s would grow to %d bytes, max %d", ErrTooLarge, rel, len(data), s.opts.MaxFileBytes)
 		}
 		changed := func() bool {
 			fi, err := os.Stat(real)
@@ -102,7 +117,7 @@ func (s *Store) Write(ctx context.Context, target, content string) (string, erro
 			if errors.Is(err, errChangedUnderUs) && attempt < 5 {
 				continue
 			}
-			return "", fmt.Errorf("memory: write %s: %w", rel, err)
+			return fmt.Errorf("memory: write %s: %w", rel, err)
 		}
 		fi, err := os.Stat(real)
 		if err == nil {
@@ -114,7 +129,7 @@ func (s *Store) Write(ctx context.Context, target, content string) (string, erro
 			// caller's failure.
 			s.log.Warn("memory index after write", "path", rel, "err", err)
 		}
-		return rel, nil
+		return nil
 	}
 }
 

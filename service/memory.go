@@ -54,11 +54,68 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 	if strings.TrimSpace(req.Content) == "" {
 		return missing("content")
 	}
-	path, err := s.mem.Write(r.Context(), req.Target, markEntry(req.Content, writer, s.now(), "unknown"))
+	replaces, err := parseReplaces(req.Replaces)
 	if err != nil {
+		return replacesError(err)
+	}
+	path, err := s.mem.WriteReplacing(r.Context(), req.Target, markEntry(req.Content, writer, s.now(), "unknown"), replaces)
+	if err != nil {
+		if errors.Is(err, memory.ErrInvalidRange) || errors.Is(err, memory.ErrInvalidPath) {
+			return replacesError(err)
+		}
 		return memoryError(err)
 	}
 	return writeJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
+}
+
+// replacesError is a bad "replaces" reference: the field is named.
+func replacesError(err error) error {
+	code := "invalid_range"
+	if errors.Is(err, memory.ErrInvalidPath) {
+		code = "invalid_path"
+	}
+	return errorf(http.StatusBadRequest, code, "replaces: %s", err.Error()).with("field", "replaces")
+}
+
+// parseReplaces reads memory_write's "replaces" references (PATH:LINE or
+// PATH:START-END, as search results show them).
+func parseReplaces(refs []string) ([]memory.Lines, error) {
+	var out []memory.Lines
+	for _, ref := range refs {
+		if strings.TrimSpace(ref) == "" {
+			continue
+		}
+		l, err := memory.ParseLines(ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// memoryEmbedder is the embedding model memory search uses (config
+// memory.embeddingProvider/embeddingModel), or nil for keyword search. A
+// missing API key is logged, not fatal: search works without embeddings.
+func (s *Service) memoryEmbedder(c *config.Config) memory.Embedder {
+	if c == nil {
+		return nil
+	}
+	baseURL, model, ref, ok := c.ResolvedEmbedding()
+	if !ok {
+		return nil
+	}
+	key := ""
+	if ref != "" && s.secrets != nil {
+		v, err := s.secrets.Get(ref)
+		if err != nil && c.Memory.EmbeddingProvider == config.ProviderOpenAI {
+			s.log.Warn("memory embeddings off: no API key", "apiKeyRef", ref, "err", err)
+			return nil
+		}
+		key = v
+	}
+	s.log.Info("memory embeddings", "model", model, "baseUrl", baseURL)
+	return llm.NewEmbedder(llm.OpenAIOptions{BaseURL: baseURL, APIKey: key, HTTPClient: s.hc}, model)
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
@@ -77,10 +134,13 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return memoryError(err)
 	}
-	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res))}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: s.mem.Retrieval()}
+	if st := s.mem.EmbeddingStatus(); st.Model != "" {
+		out.Embeddings = &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Error: st.Error}
+	}
 	for _, x := range res {
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
-			Flags: s.det.Scan(x.Excerpt).Patterns()})
+			Flags: s.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -121,8 +181,9 @@ func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error 
 // memory_get, run by the service itself (memory is the service's state).
 func (s *Service) registerMemoryTools() {
 	type writeArgs struct {
-		Target  string `json:"target"`
-		Content string `json:"content"`
+		Target   string `json:"target"`
+		Content  string `json:"content"`
+		Replaces string `json:"replaces"`
 	}
 	type searchArgs struct {
 		Query string `json:"query"`
@@ -135,17 +196,28 @@ func (s *Service) registerMemoryTools() {
 		LineEnd   int    `json:"line_end"`
 	}
 	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note).",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"}},"required":["target","content"],"additionalProperties":false}`)},
+		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"},"replaces":{"type":"string","description":"Optional: where the old statement of a changed fact is, as memory_search showed it (PATH:LINE or PATH:START-END; several separated by commas)"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
 		run: func(ctx context.Context, t *turn, agent config.Agent, raw json.RawMessage) (string, error) {
 			var a writeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
 			}
-			p, err := s.mem.Write(ctx, a.Target, markEntry(a.Content, agent.AgentID, s.now(), turnHadExternal(t)))
+			replaces, err := parseReplaces(strings.Split(a.Replaces, ","))
 			if err != nil {
 				return "", err
+			}
+			p, err := s.mem.WriteReplacing(ctx, a.Target, markEntry(a.Content, agent.AgentID, s.now(), turnHadExternal(t)), replaces)
+			if err != nil {
+				return "", err
+			}
+			if len(replaces) > 0 {
+				refs := make([]string, len(replaces))
+				for i, l := range replaces {
+					refs[i] = l.String()
+				}
+				return "Saved to " + p + "; marked " + strings.Join(refs, ", ") + " as superseded", nil
 			}
 			return "Saved to " + p, nil
 		},
@@ -171,7 +243,15 @@ func (s *Service) registerMemoryTools() {
 			}
 			var b strings.Builder
 			for _, r := range res {
-				fmt.Fprintf(&b, "%s:%d-%d%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, s.injectionNote(r.Excerpt), r.Excerpt)
+				old := ""
+				if r.Superseded {
+					old = " [superseded: an older statement"
+					if r.SupersededBy != "" {
+						old += ", replaced in " + r.SupersededBy
+					}
+					old += "]"
+				}
+				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, s.injectionNote(r.Excerpt), r.Excerpt)
 			}
 			return strings.TrimSpace(b.String()), nil
 		},

@@ -183,7 +183,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
 	s.initExternal()
-	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, Logger: opts.Logger, Now: opts.Now})
+	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("service: memory: %w", err)

@@ -60,6 +60,33 @@ type Config struct {
 	// MaxDelegationDepth bounds agents_message chains (A → B → C counts 2).
 	// Default 3.
 	MaxDelegationDepth int `json:"maxDelegationDepth,omitempty"`
+	// Memory configures memory search.
+	Memory Memory `json:"memory,omitzero"`
+}
+
+// Memory configures memory search. With an embedding model, search is
+// hybrid (words and meaning); without, it is keyword search. Read at start.
+type Memory struct {
+	// EmbeddingProvider is "openai" or "openai-compatible": its baseUrl and
+	// apiKeyRef (providers) serve /v1/embeddings. Empty: no embeddings.
+	EmbeddingProvider string `json:"embeddingProvider,omitempty"`
+	// EmbeddingModel is the model to ask for, e.g. "text-embedding-3-small"
+	// or Ollama's "nomic-embed-text". Required with EmbeddingProvider.
+	EmbeddingModel string `json:"embeddingModel,omitempty"`
+	// EmbeddingBaseURL overrides the provider's baseUrl (embeddings served
+	// elsewhere than chat).
+	EmbeddingBaseURL string `json:"embeddingBaseUrl,omitempty"`
+}
+
+// ResolvedEmbedding returns where memory embeddings come from: base URL,
+// model and API key reference; ok is false when none is configured.
+func (c *Config) ResolvedEmbedding() (baseURL, model, apiKeyRef string, ok bool) {
+	m := c.Memory
+	if m.EmbeddingProvider == "" {
+		return "", "", "", false
+	}
+	ch := c.ResolvedChat(Agent{Chat: &Chat{Provider: m.EmbeddingProvider, BaseURL: m.EmbeddingBaseURL, Model: m.EmbeddingModel}})
+	return ch.BaseURL, m.EmbeddingModel, ch.APIKeyRef, true
 }
 
 // Provider holds defaults for one provider kind.
@@ -322,6 +349,16 @@ func (c *Config) validate(name string, b []byte) error {
 		if !slices.Contains(knownProviders, k) {
 			return fail("providers."+k, `"`+k+`"`, fmt.Sprintf("unknown provider %q (known: %s)", k, strings.Join(knownProviders, ", ")))
 		}
+	}
+	if p := c.Memory.EmbeddingProvider; p != "" {
+		if p != ProviderOpenAI && p != ProviderOpenAICompatible {
+			return fail("memory.embeddingProvider", `"embeddingProvider"`, fmt.Sprintf("embeddings need an OpenAI-compatible provider (%s or %s), got %q", ProviderOpenAI, ProviderOpenAICompatible, p))
+		}
+		if strings.TrimSpace(c.Memory.EmbeddingModel) == "" {
+			return fail("memory.embeddingModel", `"embeddingProvider"`, "embeddingModel is required with embeddingProvider (e.g. text-embedding-3-small, nomic-embed-text)")
+		}
+	} else if c.Memory.EmbeddingModel != "" {
+		return fail("memory.embeddingProvider", `"embeddingModel"`, "embeddingProvider is required with embeddingModel (openai or openai-compatible)")
 	}
 	if c.MaxDelegationDepth < 0 {
 		return fail("maxDelegationDepth", `"maxDelegationDepth"`, fmt.Sprintf("must be a positive number of hops, got %d", c.MaxDelegationDepth))

@@ -1,0 +1,330 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Knowledge updates. When a fact changes ("I moved to Lisbon"), the note
+// that states the old value stays (it is the user's history and stays
+// searchable) but is marked: " (superseded by memory/2026-03-04.md)" is
+// appended to each replaced line, in the Markdown file itself, so the mark
+// survives an index rebuild and is visible in any editor. Search ranks a
+// marked line below others and reports it (Result.Superseded). A user may
+// write the mark by hand, with or without "by ...".
+
+// Lines names lines of a memory file: 1-based, inclusive.
+type Lines struct {
+	Path      string `json:"path"`
+	LineStart int    `json:"line_start"`
+	LineEnd   int    `json:"line_end"`
+}
+
+func (l Lines) String() string {
+	if l.LineEnd == l.LineStart {
+		return fmt.Sprintf("%s:%d", l.Path, l.LineStart)
+	}
+	return fmt.Sprintf("%s:%d-%d", l.Path, l.LineStart, l.LineEnd)
+}
+
+// ParseLines reads "PATH:LINE" or "PATH:START-END", the form search results
+// are shown in to agents (memory/2026-02-10.md:12-14).
+func ParseLines(s string) (Lines, error) {
+	s = strings.TrimSpace(s)
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return Lines{}, fmt.Errorf("%w: %q: want PATH:LINE or PATH:START-END, e.g. memory/2026-02-10.md:12", ErrInvalidRange, s)
+	}
+	path, span := s[:i], s[i+1:]
+	a, b, ok := strings.Cut(span, "-")
+	if !ok {
+		b = a
+	}
+	start, err1 := strconv.Atoi(a)
+	end, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || start < 1 || end < start {
+		return Lines{}, fmt.Errorf("%w: %q: want PATH:LINE or PATH:START-END with 1 <= START <= END", ErrInvalidRange, s)
+	}
+	rel, err := cleanRel(path)
+	if err != nil {
+		return Lines{}, err
+	}
+	return Lines{Path: rel, LineStart: start, LineEnd: end}, nil
+}
+
+var supersededMark = regexp.MustCompile(`(?i)\s*\(superseded(?: by ([^()]*))?\)\s*$`)
+
+// supersededBy reports whether a line carries the superseded mark and what
+// replaced it ("" if the mark does not say).
+func supersededBy(line string) (string, bool) {
+	if !strings.Contains(line, "uperseded") && !strings.Contains(line, "UPERSEDED") {
+		return "", false // the regexp is most of a search's Go time otherwise
+	}
+	m := supersededMark.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return strings.TrimSpace(m[1]), true
+}
+
+// WriteReplacing is Write for a changed fact: it appends content to the
+// target, then marks the lines it replaces as superseded by the file
+// written to. The lines are checked before anything is written (they must
+// exist in a memory file), so a bad reference changes nothing; a line
+// already marked keeps its mark.
+func (s *Store) WriteReplacing(ctx context.Context, target, content string, replaces []Lines) (string, error) {
+	if s.closed() {
+		return "", ErrClosed
+	}
+	for _, l := range replaces {
+		if _, err := s.linesOf(ctx, l); err != nil {
+			return "", err
+		}
+	}
+	rel, err := s.Write(ctx, target, content)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range replaces {
+		if err := s.Supersede(ctx, l, rel); err != nil {
+			return rel, fmt.Errorf("memory: saved to %s, but marking %s as superseded failed: %w", rel, l, err)
+		}
+	}
+	return rel, nil
+}
+
+// linesOf checks that l names existing lines and returns the file's lines.
+func (s *Store) linesOf(ctx context.Context, l Lines) ([]string, error) {
+	rg, err := s.Get(ctx, l.Path, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	if l.LineStart < 1 || l.LineEnd < l.LineStart || l.LineEnd > rg.TotalLines {
+		return nil, fmt.Errorf("%w: %s (the file has %d lines)", ErrInvalidRange, l, rg.TotalLines)
+	}
+	return splitLines(rg.Text), nil
+}
+
+// Supersede marks lines l (those that are not blank or headings) as replaced by the note
+// in file by, and re-indexes the file. The line count and every other byte
+// of the file stay as they were.
+func (s *Store) Supersede(ctx context.Context, l Lines, by string) error {
+	if s.closed() {
+		return ErrClosed
+	}
+	if _, err := s.linesOf(ctx, l); err != nil {
+		return err
+	}
+	mark := " (superseded by " + by + ")"
+	return s.modify(ctx, l.Path, false, func(old []byte) ([]byte, error) {
+		parts := strings.SplitAfter(string(old), "\n")
+		n := 0
+		for i, part := range parts {
+			if part == "" { // after a final line break
+				continue
+			}
+			n++
+			if n < l.LineStart || n > l.LineEnd {
+				continue
+			}
+			body := strings.TrimSuffix(part, "\n")
+			eol := part[len(body):]
+			if strings.HasSuffix(body, "\r") && eol != "" {
+				body, eol = body[:len(body)-1], "\r"+eol
+			}
+			// A heading names a section, not a fact: a search hit's range
+			// often starts with one.
+			if _, marked := supersededBy(body); marked || isBlank(body) || isHeading(body) {
+				continue
+			}
+			parts[i] = body + mark + eol
+		}
+		if n < l.LineEnd {
+			// The file shrank since it was checked (edited meanwhile).
+			return nil, fmt.Errorf("%w: %s (the file has %d lines)", ErrInvalidRange, l, n)
+		}
+		return []byte(strings.Join(parts, "")), nil
+	})
+}
+
+// lineClass is what a line does with the fact a query asks about.
+type lineClass uint8
+
+const (
+	lineOther      lineClass = iota
+	lineStatement            // states a value the query does not contain
+	lineMention              // a reminder, to-do or question about the topic
+	lineSuperseded           // marked as replaced by a newer note
+)
+
+// mentionPrefixes start lines that are about doing something, not facts.
+var mentionPrefixes = []string{"reminder", "remind me", "todo", "to do", "to-do", "remember to", "don't forget", "do not forget", "need to"}
+
+// classify tells statements of a fact ("Ana's dentist is Dr. Okafor.") from
+// mentions of its topic ("Reminder: dentist check-up is due."). A statement
+// carries a value the query does not contain: a name (a capitalised word
+// not starting a sentence), or a number. The heuristic is for English
+// notes; other lines are lineOther and ranked by their words alone.
+func classify(line, sentence string, p plan) lineClass {
+	if _, ok := supersededBy(line); ok {
+		return lineSuperseded
+	}
+	if c := classifySentence(line, p); c == lineMention {
+		return c // "Reminder: pick up Ana from work on Friday."
+	}
+	return classifySentence(sentence, p)
+}
+
+func classifySentence(line string, p plan) lineClass {
+	t := strings.TrimSpace(line)
+	t = strings.TrimLeft(t, "#>-*+ \t")
+	t = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "[ ] "), "[x] "), "[X] ")
+	lower := strings.ToLower(t)
+	if strings.Contains(t, "?") {
+		return lineMention
+	}
+	for _, m := range mentionPrefixes {
+		if strings.HasPrefix(lower, m) {
+			return lineMention
+		}
+	}
+	inQuery := func(w string) bool {
+		w = strings.ToLower(w)
+		if IsStopWord(w) {
+			return false
+		}
+		ws := stemPrefix(w)
+		for _, g := range p.groups {
+			for _, ph := range g {
+				if strings.HasPrefix(w, ph.stem) || len(ws) >= 3 && strings.HasPrefix(ph.text, ws) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	start := true // at the start of a sentence
+	prev := ""
+	// A value may also be a common noun after the topic, a linking word and
+	// an article: "My partner works at a bakery."
+	step := 0 // 1: topic seen, 2: then a linking word, 3: then an article
+	for _, w := range strings.Fields(t) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		lc := strings.ToLower(core)
+		switch {
+		case core == "":
+		case step == 3 && !IsStopWord(lc) && !inQuery(core):
+			return lineStatement
+		case inQuery(core):
+			step = 1
+		case step == 1 && linkingWords[lc]:
+			step = 2
+		case step == 2 && (lc == "a" || lc == "an" || lc == "the"):
+			step = 3
+		default:
+			if step > 1 {
+				step = 0
+			}
+		}
+		if core != "" {
+			r, _ := utf8.DecodeRuneInString(core)
+			hasDigit := strings.ContainsFunc(core, unicode.IsDigit)
+			// "Ana's" names whose fact it is, not its value.
+			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
+			name := unicode.IsUpper(r) && !start && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
+			if (hasDigit || name) && !inQuery(core) {
+				return lineStatement
+			}
+			prev = core
+		}
+		start = endsSentence(w, prev)
+	}
+	return lineOther
+}
+
+// linkingWords join a topic to its value: "is a", "at the".
+var linkingWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "at": true, "to": true, "with": true, "by": true, "from": true}
+
+// endsSentence: a sentence ends at . ! ? (and a value may start after : ;)
+// unless the word is a short
+// abbreviation with a capital ("Dr.", "Mrs.").
+func endsSentence(w, core string) bool {
+	last := w[len(w)-1]
+	return strings.ContainsRune(".!?:;", rune(last)) &&
+		!(last == '.' && len(core) <= 3 && core != "" && unicode.IsUpper(rune(core[0])))
+}
+
+// sentences splits a line where endsSentence says.
+func sentences(line string) []string {
+	var out []string
+	words := strings.Fields(line)
+	from := 0
+	for i, w := range words {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		if (endsSentence(w, core) && !strings.ContainsAny(w[len(w)-1:], ":;")) || i == len(words)-1 {
+			out = append(out, strings.Join(words[from:i+1], " "))
+			from = i + 1
+		}
+	}
+	return out
+}
+
+// sameOwner reports whether a sentence can be about the same person's fact
+// as the query: when the query says whose it is ("my dentist", "Ana's
+// dentist"), a sentence that names another owner and not this one is about
+// someone else.
+func sameOwner(sentence string, p plan) bool {
+	if len(p.owners) == 0 {
+		return true
+	}
+	theirs := owners(sentence)
+	if len(theirs) == 0 {
+		return true
+	}
+	for _, o := range theirs {
+		if slices.Contains(p.owners, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// owners lists the possessives of a text, lower case: possessive
+// determiners ("my") and names with 's ("ana" for "Ana's").
+func owners(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
+		w = strings.ReplaceAll(w, "’", "'")
+		switch {
+		case isPossessive(w):
+			out = append(out, w)
+		case strings.HasSuffix(w, "'s") && len(w) > 2:
+			out = append(out, strings.TrimSuffix(w, "'s"))
+		}
+	}
+	return out
+}
+
+// isQuestion: the query asks for a fact ("who is my dentist?", "where do I
+// live now") rather than naming a topic ("dentist"). Only questions get
+// the fact-answering ranking (rerank).
+func isQuestion(q string, terms []term) bool {
+	if strings.Contains(q, "?") {
+		return true
+	}
+	if len(terms) == 0 {
+		return false
+	}
+	switch terms[0].text {
+	case "who", "whom", "whose", "what", "which", "where", "when", "why", "how",
+		"is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would", "should":
+		return true
+	}
+	return false
+}
