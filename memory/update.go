@@ -138,9 +138,10 @@ func (s *Store) Supersede(ctx context.Context, l Lines, by string) error {
 			if strings.HasSuffix(body, "\r") && eol != "" {
 				body, eol = body[:len(body)-1], "\r"+eol
 			}
-			// A heading names a section, not a fact: a search hit's range
-			// often starts with one.
-			if _, marked := supersededBy(body); marked || isBlank(body) || isHeading(body) {
+			// A heading names a section and a comment line (the service's
+			// entry label) says who wrote what follows, neither is a fact:
+			// a search hit's range often starts with one.
+			if _, marked := supersededBy(body); marked || isBlank(body) || isHeading(body) || isCommentLine(body) {
 				continue
 			}
 			parts[i] = body + mark + eol
@@ -327,4 +328,11 @@ func isQuestion(q string, terms []term) bool {
 		return true
 	}
 	return false
+}
+
+// isCommentLine reports whether l is one whole HTML comment, which Markdown
+// does not show.
+func isCommentLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "<!--") && strings.HasSuffix(t, "-->")
 }
