@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -158,7 +159,7 @@ func (x externalSettings) authLabel() string {
 
 // externalState is the process's state of external agents.
 type externalState struct {
-	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", learnt from requests
+	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", the listener's address
 	lastPrune atomic.Int64           // unix seconds of the last delivery-id pruning
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
@@ -170,18 +171,23 @@ type externalState struct {
 	tokens map[string]string // session id → callback token minted by this process
 }
 
-// noteBaseURL remembers the loopback URL the service is called on, the
-// default callbackBaseUrl. Only a loopback Host of the port the request came
-// in on is learnt: a forged Host can never redirect callbacks (and their
-// secrets) elsewhere. Called by guard for every request that passed it.
-func (s *Service) noteBaseURL(r *http.Request, port string) {
-	if !loopbackHost(r.Host, port) {
+// noteBaseURL remembers the address the service listens on (the local
+// address of the connection a request arrived on), the default
+// callbackBaseUrl. Never the Host header: any request, even one without a
+// token, could otherwise make the service hand out callback URLs (and
+// their tokens) on an address it does not listen on, such as [::1]:PORT
+// while it listens on 127.0.0.1:PORT, which any local user can bind.
+// Called by guard for every request that passed it.
+func (s *Service) noteBaseURL(r *http.Request) {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
 		return
 	}
-	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(r.Host) && (*p)[len("http://"):] == r.Host {
+	addr := a.String()
+	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(addr) && (*p)[len("http://"):] == addr {
 		return
 	}
-	u := "http://" + r.Host
+	u := "http://" + addr
 	s.ext.baseURL.Store(&u)
 }
 

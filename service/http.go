@@ -271,7 +271,7 @@ func (s *Service) guard(next http.Handler) http.Handler {
 			writeError(w, errorf(http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token"))
 			return
 		}
-		s.noteBaseURL(r, port) // the default callbackBaseUrl of external agents
+		s.noteBaseURL(r) // the default callbackBaseUrl of external agents
 		next.ServeHTTP(w, r)
 	})
 }
