@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"jarvis/internal/childenv"
 )
 
 // Errors returned by Execute, wrapped with detail; test with errors.Is.
@@ -97,7 +99,7 @@ func NewExecutor(opts Options) (*Executor, error) {
 		opts.Getenv = osGetenv
 	}
 	if opts.Env == nil {
-		opts.Env = scrubEnv(os.Environ())
+		opts.Env = childenv.Scrub(os.Environ(), childenv.AllCredentials)
 	}
 	ws, err := openWorkspace(opts.Workspace)
 	if err != nil {
@@ -260,19 +262,3 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 
 func (c *capBuffer) String() string  { return c.buf.String() }
 func (c *capBuffer) truncated() bool { return c.dropped > 0 }
-
-// scrubEnv drops variables whose names look like they hold secrets.
-func scrubEnv(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		n := strings.ToUpper(name)
-		if strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
-			strings.Contains(n, "PASSWD") || strings.Contains(n, "CREDENTIAL") || strings.HasSuffix(n, "_KEY") ||
-			strings.Contains(n, "_KEY_") || strings.Contains(n, "APIKEY") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
