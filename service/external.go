@@ -39,6 +39,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/netguard"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
 )
@@ -91,21 +92,25 @@ func parseExternalSettings(a config.Agent) (externalSettings, error) {
 	if err := dec.Decode(&x); err != nil {
 		return x, fmt.Errorf("external agent %q: external: %v", a.AgentID, err)
 	}
-	checkURL := func(field, v string) error {
+	checkURL := func(field, v string) (*url.URL, error) {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("external agent %q: external.%s must be an absolute http(s) URL, got %q", a.AgentID, field, v)
+			return nil, fmt.Errorf("external agent %q: external.%s must be an absolute http(s) URL, got %q", a.AgentID, field, v)
 		}
-		return nil
+		return u, nil
 	}
 	if x.InputURL == "" {
 		return x, fmt.Errorf("external agent %q: external.inputUrl is required", a.AgentID)
 	}
-	if err := checkURL("inputUrl", x.InputURL); err != nil {
+	u, err := checkURL("inputUrl", x.InputURL)
+	if err != nil {
 		return x, err
 	}
+	if err := netguard.CheckHost(u.Hostname()); err != nil {
+		return x, fmt.Errorf("external agent %q: external.inputUrl: %v", a.AgentID, err)
+	}
 	if x.CallbackBaseURL != "" {
-		if err := checkURL("callbackBaseUrl", x.CallbackBaseURL); err != nil {
+		if _, err := checkURL("callbackBaseUrl", x.CallbackBaseURL); err != nil {
 			return x, err
 		}
 		x.CallbackBaseURL = strings.TrimRight(x.CallbackBaseURL, "/")
@@ -428,6 +433,15 @@ func (s *Service) initExternal() {
 	s.externalReplyHook = s.waitExternalTurnReply
 	hc := *s.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if hc.Transport == nil {
+		// Every connection to an inputUrl passes the one address check at
+		// connect time (a name rebound to a metadata address is refused);
+		// no environment proxy, which would connect on our behalf.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = netguard.Dialer(10 * time.Second).DialContext
+		hc.Transport = t
+	}
 	s.ext.hc = &hc
 	for _, a := range s.cfg().Agents {
 		if a.Type != config.TypeExternal {
