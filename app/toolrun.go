@@ -10,6 +10,7 @@ import (
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/gate"
+	"jarvis/internal/fsperm"
 	"jarvis/tools"
 )
 
@@ -39,13 +40,35 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist})
+	// The folders of the audit log and the policy (the data dir) are 0700,
+	// the files 0600, and the file tools never touch those folders, even in
+	// a workspace that contains them.
+	var protected []string
+	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
+		if p == "" {
+			continue
+		}
+		dir := filepath.Dir(p)
+		protected = append(protected, dir)
+		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
+			return nil, err
+		}
+	}
+	if err := fsperm.File(opts.AuditPath, true); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
 	lg, err := audit.Open(opts.AuditPath, audit.Options{})
 	if err != nil {
 		x.Close()
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := fsperm.File(opts.AuditPath, false); err != nil { // the companion files SQLite made
+		x.Close()
+		lg.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	var pol gate.Policy

@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"jarvis/internal/fsperm"
 )
 
 // DefaultDataDir is the platform data dir: $XDG_DATA_HOME/jarvis on Linux
@@ -54,20 +56,24 @@ func DefaultConfigPath() (string, error) {
 
 // LoadToken returns the API token: JARVIS_TOKEN if set, else the content of
 // <dataDir>/token, else a new random token written there with mode 0600.
+// The data dir is made 0700 and an existing token file 0600 (fsperm).
 func LoadToken(dataDir string, getenv func(string) string) (string, error) {
 	if t := strings.TrimSpace(getenv("JARVIS_TOKEN")); t != "" {
 		return t, nil
 	}
+	if err := fsperm.Dir(dataDir); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dataDir, "token")
+	if err := fsperm.File(path, false); err != nil {
+		return "", err
+	}
 	b, err := os.ReadFile(path)
 	if err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("reading token file: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return "", err
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {

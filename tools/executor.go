@@ -32,6 +32,10 @@ type Options struct {
 	// Workspace is the folder the file tools are confined to. Required; it
 	// must exist.
 	Workspace string
+	// Protected are folders the file tools refuse even when the workspace
+	// contains them: Jarvis's data dir (the API token, policy.json, the
+	// audit log), which a workspace such as the home folder holds.
+	Protected []string
 	// CommandAllowlist names the programs run_command may start: bare names
 	// looked up on PATH ("git") or absolute paths. A request must name an
 	// entry exactly. Empty means run_command refuses everything.
@@ -101,7 +105,7 @@ func NewExecutor(opts Options) (*Executor, error) {
 	if opts.Env == nil {
 		opts.Env = childenv.Scrub(os.Environ(), childenv.AllCredentials)
 	}
-	ws, err := openWorkspace(opts.Workspace)
+	ws, err := openWorkspace(opts.Workspace, opts.Protected)
 	if err != nil {
 		return nil, err
 	}

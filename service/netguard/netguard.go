@@ -65,9 +65,9 @@ func (c Class) Callable() bool { return c == Public || c == Loopback || c == Pri
 type embed uint8
 
 const (
-	noEmbed embed = iota
-	embedLow32     // the last 32 bits (IPv4-mapped, NAT64 /96)
-	embed6to4      // bits 16 to 47
+	noEmbed    embed = iota
+	embedLow32       // the last 32 bits (IPv4-mapped, NAT64 /96)
+	embed6to4        // bits 16 to 47
 )
 
 type entry struct {

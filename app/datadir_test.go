@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestToolRunnerGuardsTheDataDir: with a workspace that contains the data
+// dir (a home folder, say), the file tools refuse the data dir, and the
+// audit log and policy are repaired to mode 0600 at start.
+func TestToolRunnerGuardsTheDataDir(t *testing.T) {
+	ws := t.TempDir()
+	data := filepath.Join(ws, "jarvis-data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(data, "policy.json")
+	if err := os.WriteFile(policy, []byte(`{"rules":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(data, "token")
+	if err := os.WriteFile(token, []byte("secret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(data, "audit.db"), PolicyPath: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, args := range []string{`{"path":"jarvis-data/token"}`, `{"path":"jarvis-data/policy.json"}`} {
+		out, err := r.x.Execute(context.Background(), "read_file", json.RawMessage(args))
+		if err == nil || strings.Contains(out, "secret-token") {
+			t.Errorf("read_file %s: %q, %v", args, out, err)
+		}
+	}
+	if _, err := r.x.Execute(context.Background(), "write_file", json.RawMessage(`{"path":"jarvis-data/policy.json","content":"{}"}`)); err == nil {
+		t.Error("write_file rewrote policy.json")
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	for path, want := range map[string]os.FileMode{data: 0o700, policy: 0o600, filepath.Join(data, "audit.db"): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %o, want %o", path, fi.Mode().Perm(), want)
+		}
+	}
+}
