@@ -165,7 +165,8 @@ func (x externalSettings) authLabel() string {
 // externalState is the process's state of external agents.
 type externalState struct {
 	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", the listener's address
-	lastPrune atomic.Int64           // unix seconds of the last delivery-id pruning
+	lastPrune atomic.Int64           // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit            // counts of rejected callbacks (external_rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the

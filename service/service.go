@@ -211,6 +211,8 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.handler = s.px.learnBaseURL(s.routes())
+	s.wg.Add(1)
+	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
 	return s, nil
 }
 
@@ -240,6 +242,7 @@ func (s *Service) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.flushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())
 }
