@@ -95,8 +95,18 @@ func LoadToken(dataDir string, getenv func(string) string) (string, error) {
 var ErrNotLoopback = errors.New("not a loopback address")
 
 // Listen opens a TCP listener on addr, refusing non-loopback addresses
-// unless allowNonLoopback is set.
+// unless allowNonLoopback is set. The listener caps its connections
+// (conncap.go): serve it with NewHTTPServer, whose handler chain trusts
+// the connections of authenticated requests.
 func Listen(addr string, allowNonLoopback bool) (net.Listener, error) {
+	ln, err := listen(addr, allowNonLoopback)
+	if err != nil {
+		return nil, err
+	}
+	return newCapListener(ln, connCap(openFilesLimit())), nil
+}
+
+func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", addr, err)
@@ -122,6 +132,7 @@ func NewHTTPServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnContext:       withConn, // guard trusts the connections of authenticated requests (conncap.go)
 	}
 }
 
