@@ -20,7 +20,10 @@ type ToolRunnerOptions struct {
 	AuditPath string // the audit log's SQLite file (required)
 	// PolicyPath holds the gate's policy ("always allow" rules); empty keeps
 	// the policy in memory only.
-	PolicyPath       string
+	PolicyPath string
+	// AuditKeyring keeps the audit chain's key (the OS keyring); nil or
+	// unavailable: a 0600 file beside the head anchor (audit.Options).
+	AuditKeyring     audit.KeyStore
 	CommandAllowlist []string
 	Logger           *slog.Logger
 	Prompter         gate.PrompterOptions
@@ -61,7 +64,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	lg, err := audit.Open(opts.AuditPath, audit.Options{})
+	lg, err := audit.Open(opts.AuditPath, audit.Options{Keyring: opts.AuditKeyring})
 	if err != nil {
 		x.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
