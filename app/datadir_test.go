@@ -15,6 +15,7 @@ import (
 // audit log and policy are repaired to mode 0600 at start.
 func TestToolRunnerGuardsTheDataDir(t *testing.T) {
 	ws := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(ws, ".config")) // the audit key folder, inside the workspace too
 	data := filepath.Join(ws, "jarvis-data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatal(err)
@@ -40,6 +41,12 @@ func TestToolRunnerGuardsTheDataDir(t *testing.T) {
 	}
 	if _, err := r.x.Execute(context.Background(), "write_file", json.RawMessage(`{"path":"jarvis-data/policy.json","content":"{}"}`)); err == nil {
 		t.Error("write_file rewrote policy.json")
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".config", "jarvis", "audit", "key")); err != nil {
+		t.Fatalf("no audit key file where expected: %v", err)
+	}
+	if out, err := r.x.Execute(context.Background(), "read_file", json.RawMessage(`{"path":".config/jarvis/audit/key"}`)); err == nil {
+		t.Errorf("read_file read the audit chain key: %q", out)
 	}
 	if runtime.GOOS == "windows" {
 		return

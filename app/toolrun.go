@@ -44,8 +44,8 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	// The folders of the audit log and the policy (the data dir) are 0700,
-	// the files 0600, and the file tools never touch those folders, even in
-	// a workspace that contains them.
+	// the files 0600, and the file tools never touch those folders, nor the
+	// audit chain's key folder, even in a workspace that contains them.
 	var protected []string
 	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
 		if p == "" {
@@ -56,6 +56,10 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
 			return nil, err
 		}
+	}
+	// The audit chain's key file and head anchor, too.
+	if dir, err := audit.DefaultKeyDir(); err == nil {
+		protected = append(protected, dir)
 	}
 	if err := fsperm.File(opts.AuditPath, true); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)

@@ -41,9 +41,9 @@ type KeyStore interface {
 // is left as it is, as evidence; Verify says what is wrong.
 var ErrTampered = errors.New("audit: the log does not match its head anchor")
 
-// defaultKeyDir is <user config dir>/jarvis/audit: apart from the data dir
-// that holds the log.
-func defaultKeyDir() (string, error) {
+// DefaultKeyDir is <user config dir>/jarvis/audit, the default of
+// Options.KeyDir: apart from the data dir that holds the log.
+func DefaultKeyDir() (string, error) {
 	d, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("audit: no folder for the chain key and head anchor: %w", err)

@@ -187,7 +187,7 @@ func (l *Log) openChain(path string) error {
 	}
 	dir := l.opts.KeyDir
 	if dir == "" {
-		if dir, err = defaultKeyDir(); err != nil {
+		if dir, err = DefaultKeyDir(); err != nil {
 			return err
 		}
 	}
