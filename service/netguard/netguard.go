@@ -153,8 +153,8 @@ var registry = func() []entry {
 		// Cloud metadata services outside link-local.
 		{p("fd00:ec2::254/128"), Metadata, "AWS instance metadata over IPv6", noEmbed},
 		{p("100.100.100.200/32"), Metadata, "Alibaba Cloud instance metadata", noEmbed},
-		{p("169.254.169.254/32"), Metadata, "cloud instance metadata", noEmbed},
-		{p("169.254.170.2/32"), Metadata, "AWS ECS task metadata", noEmbed},
+		{p("169.254.169.254/32"), Metadata, "cloud instance metadata, link-local", noEmbed},
+		{p("169.254.170.2/32"), Metadata, "AWS ECS task metadata, link-local", noEmbed},
 	}
 }()
 
