@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"jarvis/api"
+	"jarvis/app/audit"
 )
 
 // TestToolRunnerGuardsTheDataDir: with a workspace that contains the data
@@ -59,5 +62,36 @@ func TestToolRunnerGuardsTheDataDir(t *testing.T) {
 		if fi.Mode().Perm() != want {
 			t.Errorf("%s: mode %o, want %o", path, fi.Mode().Perm(), want)
 		}
+	}
+}
+
+// TestToolRunnerRunsNothingItCannotAudit: when the audit log no longer
+// matches its head anchor (here: deleted and created anew), every call is
+// denied before it runs, saying why; the gate would otherwise run it and
+// then fail to record it.
+func TestToolRunnerRunsNothingItCannotAudit(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	ws, data := t.TempDir(), t.TempDir()
+	auditPath := filepath.Join(data, "audit.db")
+	lg, err := audit.Open(auditPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lg.Append(context.Background(), audit.Entry{Tool: "notify", Class: "safe", Decision: audit.Allowed, DecidedBy: audit.ByPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+	for _, f := range []string{auditPath, auditPath + "-wal", auditPath + "-shm"} {
+		os.Remove(f)
+	}
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: auditPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// list_dir is safe: the gate would run it without a prompt.
+	d := r.Run(context.Background(), "s", api.ToolCall{ID: "c1", Name: "list_dir", Arguments: json.RawMessage(`{"path":"."}`)})
+	if d.OK || d.Decision != audit.Denied || d.Result != "" || !strings.Contains(d.Error, "head anchor") {
+		t.Fatalf("decision %+v", d)
 	}
 }

@@ -117,6 +117,12 @@ func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
 // Run implements ToolRunner: the gate decides (prompting when it must),
 // runs the call when allowed, and records it.
 func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
+	// The gate records a call after it ran: with a log that cannot take
+	// the row (it no longer matches its head anchor), nothing runs.
+	if err := r.log.Check(); err != nil {
+		return ToolDecision{Class: string(tools.Forbidden), DecidedBy: audit.ByError, Decision: audit.Denied,
+			Reason: "the audit log cannot record it", Error: err.Error()}
+	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,

@@ -219,6 +219,16 @@ func (l *Log) openChain(path string) error {
 	return nil
 }
 
+// Check returns nil when rows can be appended, or an error wrapping
+// ErrTampered when the log did not match its head anchor when it was
+// opened: callers run nothing they could not record.
+func (l *Log) Check() error {
+	if l.headErr != nil {
+		return fmt.Errorf("%w: %v; run jarvis-audit verify, and keep the log as evidence (move it and %s aside to start a new one)", ErrTampered, l.headErr, l.anchorFile)
+	}
+	return nil
+}
+
 // head returns the newest row's id and hash (0 and Genesis when empty).
 func (l *Log) head(ctx context.Context) (int64, string, error) {
 	var last int64
@@ -428,8 +438,8 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.headErr != nil {
-		return Entry{}, fmt.Errorf("%w: %v; run jarvis-audit verify, and keep the log as evidence (move it and %s aside to start a new one)", ErrTampered, l.headErr, l.anchorFile)
+	if err := l.Check(); err != nil {
+		return Entry{}, err
 	}
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
