@@ -137,7 +137,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer stopService()
 	hooks.service(base, token)
 
-	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"),
+	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log})
 	if err != nil {
 		return 1, err

@@ -10,6 +10,7 @@ import (
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/gate"
+	"jarvis/internal/fsperm"
 	"jarvis/tools"
 )
 
@@ -19,7 +20,10 @@ type ToolRunnerOptions struct {
 	AuditPath string // the audit log's SQLite file (required)
 	// PolicyPath holds the gate's policy ("always allow" rules); empty keeps
 	// the policy in memory only.
-	PolicyPath       string
+	PolicyPath string
+	// AuditKeyring keeps the audit chain's key (the OS keyring); nil or
+	// unavailable: a 0600 file beside the head anchor (audit.Options).
+	AuditKeyring     audit.KeyStore
 	CommandAllowlist []string
 	Logger           *slog.Logger
 	Prompter         gate.PrompterOptions
@@ -39,13 +43,39 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist})
+	// The folders of the audit log and the policy (the data dir) are 0700,
+	// the files 0600, and the file tools never touch those folders, nor the
+	// audit chain's key folder, even in a workspace that contains them.
+	var protected []string
+	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
+		if p == "" {
+			continue
+		}
+		dir := filepath.Dir(p)
+		protected = append(protected, dir)
+		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
+			return nil, err
+		}
+	}
+	// The audit chain's key file and head anchor, too.
+	if dir, err := audit.DefaultKeyDir(); err == nil {
+		protected = append(protected, dir)
+	}
+	if err := fsperm.File(opts.AuditPath, true); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
-	lg, err := audit.Open(opts.AuditPath, audit.Options{})
+	lg, err := audit.Open(opts.AuditPath, audit.Options{Keyring: opts.AuditKeyring})
 	if err != nil {
 		x.Close()
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	if err := fsperm.File(opts.AuditPath, false); err != nil { // the companion files SQLite made
+		x.Close()
+		lg.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	var pol gate.Policy
@@ -87,6 +117,12 @@ func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
 // Run implements ToolRunner: the gate decides (prompting when it must),
 // runs the call when allowed, and records it.
 func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
+	// The gate records a call after it ran: with a log that cannot take
+	// the row (it no longer matches its head anchor), nothing runs.
+	if err := r.log.Check(); err != nil {
+		return ToolDecision{Class: string(tools.Forbidden), DecidedBy: audit.ByError, Decision: audit.Denied,
+			Reason: "the audit log cannot record it", Error: err.Error()}
+	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/netguard"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
 )
@@ -86,21 +88,25 @@ func parseExternalSettings(a config.Agent) (externalSettings, error) {
 	if err := dec.Decode(&x); err != nil {
 		return x, fmt.Errorf("external agent %q: external: %v", a.AgentID, err)
 	}
-	checkURL := func(field, v string) error {
+	checkURL := func(field, v string) (*url.URL, error) {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("external agent %q: external.%s must be an absolute http(s) URL, got %q", a.AgentID, field, v)
+			return nil, fmt.Errorf("external agent %q: external.%s must be an absolute http(s) URL, got %q", a.AgentID, field, v)
 		}
-		return nil
+		return u, nil
 	}
 	if x.InputURL == "" {
 		return x, fmt.Errorf("external agent %q: external.inputUrl is required", a.AgentID)
 	}
-	if err := checkURL("inputUrl", x.InputURL); err != nil {
+	u, err := checkURL("inputUrl", x.InputURL)
+	if err != nil {
 		return x, err
 	}
+	if err := netguard.CheckHost(u.Hostname()); err != nil {
+		return x, fmt.Errorf("external agent %q: external.inputUrl: %v", a.AgentID, err)
+	}
 	if x.CallbackBaseURL != "" {
-		if err := checkURL("callbackBaseUrl", x.CallbackBaseURL); err != nil {
+		if _, err := checkURL("callbackBaseUrl", x.CallbackBaseURL); err != nil {
 			return x, err
 		}
 		x.CallbackBaseURL = strings.TrimRight(x.CallbackBaseURL, "/")
@@ -154,8 +160,9 @@ func (x externalSettings) authLabel() string {
 
 // externalState is the process's state of external agents.
 type externalState struct {
-	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", learnt from requests
-	lastPrune atomic.Int64           // unix seconds of the last delivery-id pruning
+	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", the listener's address
+	lastPrune atomic.Int64           // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit            // counts of rejected callbacks (external_rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the
@@ -166,18 +173,23 @@ type externalState struct {
 	tokens map[string]string // session id → callback token minted by this process
 }
 
-// noteBaseURL remembers the loopback URL the service is called on, the
-// default callbackBaseUrl. Only a loopback Host of the port the request came
-// in on is learnt: a forged Host can never redirect callbacks (and their
-// secrets) elsewhere. Called by guard for every request that passed it.
-func (s *Service) noteBaseURL(r *http.Request, port string) {
-	if !loopbackHost(r.Host, port) {
+// noteBaseURL remembers the address the service listens on (the local
+// address of the connection a request arrived on), the default
+// callbackBaseUrl. Never the Host header: any request, even one without a
+// token, could otherwise make the service hand out callback URLs (and
+// their tokens) on an address it does not listen on, such as [::1]:PORT
+// while it listens on 127.0.0.1:PORT, which any local user can bind.
+// Called by guard for every request that passed it.
+func (s *Service) noteBaseURL(r *http.Request) {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
 		return
 	}
-	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(r.Host) && (*p)[len("http://"):] == r.Host {
+	addr := a.String()
+	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(addr) && (*p)[len("http://"):] == addr {
 		return
 	}
-	u := "http://" + r.Host
+	u := "http://" + addr
 	s.ext.baseURL.Store(&u)
 }
 
@@ -412,6 +424,15 @@ func (s *Service) initExternal() {
 	s.externalReplyHook = s.waitExternalTurnReply
 	hc := *s.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if hc.Transport == nil {
+		// Every connection to an inputUrl passes the one address check at
+		// connect time (a name rebound to a metadata address is refused);
+		// no environment proxy, which would connect on our behalf.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = netguard.Dialer(10 * time.Second).DialContext
+		hc.Transport = t
+	}
 	s.ext.hc = &hc
 	for _, a := range s.cfg().Agents {
 		if a.Type != config.TypeExternal {

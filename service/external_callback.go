@@ -97,7 +97,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	}
 	reject := func(he *httpError, reason string) error {
 		au.Reason = reason
-		s.auditExternal(au, true)
+		s.auditRejected(au)
 		return he
 	}
 	tok := r.URL.Query().Get("token")
@@ -221,14 +221,15 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	}
 	au.Accepted, au.MessageID = true, msg.ID
 	s.auditExternal(au, false)
-	s.pruneExternalDeliveries()
+	s.pruneExternal()
 	return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.changed()})
 }
 
-// pruneExternalDeliveries forgets old delivery ids, at most every 10 minutes.
-// Signed deliveries older than the 5-minute window are refused anyway; ids
-// sent with a token are remembered for a day.
-func (s *Service) pruneExternalDeliveries() {
+// pruneExternal forgets old delivery ids and cuts external_audit to its
+// retention cap, at most every 10 minutes. Signed deliveries older than
+// the 5-minute window are refused anyway; ids sent with a token are
+// remembered for a day.
+func (s *Service) pruneExternal() {
 	now := s.now()
 	last := s.ext.lastPrune.Load()
 	if now.Unix()-last < 600 || !s.ext.lastPrune.CompareAndSwap(last, now.Unix()) {
@@ -236,5 +237,10 @@ func (s *Service) pruneExternalDeliveries() {
 	}
 	if err := s.st.PruneExternalDeliveries(context.Background(), store.Timestamp(now.Add(-externalDeliveryRetention))); err != nil {
 		s.log.Error("prune external deliveries", "err", err)
+	}
+	if n, err := s.st.PruneExternalAudit(context.Background(), externalAuditKeep); err != nil {
+		s.log.Error("prune external audit", "err", err)
+	} else if n > 0 {
+		s.log.Info("external audit pruned to its retention cap", "deleted", n, "keep", externalAuditKeep)
 	}
 }

@@ -266,12 +266,15 @@ func (s *Service) guard(next http.Handler) http.Handler {
 			writeError(w, errorf(http.StatusForbidden, "forbidden_origin", "cross-origin requests are refused"))
 			return
 		}
-		if needsToken(r.URL.Path) && !s.validToken(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="jarvis"`)
-			writeError(w, errorf(http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token"))
-			return
+		if needsToken(r.URL.Path) {
+			if !s.validToken(r) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="jarvis"`)
+				writeError(w, errorf(http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token"))
+				return
+			}
+			trustConn(r.Context()) // never dropped to make room (conncap.go)
 		}
-		s.noteBaseURL(r, port) // the default callbackBaseUrl of external agents
+		s.noteBaseURL(r) // the default callbackBaseUrl of external agents
 		next.ServeHTTP(w, r)
 	})
 }

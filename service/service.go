@@ -20,13 +20,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/fsperm"
 	"jarvis/memory"
 	"jarvis/service/config"
 	"jarvis/service/events"
@@ -158,10 +158,21 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if opts.HeartbeatEvery <= 0 {
 		opts.HeartbeatEvery = 15 * time.Second
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("service: data dir: %w", err)
+	// The data dir is 0700 and its databases 0600 (created so, repaired
+	// when found otherwise, refused when another user owns them); the
+	// files are repaired again once open, since SQLite may have created
+	// companion files, or the memory index rebuilt its file, meanwhile.
+	dbPath, indexPath := filepath.Join(opts.DataDir, "jarvis.db"), filepath.Join(opts.DataDir, "memory-index.db")
+	privateFiles := func() error {
+		return errors.Join(fsperm.File(dbPath, true), fsperm.File(indexPath, true))
 	}
-	st, err := store.Open(ctx, filepath.Join(opts.DataDir, "jarvis.db"), store.Options{Now: opts.Now, Logger: opts.Logger})
+	if err := fsperm.Dir(opts.DataDir); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	if err := privateFiles(); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	st, err := store.Open(ctx, dbPath, store.Options{Now: opts.Now, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
@@ -183,10 +194,15 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
 	s.initExternal()
-	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
+	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("service: memory: %w", err)
+	}
+	if err := privateFiles(); err != nil {
+		mem.Close()
+		st.Close()
+		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.mem = mem
 	s.det = injection.New()
@@ -211,6 +227,8 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.handler = s.px.learnBaseURL(s.routes())
+	s.wg.Add(1)
+	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
 	return s, nil
 }
 
@@ -240,6 +258,7 @@ func (s *Service) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.flushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())
 }

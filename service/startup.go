@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"jarvis/internal/fsperm"
 )
 
 // DefaultDataDir is the platform data dir: $XDG_DATA_HOME/jarvis on Linux
@@ -54,20 +56,24 @@ func DefaultConfigPath() (string, error) {
 
 // LoadToken returns the API token: JARVIS_TOKEN if set, else the content of
 // <dataDir>/token, else a new random token written there with mode 0600.
+// The data dir is made 0700 and an existing token file 0600 (fsperm).
 func LoadToken(dataDir string, getenv func(string) string) (string, error) {
 	if t := strings.TrimSpace(getenv("JARVIS_TOKEN")); t != "" {
 		return t, nil
 	}
+	if err := fsperm.Dir(dataDir); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dataDir, "token")
+	if err := fsperm.File(path, false); err != nil {
+		return "", err
+	}
 	b, err := os.ReadFile(path)
 	if err == nil && strings.TrimSpace(string(b)) != "" {
 		return strings.TrimSpace(string(b)), nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("reading token file: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return "", err
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -89,8 +95,18 @@ func LoadToken(dataDir string, getenv func(string) string) (string, error) {
 var ErrNotLoopback = errors.New("not a loopback address")
 
 // Listen opens a TCP listener on addr, refusing non-loopback addresses
-// unless allowNonLoopback is set.
+// unless allowNonLoopback is set. The listener caps its connections
+// (conncap.go): serve it with NewHTTPServer, whose handler chain trusts
+// the connections of authenticated requests.
 func Listen(addr string, allowNonLoopback bool) (net.Listener, error) {
+	ln, err := listen(addr, allowNonLoopback)
+	if err != nil {
+		return nil, err
+	}
+	return newCapListener(ln, connCap(openFilesLimit())), nil
+}
+
+func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", addr, err)
@@ -116,6 +132,7 @@ func NewHTTPServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnContext:       withConn, // guard trusts the connections of authenticated requests (conncap.go)
 	}
 }
 

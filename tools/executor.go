@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"jarvis/internal/childenv"
 )
 
 // Errors returned by Execute, wrapped with detail; test with errors.Is.
@@ -30,6 +32,10 @@ type Options struct {
 	// Workspace is the folder the file tools are confined to. Required; it
 	// must exist.
 	Workspace string
+	// Protected are folders the file tools refuse even when the workspace
+	// contains them: Jarvis's data dir (the API token, policy.json, the
+	// audit log), which a workspace such as the home folder holds.
+	Protected []string
 	// CommandAllowlist names the programs run_command may start: bare names
 	// looked up on PATH ("git") or absolute paths. A request must name an
 	// entry exactly. Empty means run_command refuses everything.
@@ -97,9 +103,9 @@ func NewExecutor(opts Options) (*Executor, error) {
 		opts.Getenv = osGetenv
 	}
 	if opts.Env == nil {
-		opts.Env = scrubEnv(os.Environ())
+		opts.Env = childenv.Scrub(os.Environ(), childenv.AllCredentials)
 	}
-	ws, err := openWorkspace(opts.Workspace)
+	ws, err := openWorkspace(opts.Workspace, opts.Protected)
 	if err != nil {
 		return nil, err
 	}
@@ -260,19 +266,3 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 
 func (c *capBuffer) String() string  { return c.buf.String() }
 func (c *capBuffer) truncated() bool { return c.dropped > 0 }
-
-// scrubEnv drops variables whose names look like they hold secrets.
-func scrubEnv(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		n := strings.ToUpper(name)
-		if strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
-			strings.Contains(n, "PASSWD") || strings.Contains(n, "CREDENTIAL") || strings.HasSuffix(n, "_KEY") ||
-			strings.Contains(n, "_KEY_") || strings.Contains(n, "APIKEY") {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}

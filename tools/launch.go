@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"jarvis/internal/childenv"
 )
 
 func osGetenv(key string) string { return os.Getenv(key) }
@@ -285,6 +287,7 @@ func (e *Executor) launch(ctx context.Context, cands [][]string) error {
 	}
 	stderr := &capBuffer{max: 4 << 10}
 	cmd := exec.Command(path, argv[1:]...)
+	cmd.Env = childenv.Scrub(os.Environ(), childenv.JarvisSecrets)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
@@ -319,6 +322,7 @@ func (e *Executor) helper(ctx context.Context, cands [][]string, stdin string) (
 	stdout := &capBuffer{max: e.opts.OutputCap}
 	stderr := &capBuffer{max: 4 << 10}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Env = childenv.Scrub(os.Environ(), childenv.JarvisSecrets)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr

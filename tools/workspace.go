@@ -18,13 +18,17 @@ import (
 // The operation itself then runs through an os.Root opened on the folder, with
 // the already-resolved relative path, so a symlink swapped in between the
 // check and the use still cannot lead outside (os.Root refuses it).
+//
+// Protected folders inside it (Jarvis's data dir) are refused after the
+// symlinks are evaluated, so no spelling or link reaches them.
 type workspace struct {
-	dir  string   // absolute, as configured
-	real string   // dir with its own symlinks evaluated
-	root *os.Root // opened on real
+	dir       string   // absolute, as configured
+	real      string   // dir with its own symlinks evaluated
+	root      *os.Root // opened on real
+	protected []string // folders inside real the tools refuse, relative to real
 }
 
-func openWorkspace(dir string) (*workspace, error) {
+func openWorkspace(dir string, protected []string) (*workspace, error) {
 	if dir == "" {
 		return nil, errors.New("tools: workspace folder is required")
 	}
@@ -47,7 +51,19 @@ func openWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: workspace: %w", err)
 	}
-	return &workspace{dir: abs, real: real, root: root}, nil
+	w := &workspace{dir: abs, real: real, root: root}
+	for _, p := range protected {
+		rp, err := filepath.Abs(p)
+		if err == nil {
+			if r, err := filepath.EvalSymlinks(rp); err == nil {
+				rp = r
+			}
+		}
+		if rel, ok := within(real, rp); ok {
+			w.protected = append(w.protected, rel)
+		}
+	}
+	return w, nil
 }
 
 // within reports p relative to base when p is base or lies beneath it.
@@ -127,6 +143,11 @@ func (w *workspace) resolve(p string) (string, error) {
 	r, ok := within(w.real, resolved)
 	if !ok {
 		return "", fmt.Errorf("%w: %q resolves to %s", ErrOutsideWorkspace, p, resolved)
+	}
+	for _, prot := range w.protected {
+		if _, in := within(prot, r); in {
+			return "", fmt.Errorf("%w: %q is in Jarvis's data folder (%s), which the file tools never touch", ErrNotAllowed, p, display(prot))
+		}
 	}
 	return r, nil
 }

@@ -6,15 +6,25 @@
 // (policy, user, session grant, timeout, error), the execution's result or
 // error (capped) and its duration. Its hash is
 //
-//	hex(sha256(prev_hash || canonical JSON of the row without its hash))
+//	hex(HMAC-SHA256(key, prev_hash || canonical JSON of the row without its hash))
 //
-// with prev_hash of the first row being 64 zeros (Genesis). Triggers refuse
-// UPDATE and DELETE, and the package has no API for either; Verify recomputes
-// the chain and reports the first row that was changed, removed or
-// reordered even if the triggers were dropped and the file edited directly.
-// A chain cannot prove that its newest rows were not cut off; Verify also
-// compares the highest id ever issued (SQLite's AUTOINCREMENT sequence) with
-// the last row, which catches a plain truncation.
+// with prev_hash of the first row being 64 zeros (Genesis). The key is kept
+// outside the audit file (the OS keyring, or a 0600 file in another folder:
+// anchor.go), so whoever can write the file but not read the key cannot
+// forge a row or recompute the chain after changing one. The head (the
+// newest row's id and hash) is anchored apart from the log, under the same
+// key, so that cutting rows off the end, deleting the file or replacing it
+// with another chain is detected too. Rows written before the chain was
+// keyed (plain SHA-256, "legacy") are verified as they were written; the
+// first keyed row covers the last legacy hash, so they cannot be changed
+// without breaking it.
+//
+// Triggers refuse UPDATE and DELETE, and the package has no API for either;
+// Verify recomputes the chain and compares it with the anchor, reporting the
+// first row that was changed, removed or reordered even if the triggers
+// were dropped and the file edited directly. What it cannot detect: changes
+// by someone who holds the key (the user's own account can read the keyring
+// and the key file), and the log and its anchor deleted together.
 //
 // Concurrency: a Log is safe for concurrent use. Appends are serialised by
 // a mutex and one writer connection whose transactions start IMMEDIATE, so a
@@ -26,6 +36,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"database/sql"
 	"embed"
@@ -96,6 +107,12 @@ type Options struct {
 	Now func() time.Time
 	// MaxTextBytes caps the stored result and error. Default 16 KiB.
 	MaxTextBytes int
+	// KeyDir holds the head anchor, and the chain key when Keyring is nil
+	// or unavailable: a folder apart from the log's. Default
+	// <user config dir>/jarvis/audit.
+	KeyDir string
+	// Keyring keeps the chain key (the OS keyring); nil: the key file.
+	Keyring KeyStore
 }
 
 // Log is an open audit log.
@@ -104,6 +121,11 @@ type Log struct {
 	r    *sql.DB // read-only pool
 	opts Options
 	mu   sync.Mutex // serialises Append's read-last-then-insert
+
+	key           []byte
+	anchorFile    string
+	legacyThrough int64 // rows up to this id are chained with plain SHA-256
+	headErr       error // the log does not match its anchor: Append refuses
 }
 
 //go:embed migrations/*.sql
@@ -148,7 +170,95 @@ func Open(path string, opts Options) (*Log, error) {
 		r.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return &Log{w: w, r: r, opts: opts}, nil
+	l := &Log{w: w, r: r, opts: opts}
+	if err := l.openChain(path); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// openChain loads the key and checks the log's head against its anchor:
+// a mismatch makes Append refuse (ErrTampered), the log stays as it is.
+func (l *Log) openChain(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	dir := l.opts.KeyDir
+	if dir == "" {
+		if dir, err = DefaultKeyDir(); err != nil {
+			return err
+		}
+	}
+	l.anchorFile = anchorPath(dir, abs)
+	if err := l.w.QueryRow(`SELECT legacy_through FROM audit_chain WHERE id = 1`).Scan(&l.legacyThrough); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	last, lastHash, err := l.head(context.Background())
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(l.anchorFile)
+	fresh := last <= l.legacyThrough && errors.Is(statErr, fs.ErrNotExist)
+	if l.key, _, err = loadKey(dir, l.opts.Keyring, fresh); err != nil {
+		return err
+	}
+	a, ok, err := readAnchor(l.anchorFile, l.key)
+	switch {
+	case err != nil:
+		l.headErr = err
+	case !ok && fresh:
+		// A new log, or one from before the chain was keyed: anchor it now.
+		return writeAnchor(l.anchorFile, l.key, anchor{LastID: last, LastHash: lastHash, LegacyThrough: l.legacyThrough})
+	case !ok:
+		l.headErr = fmt.Errorf("its head anchor %s is missing", l.anchorFile)
+	default:
+		l.headErr = l.matchAnchor(context.Background(), a, last)
+	}
+	return nil
+}
+
+// Check returns nil when rows can be appended, or an error wrapping
+// ErrTampered when the log did not match its head anchor when it was
+// opened: callers run nothing they could not record.
+func (l *Log) Check() error {
+	if l.headErr != nil {
+		return fmt.Errorf("%w: %v; run jarvis-audit verify, and keep the log as evidence (move it and %s aside to start a new one)", ErrTampered, l.headErr, l.anchorFile)
+	}
+	return nil
+}
+
+// head returns the newest row's id and hash (0 and Genesis when empty).
+func (l *Log) head(ctx context.Context) (int64, string, error) {
+	var last int64
+	h := Genesis
+	err := l.w.QueryRowContext(ctx, `SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1`).Scan(&last, &h)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, "", fmt.Errorf("audit: %w", err)
+	}
+	return last, h, nil
+}
+
+// matchAnchor compares the log with its anchor; nil when they agree.
+func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
+	if a.LegacyThrough != l.legacyThrough {
+		return fmt.Errorf("the log says rows up to %d predate the keyed chain, its head anchor says %d", l.legacyThrough, a.LegacyThrough)
+	}
+	if last < a.LastID {
+		return fmt.Errorf("rows %d to %d were removed from the end (the head anchor records row %d)", last+1, a.LastID, a.LastID)
+	}
+	if a.LastID == 0 {
+		return nil
+	}
+	var h string
+	if err := l.r.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id = ?`, a.LastID).Scan(&h); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if h != a.LastHash {
+		return fmt.Errorf("row %d is not the row the head anchor records: the log was replaced or rewritten", a.LastID)
+	}
+	return nil
 }
 
 // Close closes the log.
@@ -222,17 +332,29 @@ type row struct {
 	Hash            string `json:"-"`
 }
 
-// hash chains r to prev. encoding/json writes struct fields in declaration
+// hash chains r to prev under key: HMAC-SHA256, or plain SHA-256 for a
+// legacy row (nil key). encoding/json writes struct fields in declaration
 // order, so the encoding is canonical.
-func (r *row) hash(prev string) string {
+func (r *row) hash(key []byte, prev string) string {
 	b, err := json.Marshal(r)
 	if err != nil { // only strings and ints: cannot happen
 		panic(err)
 	}
 	h := sha256.New()
+	if key != nil {
+		h = hmac.New(sha256.New, key)
+	}
 	io.WriteString(h, prev)
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keyFor is the key row id was chained with: nil for a legacy row.
+func (l *Log) keyFor(id int64) []byte {
+	if id <= l.legacyThrough {
+		return nil
+	}
+	return l.key
 }
 
 const columns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
@@ -316,6 +438,9 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.Check(); err != nil {
+		return Entry{}, err
+	}
 	tx, err := l.w.BeginTx(ctx, nil)
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: %w", err)
@@ -329,14 +454,21 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 	}
 	r.ID = last + 1
 	r.PrevHash = prev
-	r.Hash = r.hash(prev)
+	r.Hash = r.hash(l.keyFor(r.ID), prev)
 	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
 		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.PrevHash, r.Hash)
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}
+	// The anchor moves while the transaction holds the write lock (other
+	// writers wait), before the commit: a row is never committed without
+	// its anchor. A failed commit puts the previous anchor back.
+	if err := writeAnchor(l.anchorFile, l.key, anchor{LastID: r.ID, LastHash: r.Hash, LegacyThrough: l.legacyThrough}); err != nil {
+		return Entry{}, fmt.Errorf("audit: head anchor: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
+		writeAnchor(l.anchorFile, l.key, anchor{LastID: last, LastHash: prev, LegacyThrough: l.legacyThrough})
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}
 	return r.entry(), nil
@@ -461,9 +593,10 @@ type VerifyReport struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Verify recomputes the hash chain from the first row and reports the first
-// row that was changed, removed or reordered. A broken chain is a report,
-// not an error; errors are for a log that cannot be read.
+// Verify recomputes the hash chain from the first row, compares its head
+// with the anchor and reports the first row that was changed, removed or
+// reordered, or the rows cut off the end. A broken chain is a report, not
+// an error; errors are for a log that cannot be read.
 func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 	rep := VerifyReport{OK: true}
 	prev, last := Genesis, int64(0)
@@ -471,15 +604,24 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 		rep.OK, rep.FirstBadID, rep.Reason = false, id, reason
 		return errStop
 	}
+	a, anchored, anchorErr := readAnchor(l.anchorFile, l.key)
+	legacy := l.legacyThrough
+	if anchored {
+		legacy = a.LegacyThrough // the anchor's word, not the file's
+	}
 	err := l.each(ctx, Filter{}, func(r *row) error {
 		rep.Rows++
+		key := l.key
+		if r.ID <= legacy {
+			key = nil
+		}
 		switch {
 		case r.ID != last+1:
 			return fail(last+1, fmt.Sprintf("row %d is missing (next row is %d)", last+1, r.ID))
 		case r.PrevHash != prev:
 			return fail(r.ID, "prev_hash does not match the previous row's hash")
-		case r.hash(r.PrevHash) != r.Hash:
-			return fail(r.ID, "row content does not match its hash: the row was changed")
+		case !hmac.Equal([]byte(r.hash(key, r.PrevHash)), []byte(r.Hash)):
+			return fail(r.ID, "row content does not match its hash: the row was changed (or written without the chain key)")
 		}
 		prev, last = r.Hash, r.ID
 		return nil
@@ -497,6 +639,28 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 			rep.OK, rep.FirstBadID = false, last+1
 			rep.Reason = fmt.Sprintf("rows %d to %d were removed from the end", last+1, seq)
 		}
+	}
+	if rep.OK {
+		switch {
+		case anchorErr != nil:
+			rep.OK, rep.Reason = false, anchorErr.Error()
+		case !anchored && last > legacy:
+			rep.OK, rep.Reason = false, fmt.Sprintf("the head anchor %s is missing: rows cut off the end could not be detected", l.anchorFile)
+		case anchored:
+			if err := l.matchAnchor(ctx, a, last); err != nil {
+				rep.OK, rep.Reason = false, err.Error()
+				if last < a.LastID {
+					rep.FirstBadID = last + 1
+				} else {
+					rep.FirstBadID = a.LastID
+				}
+			} else if last > a.LastID {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("rows %d to %d were appended after the anchored head (by a program that does not anchor it)", a.LastID+1, last))
+			}
+		}
+	}
+	if legacy > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("rows 1 to %d predate the keyed chain: they are chained with plain SHA-256, held in place by the first keyed row", legacy))
 	}
 	for _, trig := range []string{"audit_log_no_update", "audit_log_no_delete"} {
 		var n int

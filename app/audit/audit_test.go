@@ -33,7 +33,7 @@ func (c *clock) Now() time.Time {
 func open(t *testing.T, path string) *Log {
 	t.Helper()
 	c := &clock{t: t0}
-	l, err := Open(path, Options{Now: c.Now, MaxTextBytes: 64})
+	l, err := Open(path, Options{Now: c.Now, MaxTextBytes: 64, KeyDir: path + ".keys"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 					t.Fatal(err)
 				}
 				r.Result = "forged"
-				stmts = append(stmts, fmt.Sprintf(`UPDATE audit_log SET result = 'forged', hash = '%s' WHERE id = 2`, r.hash(rows[0].Hash)))
+				stmts = append(stmts, fmt.Sprintf(`UPDATE audit_log SET result = 'forged', hash = '%s' WHERE id = 2`, r.hash(l.key, rows[0].Hash)))
 			}
 			for _, q := range stmts {
 				if _, err := db.Exec(q); err != nil {
@@ -336,7 +336,7 @@ func TestConcurrentWriters(t *testing.T) {
 
 func TestReopenContinuesChain(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "dir", "audit.db")
-	l, err := Open(path, Options{})
+	l, err := Open(path, Options{KeyDir: path + ".keys"})
 	if err != nil {
 		t.Fatal(err)
 	}

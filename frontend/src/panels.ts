@@ -94,7 +94,8 @@ export function verifyText(r: VerifyReport): { ok: boolean; text: string } {
     const w = r.warnings?.length ? ` — warning: ${r.warnings.join("; ")}` : "";
     return { ok: !r.warnings?.length, text: `Chain OK: ${r.rows} row${r.rows === 1 ? "" : "s"} verified${w}` };
   }
-  return { ok: false, text: `Chain broken at row #${r.first_bad_id}: ${r.reason ?? "tampered"}${r.warnings?.length ? ` — ${r.warnings.join("; ")}` : ""}` };
+  const where = r.first_bad_id ? ` at row #${r.first_bad_id}` : "";
+  return { ok: false, text: `Chain broken${where}: ${r.reason ?? "tampered"}${r.warnings?.length ? ` — ${r.warnings.join("; ")}` : ""}` };
 }
 
 /** The report of a proxy agent's Test action (seed 002's Response box). */

@@ -71,6 +71,8 @@ describe("audit panel", () => {
     expect(bad.ok).toBe(false);
     expect(bad.text).toContain("row #2");
     expect(verifyText({ ok: true, rows: 1, warnings: ["trigger missing"] }).ok).toBe(false);
+    // A broken head anchor names no row.
+    expect(verifyText({ ok: false, rows: 3, reason: "the head anchor is missing" }).text).toBe("Chain broken: the head anchor is missing");
   });
 });
 

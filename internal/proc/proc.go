@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"jarvis/internal/childenv"
 )
 
 // Build compiles the package pkg ("jarvis/cmd/jarvis-service") with the
@@ -68,12 +70,13 @@ func (p *Proc) Write(b []byte) (int, error) {
 
 var listening = regexp.MustCompile(`^\S+ listening on (https?://\S+)$`)
 
-// Start runs bin with args and env added to this process's environment,
+// Start runs bin with args and env added to this process's environment
+// (without Jarvis's secrets: childenv),
 // and waits (up to a minute) for its listening line. The rest of stdout is
 // discarded; stderr is kept (Stderr) and, when echo is set, copied to ours.
 func Start(bin string, args, env []string, echo bool) (*Proc, error) {
 	p := &Proc{Cmd: exec.Command(bin, args...)}
-	p.Cmd.Env = append(os.Environ(), env...)
+	p.Cmd.Env = append(childenv.Scrub(os.Environ(), childenv.JarvisSecrets), env...)
 	var errOut io.Writer = p
 	if echo {
 		errOut = io.MultiWriter(p, os.Stderr)

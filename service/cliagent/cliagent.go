@@ -47,6 +47,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"jarvis/internal/childenv"
 )
 
 // Kind names a CLI chat provider; the values are the seeds' chat.provider
@@ -238,10 +240,11 @@ func (r *Runner) LookPath() (string, error) {
 	return r.lookPath(r.environ())
 }
 
-// environ is the CLI's environment: ours plus Options.Env. exec.Cmd keeps
-// the last of duplicate keys, so Options.Env overrides.
+// environ is the CLI's environment: ours without Jarvis's secrets
+// (childenv) plus Options.Env. exec.Cmd keeps the last of duplicate keys,
+// so Options.Env overrides.
 func (r *Runner) environ() []string {
-	return append(os.Environ(), r.opts.Env...)
+	return append(childenv.Scrub(os.Environ(), childenv.JarvisSecrets), r.opts.Env...)
 }
 
 func (r *Runner) lookPath(env []string) (string, error) {

@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"jarvis/service/netguard"
 )
 
 // Options configure a Client. Every field is optional.
@@ -84,10 +86,11 @@ func New(opts Options) (*Client, error) {
 
 // NewHTTPClient returns the default client: redirects refused, 10 s dial
 // and TLS-handshake timeouts, proxies from the environment, no overall
-// timeout (the caller's context bounds each call).
+// timeout (the caller's context bounds each call). Every connection passes
+// the service's one address check (service/netguard) at connect time.
 func NewHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.DialContext = netguard.Dialer(10 * time.Second).DialContext
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.ExpectContinueTimeout = time.Second
 	t.MaxIdleConnsPerHost = 16

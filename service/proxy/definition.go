@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"jarvis/service/netguard"
 )
 
 // Limits and defaults of a Definition.
@@ -190,6 +192,8 @@ func (d Definition) compile() (*compiled, error) {
 		bad("url", "cannot be parsed: %v", err)
 	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("url", "%q must be an absolute http:// or https:// URL", d.URL)
+	} else if err := netguard.CheckHost(u.Hostname()); err != nil {
+		bad("url", "%v", err)
 	} else if strings.Contains(d.URL, "{{") {
 		bad("url", "takes no placeholders; put per-call values in the body")
 	}

@@ -2,13 +2,15 @@ package roundtable
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"jarvis/service/netguard"
 )
 
 // Agent is a registered round-table participant. Name is its identity in
@@ -144,18 +146,11 @@ func ValidateRegistrationContext(ctx context.Context, r Registration, res Resolv
 	}
 	u, _ := url.Parse(a.BaseURL) // already validated
 	host := u.Hostname()
-	if _, err := netip.ParseAddr(host); err == nil {
-		return a, nil // literal addresses were checked statically
-	}
-	addrs, err := res.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return Agent{}, &RegistrationError{Problems: []FieldProblem{{Field: "base_url", Problem: fmt.Sprintf("host %q does not resolve: %v", host, err)}}}
-	}
-	for _, ad := range addrs {
-		if BlockedAddr(ad) {
-			return Agent{}, &RegistrationError{blocked: true, Problems: []FieldProblem{{Field: "base_url",
-				Problem: fmt.Sprintf("host %q resolves to %s, a link-local or metadata address", host, ad)}}}
+	if err := netguard.Resolve(ctx, res, host); err != nil {
+		if errors.Is(err, netguard.ErrRefused) {
+			return Agent{}, &RegistrationError{blocked: true, Problems: []FieldProblem{{Field: "base_url", Problem: err.Error()}}}
 		}
+		return Agent{}, &RegistrationError{Problems: []FieldProblem{{Field: "base_url", Problem: fmt.Sprintf("host %q does not resolve: %v", host, err)}}}
 	}
 	return a, nil
 }
@@ -185,13 +180,8 @@ func checkBaseURL(raw string) (base string, blocked bool, problem string) {
 		// Endpoint paths are appended to the base URL.
 		return "", false, "must not contain a query or fragment"
 	}
-	host := u.Hostname()
-	if ad, err := netip.ParseAddr(host); err == nil {
-		if BlockedAddr(ad) {
-			return "", true, fmt.Sprintf("address %s is link-local or a metadata service and is refused", ad)
-		}
-	} else if blockedHostname(host) {
-		return "", true, fmt.Sprintf("host %q is a metadata service and is refused", host)
+	if err := netguard.CheckHost(u.Hostname()); err != nil {
+		return "", true, err.Error()
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

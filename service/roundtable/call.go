@@ -113,7 +113,7 @@ func (c caller) classify(parent context.Context, err error, during string) *call
 			reason: fmt.Sprintf("no complete answer within %s (%s); agent marked unhealthy", c.timeout, during)}
 	case errors.Is(err, ErrBlockedAddress):
 		return &callFailure{kind: ExcludedBlockedAddress, unhealthy: true,
-			reason: "refused to connect: the host resolves to a link-local or metadata address"}
+			reason: "refused to connect: " + scrubURLError(err)}
 	}
 	return &callFailure{kind: ExcludedTransport, reason: during + " failed: " + scrubURLError(err)}
 }

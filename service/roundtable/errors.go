@@ -3,15 +3,19 @@ package roundtable
 import (
 	"errors"
 	"strings"
+
+	"jarvis/service/netguard"
 )
 
 // Sentinel errors. The HTTP edge maps them to status codes with errors.Is.
 var (
 	// ErrInvalidRegistration wraps every *RegistrationError.
 	ErrInvalidRegistration = errors.New("roundtable: invalid agent registration")
-	// ErrBlockedAddress is returned when a base URL names, or resolves to, a
-	// link-local or cloud-metadata address.
-	ErrBlockedAddress = errors.New("roundtable: address refused (link-local or metadata)")
+	// ErrBlockedAddress is returned when a base URL names, or resolves to,
+	// an address the service's one check refuses (link-local, metadata,
+	// special-purpose: service/netguard); it is netguard.ErrRefused, so a
+	// refusal at dial time matches it too.
+	ErrBlockedAddress = netguard.ErrRefused
 	// ErrInvalidTask is returned by Run for a task without content.
 	ErrInvalidTask = errors.New("roundtable: invalid task")
 	// ErrInvalidOptions is returned by New for options it cannot use.

@@ -67,6 +67,9 @@ type ExternalAudit struct {
 	MessageID  int64  // 0 when nothing was stored
 	Sanitized  string // JSON, or ""
 	CreatedAt  string
+	// Attempts is how many callbacks the row stands for: 1, or more for
+	// the aggregate of rejected ones in a window (Bytes is then their sum).
+	Attempts int64
 }
 
 func insertAudit(ctx context.Context, ex execer, a ExternalAudit) error {
@@ -74,8 +77,8 @@ func insertAudit(ctx context.Context, ex execer, a ExternalAudit) error {
 	if a.MessageID != 0 {
 		mid = a.MessageID
 	}
-	_, err := ex.ExecContext(ctx, `INSERT INTO external_audit(session_id, agent_id, bytes, auth, accepted, reason, delivery_id, message_id, sanitized, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		a.SessionID, a.AgentID, a.Bytes, a.Auth, a.Accepted, a.Reason, a.DeliveryID, mid, a.Sanitized, a.CreatedAt)
+	_, err := ex.ExecContext(ctx, `INSERT INTO external_audit(session_id, agent_id, bytes, auth, accepted, reason, delivery_id, message_id, sanitized, created_at, attempts) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		a.SessionID, a.AgentID, a.Bytes, a.Auth, a.Accepted, a.Reason, a.DeliveryID, mid, a.Sanitized, a.CreatedAt, max(a.Attempts, 1))
 	return err
 }
 
@@ -85,9 +88,39 @@ func (s *Store) AddExternalAudit(ctx context.Context, a ExternalAudit) error {
 	return insertAudit(ctx, s.w, a)
 }
 
+// AddExternalAudits stores several such rows in one transaction.
+func (s *Store) AddExternalAudits(ctx context.Context, as []ExternalAudit) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := s.ts()
+	for _, a := range as {
+		a.CreatedAt = now
+		if err := insertAudit(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// PruneExternalAudit deletes the oldest external_audit rows beyond the
+// newest keep, except each agent's newest accepted row (its last callback
+// time), and returns how many it deleted.
+func (s *Store) PruneExternalAudit(ctx context.Context, keep int) (int64, error) {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM external_audit
+		WHERE id <= (SELECT id FROM external_audit ORDER BY id DESC LIMIT 1 OFFSET ?)
+		AND id NOT IN (SELECT max(id) FROM external_audit WHERE accepted = 1 GROUP BY agent_id)`, keep)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // ExternalAudits returns a session's audit rows in order (for tests and tools; not indexed).
 func (s *Store) ExternalAudits(ctx context.Context, sessionID string) ([]ExternalAudit, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT session_id, agent_id, bytes, auth, accepted, reason, delivery_id, COALESCE(message_id, 0), sanitized, created_at
+	rows, err := s.r.QueryContext(ctx, `SELECT session_id, agent_id, bytes, auth, accepted, reason, delivery_id, COALESCE(message_id, 0), sanitized, created_at, attempts
 		FROM external_audit WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err
@@ -96,7 +129,7 @@ func (s *Store) ExternalAudits(ctx context.Context, sessionID string) ([]Externa
 	var out []ExternalAudit
 	for rows.Next() {
 		var a ExternalAudit
-		if err := rows.Scan(&a.SessionID, &a.AgentID, &a.Bytes, &a.Auth, &a.Accepted, &a.Reason, &a.DeliveryID, &a.MessageID, &a.Sanitized, &a.CreatedAt); err != nil {
+		if err := rows.Scan(&a.SessionID, &a.AgentID, &a.Bytes, &a.Auth, &a.Accepted, &a.Reason, &a.DeliveryID, &a.MessageID, &a.Sanitized, &a.CreatedAt, &a.Attempts); err != nil {
 			return nil, err
 		}
 		out = append(out, a)

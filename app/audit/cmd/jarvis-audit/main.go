@@ -1,10 +1,13 @@
 // Command jarvis-audit verifies and exports the desktop's audit log.
 //
-//	jarvis-audit verify -db PATH
-//	jarvis-audit export -db PATH [-tool T] [-decision allowed|denied] [-by WHO] [-session ID] [-since RFC3339] [-until RFC3339] [-limit N]
+//	jarvis-audit verify -db PATH [-key-dir DIR]
+//	jarvis-audit export -db PATH [-key-dir DIR] [-tool T] [-decision allowed|denied] [-by WHO] [-session ID] [-since RFC3339] [-until RFC3339] [-limit N]
 //
 // verify prints a JSON report and exits 1 when the chain is broken, naming
-// the first tampered row. export writes JSON Lines to stdout.
+// the first tampered row. export writes JSON Lines to stdout. The chain key
+// is read from the OS keyring (JARVIS_SECRET_AUDIT_CHAIN_KEY overrides it)
+// or from -key-dir (default <user config dir>/jarvis/audit), which also
+// holds the head anchor.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"jarvis/app/audit"
+	"jarvis/service/secrets"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -30,6 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", "", "audit database file")
+	keyDir := fs.String("key-dir", "", "folder of the chain key file and head anchor (default <user config dir>/jarvis/audit)")
 	var f audit.Filter
 	var since, until string
 	if args[0] == "export" {
@@ -67,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "jarvis-audit:", err)
 		return 1
 	}
-	l, err := audit.Open(*db, audit.Options{})
+	l, err := audit.Open(*db, audit.Options{KeyDir: *keyDir, Keyring: secrets.New(os.Getenv)})
 	if err != nil {
 		fmt.Fprintln(stderr, "jarvis-audit:", err)
 		return 1
