@@ -91,7 +91,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
-	d.Edited = len(out.Arguments) > 0 && string(out.Arguments) != string(call.Arguments)
+	d.Edited = out.Edited
 	d.Decision = audit.Denied
 	if out.Decision.Action == gate.Run {
 		d.Decision = audit.Allowed

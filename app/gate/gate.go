@@ -110,6 +110,10 @@ type Decision struct {
 	Rule        *Rule      `json:"rule,omitempty"` // the policy rule that decided, if any
 	DecidedBy   string     `json:"decided_by"`     // an audit.By* value: policy or session before a prompt; user, timeout or error after
 	Destructive bool       `json:"destructive,omitempty"`
+	// Canonical is the call's canonical form (tools.Assessment.Canonical):
+	// what the policy matched, and what is prompted, run and audited. Nil
+	// when the call is refused before it has one.
+	Canonical json.RawMessage `json:"canonical,omitempty"`
 }
 
 // Options configures a Gate.
@@ -221,6 +225,16 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	a := g.assessor.Assess(req.Name, req.Arguments)
 	d.Class = tools.Max(d.Class, a.Risk)
 	d.Destructive = a.Destructive
+	if a.Canonical != nil {
+		// Rules and grants see the one canonical spelling of the call, never
+		// the model's: "./config//.env", an absolute path or a symlink to it
+		// all read as config/.env.
+		canon, err := parseArgs(a.Canonical)
+		if err != nil {
+			return deny("the executor's canonical arguments are not a JSON object"), nil
+		}
+		args, d.Canonical = canon, a.Canonical
+	}
 	if a.Reason != "" {
 		reasons = append(reasons, a.Reason)
 	}
@@ -293,7 +307,7 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 type Ruling struct {
 	Decision
 	Allow     bool            `json:"allow"`
-	Arguments json.RawMessage `json:"arguments"` // the request's, or the user's edit
+	Arguments json.RawMessage `json:"arguments"` // the canonical call, or the canonical form of the user's edit
 	Edited    bool            `json:"edited,omitempty"`
 }
 
@@ -304,6 +318,9 @@ type Ruling struct {
 func (g *Gate) Decide(ctx context.Context, req Request, ask Asker) Ruling {
 	d, args := g.classify(req)
 	r := Ruling{Decision: d, Allow: d.Action == Run, Arguments: req.Arguments}
+	if d.Canonical != nil {
+		r.Arguments = d.Canonical
+	}
 	if d.Action != AskUser {
 		return r
 	}
@@ -323,7 +340,8 @@ type Outcome struct {
 	Error     string          `json:"error,omitempty"`
 	Decision  Decision        `json:"decision"`   // after any prompt
 	DecidedBy string          `json:"decided_by"` // = Decision.DecidedBy
-	Arguments json.RawMessage `json:"arguments"`  // as executed (edited, if the user edited them)
+	Arguments json.RawMessage `json:"arguments"`  // as executed: canonical (edited, if the user edited them)
+	Edited    bool            `json:"edited,omitempty"`
 	Duration  time.Duration   `json:"duration"`
 	AuditID   int64           `json:"audit_id,omitempty"`
 	// AuditErr is set when the audit row could not be written.
@@ -336,13 +354,21 @@ type Outcome struct {
 func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	start := g.now()
 	r := g.Decide(ctx, req, nil)
-	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments}
+	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments, Edited: r.Edited}
 	entry := audit.Entry{
 		SessionID: req.SessionID, ToolCallID: req.ID, Tool: req.Name, Arguments: req.Arguments,
 		ProposedRisk: string(req.ProposedRisk), Class: string(r.Class), DecidedBy: r.DecidedBy, Reason: r.Reason,
 	}
+	if c := r.Decision.Canonical; c != nil && !r.Edited {
+		// The row records the call that was judged and run; the model's
+		// own spelling, when different, goes in the reason.
+		entry.Arguments = c
+	}
 	if r.Edited {
 		entry.EditedArguments = r.Arguments
+	}
+	if spelled := requestedAs(req.Arguments, entry.Arguments); spelled != "" {
+		entry.Reason += "; requested as " + spelled
 	}
 	if r.Allow {
 		entry.Decision = audit.Allowed
@@ -378,7 +404,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	def, _ := tools.Lookup(req.Name)
 	p := Prompt{
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
-		Arguments: req.Arguments, Risk: r.Class, Reason: r.Reason,
+		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
 		ModelReason: req.Reason, Destructive: r.Destructive,
 		Choices: []Choice{Once, Session, Always, Refuse},
 	}
@@ -411,13 +437,16 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	}
 	r.DecidedBy = audit.ByUser
 
-	if len(ans.EditedArguments) > 0 && !bytes.Equal(ans.EditedArguments, req.Arguments) {
+	if len(ans.EditedArguments) > 0 && !bytes.Equal(ans.EditedArguments, p.Arguments) {
 		// The user vouches for what they typed, but not past the hard
 		// limits: forbidden and deny rules still hold.
 		ed := req
 		ed.Arguments = ans.EditedArguments
 		d2, args2 := g.classify(ed)
 		r.Arguments, r.Edited = ans.EditedArguments, true
+		if d2.Canonical != nil {
+			r.Arguments = d2.Canonical
+		}
 		r.Class = tools.Max(r.Class, d2.Class)
 		if d2.Action == Forbid {
 			r.Rule = d2.Rule
@@ -484,6 +513,19 @@ func (g *Gate) run(ctx context.Context, exec ExecFunc, name string, args json.Ra
 		return "", errors.New("no executor")
 	}
 	return exec(ctx, name, args)
+}
+
+// requestedAs returns the request's arguments when they differ from the
+// recorded ones other than in insignificant space, for the audit's reason.
+func requestedAs(requested, recorded json.RawMessage) string {
+	var a, b bytes.Buffer
+	if json.Compact(&a, requested) != nil {
+		return string(requested)
+	}
+	if json.Compact(&b, recorded) == nil && bytes.Equal(a.Bytes(), b.Bytes()) {
+		return ""
+	}
+	return a.String()
 }
 
 func containsChoice(cs []Choice, c Choice) bool {
