@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/app/audit"
 	"jarvis/app/gate"
 )
 
@@ -20,7 +21,7 @@ type ToolDecision struct {
 	Arguments  json.RawMessage `json:"arguments"` // as run (edited or not)
 	Edited     bool            `json:"edited,omitempty"`
 	Class      string          `json:"class"`     // safe | risky | forbidden
-	Decision   string          `json:"decision"`  // allowed | denied
+	Decision   string          `json:"decision"`  // allowed | denied | withdrawn
 	DecidedBy  string          `json:"decidedBy"` // policy | user | session | timeout | error
 	Reason     string          `json:"reason,omitempty"`
 	OK         bool            `json:"ok"`
@@ -95,21 +96,23 @@ func (a *App) onToolRequest(sessionID string, ev api.StreamEvent) {
 	if seen {
 		return
 	}
+	ctx := a.track(call)
 	a.calls.Add(1)
 	go func() {
 		defer a.calls.Done()
-		a.runTool(sessionID, call)
+		defer a.untrack(call.ID)
+		a.runTool(ctx, sessionID, call)
 	}()
 }
 
-func (a *App) runTool(sessionID string, call api.ToolCall) {
+func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) {
 	start := time.Now()
 	var d ToolDecision
 	if a.tools == nil {
 		d = ToolDecision{SessionID: sessionID, CallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Class: "forbidden",
 			Decision: "denied", DecidedBy: "error", Error: "denied: this window has no tool executor"}
 	} else {
-		d = a.tools.Run(a.ctx, sessionID, call)
+		d = a.tools.Run(ctx, sessionID, call)
 	}
 	d.SessionID, d.CallID, d.Tool = sessionID, call.ID, call.Name
 	if d.DurationMS == 0 {
@@ -122,6 +125,9 @@ func (a *App) runTool(sessionID string, call api.ToolCall) {
 		}
 	}
 	a.emit("tool:decision", d)
+	if d.Decision == audit.Withdrawn {
+		return // the service answered the call itself; it awaits nothing
+	}
 	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result}
 	if !d.OK {
 		e := d.Error
@@ -129,9 +135,10 @@ func (a *App) runTool(sessionID string, call api.ToolCall) {
 	}
 	// Posting survives a closing window for a few seconds so the turn is
 	// not left waiting for its timeout.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
 	defer cancel()
-	if err := a.c.PostToolResult(ctx, sessionID, tr); err != nil {
+	if err := a.c.PostToolResult(pctx, sessionID, tr); err != nil {
 		a.log.Warn("posting tool result failed", "session", sessionID, "call", call.ID, "err", err)
+		a.resultRefused(sessionID, call, d, err)
 	}
 }

@@ -32,6 +32,7 @@ type Runner struct {
 	log     *audit.Log
 	gate    *gate.Gate
 	prompts *gate.Prompter
+	logger  *slog.Logger
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -66,7 +67,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
@@ -93,8 +94,26 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited
 	d.Decision = audit.Denied
-	if out.Decision.Action == gate.Run {
+	switch {
+	case out.Withdrawn:
+		d.Decision = audit.Withdrawn
+	case out.Decision.Action == gate.Run:
 		d.Decision = audit.Allowed
 	}
 	return d
+}
+
+// RecordUndelivered appends the row of a call that ran but whose result the
+// service refused because it had already given up on the call: the audit
+// shows that it ran and that its result reached nobody.
+func (r *Runner) RecordUndelivered(ctx context.Context, sessionID string, call api.ToolCall, d ToolDecision) {
+	if d.Decision != audit.Allowed {
+		return // nothing ran; the decision row says so
+	}
+	e := audit.Entry{SessionID: sessionID, ToolCallID: call.ID, Tool: call.Name, Arguments: d.Arguments,
+		ProposedRisk: call.Risk, Class: d.Class, Decision: audit.Withdrawn, DecidedBy: audit.ByService,
+		Reason: "the service gave up on the call while it ran; its result was not delivered"}
+	if _, err := r.log.Append(ctx, e); err != nil {
+		r.logger.Error("audit append failed", "tool", call.Name, "tool_call_id", call.ID, "err", err)
+	}
 }

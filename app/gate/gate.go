@@ -309,6 +309,9 @@ type Ruling struct {
 	Allow     bool            `json:"allow"`
 	Arguments json.RawMessage `json:"arguments"` // the canonical call, or the canonical form of the user's edit
 	Edited    bool            `json:"edited,omitempty"`
+	// Withdrawn: the service gave up on the call before it could run
+	// (ctx cancelled with ErrWithdrawn); Allow is false.
+	Withdrawn bool `json:"withdrawn,omitempty"`
 }
 
 // Decide classifies req and, when the verdict is to prompt, asks the user
@@ -331,6 +334,9 @@ func (g *Gate) Decide(ctx context.Context, req Request, ask Asker) Ruling {
 	return r
 }
 
+// withdrawn reports whether the caller withdrew the call (see ErrWithdrawn).
+func withdrawn(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrWithdrawn) }
+
 // Outcome is Handle's result. ID, OK, Result and Error are the service's
 // ToolResult.
 type Outcome struct {
@@ -342,6 +348,7 @@ type Outcome struct {
 	DecidedBy string          `json:"decided_by"` // = Decision.DecidedBy
 	Arguments json.RawMessage `json:"arguments"`  // as executed: canonical (edited, if the user edited them)
 	Edited    bool            `json:"edited,omitempty"`
+	Withdrawn bool            `json:"withdrawn,omitempty"` // the service gave up on it; nothing ran
 	Duration  time.Duration   `json:"duration"`
 	AuditID   int64           `json:"audit_id,omitempty"`
 	// AuditErr is set when the audit row could not be written.
@@ -354,6 +361,12 @@ type Outcome struct {
 func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	start := g.now()
 	r := g.Decide(ctx, req, nil)
+	if r.Allow && withdrawn(ctx) {
+		// Allowed (by a rule, a grant or an answer), but the service has
+		// stopped waiting: running it now would act for nobody.
+		r.Allow, r.Withdrawn, r.Action, r.DecidedBy = false, true, Forbid, audit.ByService
+		r.Reason += "; withdrawn: the service gave up on the call before it ran"
+	}
 	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments, Edited: r.Edited}
 	entry := audit.Entry{
 		SessionID: req.SessionID, ToolCallID: req.ID, Tool: req.Name, Arguments: req.Arguments,
@@ -378,6 +391,9 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 		} else {
 			out.OK, out.Result, entry.Result = true, res, res
 		}
+	} else if r.Withdrawn {
+		entry.Decision, out.Withdrawn = audit.Withdrawn, true
+		out.Error = "withdrawn: " + r.Reason
 	} else {
 		entry.Decision = audit.Denied
 		out.Error = "denied: " + r.Reason
@@ -417,7 +433,14 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	}
 	r.Action = Forbid
 	ans, err := g.ask(ctx, ask, p)
+	if err == nil && withdrawn(ctx) {
+		err = ErrWithdrawn // answered, but too late: the call is gone
+	}
 	switch {
+	case errors.Is(err, ErrWithdrawn):
+		r.DecidedBy, r.Withdrawn = audit.ByService, true
+		r.Reason += "; withdrawn: the service gave up on the call while the prompt was open"
+		return false
 	case errors.Is(err, ErrPromptTimeout):
 		r.DecidedBy = audit.ByTimeout
 		r.Reason += "; the prompt timed out"

@@ -54,6 +54,11 @@ var (
 	ErrPromptClosed  = errors.New("gate: the prompt window is closed")
 	ErrNoSuchPrompt  = errors.New("gate: no such pending prompt")
 	ErrBadAnswer     = errors.New("gate: invalid answer")
+	// ErrWithdrawn is the cause a caller cancels a call's context with when
+	// the service has given up on the call (its tool-result timeout, a
+	// cancel, the turn's end): the prompt is taken off the queue, and an
+	// answer that raced it is not honoured.
+	ErrWithdrawn = errors.New("gate: the service withdrew the call")
 )
 
 // PrompterOptions configures a Prompter.
@@ -152,14 +157,18 @@ func (q *Prompter) Ask(ctx context.Context, p Prompt) (Answer, error) {
 		err = ErrPromptTimeout
 	case <-ctx.Done():
 		err = fmt.Errorf("gate: prompt abandoned: %w", ctx.Err())
+		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+			err = ErrWithdrawn
+		}
 	case <-q.done:
 		err = ErrPromptClosed
 	}
-	// An answer may have raced the failure; if it was taken, honour it.
+	// An answer may have raced the failure; if it was taken, honour it,
+	// unless the call itself is gone.
 	if !q.remove(pd) {
 		select {
 		case a := <-pd.answer:
-			if err != ErrPromptClosed {
+			if err != ErrPromptClosed && err != ErrWithdrawn {
 				return a, nil
 			}
 		default:
