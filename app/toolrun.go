@@ -23,6 +23,9 @@ type ToolRunnerOptions struct {
 	CommandAllowlist []string
 	Logger           *slog.Logger
 	Prompter         gate.PrompterOptions
+	// Headless answers prompts by the policy alone: a call that would
+	// prompt is denied (`jarvis --headless`, which has no window).
+	Headless bool
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -61,7 +64,11 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		save = func(p gate.Policy) error { return gate.SavePolicy(path, p) }
 	}
 	pr := gate.NewPrompter(opts.Prompter)
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: pr, Audit: lg, SavePolicy: save, Logger: opts.Logger})
+	var asker gate.Asker = pr
+	if opts.Headless {
+		asker = gate.NoOneToAsk
+	}
+	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger})
 	if err != nil {
 		x.Close()
 		lg.Close()

@@ -441,6 +441,10 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		r.DecidedBy, r.Withdrawn = audit.ByService, true
 		r.Reason += "; withdrawn: the service gave up on the call while the prompt was open"
 		return false
+	case errors.Is(err, ErrNoOneToAsk):
+		r.DecidedBy = audit.ByHeadless
+		r.Reason += "; it would prompt, and there is nobody to ask (headless): denied"
+		return false
 	case errors.Is(err, ErrPromptTimeout):
 		r.DecidedBy = audit.ByTimeout
 		r.Reason += "; the prompt timed out"

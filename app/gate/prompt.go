@@ -59,7 +59,17 @@ var (
 	// cancel, the turn's end): the prompt is taken off the queue, and an
 	// answer that raced it is not honoured.
 	ErrWithdrawn = errors.New("gate: the service withdrew the call")
+	// ErrNoOneToAsk is NoOneToAsk's answer: there is no window
+	// (`jarvis --headless`), so a call that would prompt is denied.
+	ErrNoOneToAsk = errors.New("gate: the call needs the user's permission, and there is nobody to ask (headless)")
 )
+
+// NoOneToAsk is the Asker of a gate without a window: prompts are answered
+// by the policy alone, and a call that would prompt is denied (audited as
+// decided by "headless").
+var NoOneToAsk Asker = AskFunc(func(context.Context, Prompt) (Answer, error) {
+	return Answer{Choice: Refuse}, ErrNoOneToAsk
+})
 
 // PrompterOptions configures a Prompter.
 type PrompterOptions struct {
