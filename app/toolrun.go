@@ -96,7 +96,7 @@ func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
 // runs the call when allowed, and records it.
 func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited
@@ -122,5 +122,29 @@ func (r *Runner) RecordUndelivered(ctx context.Context, sessionID string, call a
 		Reason: "the service gave up on the call while it ran; its result was not delivered"}
 	if _, err := r.log.Append(ctx, e); err != nil {
 		r.logger.Error("audit append failed", "tool", call.Name, "tool_call_id", call.ID, "err", err)
+	}
+}
+
+// RecordService appends the row of a tool the service ran itself without
+// asking the gate, because it stays in the process (memory, a message to an
+// in-process chat agent), or refused (out of the agent's scope): reported on
+// the session's stream as a tool.result with source "service", recorded here
+// in the same chain as the gate's own decisions.
+func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.ToolResult) {
+	name := res.Name
+	if name == "" {
+		name = "unknown"
+	}
+	e := audit.Entry{SessionID: sessionID, ToolCallID: res.ID, Tool: name, Arguments: res.Arguments,
+		Class: string(tools.Safe), Decision: audit.Allowed, DecidedBy: audit.ByService,
+		Reason: "ran in the service: it stays in the process", Result: res.Result}
+	if res.Error != nil {
+		e.Error = *res.Error
+	}
+	if res.Refused {
+		e.Class, e.Decision, e.Reason = string(tools.Forbidden), audit.Denied, "refused by the service"
+	}
+	if _, err := r.log.Append(ctx, e); err != nil {
+		r.logger.Error("audit append failed", "tool", name, "tool_call_id", res.ID, "err", err)
 	}
 }

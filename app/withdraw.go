@@ -69,10 +69,15 @@ func (a *App) onEvent(sessionID string, ev api.StreamEvent) {
 		a.onToolRequest(sessionID, ev)
 	case api.EventToolResult:
 		var r api.ToolResult
-		if json.Unmarshal(ev.Data, &r) == nil && r.ID != "" && r.Source != "desktop" {
-			// The service answered the call itself (timeout, cancel).
-			a.withdraw(r.ID, "")
+		if json.Unmarshal(ev.Data, &r) != nil || r.ID == "" || r.Source == "desktop" {
+			break
 		}
+		if r.Source == "service" {
+			a.recordService(sessionID, r)
+			break
+		}
+		// The service answered the call itself (timeout, cancel).
+		a.withdraw(r.ID, "")
 	case api.EventFinal, api.EventError:
 		var end struct {
 			TurnID string `json:"turn_id"`
@@ -97,5 +102,23 @@ func (a *App) resultRefused(sessionID string, call api.ToolCall, d ToolDecision,
 		RecordUndelivered(ctx context.Context, sessionID string, call api.ToolCall, d ToolDecision)
 	}); ok {
 		w.RecordUndelivered(context.WithoutCancel(a.ctx), sessionID, call, d)
+	}
+}
+
+// recordService records a tool the service ran (or refused) without a
+// tool.request: every service-run call has its row in the audit chain. A
+// call the gate judged (an outbound service tool) has its row already.
+func (a *App) recordService(sessionID string, r api.ToolResult) {
+	a.mu.Lock()
+	judged := a.handled[r.ID]
+	a.handled[r.ID] = true // a replayed event is recorded once
+	a.mu.Unlock()
+	if judged {
+		return
+	}
+	if rec, ok := a.tools.(interface {
+		RecordService(ctx context.Context, sessionID string, r api.ToolResult)
+	}); ok {
+		rec.RecordService(context.WithoutCancel(a.ctx), sessionID, r)
 	}
 }

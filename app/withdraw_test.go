@@ -30,14 +30,14 @@ type realDesktop struct {
 
 const realToken = "withdraw-token-0123456789abcdef"
 
-func newRealDesktop(t *testing.T, toolTimeout int, policy string) *realDesktop {
+func newRealDesktop(t *testing.T, toolTimeout int, policy string, moreAgents ...string) *realDesktop {
 	t.Helper()
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse("withdraw.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
 		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},
-		"agents":[{"agentId":"general","displayName":"General"}],
-		"toolResultTimeoutSeconds":%d}`, up.URL+"/v1", toolTimeout)))
+		"agents":[{"agentId":"general","displayName":"General"}%s],
+		"toolResultTimeoutSeconds":%d}`, up.URL+"/v1", agentsJSON(moreAgents), toolTimeout)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,4 +206,12 @@ func TestResultRefusedAfterTheCallRanIsAudited(t *testing.T) {
 	if time.Since(start) > 15*time.Second {
 		t.Fatal("the withdrawn command was not stopped")
 	}
+}
+
+func agentsJSON(agents []string) string {
+	out := ""
+	for _, a := range agents {
+		out += "," + a
+	}
+	return out
 }

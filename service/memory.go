@@ -132,15 +132,15 @@ func (s *Service) registerMemoryTools() {
 		LineEnd   int    `json:"line_end"`
 	}
 	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note).",
+		spec: llm.ToolSpec{Name: memoryWriteTool, Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note).",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn, agent config.Agent, raw json.RawMessage) (string, error) {
 			var a writeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
 			}
-			p, err := s.mem.Write(ctx, a.Target, a.Content)
+			p, err := s.mem.Write(ctx, a.Target, a.Content+provenance(agent, t))
 			if err != nil {
 				return "", err
 			}
@@ -189,6 +189,22 @@ func (s *Service) registerMemoryTools() {
 			return fmt.Sprintf("%s:%d-%d%s\n%s", rg.Path, rg.LineStart, rg.LineEnd, s.injectionNote(rg.Text), rg.Text), nil
 		},
 	})
+}
+
+const memoryWriteTool = "memory_write"
+
+// provenance is the note a model's memory write ends with: which agent
+// wrote it, in which session and turn, and whether text the user did not
+// write (a tool's result, another agent's reply, a delegated message) was in
+// the model's context (turn.untrusted), when a prompt injection could have
+// dictated the note. An HTML comment: kept in
+// the file, hidden where the Markdown is rendered.
+func provenance(agent config.Agent, t *turn) string {
+	untrusted := "no"
+	if t.untrusted.Load() {
+		untrusted = "yes"
+	}
+	return fmt.Sprintf("\n\n<!-- written by agent %q (session %s, turn %s); untrusted text in the turn: %s -->", agent.AgentID, t.sessionID, t.id, untrusted)
 }
 
 // injectionNote marks memory text that reads like instructions to a model.

@@ -214,6 +214,10 @@ func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
 		return e.prepareNotify(args)
 	case "run_command":
 		return e.prepareRunCommand(args)
+	case "agents_message":
+		return e.prepareAgentsMessage(args)
+	case "round_table":
+		return e.prepareRoundTable(args)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 }

@@ -113,9 +113,10 @@ func Definitions() []Definition {
 	}
 }
 
-// Lookup returns the definition named name.
+// Lookup returns the definition named name: an OS tool, or a service-run
+// tool the gate judges (ServiceDefinitions).
 func Lookup(name string) (Definition, bool) {
-	for _, d := range Definitions() {
+	for _, d := range append(Definitions(), ServiceDefinitions()...) {
 		if d.Name == name {
 			return d, true
 		}

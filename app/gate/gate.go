@@ -91,6 +91,9 @@ type Request struct {
 	Arguments    json.RawMessage `json:"arguments"`
 	ProposedRisk tools.Risk      `json:"risk,omitempty"`
 	Reason       string          `json:"reason,omitempty"` // the model's, shown but never trusted
+	// Target is where a service-run tool would send its data (the
+	// service's description, for the prompt): agents_message, round_table.
+	Target string `json:"target,omitempty"`
 }
 
 // Verdict is what the gate does with a call.
@@ -289,8 +292,8 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 }
 
 // grantRule is the allow rule that "allow for this session" and "always
-// allow" store: the tool, narrowed to the program for run_command and to the
-// app for open_app.
+// allow" store: the tool, narrowed to the program for run_command, to the
+// app for open_app and to the agent for agents_message.
 func grantRule(tool string, args map[string]json.RawMessage) Rule {
 	r := Rule{Tool: escapeGlob(tool), Action: Allow}
 	switch tool {
@@ -298,6 +301,8 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 		r.Args = map[string]string{"program": escapeGlob(argValue(args, "program"))}
 	case "open_app":
 		r.Args = map[string]string{"app_id": escapeGlob(argValue(args, "app_id"))}
+	case "agents_message":
+		r.Args = map[string]string{"agentId": escapeGlob(argValue(args, "agentId"))}
 	}
 	return r
 }
@@ -421,7 +426,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	p := Prompt{
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
-		ModelReason: req.Reason, Destructive: r.Destructive,
+		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
 		Choices: []Choice{Once, Session, Always, Refuse},
 	}
 	switch {

@@ -35,6 +35,8 @@ type Prompt struct {
 	Reason      string          `json:"reason"`                 // the gate's
 	ModelReason string          `json:"model_reason,omitempty"` // the service's, untrusted
 	Destructive bool            `json:"destructive,omitempty"`
+	// Target is where a service-run tool sends its data (Request.Target).
+	Target string `json:"target,omitempty"`
 	// Choices the user may give; a destructive call offers only once/deny.
 	Choices  []Choice  `json:"choices"`
 	Deadline time.Time `json:"deadline"`

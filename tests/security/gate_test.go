@@ -310,3 +310,71 @@ func TestHeadlessGateEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlessGateJudgesServiceTools: through the real binaries, a message
+// to an external agent (data leaving the process) passes the same gate and
+// policy as the OS tools: allowed for the agent a rule names, denied as
+// headless for another; memory_write, which stays in the process, runs and
+// is recorded in the same audit chain as decided by the service.
+func TestHeadlessGateJudgesServiceTools(t *testing.T) {
+	up := httptest.NewServer(testpeer.NewOpenAI())
+	t.Cleanup(up.Close)
+	var mu sync.Mutex
+	got := map[string][]string{}
+	ext := func(name string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var in api.ExternalInput
+			json.NewDecoder(r.Body).Decode(&in)
+			mu.Lock()
+			got[name] = append(got[name], in.Message.Text)
+			mu.Unlock()
+			w.WriteHeader(http.StatusAccepted)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	trusted, stranger := ext("trusted"), ext("stranger")
+	g := startHeadless(t, fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},
+		"toolResultTimeoutSeconds":60,"agents":[{"agentId":"general","displayName":"General"},
+		{"agentId":"trusted","displayName":"Trusted","type":"external","external":{"inputUrl":%q}},
+		{"agentId":"stranger","displayName":"Stranger","type":"external","external":{"inputUrl":%q}}]}`, up.URL+"/v1", trusted.URL, stranger.URL),
+		`{"rules":[{"tool":"agents_message","args":{"agentId":"trusted"},"action":"allow"}]}`, nil)
+	_, results := g.turn(t, "general", `[[tool agents_message {"agentId":"trusted","content":"for the trusted agent","mode":"async"}]] `+
+		`[[tool agents_message {"agentId":"stranger","content":"for the stranger","mode":"async"}]] `+
+		`[[tool memory_write {"target":"daily","content":"a note"}]]`)
+	mu.Lock()
+	gotTrusted, gotStranger := got["trusted"], got["stranger"]
+	mu.Unlock()
+	if len(gotTrusted) != 1 || gotTrusted[0] != "for the trusted agent" || len(gotStranger) != 0 {
+		t.Fatalf("trusted got %q, stranger got %q", gotTrusted, gotStranger)
+	}
+	var okMemory bool
+	for _, r := range results {
+		if r.Name == "memory_write" && r.OK {
+			okMemory = true
+		}
+	}
+	if !okMemory {
+		t.Fatalf("memory_write did not run: %+v", results)
+	}
+	es := g.stop(t)
+	var rows []string
+	for _, e := range es {
+		var a map[string]any
+		json.Unmarshal(e.Arguments, &a)
+		rows = append(rows, fmt.Sprintf("%s %v %s/%s", e.Tool, a["agentId"], e.Decision, e.DecidedBy))
+	}
+	want := map[string]bool{
+		"agents_message trusted allowed/policy":   true,
+		"agents_message stranger denied/headless": true,
+		"memory_write <nil> allowed/service":      true,
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("audit rows %q", rows)
+	}
+	for _, r := range rows {
+		if !want[r] {
+			t.Fatalf("audit rows %q, want %v", rows, want)
+		}
+	}
+}
