@@ -427,7 +427,11 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
 		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
-		Choices: []Choice{Once, Session, Always, Refuse},
+		Choices:  []Choice{Once, Session, Always, Refuse},
+		Decisive: decisive(req.Name, args, req.Target),
+	}
+	if spelled := requestedAs(req.Arguments, r.Arguments); spelled != "" && json.Valid([]byte(spelled)) {
+		p.Requested = json.RawMessage(spelled)
 	}
 	switch {
 	case p.Destructive:

@@ -25,12 +25,20 @@ const (
 
 // Prompt is a permission request shown to the user.
 type Prompt struct {
-	ID          string          `json:"id"` // assigned by the Prompter
-	ToolCallID  string          `json:"tool_call_id"`
-	SessionID   string          `json:"session_id,omitempty"`
-	Tool        string          `json:"tool"`
-	Description string          `json:"description"`
-	Arguments   json.RawMessage `json:"arguments"` // in full; the user may edit them
+	ID          string `json:"id"` // assigned by the Prompter
+	ToolCallID  string `json:"tool_call_id"`
+	SessionID   string `json:"session_id,omitempty"`
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+	// Decisive is what the call acts on (the path, the program with its
+	// arguments, the URL, the agent), in full: shown first.
+	Decisive []Field `json:"decisive,omitempty"`
+	// Arguments are the canonical form that will run, in full; the user
+	// may edit them.
+	Arguments json.RawMessage `json:"arguments"`
+	// Requested is the model's own spelling of the arguments when it
+	// differs from the canonical form.
+	Requested   json.RawMessage `json:"requested,omitempty"`
 	Risk        tools.Risk      `json:"risk"`
 	Reason      string          `json:"reason"`                 // the gate's
 	ModelReason string          `json:"model_reason,omitempty"` // the service's, untrusted
