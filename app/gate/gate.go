@@ -21,6 +21,13 @@
 //     a model writes turns risky into safe. An unknown proposed risk counts
 //     as forbidden; an empty one is ignored.
 //
+// Canonical form. The executor decodes the arguments strictly (exact names;
+// an unknown or repeated name makes the call forbidden) and returns the
+// call's canonical form (paths clean, workspace-relative, symlinks
+// resolved). Policy rules and session grants match that form, the prompt
+// shows it, the audit row records it (the model's spelling, when different,
+// in the reason) and exec is handed it: what was judged is what runs.
+//
 // Then the verdict: forbidden is denied, whatever the policy says. Otherwise
 // the strongest matching policy rule decides (deny beats ask beats allow,
 // regardless of order); with no rule, safe runs and risky prompts. A call
@@ -30,7 +37,11 @@
 // calls, which always prompt unless a policy rule allows them.
 //
 // Prompting fails closed: a timeout, a closed window, a cancelled context or
-// any error denies. An answer may edit the arguments; the edited call is
+// any error denies. NoOneToAsk (a gate without a window) denies every call
+// that would prompt, recorded as decided by "headless". A caller withdraws
+// a call by cancelling its context with ErrWithdrawn (the service gave up on
+// it): the prompt is taken down, nothing runs even if an answer raced the
+// withdrawal, and the row says "withdrawn". An answer may edit the arguments; the edited call is
 // classified again and denied if it is forbidden or matches a deny rule.
 // "Always allow" appends an allow rule to the policy and hands the new
 // policy to Options.SavePolicy. A prompt for a destructive call offers only
