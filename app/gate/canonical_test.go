@@ -140,8 +140,17 @@ func TestExecutorRunsTheClassifiedCall(t *testing.T) {
 	if len(calls) != 1 || calls[0].args != want {
 		t.Fatalf("executed %+v, want %s", calls, want)
 	}
-	if e := f.lastAudit(); string(e.Arguments) != want {
-		t.Fatalf("audit records %s, want %s", e.Arguments, want)
+	if e := f.lastAudit(); string(e.Arguments) != want || !strings.Contains(e.Reason, `requested as {"content":"hi","path":"./notes//a.md"}`) {
+		t.Fatalf("audit records %s (%s), want %s and the model's spelling", e.Arguments, e.Reason, want)
+	}
+	// Another order of the same names is the same spelling.
+	ch = f.handle(context.Background(), req("write_file", `{"path":"notes/a.md", "content":"hi"}`, ""))
+	if p := f.answer(Answer{Choice: Once}); p.Requested != nil {
+		t.Fatalf("prompt names a different spelling: %s", p.Requested)
+	}
+	wait(t, ch)
+	if e := f.lastAudit(); strings.Contains(e.Reason, "requested as") {
+		t.Fatalf("reason %q", e.Reason)
 	}
 }
 

@@ -562,15 +562,21 @@ func (g *Gate) run(ctx context.Context, exec ExecFunc, name string, args json.Ra
 	return exec(ctx, name, args)
 }
 
-// requestedAs returns the request's arguments when they differ from the
-// recorded ones other than in insignificant space, for the audit's reason.
+// requestedAs returns the request's arguments, compacted, when they say
+// something else than the recorded ones (not merely in another order or
+// spacing), for the audit's reason and the prompt.
 func requestedAs(requested, recorded json.RawMessage) string {
-	var a, b bytes.Buffer
+	var a bytes.Buffer
 	if json.Compact(&a, requested) != nil {
 		return string(requested)
 	}
-	if json.Compact(&b, recorded) == nil && bytes.Equal(a.Bytes(), b.Bytes()) {
-		return ""
+	var x, y any
+	if json.Unmarshal(requested, &x) == nil && json.Unmarshal(recorded, &y) == nil {
+		bx, _ := json.Marshal(x)
+		by, _ := json.Marshal(y)
+		if bytes.Equal(bx, by) {
+			return ""
+		}
 	}
 	return a.String()
 }
