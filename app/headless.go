@@ -35,7 +35,8 @@ type HeadlessOptions struct {
 // calls until ctx ends. Sessions that exist when it starts are followed from
 // their current end (a call already waiting gets the service's fail-closed
 // timeout); every session that appears later is followed from its first
-// event, so none of its calls is missed.
+// event, so none of its calls is missed. One gate per service: a window and
+// a headless gate answering the same service would each judge its calls.
 func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 	if opts.Client == nil || opts.Tools == nil {
 		return errors.New("app: headless needs Client and Tools")
@@ -60,18 +61,19 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 	stop := context.AfterFunc(ctx, a.cancel)
 	defer stop()
 
-	first := true
+	var atStart map[string]bool // the sessions listed first; nil until then
 	tick := time.NewTicker(opts.Poll)
 	defer tick.Stop()
 	for {
-		if err := a.followAll(first); err != nil {
+		first := atStart == nil
+		if known, err := a.followAll(atStart); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			opts.Logger.Warn("headless: could not list the service's sessions", "err", err)
 		} else if first {
-			first = false
-			opts.Logger.Info("headless: following every session; prompts are answered by the policy alone")
+			atStart = known
+			opts.Logger.Info("headless: following every session; prompts are answered by the policy alone", "sessions", len(known))
 		}
 		select {
 		case <-ctx.Done():
@@ -81,21 +83,27 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 	}
 }
 
-// followAll follows every session not followed yet: at start from where
-// its stream stands, later from its first event.
-func (a *App) followAll(atStart bool) error {
+// followAll follows every session not followed yet and returns the ids
+// listed. A session that existed when headless started (atStart, or every
+// session on the first call, when atStart is nil) is followed from where its
+// stream stands: replaying it would run again calls that were answered
+// before. A session that appeared later is followed from its first event,
+// so none of its calls is missed.
+func (a *App) followAll(atStart map[string]bool) (map[string]bool, error) {
 	rctx, cancel := a.reqCtx()
 	defer cancel()
 	ss, err := a.s.sessions(rctx, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	listed := make(map[string]bool, len(ss))
 	for _, s := range ss {
+		listed[s.SessionID] = true
 		if a.fol.has(s.SessionID) {
 			continue
 		}
 		from := "0"
-		if atStart {
+		if atStart == nil || atStart[s.SessionID] {
 			tr, err := a.s.messages(rctx, s.SessionID)
 			if err != nil {
 				continue // deleted meanwhile, or not readable: next poll
@@ -104,5 +112,5 @@ func (a *App) followAll(atStart bool) error {
 		}
 		a.follow(s.SessionID, from)
 	}
-	return nil
+	return listed, nil
 }

@@ -69,14 +69,17 @@ func (a *App) onEvent(sessionID string, ev api.StreamEvent) {
 		a.onToolRequest(sessionID, ev)
 	case api.EventToolResult:
 		var r api.ToolResult
-		if json.Unmarshal(ev.Data, &r) != nil || r.ID == "" || r.Source == "desktop" {
+		if json.Unmarshal(ev.Data, &r) != nil || r.ID == "" {
 			break
 		}
 		if r.Source == "service" {
 			a.recordService(sessionID, r)
 			break
 		}
-		// The service answered the call itself (timeout, cancel).
+		// The call has its result: the service answered it itself (timeout,
+		// cancel), or another desktop did. Our own result comes back too,
+		// once this gate is done with the call: withdrawing it then is a
+		// no-op.
 		a.withdraw(r.ID, "")
 	case api.EventFinal, api.EventError:
 		var end struct {
