@@ -71,4 +71,3 @@ func TestHeadlessFollowsNewSessionsAndNeverReplaysOldCalls(t *testing.T) {
 		t.Fatalf("headless audit %+v %v, want only the new session's call", es, err)
 	}
 }
-
