@@ -4,7 +4,11 @@
 // for this launch) unless --service-url points it at a running one, and the
 // window talks to the service only over its HTTP API (package app).
 //
-//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version]
+//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version] [--headless]
+//
+// --headless runs the gate, executor and audit log with no window
+// (app.RunHeadless): prompts are answered by the policy alone until SIGINT
+// or SIGTERM.
 //
 // With --service-url the token is JARVIS_TOKEN, else <data-dir>/token.
 //
@@ -26,9 +30,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
@@ -80,6 +86,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	workspace := fs.String("workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	showVersion := fs.Bool("version", false, "print the version and commit, then exit")
+	headless := fs.Bool("headless", false, "no window: follow every session and answer tool calls by the policy alone (a call that would prompt is denied)")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
@@ -138,11 +145,17 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	hooks.service(base, token)
 
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log})
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless})
 	if err != nil {
 		return 1, err
 	}
 	defer runner.Close()
+	if *headless {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return 0, app.RunHeadless(ctx, app.HeadlessOptions{Client: api.NewClient(base, token, &http.Client{}),
+			StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()), Tools: runner, Logger: l.log})
+	}
 
 	var wctx atomic.Pointer[context.Context]
 	emit := func(event string, data any) {

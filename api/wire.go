@@ -107,6 +107,12 @@ type ToolCall struct {
 	Risk      string          `json:"risk"`
 	Reason    string          `json:"reason"`
 	TurnID    string          `json:"turn_id,omitempty"`
+	// Source "service" marks a tool the service runs itself but that sends
+	// data out of the process (agents_message to an agent that is not an
+	// in-process chat agent, round_table): the service runs it only if the
+	// desktop's result is ok. Target says where the data would go.
+	Source string `json:"source,omitempty"`
+	Target string `json:"target,omitempty"`
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).
@@ -122,6 +128,9 @@ type ToolResult struct {
 	TurnID    string          `json:"turn_id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Refused marks a call the service refused without running it (a tool
+	// outside the agent's scope, an unknown tool).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.
@@ -363,6 +372,10 @@ type AgentsMessageResult struct {
 	ThinkingText   string              `json:"thinkingText,omitempty"`
 	TimeoutSeconds float64             `json:"timeoutSeconds,omitempty"`
 	Message        string              `json:"message,omitempty"`
+	// InjectionFlags name what the injection scanner (service/injection)
+	// found in Response: text that reads like instructions to a model.
+	// The reply is kept whole; the caller's model is told to treat it as data.
+	InjectionFlags []string `json:"injectionFlags,omitempty"`
 }
 
 // DelegatedToolCall is one tool call of a delegated turn.

@@ -80,6 +80,10 @@ type App struct {
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
 	handled map[string]bool // tool call ids already taken
+	// inflight are the tool calls in the gate (prompting or running), by
+	// call id: withdrawn (their context cancelled with gate.ErrWithdrawn)
+	// when the service gives up on them (withdraw.go).
+	inflight map[string]inflightCall
 }
 
 // NewStreamHTTPClient returns an *http.Client for StreamClient: no overall
@@ -101,7 +105,7 @@ func New(opts Options) (*App, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
-		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{},
+		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{}, inflight: map[string]inflightCall{},
 		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About}, nil
 }
 
@@ -331,9 +335,7 @@ func (a *App) follow(sessionID, lastID string) {
 	}
 	f := newFollower(a.sc, sessionID, lastID, a.fopts, func(ev api.StreamEvent) {
 		a.emit("stream:event", StreamEventData{SessionID: sessionID, ID: ev.ID, Type: ev.Type, Data: ev.Data})
-		if ev.Type == api.EventToolRequest {
-			a.onToolRequest(sessionID, ev)
-		}
+		a.onEvent(sessionID, ev)
 	}, func(st StreamState) {
 		a.emit("stream:state", st)
 	})

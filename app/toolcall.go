@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/app/audit"
 	"jarvis/app/gate"
 	"jarvis/tools"
 )
@@ -21,7 +22,7 @@ type ToolDecision struct {
 	Arguments  json.RawMessage `json:"arguments"` // as run (edited or not)
 	Edited     bool            `json:"edited,omitempty"`
 	Class      string          `json:"class"`     // safe | risky | forbidden
-	Decision   string          `json:"decision"`  // allowed | denied
+	Decision   string          `json:"decision"`  // allowed | denied | withdrawn
 	DecidedBy  string          `json:"decidedBy"` // policy | user | session | timeout | error
 	Reason     string          `json:"reason,omitempty"`
 	OK         bool            `json:"ok"`
@@ -115,21 +116,22 @@ func (a *App) onToolRequest(sessionID string, ev api.StreamEvent) {
 	if seen {
 		return
 	}
+	ctx := a.track(call)
 	a.calls.Add(1)
 	go func() {
 		defer a.calls.Done()
-		a.runTool(sessionID, call)
+		defer a.untrack(call.ID)
+		a.runTool(ctx, sessionID, call)
 	}()
 }
 
-func (a *App) runTool(sessionID string, call api.ToolCall) {
+func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) {
 	start := time.Now()
 	var d ToolDecision
 	if a.tools == nil {
 		d = ToolDecision{SessionID: sessionID, CallID: call.ID, Tool: call.Name, Arguments: call.Arguments, Class: "forbidden",
 			Decision: "denied", DecidedBy: "error", Error: "denied: this window has no tool executor"}
 	} else {
-		ctx := a.ctx
 		if call.Name == "notify" {
 			ctx = tools.WithSender(ctx, a.senderOf(sessionID))
 		}
@@ -146,6 +148,9 @@ func (a *App) runTool(sessionID string, call api.ToolCall) {
 		}
 	}
 	a.emit("tool:decision", d)
+	if d.Decision == audit.Withdrawn {
+		return // the service answered the call itself; it awaits nothing
+	}
 	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result}
 	if !d.OK {
 		e := d.Error
@@ -153,9 +158,10 @@ func (a *App) runTool(sessionID string, call api.ToolCall) {
 	}
 	// Posting survives a closing window for a few seconds so the turn is
 	// not left waiting for its timeout.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
 	defer cancel()
-	if err := a.c.PostToolResult(ctx, sessionID, tr); err != nil {
+	if err := a.c.PostToolResult(pctx, sessionID, tr); err != nil {
 		a.log.Warn("posting tool result failed", "session", sessionID, "call", call.ID, "err", err)
+		a.resultRefused(sessionID, call, d, err)
 	}
 }

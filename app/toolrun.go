@@ -27,6 +27,9 @@ type ToolRunnerOptions struct {
 	CommandAllowlist []string
 	Logger           *slog.Logger
 	Prompter         gate.PrompterOptions
+	// Headless answers prompts by the policy alone: a call that would
+	// prompt is denied (`jarvis --headless`, which has no window).
+	Headless bool
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -36,6 +39,7 @@ type Runner struct {
 	log     *audit.Log
 	gate    *gate.Gate
 	prompts *gate.Prompter
+	logger  *slog.Logger
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -90,13 +94,17 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		save = func(p gate.Policy) error { return gate.SavePolicy(path, p) }
 	}
 	pr := gate.NewPrompter(opts.Prompter)
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: pr, Audit: lg, SavePolicy: save, Logger: opts.Logger})
+	var asker gate.Asker = pr
+	if opts.Headless {
+		asker = gate.NoOneToAsk
+	}
+	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger})
 	if err != nil {
 		x.Close()
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
@@ -124,13 +132,55 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason}, r.x.Execute)
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
-	d.Edited = len(out.Arguments) > 0 && string(out.Arguments) != string(call.Arguments)
+	d.Edited = out.Edited
 	d.Decision = audit.Denied
-	if out.Decision.Action == gate.Run {
+	switch {
+	case out.Withdrawn:
+		d.Decision = audit.Withdrawn
+	case out.Decision.Action == gate.Run:
 		d.Decision = audit.Allowed
 	}
 	return d
+}
+
+// RecordUndelivered appends the row of a call that ran but whose result the
+// service refused because it had already given up on the call: the audit
+// shows that it ran and that its result reached nobody.
+func (r *Runner) RecordUndelivered(ctx context.Context, sessionID string, call api.ToolCall, d ToolDecision) {
+	if d.Decision != audit.Allowed {
+		return // nothing ran; the decision row says so
+	}
+	e := audit.Entry{SessionID: sessionID, ToolCallID: call.ID, Tool: call.Name, Arguments: d.Arguments,
+		ProposedRisk: call.Risk, Class: d.Class, Decision: audit.Withdrawn, DecidedBy: audit.ByService,
+		Reason: "the service gave up on the call while it ran; its result was not delivered"}
+	if _, err := r.log.Append(ctx, e); err != nil {
+		r.logger.Error("audit append failed", "tool", call.Name, "tool_call_id", call.ID, "err", err)
+	}
+}
+
+// RecordService appends the row of a tool the service ran itself without
+// asking the gate, because it stays in the process (memory, a message to an
+// in-process chat agent), or refused (out of the agent's scope): reported on
+// the session's stream as a tool.result with source "service", recorded here
+// in the same chain as the gate's own decisions.
+func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.ToolResult) {
+	name := res.Name
+	if name == "" {
+		name = "unknown"
+	}
+	e := audit.Entry{SessionID: sessionID, ToolCallID: res.ID, Tool: name, Arguments: res.Arguments,
+		Class: string(tools.Safe), Decision: audit.Allowed, DecidedBy: audit.ByService,
+		Reason: "ran in the service: it stays in the process", Result: res.Result}
+	if res.Error != nil {
+		e.Error = *res.Error
+	}
+	if res.Refused {
+		e.Class, e.Decision, e.Reason = string(tools.Forbidden), audit.Denied, "refused by the service"
+	}
+	if _, err := r.log.Append(ctx, e); err != nil {
+		r.logger.Error("audit append failed", "tool", name, "tool_call_id", res.ID, "err", err)
+	}
 }

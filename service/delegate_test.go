@@ -98,10 +98,23 @@ func agEventually(t *testing.T, what string, cond func() bool) {
 func (e *env) agChat(sid, text string) []api.StreamEvent {
 	e.t.Helper()
 	var got collect
-	if err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error { got.add(ev); return nil }); err != nil {
+	approve := e.approveServiceTools(sid)
+	if err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error { got.add(ev); approve(ev); return nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	return got.all()
+}
+
+// approveServiceTools answers, as a desktop whose gate allows them, the
+// tool.requests of outbound service tools (agents_message to an agent out
+// of the process, round_table): these tests are about what the tools do.
+func (e *env) approveServiceTools(sid string) func(api.StreamEvent) {
+	answer := e.answerTools(sid, func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: "approved"} })
+	return func(ev api.StreamEvent) {
+		if ev.Type == api.EventToolRequest && decode[api.ToolCall](e.t, ev.Data).Source == "service" {
+			answer(ev)
+		}
+	}
 }
 
 // delegations returns the agents_message results of a turn's events.

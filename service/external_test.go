@@ -919,7 +919,8 @@ func TestExternalDelegation(t *testing.T) {
 	e := newExternalEnv(t, extAgent("ext", agent.URL, ""))
 	caller := e.session("j1")
 	var got collect
-	if err := e.c.ChatStream(context.Background(), caller, `[[tool agents_message {"agentId":"ext","content":"ping"}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil }); err != nil {
+	approve := e.approveServiceTools(caller) // the desktop's gate allows the message out
+	if err := e.c.ChatStream(context.Background(), caller, `[[tool agents_message {"agentId":"ext","content":"ping"}]]`, func(ev api.StreamEvent) error { got.add(ev); approve(ev); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var res api.AgentsMessageResult
@@ -937,7 +938,7 @@ func TestExternalDelegation(t *testing.T) {
 		t.Fatalf("sync result %+v", res)
 	}
 	got = collect{}
-	if err := e.c.ChatStream(context.Background(), caller, `[[tool agents_message {"agentId":"ext","content":"later","mode":"async","session":"latest"}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil }); err != nil {
+	if err := e.c.ChatStream(context.Background(), caller, `[[tool agents_message {"agentId":"ext","content":"later","mode":"async","session":"latest"}]]`, func(ev api.StreamEvent) error { got.add(ev); approve(ev); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text(got.all(), api.EventFinal), `"status":"started"`) {

@@ -196,7 +196,7 @@ func (s *Service) registerMemoryTools() {
 		LineEnd   int    `json:"line_end"`
 	}
 	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: "memory_write", Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
+		spec: llm.ToolSpec{Name: memoryWriteTool, Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"},"replaces":{"type":"string","description":"Optional: where the old statement of a changed fact is, as memory_search showed it (PATH:LINE or PATH:START-END; several separated by commas)"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
 		run: func(ctx context.Context, t *turn, agent config.Agent, raw json.RawMessage) (string, error) {
@@ -273,6 +273,8 @@ func (s *Service) registerMemoryTools() {
 		},
 	})
 }
+
+const memoryWriteTool = "memory_write"
 
 // injectionNote marks memory text that reads like instructions to a model.
 // Memory is the user's own notes, but a pasted web page or a file an agent

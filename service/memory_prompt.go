@@ -60,7 +60,8 @@ var (
 
 // turnHadExternal says whether content from outside the user's own message
 // was in turn t when it wrote to memory: a tool result came back earlier in
-// the turn, or another agent's message started it.
+// the turn or is in the history the model read, or another agent's message
+// started it (turn.untrusted).
 func turnHadExternal(t *turn) string {
 	if t == nil {
 		return "unknown"
@@ -68,7 +69,7 @@ func turnHadExternal(t *turn) string {
 	t.stats.mu.Lock()
 	n := len(t.stats.tools)
 	t.stats.mu.Unlock()
-	if n > 0 || len(t.chain) > 0 {
+	if n > 0 || len(t.chain) > 0 || t.untrusted.Load() {
 		return "yes"
 	}
 	return "no"

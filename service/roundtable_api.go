@@ -21,6 +21,7 @@ import (
 	"jarvis/service/llm"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
+	"jarvis/tools"
 )
 
 // maxRTTimeoutSeconds bounds a request's timeout_seconds.
@@ -223,26 +224,19 @@ func snippetN(text string, n int) string {
 	return text
 }
 
-// roundTableArgs are the round_table tool's arguments.
-type roundTableArgs struct {
-	Task         string   `json:"task"`
-	Participants []string `json:"participants"`
-	Constraints  []string `json:"constraints"`
-}
-
 func (s *Service) registerRoundtableTool() {
+	def, _ := tools.Lookup("round_table") // its schema, shared with the desktop's gate
 	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: "round_table",
-			Description: "Ask the registered expert agents to deliberate on a task in a round table (independent analyses, challenges, a synthesis, a vote). Returns the result as Markdown. Use it for reviews and decisions that benefit from several independent opinions; it may take minutes.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{` +
-				`"task":{"type":"string","description":"The task or question, with everything the agents need to know"},` +
-				`"participants":{"type":"array","items":{"type":"string"},"description":"Names of registered agents; omit to choose by relevance"},` +
-				`"constraints":{"type":"array","items":{"type":"string"},"description":"Rules the analyses must follow"}},` +
-				`"required":["task"],"additionalProperties":false}`)},
-		capabilities: []string{"roundtable"},
+		spec: llm.ToolSpec{Name: def.Name, Description: def.Description, Parameters: def.Parameters},
+		// A round table sends the task to every registered expert agent
+		// (other programs, possibly other machines): always through the gate.
+		outbound: func(*config.Config, config.Agent, json.RawMessage) (string, bool) {
+			return "the round table's registered expert agents (other programs, possibly other machines)", true
+		},
+		capabilities: def.Capabilities,
 		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
-			var a roundTableArgs
-			if err := json.Unmarshal(raw, &a); err != nil {
+			var a tools.RoundTableArgs
+			if err := tools.DecodeServiceArgs(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
 			}
 			if strings.TrimSpace(a.Task) == "" {

@@ -608,8 +608,10 @@ func TestRoundtableTool(t *testing.T) {
 	}
 	sid := e.session("rt-tool")
 	var c collect
+	approve := e.approveServiceTools(sid)
 	err := e.c.ChatStream(context.Background(), sid, `[[tool round_table {"task":"Review the login handler","participants":["one","two"]}]]`, func(ev api.StreamEvent) error {
 		c.add(ev)
+		approve(ev)
 		return nil
 	})
 	if err != nil {
@@ -643,9 +645,8 @@ func TestRoundtableTool(t *testing.T) {
 		for _, n := range []string{"one", "two"} {
 			e.call("DELETE", "/api/v1/agents/"+n, nil)
 		}
-		res, err := e.c.Chat(context.Background(), sid, `[[tool round_table {"task":"anything"}]]`)
-		if err != nil || !strings.Contains(res.Assistant.Text(), "no round-table agents are registered") {
-			t.Fatalf("%v %+v", err, res)
+		if final := text(e.agChat(sid, `[[tool round_table {"task":"anything"}]]`), api.EventFinal); !strings.Contains(final, "no round-table agents are registered") {
+			t.Fatalf("final %q", final)
 		}
 	})
 }

@@ -69,12 +69,19 @@ func (s *Service) toolAllowed(a config.Agent, name string) bool {
 }
 
 // serverTool is a tool the service executes itself (memory, delegation, round
-// table): it acts on the service's own state, not on the user's computer, so
-// it never travels to the desktop. It is scoped like any other tool.
+// table). It is scoped like any other tool. A call that stays in the process
+// (memory, a message to an in-process chat agent) runs at once and its
+// tool.result (source "service", with name and arguments) is what the
+// desktop records in its audit log; a call that sends data out of the
+// process (outbound reports so, and where to) first goes to the desktop as a
+// tool.request with source "service", and runs only if the gate allows it.
 type serverTool struct {
 	spec         llm.ToolSpec
 	capabilities []string
 	run          func(ctx context.Context, t *turn, agent config.Agent, args json.RawMessage) (string, error)
+	// outbound reports whether a call sends data out of the process, and a
+	// description of where for the permission prompt. Nil: never.
+	outbound func(c *config.Config, caller config.Agent, args json.RawMessage) (target string, ok bool)
 }
 
 // registerServerTool adds a service-executed tool.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -30,6 +31,11 @@ type turn struct {
 	chain []string
 	// stats are the turn's tool calls and thinking, for agents_message (delegate.go).
 	stats turnStats
+	// untrusted is set once text the user did not write is in the model's
+	// context: a tool's result or another agent's reply (this turn's or
+	// earlier in the history), or a message delegated by another agent.
+	// Memory writes record it (provenance in memory.go).
+	untrusted atomic.Bool
 	// user is the message that started the turn; its id and time are set
 	// once stored returns.
 	user store.Message
@@ -53,6 +59,7 @@ type toolWait struct {
 	idx       int  // position of the call in its model step
 	resolved  bool // a result (or the service itself) has claimed this call; guarded by Service.mu
 	ch        chan<- indexedResult
+	args      json.RawMessage // as sent in the tool.request
 }
 
 type indexedResult struct {
@@ -330,6 +337,15 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 	}
 	specs := s.toolSpecs(agent)
 	msgs := append([]llm.Message{{Role: "system", Content: s.systemPrompt(c, agent, specs)}}, history...)
+	if len(t.chain) > 0 {
+		t.untrusted.Store(true) // the message is another agent's, not the user's
+	}
+	for _, m := range history {
+		if m.Role == "tool" {
+			t.untrusted.Store(true) // earlier tool results are in the model's context
+			break
+		}
+	}
 	var all strings.Builder // the whole turn's text = concatenation of its deltas
 	for step := 0; step < c.MaxToolSteps; step++ {
 		if step > 0 && all.Len() > 0 {
@@ -421,27 +437,54 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	settle := func(i int, r api.ToolResult) {
 		r.ID, r.TurnID = wireIDs[i], t.id
 		results[i], done[i] = r, true
+		if r.OK && calls[i].Name != memoryWriteTool {
+			t.untrusted.Store(true) // the model reads text the user did not write
+		}
 		t.stats.addTool(calls[i].Name, time.Since(started))
 		s.publish(t.sessionID, api.EventToolResult, r)
 	}
 	serverRunning := map[int]bool{}
+	gated := map[int]serverTool{} // outbound service tools awaiting the desktop's gate
+	runServer := func(i int, st serverTool, name string, args json.RawMessage) {
+		// Service tools run here, concurrently (parallel delegation).
+		serverRunning[i] = true
+		go func() {
+			res, err := st.run(ctx, t, agent, args)
+			r := api.ToolResult{OK: err == nil, Result: res, Source: "service", Name: name, Arguments: args}
+			if err != nil {
+				r.Error = strp(err.Error())
+			}
+			ch <- indexedResult{idx: i, r: r}
+		}()
+	}
+	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
+		w := &toolWait{sessionID: t.sessionID, idx: i, ch: ch, args: args}
+		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.sessionID, TurnID: t.id, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason}); err != nil {
+			s.log.Error("store tool call", "err", err)
+		}
+		s.mu.Lock()
+		s.waits[wireIDs[i]] = w
+		s.mu.Unlock()
+		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.id, Source: source, Target: target})
+		waits[i] = w
+	}
+	c := s.cfg()
 	for i, tc := range calls {
 		args, reason := splitReason(tc.Arguments)
 		if st, ok := s.serverTools[tc.Name]; ok {
 			if !toolInScope(agent, tc.Name, st.capabilities) {
-				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args})
+				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args, Refused: true})
 				continue
 			}
-			// Service tools run here, concurrently (parallel delegation).
-			serverRunning[i] = true
-			go func(i int, name string, args json.RawMessage) {
-				res, err := st.run(ctx, t, agent, args)
-				r := api.ToolResult{OK: err == nil, Result: res, Source: "service", Name: name, Arguments: args}
-				if err != nil {
-					r.Error = strp(err.Error())
+			if st.outbound != nil {
+				if target, out := st.outbound(c, agent, args); out {
+					def, _ := tools.Lookup(tc.Name)
+					gated[i] = st
+					request(i, tc, args, reason, string(def.Risk), "service", target)
+					continue
 				}
-				ch <- indexedResult{idx: i, r: r}
-			}(i, tc.Name, args)
+			}
+			runServer(i, st, tc.Name, args)
 			continue
 		}
 		def, known := tools.Lookup(tc.Name)
@@ -450,18 +493,10 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 			if known {
 				msg = fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)
 			}
-			settle(i, api.ToolResult{OK: false, Error: strp(msg), Source: "service"})
+			settle(i, api.ToolResult{OK: false, Error: strp(msg), Source: "service", Name: tc.Name, Arguments: args, Refused: true})
 			continue
 		}
-		w := &toolWait{sessionID: t.sessionID, idx: i, ch: ch}
-		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.sessionID, TurnID: t.id, Name: tc.Name, Arguments: string(args), Risk: string(def.Risk), Reason: reason}); err != nil {
-			s.log.Error("store tool call", "err", err)
-		}
-		s.mu.Lock()
-		s.waits[wireIDs[i]] = w
-		s.mu.Unlock()
-		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: string(def.Risk), Reason: reason, TurnID: t.id})
-		waits[i] = w
+		request(i, tc, args, reason, string(def.Risk), "", "")
 	}
 	limit := s.cfg().ToolResultTimeout()
 	deadline := time.NewTimer(limit)
@@ -480,6 +515,16 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	for pending := len(waits) + len(serverRunning); pending > 0; {
 		select {
 		case ir := <-ch:
+			if st, ok := gated[ir.idx]; ok && ir.r.Source == "desktop" {
+				// The gate's answer on an outbound service tool: run it
+				// only if allowed; a denial is its result.
+				delete(gated, ir.idx)
+				if ir.r.OK {
+					runServer(ir.idx, st, calls[ir.idx].Name, waits[ir.idx].args)
+					break
+				}
+				ir.r.Name, ir.r.Arguments = calls[ir.idx].Name, waits[ir.idx].args
+			}
 			if !done[ir.idx] {
 				settle(ir.idx, ir.r)
 			}

@@ -94,7 +94,10 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{destructive: destructive(prog, a.Args)}
+	c := &call{destructive: destructive(prog, a.Args), canon: map[string]any{"program": key, "cwd": display(cwd)}}
+	if len(a.Args) > 0 {
+		c.canon["args"] = a.Args
+	}
 	if c.destructive {
 		c.note = "the command deletes files"
 	}

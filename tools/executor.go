@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,6 +159,12 @@ type Assessment struct {
 	Reason string
 	// Destructive marks calls that delete data (rm, find -delete, …).
 	Destructive bool
+	// Canonical is the call's one canonical form (see canonical.go): exact
+	// argument names, paths clean and workspace-relative with symlinks
+	// resolved. It is what policy rules match, what the prompt shows, what
+	// the audit records and what Execute is handed. Nil when the call is
+	// refused.
+	Canonical json.RawMessage
 }
 
 // Assess classifies a call from its arguments without running it. It runs
@@ -174,7 +179,11 @@ func (e *Executor) Assess(name string, args json.RawMessage) Assessment {
 	if err != nil {
 		return Assessment{Risk: Forbidden, Reason: err.Error()}
 	}
-	a := Assessment{Risk: def.Risk, Reason: c.note, Destructive: c.destructive}
+	canon, err := canonicalJSON(c.canon)
+	if err != nil {
+		return Assessment{Risk: Forbidden, Reason: err.Error()}
+	}
+	a := Assessment{Risk: def.Risk, Reason: c.note, Destructive: c.destructive, Canonical: canon}
 	if c.destructive {
 		a.Risk = Max(a.Risk, Risky)
 	}
@@ -186,6 +195,7 @@ type call struct {
 	run         func(ctx context.Context) (string, error)
 	note        string
 	destructive bool
+	canon       map[string]any // the canonical arguments (canonical.go)
 }
 
 func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
@@ -210,30 +220,12 @@ func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
 		return e.prepareNotify(args)
 	case "run_command":
 		return e.prepareRunCommand(args)
+	case "agents_message":
+		return e.prepareAgentsMessage(args)
+	case "round_table":
+		return e.prepareRoundTable(args)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
-}
-
-// decode reads a JSON object strictly: unknown fields are refused, as the
-// schemas say additionalProperties is false. Missing or null arguments are
-// an empty object.
-func decode(args json.RawMessage, v any) error {
-	t := bytes.TrimSpace(args)
-	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		t = []byte("{}")
-	}
-	if t[0] != '{' {
-		return fmt.Errorf("%w: arguments must be a JSON object", ErrBadArguments)
-	}
-	dec := json.NewDecoder(bytes.NewReader(t))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadArguments, err)
-	}
-	if err := dec.Decode(&struct{}{}); err != io.EOF {
-		return fmt.Errorf("%w: trailing data after the arguments object", ErrBadArguments)
-	}
-	return nil
 }
 
 func required(field string, v *string) (string, error) {

@@ -390,7 +390,7 @@ func TestHelperArgv(t *testing.T) {
 		{goos: "linux", tool: "open_url", args: `{"url":"https://example.com/a?b=c&d=-e"}`,
 			prog: "xdg-open", argv: []string{"xdg-open", "https://example.com/a?b=c&d=-e"}, result: "opened https://example.com/a?b=c&d=-e"},
 		{goos: "linux", tool: "open_url", args: `{"url":"HTTP://example.com"}`, missing: []string{"xdg-open"},
-			prog: "gio", argv: []string{"gio", "open", "HTTP://example.com"}},
+			prog: "gio", argv: []string{"gio", "open", "http://example.com"}}, // the canonical form runs
 		{goos: "linux", tool: "open_path", args: `{"path":"doc.txt"}`,
 			prog: "xdg-open", argv: []string{"xdg-open", doc}, result: "opened doc.txt"},
 		{goos: "linux", tool: "open_app", args: `{"app_id":"firefox"}`,

@@ -46,7 +46,7 @@ func (e *Executor) prepareListDir(args json.RawMessage) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"path": display(rel)}, run: func(ctx context.Context) (string, error) {
 		f, err := e.ws.root.Open(rel)
 		if err != nil {
 			return "", rootErr(err)
@@ -89,7 +89,7 @@ func (e *Executor) prepareReadFile(args json.RawMessage) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"path": display(rel)}, run: func(ctx context.Context) (string, error) {
 		f, err := e.ws.root.Open(rel)
 		if err != nil {
 			return "", rootErr(err)
@@ -145,7 +145,7 @@ func (e *Executor) prepareWriteFile(args json.RawMessage) (*call, error) {
 	if rel == "." {
 		return nil, fmt.Errorf("%w: path names the workspace folder itself", ErrBadArguments)
 	}
-	c := &call{}
+	c := &call{canon: map[string]any{"path": display(rel), "content": content}}
 	perm := fs.FileMode(0o644)
 	if fi, err := e.ws.root.Stat(rel); err == nil {
 		if !fi.Mode().IsRegular() {
@@ -190,7 +190,7 @@ func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"path": display(rel)}, run: func(ctx context.Context) (string, error) {
 		if _, err := e.ws.root.Stat(rel); err != nil {
 			return "", rootErr(err)
 		}

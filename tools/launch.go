@@ -45,7 +45,7 @@ func (e *Executor) prepareOpenApp(args json.RawMessage) (*call, error) {
 	if !appID.MatchString(id) {
 		return nil, fmt.Errorf("%w: app_id %q must be a plain application name", ErrBadArguments, id)
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"app_id": id}, run: func(ctx context.Context) (string, error) {
 		if err := e.launch(ctx, e.openAppArgv(id)); err != nil {
 			return "", err
 		}
@@ -100,25 +100,27 @@ type openURLArgs struct {
 }
 
 // checkURL admits absolute http(s) URLs with a host and nothing a launcher
-// could misread (spaces, control characters).
-func checkURL(s string) error {
+// could misread (spaces, control characters), and returns the canonical
+// form: scheme and host in lower case, as url.URL prints it.
+func checkURL(s string) (string, error) {
 	if len(s) > 8192 {
-		return fmt.Errorf("%w: url longer than 8192 bytes", ErrBadArguments)
+		return "", fmt.Errorf("%w: url longer than 8192 bytes", ErrBadArguments)
 	}
 	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return fmt.Errorf("%w: url contains spaces or control characters", ErrBadArguments)
+		return "", fmt.Errorf("%w: url contains spaces or control characters", ErrBadArguments)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadArguments, err)
+		return "", fmt.Errorf("%w: %v", ErrBadArguments, err)
 	}
 	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" {
-		return fmt.Errorf("%w: only http and https URLs may be opened, not %q", ErrNotAllowed, u.Scheme)
+		return "", fmt.Errorf("%w: only http and https URLs may be opened, not %q", ErrNotAllowed, u.Scheme)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("%w: url has no host", ErrBadArguments)
+		return "", fmt.Errorf("%w: url has no host", ErrBadArguments)
 	}
-	return nil
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return u.String(), nil
 }
 
 func (e *Executor) prepareOpenURL(args json.RawMessage) (*call, error) {
@@ -130,10 +132,10 @@ func (e *Executor) prepareOpenURL(args json.RawMessage) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkURL(u); err != nil {
+	if u, err = checkURL(u); err != nil {
 		return nil, err
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"url": u}, run: func(ctx context.Context) (string, error) {
 		if err := e.launch(ctx, e.openArgv(u)); err != nil {
 			return "", err
 		}
@@ -169,7 +171,11 @@ func (e *Executor) prepareNotify(args json.RawMessage) (*call, error) {
 	if title == "" {
 		return nil, fmt.Errorf("%w: title is empty", ErrBadArguments)
 	}
-	return &call{run: func(ctx context.Context) (string, error) {
+	canon := map[string]any{"title": title}
+	if a.Body != "" {
+		canon["body"] = a.Body
+	}
+	return &call{canon: canon, run: func(ctx context.Context) (string, error) {
 		// The title says who sent it, before anything the model wrote.
 		title := "From " + senderFrom(ctx) + ": " + title
 		if _, err := e.helper(ctx, e.notifyArgv(title, a.Body), ""); err != nil {
@@ -223,7 +229,7 @@ func (e *Executor) prepareClipboardWrite(args json.RawMessage) (*call, error) {
 	if len(text) > e.opts.MaxWriteBytes {
 		return nil, fmt.Errorf("%w: text is %d bytes, the limit is %d", ErrBadArguments, len(text), e.opts.MaxWriteBytes)
 	}
-	return &call{note: clipboardPreview(text), run: func(ctx context.Context) (string, error) {
+	return &call{canon: map[string]any{"text": text}, note: clipboardPreview(text), run: func(ctx context.Context) (string, error) {
 		if _, err := e.helper(ctx, e.clipboardArgv(true), text); err != nil {
 			return "", err
 		}

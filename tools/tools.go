@@ -26,7 +26,14 @@
 //
 // Executor.Assess runs the same validation as Execute without running
 // anything; the gate uses it for argument-aware classification, so the gate
-// and the executor cannot disagree about what a call would touch.
+// and the executor cannot disagree about what a call would touch. Arguments
+// are decoded strictly (exact names, none unknown or repeated) and Assess
+// returns the call's canonical form (canonical.go), which is what the gate
+// judges and Execute is handed.
+//
+// ServiceDefinitions are the service-run tools that send data out of the
+// process (agents_message, round_table): the gate judges them like OS tools,
+// and the Executor "runs" them by approving; the service runs them.
 //
 // Definitions is pure data. An Executor is safe for concurrent use.
 package tools
@@ -115,9 +122,10 @@ func Definitions() []Definition {
 	}
 }
 
-// Lookup returns the definition named name.
+// Lookup returns the definition named name: an OS tool, or a service-run
+// tool the gate judges (ServiceDefinitions).
 func Lookup(name string) (Definition, bool) {
-	for _, d := range Definitions() {
+	for _, d := range append(Definitions(), ServiceDefinitions()...) {
 		if d.Name == name {
 			return d, true
 		}

@@ -62,6 +62,9 @@ import (
 const (
 	Allowed = "allowed"
 	Denied  = "denied"
+	// Withdrawn: the service gave up on the call (its timeout, a cancel, the
+	// turn's end) before it ran; nothing ran, whatever the prompt's answer.
+	Withdrawn = "withdrawn"
 )
 
 // DecidedBy values.
@@ -71,6 +74,12 @@ const (
 	BySession = "session" // an earlier "allow for this session"
 	ByTimeout = "timeout" // the prompt was not answered in time
 	ByError   = "error"   // anything went wrong: fail closed
+	// ByService: the service decided: it withdrew the call, or it ran a
+	// tool of its own that stays in the process (reported for the record).
+	ByService = "service"
+	// ByHeadless: the call would have prompted, and `jarvis --headless`
+	// has nobody to ask: denied.
+	ByHeadless = "headless"
 )
 
 // Genesis is the prev_hash of the first row.
@@ -413,12 +422,12 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: tool and class are required", ErrInvalid)
 	}
 	switch e.Decision {
-	case Allowed, Denied:
+	case Allowed, Denied, Withdrawn:
 	default:
 		return Entry{}, fmt.Errorf("%w: decision %q", ErrInvalid, e.Decision)
 	}
 	switch e.DecidedBy {
-	case ByPolicy, ByUser, BySession, ByTimeout, ByError:
+	case ByPolicy, ByUser, BySession, ByTimeout, ByError, ByService, ByHeadless:
 	default:
 		return Entry{}, fmt.Errorf("%w: decided_by %q", ErrInvalid, e.DecidedBy)
 	}

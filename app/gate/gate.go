@@ -21,6 +21,13 @@
 //     a model writes turns risky into safe. An unknown proposed risk counts
 //     as forbidden; an empty one is ignored.
 //
+// Canonical form. The executor decodes the arguments strictly (exact names;
+// an unknown or repeated name makes the call forbidden) and returns the
+// call's canonical form (paths clean, workspace-relative, symlinks
+// resolved). Policy rules and session grants match that form, the prompt
+// shows it, the audit row records it (the model's spelling, when different,
+// in the reason) and exec is handed it: what was judged is what runs.
+//
 // Then the verdict: forbidden is denied, whatever the policy says. Otherwise
 // the strongest matching policy rule decides (deny beats ask beats allow,
 // regardless of order); with no rule, safe runs and risky prompts. A call
@@ -30,7 +37,11 @@
 // calls, which always prompt unless a policy rule allows them.
 //
 // Prompting fails closed: a timeout, a closed window, a cancelled context or
-// any error denies. An answer may edit the arguments; the edited call is
+// any error denies. NoOneToAsk (a gate without a window) denies every call
+// that would prompt, recorded as decided by "headless". A caller withdraws
+// a call by cancelling its context with ErrWithdrawn (the service gave up on
+// it): the prompt is taken down, nothing runs even if an answer raced the
+// withdrawal, and the row says "withdrawn". An answer may edit the arguments; the edited call is
 // classified again and denied if it is forbidden or matches a deny rule.
 // "Always allow" appends an allow rule to the policy and hands the new
 // policy to Options.SavePolicy. A prompt for a destructive call offers only
@@ -91,6 +102,9 @@ type Request struct {
 	Arguments    json.RawMessage `json:"arguments"`
 	ProposedRisk tools.Risk      `json:"risk,omitempty"`
 	Reason       string          `json:"reason,omitempty"` // the model's, shown but never trusted
+	// Target is where a service-run tool would send its data (the
+	// service's description, for the prompt): agents_message, round_table.
+	Target string `json:"target,omitempty"`
 }
 
 // Verdict is what the gate does with a call.
@@ -110,6 +124,10 @@ type Decision struct {
 	Rule        *Rule      `json:"rule,omitempty"` // the policy rule that decided, if any
 	DecidedBy   string     `json:"decided_by"`     // an audit.By* value: policy or session before a prompt; user, timeout or error after
 	Destructive bool       `json:"destructive,omitempty"`
+	// Canonical is the call's canonical form (tools.Assessment.Canonical):
+	// what the policy matched, and what is prompted, run and audited. Nil
+	// when the call is refused before it has one.
+	Canonical json.RawMessage `json:"canonical,omitempty"`
 }
 
 // Options configures a Gate.
@@ -221,6 +239,16 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	a := g.assessor.Assess(req.Name, req.Arguments)
 	d.Class = tools.Max(d.Class, a.Risk)
 	d.Destructive = a.Destructive
+	if a.Canonical != nil {
+		// Rules and grants see the one canonical spelling of the call, never
+		// the model's: "./config//.env", an absolute path or a symlink to it
+		// all read as config/.env.
+		canon, err := parseArgs(a.Canonical)
+		if err != nil {
+			return deny("the executor's canonical arguments are not a JSON object"), nil
+		}
+		args, d.Canonical = canon, a.Canonical
+	}
 	if a.Reason != "" {
 		reasons = append(reasons, a.Reason)
 	}
@@ -275,8 +303,8 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 }
 
 // grantRule is the allow rule that "allow for this session" and "always
-// allow" store: the tool, narrowed to the program for run_command and to the
-// app for open_app.
+// allow" store: the tool, narrowed to the program for run_command, to the
+// app for open_app and to the agent for agents_message.
 func grantRule(tool string, args map[string]json.RawMessage) Rule {
 	r := Rule{Tool: escapeGlob(tool), Action: Allow}
 	switch tool {
@@ -284,6 +312,8 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 		r.Args = map[string]string{"program": escapeGlob(argValue(args, "program"))}
 	case "open_app":
 		r.Args = map[string]string{"app_id": escapeGlob(argValue(args, "app_id"))}
+	case "agents_message":
+		r.Args = map[string]string{"agentId": escapeGlob(argValue(args, "agentId"))}
 	}
 	return r
 }
@@ -293,8 +323,11 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 type Ruling struct {
 	Decision
 	Allow     bool            `json:"allow"`
-	Arguments json.RawMessage `json:"arguments"` // the request's, or the user's edit
+	Arguments json.RawMessage `json:"arguments"` // the canonical call, or the canonical form of the user's edit
 	Edited    bool            `json:"edited,omitempty"`
+	// Withdrawn: the service gave up on the call before it could run
+	// (ctx cancelled with ErrWithdrawn); Allow is false.
+	Withdrawn bool `json:"withdrawn,omitempty"`
 }
 
 // Decide classifies req and, when the verdict is to prompt, asks the user
@@ -304,6 +337,9 @@ type Ruling struct {
 func (g *Gate) Decide(ctx context.Context, req Request, ask Asker) Ruling {
 	d, args := g.classify(req)
 	r := Ruling{Decision: d, Allow: d.Action == Run, Arguments: req.Arguments}
+	if d.Canonical != nil {
+		r.Arguments = d.Canonical
+	}
 	if d.Action != AskUser {
 		return r
 	}
@@ -314,6 +350,9 @@ func (g *Gate) Decide(ctx context.Context, req Request, ask Asker) Ruling {
 	return r
 }
 
+// withdrawn reports whether the caller withdrew the call (see ErrWithdrawn).
+func withdrawn(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrWithdrawn) }
+
 // Outcome is Handle's result. ID, OK, Result and Error are the service's
 // ToolResult.
 type Outcome struct {
@@ -323,7 +362,9 @@ type Outcome struct {
 	Error     string          `json:"error,omitempty"`
 	Decision  Decision        `json:"decision"`   // after any prompt
 	DecidedBy string          `json:"decided_by"` // = Decision.DecidedBy
-	Arguments json.RawMessage `json:"arguments"`  // as executed (edited, if the user edited them)
+	Arguments json.RawMessage `json:"arguments"`  // as executed: canonical (edited, if the user edited them)
+	Edited    bool            `json:"edited,omitempty"`
+	Withdrawn bool            `json:"withdrawn,omitempty"` // the service gave up on it; nothing ran
 	Duration  time.Duration   `json:"duration"`
 	AuditID   int64           `json:"audit_id,omitempty"`
 	// AuditErr is set when the audit row could not be written.
@@ -336,13 +377,27 @@ type Outcome struct {
 func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	start := g.now()
 	r := g.Decide(ctx, req, nil)
-	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments}
+	if r.Allow && withdrawn(ctx) {
+		// Allowed (by a rule, a grant or an answer), but the service has
+		// stopped waiting: running it now would act for nobody.
+		r.Allow, r.Withdrawn, r.Action, r.DecidedBy = false, true, Forbid, audit.ByService
+		r.Reason += "; withdrawn: the service gave up on the call before it ran"
+	}
+	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments, Edited: r.Edited}
 	entry := audit.Entry{
 		SessionID: req.SessionID, ToolCallID: req.ID, Tool: req.Name, Arguments: req.Arguments,
 		ProposedRisk: string(req.ProposedRisk), Class: string(r.Class), DecidedBy: r.DecidedBy, Reason: r.Reason,
 	}
+	if c := r.Decision.Canonical; c != nil && !r.Edited {
+		// The row records the call that was judged and run; the model's
+		// own spelling, when different, goes in the reason.
+		entry.Arguments = c
+	}
 	if r.Edited {
 		entry.EditedArguments = r.Arguments
+	}
+	if spelled := requestedAs(req.Arguments, entry.Arguments); spelled != "" {
+		entry.Reason += "; requested as " + spelled
 	}
 	if r.Allow {
 		entry.Decision = audit.Allowed
@@ -352,6 +407,9 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 		} else {
 			out.OK, out.Result, entry.Result = true, res, res
 		}
+	} else if r.Withdrawn {
+		entry.Decision, out.Withdrawn = audit.Withdrawn, true
+		out.Error = "withdrawn: " + r.Reason
 	} else {
 		entry.Decision = audit.Denied
 		out.Error = "denied: " + r.Reason
@@ -378,9 +436,13 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	def, _ := tools.Lookup(req.Name)
 	p := Prompt{
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
-		Arguments: req.Arguments, Risk: r.Class, Reason: r.Reason,
-		ModelReason: req.Reason, Destructive: r.Destructive,
-		Choices: []Choice{Once, Session, Always, Refuse},
+		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
+		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
+		Choices:  []Choice{Once, Session, Always, Refuse},
+		Decisive: decisive(req.Name, args, req.Target),
+	}
+	if spelled := requestedAs(req.Arguments, r.Arguments); spelled != "" && json.Valid([]byte(spelled)) {
+		p.Requested = json.RawMessage(spelled)
 	}
 	switch {
 	case p.Destructive:
@@ -391,7 +453,18 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	}
 	r.Action = Forbid
 	ans, err := g.ask(ctx, ask, p)
+	if err == nil && withdrawn(ctx) {
+		err = ErrWithdrawn // answered, but too late: the call is gone
+	}
 	switch {
+	case errors.Is(err, ErrWithdrawn):
+		r.DecidedBy, r.Withdrawn = audit.ByService, true
+		r.Reason += "; withdrawn: the service gave up on the call while the prompt was open"
+		return false
+	case errors.Is(err, ErrNoOneToAsk):
+		r.DecidedBy = audit.ByHeadless
+		r.Reason += "; it would prompt, and there is nobody to ask (headless): denied"
+		return false
 	case errors.Is(err, ErrPromptTimeout):
 		r.DecidedBy = audit.ByTimeout
 		r.Reason += "; the prompt timed out"
@@ -411,13 +484,16 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	}
 	r.DecidedBy = audit.ByUser
 
-	if len(ans.EditedArguments) > 0 && !bytes.Equal(ans.EditedArguments, req.Arguments) {
+	if len(ans.EditedArguments) > 0 && !bytes.Equal(ans.EditedArguments, p.Arguments) {
 		// The user vouches for what they typed, but not past the hard
 		// limits: forbidden and deny rules still hold.
 		ed := req
 		ed.Arguments = ans.EditedArguments
 		d2, args2 := g.classify(ed)
 		r.Arguments, r.Edited = ans.EditedArguments, true
+		if d2.Canonical != nil {
+			r.Arguments = d2.Canonical
+		}
 		r.Class = tools.Max(r.Class, d2.Class)
 		if d2.Action == Forbid {
 			r.Rule = d2.Rule
@@ -484,6 +560,25 @@ func (g *Gate) run(ctx context.Context, exec ExecFunc, name string, args json.Ra
 		return "", errors.New("no executor")
 	}
 	return exec(ctx, name, args)
+}
+
+// requestedAs returns the request's arguments, compacted, when they say
+// something else than the recorded ones (not merely in another order or
+// spacing), for the audit's reason and the prompt.
+func requestedAs(requested, recorded json.RawMessage) string {
+	var a bytes.Buffer
+	if json.Compact(&a, requested) != nil {
+		return string(requested)
+	}
+	var x, y any
+	if json.Unmarshal(requested, &x) == nil && json.Unmarshal(recorded, &y) == nil {
+		bx, _ := json.Marshal(x)
+		by, _ := json.Marshal(y)
+		if bytes.Equal(bx, by) {
+			return ""
+		}
+	}
+	return a.String()
 }
 
 func containsChoice(cs []Choice, c Choice) bool {

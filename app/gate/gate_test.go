@@ -176,7 +176,7 @@ func TestClassify(t *testing.T) {
 		{"program off the allowlist", []Rule{allowAll}, req("run_command", `{"program":"curl"}`, ""), tools.Forbidden, Forbid, "allowlist", ""},
 		{"unknown tool", []Rule{allowAll}, req("format_disk", `{}`, ""), tools.Forbidden, Forbid, "unknown tool", ""},
 		{"arguments not an object", []Rule{allowAll}, req("list_dir", `[1]`, ""), tools.Forbidden, Forbid, "not a JSON object", ""},
-		{"unknown argument", []Rule{allowAll}, req("list_dir", `{"path":"","recursive":true}`, ""), tools.Forbidden, Forbid, "unknown field", ""},
+		{"unknown argument", []Rule{allowAll}, req("list_dir", `{"path":"","recursive":true}`, ""), tools.Forbidden, Forbid, "unknown argument \"recursive\"", ""},
 		{"delete prompts", nil, req("run_command", `{"program":"rm","args":["-rf","build"]}`, ""), tools.Risky, AskUser, "deletes", ""},
 		{"allow rule runs risky", []Rule{{Tool: "write_file", Action: Allow}}, req("write_file", `{"path":"a","content":""}`, ""), tools.Risky, Run, "policy rule: allow write_file", Allow},
 		{"allow rule for a delete", []Rule{{Tool: "run_command", Args: map[string]string{"program": "rm"}, Action: Allow}}, req("run_command", `{"program":"rm","args":["x"]}`, ""), tools.Risky, Run, "", Allow},
@@ -256,7 +256,7 @@ func TestHandleRunsSafeAndDeniesForbidden(t *testing.T) {
 }
 
 func TestHandlePromptAnswers(t *testing.T) {
-	write := `{"path":"notes/a.txt","content":"hello"}`
+	write := `{"content":"hello","path":"notes/a.txt"}` // canonical: names sorted
 	tests := []struct {
 		name    string
 		answer  Answer
@@ -268,8 +268,8 @@ func TestHandlePromptAnswers(t *testing.T) {
 	}{
 		{"once", Answer{Choice: Once}, true, audit.ByUser, write, "allowed once", ""},
 		{"deny", Answer{Choice: Refuse}, false, audit.ByUser, "", "denied by the user", ""},
-		{"edited", Answer{Choice: Once, EditedArguments: json.RawMessage(`{"path":"notes/b.txt","content":"bye"}`)}, true, audit.ByUser,
-			`{"path":"notes/b.txt","content":"bye"}`, "allowed once", `{"path":"notes/b.txt","content":"bye"}`},
+		{"edited", Answer{Choice: Once, EditedArguments: json.RawMessage(`{"path":"./notes/b.txt","content":"bye"}`)}, true, audit.ByUser,
+			`{"content":"bye","path":"notes/b.txt"}`, "allowed once", `{"content":"bye","path":"notes/b.txt"}`},
 		{"edited outside the workspace", Answer{Choice: Once, EditedArguments: json.RawMessage(`{"path":"../../.bashrc","content":"x"}`)}, false, audit.ByPolicy,
 			"", "edited arguments: ", `{"path":"../../.bashrc","content":"x"}`},
 	}
@@ -577,7 +577,7 @@ func TestDecide(t *testing.T) {
 		return Answer{Choice: Once, EditedArguments: json.RawMessage(`{"path":"b.txt","content":"y"}`)}, nil
 	})
 	ru := g.Decide(ctx, r, ask)
-	if !ru.Allow || !ru.Edited || string(ru.Arguments) != `{"path":"b.txt","content":"y"}` || ru.DecidedBy != audit.ByUser || ru.Action != Run || len(asked) != 1 {
+	if !ru.Allow || !ru.Edited || string(ru.Arguments) != `{"content":"y","path":"b.txt"}` || ru.DecidedBy != audit.ByUser || ru.Action != Run || len(asked) != 1 {
 		t.Fatalf("decide: %+v", ru)
 	}
 	if ru := g.Decide(ctx, req("list_dir", `{}`, ""), ask); !ru.Allow || len(asked) != 1 {

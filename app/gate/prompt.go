@@ -25,16 +25,26 @@ const (
 
 // Prompt is a permission request shown to the user.
 type Prompt struct {
-	ID          string          `json:"id"` // assigned by the Prompter
-	ToolCallID  string          `json:"tool_call_id"`
-	SessionID   string          `json:"session_id,omitempty"`
-	Tool        string          `json:"tool"`
-	Description string          `json:"description"`
-	Arguments   json.RawMessage `json:"arguments"` // in full; the user may edit them
+	ID          string `json:"id"` // assigned by the Prompter
+	ToolCallID  string `json:"tool_call_id"`
+	SessionID   string `json:"session_id,omitempty"`
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+	// Decisive is what the call acts on (the path, the program with its
+	// arguments, the URL, the agent), in full: shown first.
+	Decisive []Field `json:"decisive,omitempty"`
+	// Arguments are the canonical form that will run, in full; the user
+	// may edit them.
+	Arguments json.RawMessage `json:"arguments"`
+	// Requested is the model's own spelling of the arguments when it
+	// differs from the canonical form.
+	Requested   json.RawMessage `json:"requested,omitempty"`
 	Risk        tools.Risk      `json:"risk"`
 	Reason      string          `json:"reason"`                 // the gate's
 	ModelReason string          `json:"model_reason,omitempty"` // the service's, untrusted
 	Destructive bool            `json:"destructive,omitempty"`
+	// Target is where a service-run tool sends its data (Request.Target).
+	Target string `json:"target,omitempty"`
 	// Choices the user may give; a destructive call offers only once/deny.
 	Choices  []Choice  `json:"choices"`
 	Deadline time.Time `json:"deadline"`
@@ -54,7 +64,22 @@ var (
 	ErrPromptClosed  = errors.New("gate: the prompt window is closed")
 	ErrNoSuchPrompt  = errors.New("gate: no such pending prompt")
 	ErrBadAnswer     = errors.New("gate: invalid answer")
+	// ErrWithdrawn is the cause a caller cancels a call's context with when
+	// the service has given up on the call (its tool-result timeout, a
+	// cancel, the turn's end): the prompt is taken off the queue, and an
+	// answer that raced it is not honoured.
+	ErrWithdrawn = errors.New("gate: the service withdrew the call")
+	// ErrNoOneToAsk is NoOneToAsk's answer: there is no window
+	// (`jarvis --headless`), so a call that would prompt is denied.
+	ErrNoOneToAsk = errors.New("gate: the call needs the user's permission, and there is nobody to ask (headless)")
 )
+
+// NoOneToAsk is the Asker of a gate without a window: prompts are answered
+// by the policy alone, and a call that would prompt is denied (audited as
+// decided by "headless").
+var NoOneToAsk Asker = AskFunc(func(context.Context, Prompt) (Answer, error) {
+	return Answer{Choice: Refuse}, ErrNoOneToAsk
+})
 
 // PrompterOptions configures a Prompter.
 type PrompterOptions struct {
@@ -152,14 +177,18 @@ func (q *Prompter) Ask(ctx context.Context, p Prompt) (Answer, error) {
 		err = ErrPromptTimeout
 	case <-ctx.Done():
 		err = fmt.Errorf("gate: prompt abandoned: %w", ctx.Err())
+		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+			err = ErrWithdrawn
+		}
 	case <-q.done:
 		err = ErrPromptClosed
 	}
-	// An answer may have raced the failure; if it was taken, honour it.
+	// An answer may have raced the failure; if it was taken, honour it,
+	// unless the call itself is gone.
 	if !q.remove(pd) {
 		select {
 		case a := <-pd.answer:
-			if err != ErrPromptClosed {
+			if err != ErrPromptClosed && err != ErrWithdrawn {
 				return a, nil
 			}
 		default:

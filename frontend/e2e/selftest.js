@@ -129,6 +129,7 @@
     await waitFor(() => !$("#prompt").hidden, "the permission prompt");
     assert($("#prompt-title").textContent.includes("write_file"), "prompt names the tool");
     assert($("#prompt-args").value.includes("e2e-note.txt"), "prompt shows the arguments");
+    assert($("#prompt-decisive dd").textContent === "e2e-note.txt", "prompt shows the path first: " + $("#prompt-decisive").textContent);
     await frames(2);
     await E.Screenshot("prompt");
     $('#prompt button[data-choice="once"]').click();

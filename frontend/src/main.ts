@@ -7,6 +7,7 @@ import { api, errText, on, openExternal, type Agent, type AuditEntry, type Audit
 import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
 import { firstRunIntro, keyStorageNote, wireAbout } from "./about";
 import { roundTableCard } from "./roundtable";
+import { argumentsText, decisiveList, requestedLine, type Prompt } from "./prompt";
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
@@ -19,21 +20,6 @@ interface StreamState {
   error?: string;
 }
 
-// A permission prompt of the gate (app/gate.Prompt).
-interface Prompt {
-  id: string;
-  tool_call_id: string;
-  session_id?: string;
-  tool: string;
-  description?: string;
-  arguments: unknown;
-  risk: string;
-  reason: string;
-  model_reason?: string;
-  destructive?: boolean;
-  choices: string[];
-  deadline: string;
-}
 
 const state = {
   agents: [] as Agent[],
@@ -571,11 +557,13 @@ function showPrompt(): void {
     h("span", { class: `badge risk-${p.risk}` }, p.risk + (p.destructive ? " · destructive" : "")),
     h("span", {}, ` requested in ${s ? sessionTitle(s) : p.session_id ?? "a session"}`),
   );
+  $("prompt-decisive").replaceChildren(decisiveList(p));
+  $("prompt-requested").textContent = requestedLine(p);
   $("prompt-desc").textContent = p.description ?? "";
   $("prompt-reason").textContent = p.reason ?? "";
   $("prompt-model-reason").textContent = p.model_reason ? `The agent says: ${p.model_reason}` : "";
   const args = $<HTMLTextAreaElement>("prompt-args");
-  args.value = JSON.stringify(p.arguments ?? {}, null, 2);
+  args.value = argumentsText(p);
   args.dataset.original = args.value;
   $("prompt-error").textContent = "";
   for (const b of Array.from(dlg.querySelectorAll<HTMLButtonElement>("button[data-choice]"))) {

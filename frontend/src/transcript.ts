@@ -41,7 +41,7 @@ export interface ToolCard {
   risk?: string;
   reason?: string;
   class?: string;
-  decision?: string; // allowed | denied
+  decision?: string; // allowed | denied | withdrawn (the service gave up on the call; nothing ran)
   decidedBy?: string;
   edited?: boolean;
   ok?: boolean;

@@ -1,0 +1,70 @@
+package gate
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Field is one line of a prompt's decisive part.
+type Field struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// decisive returns what a call acts on, most important first, each value in
+// full and in its canonical form: the prompt shows these above everything
+// else, so long or many other arguments cannot push them out of view.
+func decisive(tool string, args map[string]json.RawMessage, target string) []Field {
+	var out []Field
+	add := func(name, key string) {
+		if _, ok := args[key]; ok {
+			out = append(out, Field{Name: name, Value: argValue(args, key)})
+		}
+	}
+	switch tool {
+	case "run_command":
+		var list []string
+		json.Unmarshal(args["args"], &list)
+		cmd := []string{shellWord(argValue(args, "program"))}
+		for _, a := range list {
+			cmd = append(cmd, shellWord(a))
+		}
+		out = append(out, Field{Name: "command", Value: strings.Join(cmd, " ")})
+		add("folder", "cwd")
+	case "read_file", "write_file", "list_dir", "open_path":
+		add("path", "path")
+	case "open_url":
+		add("url", "url")
+	case "open_app":
+		add("app", "app_id")
+	case "clipboard_write":
+		add("text", "text")
+	case "notify":
+		add("title", "title")
+	case "agents_message":
+		add("agent", "agentId")
+		if target != "" {
+			out = append(out, Field{Name: "sends to", Value: target})
+		}
+		add("message", "content")
+	case "round_table":
+		if target != "" {
+			out = append(out, Field{Name: "sends to", Value: target})
+		}
+		add("task", "task")
+	}
+	return out
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
+
+// shellWord renders one argv element so that the command line reads
+// unambiguously: as is when plain, else single-quoted as a POSIX shell
+// would need (nothing is run through a shell).
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

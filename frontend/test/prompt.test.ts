@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { argumentsText, decisiveList, requestedLine, type Prompt } from "../src/prompt";
+
+const prompt = (over: Partial<Prompt> = {}): Prompt => ({
+  id: "prompt_1", tool_call_id: "tc_1", tool: "run_command", risk: "risky", reason: "run_command is risky",
+  choices: ["once", "deny"], deadline: new Date(Date.now() + 60000).toISOString(), arguments: {}, ...over,
+});
+
+describe("permission prompt", () => {
+  it("shows the decisive argument first and in full, however long the others are", () => {
+    const long = "x".repeat(5000);
+    const p = prompt({
+      decisive: [{ name: "command", value: `rm -rf ${long} build` }, { name: "folder", value: "." }],
+      arguments: { args: ["-rf", long, "build"], cwd: ".", program: "rm", zzz_note: "y".repeat(9000) },
+    });
+    const dl = decisiveList(p);
+    const names = Array.from(dl.querySelectorAll("dt")).map((x) => x.textContent);
+    const values = Array.from(dl.querySelectorAll("dd")).map((x) => x.textContent);
+    expect(names).toEqual(["command", "folder"]);
+    expect(values[0]).toBe(`rm -rf ${long} build`);
+    const text = argumentsText(p);
+    expect(text.indexOf('"program"')).toBeLessThan(text.indexOf('"zzz_note"'));
+    expect(text.indexOf('"program"')).toBeLessThan(text.indexOf('"args"'));
+    expect(text).toContain(long);
+  });
+
+  it("renders values as text, never markup", () => {
+    const dl = decisiveList(prompt({ decisive: [{ name: "path", value: `<img src=x onerror="window.__pwned=1">` }] }));
+    expect(dl.querySelector("img")).toBeNull();
+    expect(dl.textContent).toContain("<img src=x");
+  });
+
+  it("names the model's spelling when the gate rewrote it", () => {
+    expect(requestedLine(prompt())).toBe("");
+    const line = requestedLine(prompt({ requested: { path: "./config//.env" }, arguments: { path: "config/.env" } }));
+    expect(line).toContain("./config//.env");
+    expect(line).toContain("the form that will run");
+  });
+});

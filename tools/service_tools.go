@@ -1,0 +1,101 @@
+package tools
+
+// Service-run tools the gate judges. agents_message and round_table run in
+// the service, but they can send conversation and memory text out of the
+// process (to an external, proxy, CLI or round-table agent: another
+// program, possibly another machine). The service then sends them to the
+// desktop as a tool.request (source "service") and runs them only when the
+// gate allows; the desktop's Executor "runs" them by approving. Their
+// definitions live here, once, for both sides: the service offers these
+// schemas to models, the gate decodes and classifies with them.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// ServiceDefinitions returns the service-run tools that pass the gate.
+func ServiceDefinitions() []Definition {
+	return []Definition{
+		{Name: "agents_message", Risk: Risky, Capabilities: []string{"agents.message"},
+			Description: "Send a message to another agent and get its reply (sync) or start its work in the background (async). The exchange is kept in that agent's session.",
+			Parameters: schema(`{"type":"object","properties":{
+"agentId":{"type":"string","description":"The target agent's id (see Available agents)."},
+"content":{"type":"string","description":"The message, sent to the agent as a user message."},
+"session":{"type":"string","description":"Which of the agent's sessions: \"latest-or-create\" (default), \"latest\", \"create\", or a session id of that agent."},
+"mode":{"type":"string","enum":["sync","async"],"description":"\"sync\" (default) waits for the reply; \"async\" starts the work and returns at once."},
+"timeout":{"type":"number","description":"Sync mode: seconds to wait for the reply (default 300). On timeout the agent keeps working in its session."}},
+"required":["agentId","content"],"additionalProperties":false}`)},
+		{Name: "round_table", Risk: Risky, Capabilities: []string{"roundtable"},
+			Description: "Ask the registered expert agents to deliberate on a task in a round table (independent analyses, challenges, a synthesis, a vote). Returns the result as Markdown. Use it for reviews and decisions that benefit from several independent opinions; it may take minutes.",
+			Parameters: schema(`{"type":"object","properties":{` +
+				`"task":{"type":"string","description":"The task or question, with everything the agents need to know"},` +
+				`"participants":{"type":"array","items":{"type":"string"},"description":"Names of registered agents; omit to choose by relevance"},` +
+				`"constraints":{"type":"array","items":{"type":"string"},"description":"Rules the analyses must follow"}},` +
+				`"required":["task"],"additionalProperties":false}`)},
+	}
+}
+
+// AgentsMessageArgs are agents_message's arguments.
+type AgentsMessageArgs struct {
+	AgentID string   `json:"agentId"`
+	Content string   `json:"content"`
+	Session string   `json:"session"`
+	Mode    string   `json:"mode"`
+	Timeout *float64 `json:"timeout"`
+}
+
+// RoundTableArgs are round_table's arguments.
+type RoundTableArgs struct {
+	Task         string   `json:"task"`
+	Participants []string `json:"participants"`
+	Constraints  []string `json:"constraints"`
+}
+
+// DecodeServiceArgs decodes a service tool's arguments strictly, as the
+// gate does for OS tools (exact names, none unknown or repeated).
+func DecodeServiceArgs(args json.RawMessage, v any) error { return decode(args, v) }
+
+// approved is what the desktop's executor returns for a service tool: the
+// gate allowed it, and the service runs it.
+const approved = "approved: the service runs it"
+
+func (e *Executor) prepareAgentsMessage(args json.RawMessage) (*call, error) {
+	var a AgentsMessageArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.AgentID == "" || a.Content == "" {
+		return nil, fmt.Errorf("%w: agentId and content are required", ErrBadArguments)
+	}
+	canon := map[string]any{"agentId": a.AgentID, "content": a.Content}
+	if a.Session != "" {
+		canon["session"] = a.Session
+	}
+	if a.Mode != "" {
+		canon["mode"] = a.Mode
+	}
+	if a.Timeout != nil {
+		canon["timeout"] = *a.Timeout
+	}
+	return &call{canon: canon, run: func(context.Context) (string, error) { return approved, nil }}, nil
+}
+
+func (e *Executor) prepareRoundTable(args json.RawMessage) (*call, error) {
+	var a RoundTableArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Task == "" {
+		return nil, fmt.Errorf("%w: task is required", ErrBadArguments)
+	}
+	canon := map[string]any{"task": a.Task}
+	if len(a.Participants) > 0 {
+		canon["participants"] = a.Participants
+	}
+	if len(a.Constraints) > 0 {
+		canon["constraints"] = a.Constraints
+	}
+	return &call{canon: canon, run: func(context.Context) (string, error) { return approved, nil }}, nil
+}
