@@ -107,6 +107,9 @@ type Service struct {
 	turns map[string]*turn     // session id → running turn
 	waits map[string]*toolWait // tool call id → pending wait
 
+	// windows caches context windows servers report, by windowKey (budget.go).
+	windows sync.Map
+
 	closing chan struct{}
 	wg      sync.WaitGroup
 

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// Summary is a compaction of a session's older messages: requests send it
+// in place of every message up to UptoMessageID.
+type Summary struct {
+	ID            int64
+	SessionID     string
+	FromMessageID int64 // first message this compaction covered (earlier ones are in the summary it folded in)
+	UptoMessageID int64
+	Content       string
+	TokensBefore  int
+	TokensAfter   int
+	Reason        string // budget | overflow | manual
+	CreatedAt     string
+}
+
+// Usage is what the model server counted for a turn's requests.
+type Usage struct {
+	PromptTokens, CompletionTokens, Requests int
+	// ContextTokens is the last request's prompt and reply: the session's
+	// context use after it, measured on top of summary SummaryID.
+	ContextTokens int
+	SummaryID     int64
+}
+
+// LatestSummary returns a session's latest summary; ok is false when it has none.
+func (s *Store) LatestSummary(ctx context.Context, sessionID string) (sum Summary, ok bool, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT id, session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, reason, created_at
+		FROM summaries WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sessionID).
+		Scan(&sum.ID, &sum.SessionID, &sum.FromMessageID, &sum.UptoMessageID, &sum.Content, &sum.TokensBefore, &sum.TokensAfter, &sum.Reason, &sum.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Summary{}, false, nil
+	}
+	return sum, err == nil, err
+}
+
+// AddSummary stores a summary and makes its size the session's context use.
+func (s *Store) AddSummary(ctx context.Context, sum Summary) (Summary, error) {
+	sum.CreatedAt = s.ts()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return sum, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO summaries(session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, reason, created_at)
+		VALUES (?,?,?,?,?,?,?,?)`, sum.SessionID, sum.FromMessageID, sum.UptoMessageID, sum.Content, sum.TokensBefore, sum.TokensAfter, sum.Reason, sum.CreatedAt)
+	if err != nil {
+		return sum, err
+	}
+	if sum.ID, err = res.LastInsertId(); err != nil {
+		return sum, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = ?, context_summary_id = ? WHERE id = ?`, sum.TokensAfter, sum.ID, sum.SessionID); err != nil {
+		return sum, err
+	}
+	return sum, tx.Commit()
+}
+
+// CountSummaries returns how many summaries a session has.
+func (s *Store) CountSummaries(ctx context.Context, sessionID string) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM summaries WHERE session_id = ?`, sessionID).Scan(&n)
+	return n, err
+}
+
+// RecordUsage returns the write that adds a turn's usage to it and sets the
+// session's context use (when u.ContextTokens is above 0).
+func (s *Store) RecordUsage(turnID, sessionID string, u Usage) Write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if u.Requests == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE turns SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, requests = requests + ? WHERE id = ?`,
+			u.PromptTokens, u.CompletionTokens, u.Requests, turnID); err != nil {
+			return err
+		}
+		if u.ContextTokens <= 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = ?, context_summary_id = ? WHERE id = ?`, u.ContextTokens, u.SummaryID, sessionID)
+		return err
+	}
+}
+
+// TurnUsage returns a turn's recorded usage (ContextTokens and SummaryID unset).
+func (s *Store) TurnUsage(ctx context.Context, turnID string) (Usage, error) {
+	var u Usage
+	err := s.r.QueryRowContext(ctx, `SELECT prompt_tokens, completion_tokens, requests FROM turns WHERE id = ?`, turnID).Scan(&u.PromptTokens, &u.CompletionTokens, &u.Requests)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, ErrNotFound
+	}
+	return u, err
+}
+
+// ContextUse returns a session's last measured context use and the summary
+// it was measured on.
+func (s *Store) ContextUse(ctx context.Context, sessionID string) (tokens int, summaryID int64, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT context_tokens, context_summary_id FROM sessions WHERE id = ?`, sessionID).Scan(&tokens, &summaryID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, ErrNotFound
+	}
+	return tokens, summaryID, err
+}
+
+// Then returns the write that runs w and then next.
+func (w Write) Then(next Write) Write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		if err := w(ctx, tx); err != nil {
+			return err
+		}
+		return next(ctx, tx)
+	}
+}
