@@ -19,6 +19,7 @@ type budget struct {
 	window  int    // the model's context window
 	source  string // where window came from: config, server, model, default
 	reserve int    // kept free for the reply
+	reserveCfg int // the configured reserve (0: the default)
 	static  int    // the system prompt and tool schemas (set per turn)
 	keep    int    // newest messages kept verbatim when compacting
 	share   int    // keep's share of the window, in percent
@@ -64,14 +65,22 @@ func (s *Service) budgetFor(ctx context.Context, a config.Agent) budget {
 	if b.window == 0 {
 		b.window, b.source = defaultWindow, "default"
 	}
-	b.reserve = ch.ReplyReserveTokens
+	b.reserveCfg = ch.ReplyReserveTokens
+	return b.resized(b.window)
+}
+
+// resized is b planned for another window (an overflow error named the
+// server's real one).
+func (b budget) resized(window int) budget {
+	b.window = window
+	b.reserve = b.reserveCfg
 	if b.reserve == 0 || b.reserve > b.window/2 {
 		b.reserve = min(b.window/4, 4096)
 	}
 	b.summaryMax = min(b.window/8, 2048)
 	b.summaryInput = b.window - b.summaryMax - estimateText(summaryPrompt) - 256
 	b.trimAt = min(max(b.window*bytesPerToken/16, 1024), 16384)
-	return b.withStatic(0)
+	return b.withStatic(b.static)
 }
 
 // modelWindows are the context windows of well-known model families, most
@@ -224,15 +233,23 @@ func (s *Service) getJSON(ctx context.Context, method, url string, body []byte, 
 // length of only 8192 tokens"), 0 when it names none.
 var overflowWindow = regexp.MustCompile(`(?i)(?:maximum context length is|context length of only|"n_ctx"\s*:\s*)\s*(\d+)`)
 
+// namedWindow is the window an overflow error names, 0 when none.
+func namedWindow(msg string) int {
+	m := overflowWindow.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 512 {
+		return 0
+	}
+	return n
+}
+
 // learnWindow remembers the window an overflow error of the agent's server
 // named, when no window is configured: the next budget uses it.
-func (s *Service) learnWindow(a config.Agent, msg string) {
-	ch := s.cfg().ResolvedChat(a)
-	m := overflowWindow.FindStringSubmatch(msg)
-	if m == nil || ch.ContextWindow != 0 {
-		return
-	}
-	if n, err := strconv.Atoi(m[1]); err == nil && n >= 512 {
+func (s *Service) learnWindow(a config.Agent, n int) {
+	if ch := s.cfg().ResolvedChat(a); n > 0 && ch.ContextWindow == 0 {
 		s.windows.Store(windowKey(ch.BaseURL, ch.Model), n)
 	}
 }

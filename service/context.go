@@ -315,13 +315,19 @@ func (c *convo) cutPoint(b budget) int {
 	if userCut > 0 {
 		return userCut
 	}
-	if stepCut > 0 {
+	if stepCut > c.cur {
 		return stepCut
 	}
-	// Even the newest turn is longer than the share: keep from its last
-	// step on (or its user message when it has none).
+	// Even the newest turn is longer than the share: keep it from its user
+	// message on, or, when this turn's own steps are that long, from its
+	// last step on.
 	for i := len(c.entries) - 1; i > 0; i-- {
-		if r := c.entries[i].msg.Role; r == "user" || r == "assistant" {
+		if c.entries[i].msg.Role == "user" {
+			return i
+		}
+	}
+	for i := len(c.entries) - 1; i > c.cur; i-- {
+		if c.entries[i].msg.Role == "assistant" {
 			return i
 		}
 	}
@@ -494,6 +500,9 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	specs := s.toolSpecs(agent)
 	b.static = estimateStatic(s.systemPrompt(s.cfg(), agent, specs), specs)
 	before := b.static + c.tokens(b)
+	// Asked for, compaction keeps less than the share: at most a quarter
+	// of the conversation (at least the newest exchange stays).
+	b.keep = min(b.keep, c.tokens(b)/4)
 	ev, err := s.compact(ctx, sess.ID, agent, provider, model, b, c, compactOpts{reason: "manual", instructions: strings.TrimSpace(req.Instructions), before: before})
 	switch {
 	case errors.Is(err, errNothingToCompact):

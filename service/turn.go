@@ -402,8 +402,17 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 			}
 			// The server counts more than the budget allowed for: learn
 			// its window when it names it, compact, retry once.
-			s.learnWindow(agent, le.Message)
-			b = s.budgetFor(ctx, agent).withStatic(b.static)
+			// A window it names is planned for from now on (this turn even
+			// when the configured one is larger); without one, the
+			// compaction plans for what was sent as too much.
+			n := namedWindow(le.Message)
+			s.learnWindow(agent, n)
+			if n == 0 {
+				n = used * 3 / 4
+			}
+			if n < b.window {
+				b = b.resized(max(n, 1024))
+			}
 			if !fit("overflow") {
 				return out
 			}

@@ -64,8 +64,11 @@ type OpenAI struct {
 	// and Authorizations remember (a long benchmark would otherwise make
 	// the peer's heap, and so its pauses, grow with every request).
 	Keep int
-	// ContextLimit, when above 0, is the model's context window in tokens.
+	// ContextLimit, when above 0, is the model's context window in tokens,
+	// reported by GET /v1/models as vLLM does (max_model_len).
 	ContextLimit int
+	// Model is the id GET /v1/models lists; default "test-model".
+	Model string
 
 	mu        sync.Mutex
 	maxPrompt int // the largest prompt received, in tokens
@@ -93,6 +96,16 @@ func (o *OpenAI) Requests() []openai.ChatCompletionRequest {
 }
 
 func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		// vLLM's shape: the window is max_model_len.
+		m := map[string]any{"id": o.model(), "object": "model", "owned_by": "testpeer"}
+		if o.ContextLimit > 0 {
+			m["max_model_len"] = o.ContextLimit
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{m}})
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
@@ -254,6 +267,13 @@ func (o *OpenAI) writeWhole(w http.ResponseWriter, id, model string, sc Script, 
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(openai.ChatCompletionResponse{ID: id, Object: "chat.completion", Model: model,
 		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: finish}}, Usage: *usage})
+}
+
+func (o *OpenAI) model() string {
+	if o.Model == "" {
+		return "test-model"
+	}
+	return o.Model
 }
 
 // MaxPromptTokens returns the largest prompt received, in tokens

@@ -1,0 +1,486 @@
+package service_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"jarvis/api"
+	"jarvis/internal/testpeer"
+	"jarvis/service"
+	"jarvis/service/config"
+
+	_ "github.com/mattn/go-sqlite3"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// withContextLimit gives the scripted upstream a context window (which it
+// reports in GET /v1/models, as vLLM does) and the config extra JSON fields.
+func withContextLimit(limit int, extra string) envOpt {
+	return func(e *env, o *service.Options) {
+		e.upstream.ContextLimit = limit
+		if extra == "" {
+			return
+		}
+		c, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},"upstreamTimeoutSeconds":10,%s}`, e.upSrv.URL+"/v1", extra)))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.cfg, o.Config = c, c
+	}
+}
+
+// kilo is a message of about 1 KB that names its turn.
+func kilo(i int) string {
+	return fmt.Sprintf("turn-%03d ", i) + strings.Repeat(fmt.Sprintf("word%d ", i%10), 170)
+}
+
+// turnEvents sends text and returns the turn's events.
+func (e *env) turnEvents(sid, text string) []api.StreamEvent {
+	e.t.Helper()
+	var got collect
+	if err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error { got.add(ev); return nil }); err != nil {
+		e.t.Fatalf("chat: %v", err)
+	}
+	return got.all()
+}
+
+func compactions(evs []api.StreamEvent) []api.CompactedEvent {
+	var out []api.CompactedEvent
+	for _, ev := range evs {
+		if ev.Type == api.EventSessionCompacted {
+			var c api.CompactedEvent
+			json.Unmarshal(ev.Data, &c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func failure(evs []api.StreamEvent) *api.ErrorEvent {
+	for _, ev := range evs {
+		if ev.Type == api.EventError {
+			var f api.ErrorEvent
+			json.Unmarshal(ev.Data, &f)
+			return &f
+		}
+	}
+	return nil
+}
+
+func isSummaryRequest(r openai.ChatCompletionRequest) bool {
+	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "You are compacting a long conversation")
+}
+
+// chatRequests are the upstream's requests of the agent's turns (not the
+// summarizer's or the memory flush's).
+func chatRequests(up *testpeer.OpenAI) []openai.ChatCompletionRequest {
+	var out []openai.ChatCompletionRequest
+	for _, r := range up.Requests() {
+		if len(r.Messages) > 0 && !isSummaryRequest(r) && !strings.HasPrefix(r.Messages[0].Content, "The older part of this conversation") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lastChat returns the last request of the agent's turns.
+func lastChat(t *testing.T, up *testpeer.OpenAI) openai.ChatCompletionRequest {
+	t.Helper()
+	rs := chatRequests(up)
+	if len(rs) == 0 {
+		t.Fatal("no chat request")
+	}
+	return rs[len(rs)-1]
+}
+
+func sentText(r openai.ChatCompletionRequest) string {
+	var b strings.Builder
+	for _, m := range r.Messages[1:] {
+		b.WriteString(m.Content)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// A session of ~1 KB messages against a model with an 8,192-token window
+// (taken from the server's /models) is compacted before a request would pass
+// its budget: every turn succeeds, no request passes the window, the
+// summary goes in the system prompt in place of the turns it covers, the
+// transcript keeps every message, and GET /v1/sessions/{id} reports the use.
+func TestCompactionOnBudget(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	sid := e.session("j1")
+	var got []api.CompactedEvent
+	turns := 0
+	for i := 0; i < 40 && len(got) < 2; i++ {
+		evs := e.turnEvents(sid, kilo(i))
+		if f := failure(evs); f != nil {
+			t.Fatalf("turn %d failed: %+v", i, f)
+		}
+		got = append(got, compactions(evs)...)
+		turns++
+	}
+	if len(got) < 2 {
+		t.Fatalf("no two compactions in %d turns", turns)
+	}
+	if largest, over := e.upstream.MaxPromptTokens(); over != 0 || largest > 8192 {
+		t.Fatalf("largest prompt %d tokens, %d refused for passing the window", largest, over)
+	}
+	c := got[0]
+	if c.Reason != "budget" || c.TokensAfter >= c.TokensBefore || c.Window != 8192 || c.UptoMessageID < c.FromMessageID || c.Messages < 2 {
+		t.Fatalf("compaction event %+v", c)
+	}
+	if got[1].FromMessageID <= got[0].UptoMessageID {
+		t.Fatalf("the second compaction %+v does not start after the first %+v", got[1], got[0])
+	}
+	last := lastChat(t, e.upstream)
+	if !strings.Contains(last.Messages[0].Content, "# Summary of the earlier conversation") {
+		t.Fatalf("no summary in the system prompt")
+	}
+	if strings.Contains(sentText(last), "turn-000 ") {
+		t.Fatalf("the first turn is still sent verbatim after compaction")
+	}
+	// The second compaction summarized the first summary again.
+	var folded bool
+	for _, r := range e.upstream.Requests() {
+		if isSummaryRequest(r) && strings.Contains(r.Messages[1].Content, "PREVIOUS SUMMARY:") {
+			folded = true
+		}
+	}
+	if !folded {
+		t.Fatal("no summarizer request folded the previous summary in")
+	}
+	tr, err := func() (api.Transcript, error) {
+		var tr api.Transcript
+		return tr, e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid+"/messages", nil, &tr)
+	}()
+	if err != nil || len(tr.Messages) != 2*turns {
+		t.Fatalf("transcript: %d messages, want %d (%v)", len(tr.Messages), 2*turns, err)
+	}
+	if !strings.HasPrefix(tr.Messages[0].Text, "turn-000 ") {
+		t.Fatalf("the transcript lost its first message")
+	}
+	var d api.SessionDetail
+	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid, nil, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Context == nil || d.Context.Window != 8192 || d.Context.Source != "server" || d.Context.Tokens <= 0 || d.Context.Tokens > d.Context.Limit || d.Context.Compactions != len(got) {
+		t.Fatalf("context %+v", d.Context)
+	}
+}
+
+// When the server's window is smaller than the configured one, the
+// overflow error it answers with triggers a compaction and one retry, and
+// the turn succeeds; the service learns the window the error names.
+func TestCompactionOnOverflowError(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, `"agents":[{"agentId":"general","displayName":"General","chat":{"contextWindow":65536}}]`))
+	sid := e.session("j1")
+	var got []api.CompactedEvent
+	for i := 0; i < 30 && len(got) == 0; i++ {
+		evs := e.turnEvents(sid, kilo(i))
+		if f := failure(evs); f != nil {
+			t.Fatalf("turn %d failed: %+v", i, f)
+		}
+		got = compactions(evs)
+	}
+	if len(got) == 0 || got[0].Reason != "overflow" {
+		t.Fatalf("compactions %+v, want one for an overflow", got)
+	}
+	if _, over := e.upstream.MaxPromptTokens(); over != 1 {
+		t.Fatalf("%d requests refused for passing the window, want 1 (then compacted and retried)", over)
+	}
+}
+
+// A tool call and its result are never split by compaction: every request
+// sends each tool result right after the assistant message that made its
+// call, and every call with its result.
+func TestCompactionKeepsToolPairs(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	e.upstream.Respond = func(r openai.ChatCompletionRequest) testpeer.Script {
+		if isSummaryRequest(r) || len(r.Tools) == 1 { // the summarizer and the memory flush call no tool
+			return testpeer.Script{Deltas: []string{"Summary: ", "files were read."}}
+		}
+		return testpeer.Directives(r)
+	}
+	sid := e.session("j1")
+	big := strings.Repeat("r", 1500)
+	n := 0
+	for i := 0; i < 30 && n == 0; i++ {
+		var got collect
+		err := e.c.ChatStream(context.Background(), sid, fmt.Sprintf(`step %d [[tool read_file {"path":"/tmp/a%d"}]] [[tool read_file {"path":"/tmp/b%d"}]] %s`, i, i, i, strings.Repeat("x", 600)),
+			func(ev api.StreamEvent) error {
+				got.add(ev)
+				e.answerTools(sid, func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: big} })(ev)
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := failure(got.all()); f != nil {
+			t.Fatalf("turn %d failed: %+v", i, f)
+		}
+		n = len(compactions(got.all()))
+	}
+	if n == 0 {
+		t.Fatal("no compaction")
+	}
+	for k, r := range chatRequests(e.upstream) {
+		msgs := r.Messages
+		for i, m := range msgs {
+			if m.Role == openai.ChatMessageRoleTool {
+				j := i - 1
+				for j > 0 && msgs[j].Role == openai.ChatMessageRoleTool {
+					j--
+				}
+				if msgs[j].Role != openai.ChatMessageRoleAssistant || !hasCall(msgs[j], m.ToolCallID) {
+					t.Fatalf("request %d: tool result %q without its call before it", k, m.ToolCallID)
+				}
+			}
+			for _, tc := range m.ToolCalls {
+				found := false
+				for _, f := range msgs[i+1:] {
+					if f.Role != openai.ChatMessageRoleTool {
+						break
+					}
+					found = found || f.ToolCallID == tc.ID
+				}
+				if !found {
+					t.Fatalf("request %d: tool call %q without its result", k, tc.ID)
+				}
+			}
+		}
+	}
+}
+
+func hasCall(m openai.ChatCompletionMessage, id string) bool {
+	for _, tc := range m.ToolCalls {
+		if tc.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// The summary is stored: after a restart the next request sends it and not
+// the turns it covers (history is read from the summary on).
+func TestSummaryUsedAfterRestart(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	sid := e.session("j1")
+	done := false
+	for i := 0; i < 30 && !done; i++ {
+		done = len(compactions(e.turnEvents(sid, kilo(i)))) > 0
+	}
+	if !done {
+		t.Fatal("no compaction")
+	}
+	before := lastChat(t, e.upstream).Messages[0].Content
+	at := strings.Index(before, "# Summary of the earlier conversation")
+	if at < 0 {
+		t.Fatal("no summary before the restart")
+	}
+	summary := before[at:]
+	e.stop()
+	// The messages the summary covers are marked: a history load that read
+	// them would send them.
+	db, err := sql.Open("sqlite3", filepath.Join(e.dir, "jarvis.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(`UPDATE messages SET content = 'LEAKED ' || content WHERE session_id = ? AND id <= (SELECT MAX(upto_message_id) FROM summaries WHERE session_id = ?)`, sid, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n < 2 {
+		t.Fatalf("%d covered messages", n)
+	}
+	db.Close()
+	e.start(withContextLimit(8192, ""))
+	if f := failure(e.turnEvents(sid, "after the restart")); f != nil {
+		t.Fatalf("turn failed: %+v", f)
+	}
+	after := lastChat(t, e.upstream)
+	if !strings.HasSuffix(after.Messages[0].Content, summary) {
+		t.Fatalf("the request after the restart does not send the stored summary")
+	}
+	if strings.Contains(sentText(after), "LEAKED") || after.Messages[len(after.Messages)-1].Content != "after the restart" {
+		t.Fatalf("after the restart the covered turns are sent again, or the message is missing")
+	}
+}
+
+// POST /v1/sessions/{id}/compact summarizes now with the user's
+// instructions; a second call with nothing older to summarize is 409
+// nothing_to_compact; agents the service does not run are refused.
+func TestManualCompaction(t *testing.T) {
+	e := newEnv(t, withContextLimit(0, `"agents":[{"agentId":"general","displayName":"General","chat":{"contextWindow":200000}}]`))
+	sid := e.session("j1")
+	for i := 0; i < 12; i++ {
+		if f := failure(e.turnEvents(sid, kilo(i))); f != nil {
+			t.Fatalf("turn %d: %+v", i, f)
+		}
+	}
+	var got collect
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	streaming := make(chan struct{})
+	var once sync.Once
+	go e.c.Stream(ctx, sid, "", func(ev api.StreamEvent) error {
+		if ev.Type == api.EventSessionCompacted {
+			got.add(ev)
+			once.Do(func() { close(streaming) })
+		}
+		return nil
+	})
+	var ev api.CompactedEvent
+	code, eb := doJSON(t, e, http.MethodPost, "/v1/sessions/"+sid+"/compact", `{"instructions":"keep the API design"}`, &ev)
+	if code != http.StatusOK || ev.Reason != "manual" || ev.Messages < 2 || ev.SummaryID == 0 {
+		t.Fatalf("compact: %d %+v %+v", code, ev, eb)
+	}
+	<-streaming
+	var asked bool
+	for _, r := range e.upstream.Requests() {
+		asked = asked || isSummaryRequest(r) && strings.Contains(r.Messages[1].Content, "keep the API design")
+	}
+	if !asked {
+		t.Fatal("the instructions did not reach the summarizer")
+	}
+	if f := failure(e.turnEvents(sid, "next")); f != nil {
+		t.Fatalf("turn after compaction: %+v", f)
+	}
+	if r := lastChat(t, e.upstream); !strings.Contains(r.Messages[0].Content, "# Summary of the earlier conversation") || strings.Contains(sentText(r), "turn-000 ") {
+		t.Fatal("the turn after the manual compaction does not use its summary")
+	}
+	// Again: the summary is summarized with what followed it.
+	var again api.CompactedEvent
+	if code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/"+sid+"/compact", ``, &again); code != http.StatusOK || again.FromMessageID <= ev.UptoMessageID {
+		t.Fatalf("second compact: %d %+v %+v", code, again, eb)
+	}
+	// A single exchange: nothing older than it to summarize.
+	one := e.session("j2")
+	e.turnEvents(one, "hello")
+	code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/"+one+"/compact", ``, nil)
+	if code != http.StatusConflict || eb.Error.Code != "nothing_to_compact" {
+		t.Fatalf("compact of one exchange: %d %+v", code, eb)
+	}
+	code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/nope/compact", ``, nil)
+	if code != http.StatusNotFound {
+		t.Fatalf("unknown session: %d %+v", code, eb)
+	}
+}
+
+func doJSON(t *testing.T, e *env, method, path, body string, out any) (int, api.ErrorBody) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb api.ErrorBody
+	if resp.StatusCode == http.StatusOK && out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	} else {
+		json.NewDecoder(resp.Body).Decode(&eb)
+	}
+	return resp.StatusCode, eb
+}
+
+// When summarizing fails, the turn ends with context_overflow and a
+// message that says what to do, nothing stored is lost, and the session
+// stays usable: once the model answers again the next turn compacts and
+// succeeds. A failed manual compaction leaves the session unchanged.
+func TestCompactionFailureLeavesSessionUsable(t *testing.T) {
+	var broken atomic.Bool
+	e := newEnv(t, withContextLimit(8192, ""))
+	e.upstream.Respond = func(r openai.ChatCompletionRequest) testpeer.Script {
+		if broken.Load() && isSummaryRequest(r) {
+			return testpeer.Script{Status: http.StatusServiceUnavailable}
+		}
+		return testpeer.Directives(r)
+	}
+	sid := e.session("j1")
+	broken.Store(true)
+	var f *api.ErrorEvent
+	turns := 0
+	for i := 0; i < 30 && f == nil; i++ {
+		f = failure(e.turnEvents(sid, kilo(i)))
+		turns++
+	}
+	if f == nil || f.Code != "context_overflow" || !strings.Contains(f.Message, "still usable") || !strings.Contains(f.Message, "compact") {
+		t.Fatalf("failure %+v", f)
+	}
+	code, eb := doJSON(t, e, http.MethodPost, "/v1/sessions/"+sid+"/compact", ``, nil)
+	if code != http.StatusBadGateway || eb.Error.Code != "upstream_error" || !strings.Contains(eb.Error.Message, "unchanged") {
+		t.Fatalf("manual compaction with a failing model: %d %+v", code, eb)
+	}
+	if _, over := e.upstream.MaxPromptTokens(); over != 0 {
+		t.Fatalf("%d requests passed the window", over)
+	}
+	broken.Store(false)
+	evs := e.turnEvents(sid, kilo(99))
+	if f := failure(evs); f != nil {
+		t.Fatalf("the session is not usable: %+v", f)
+	}
+	if len(compactions(evs)) != 1 {
+		t.Fatal("the next turn did not compact")
+	}
+	var tr api.Transcript
+	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, m := range tr.Messages {
+		if m.Role == "user" {
+			users++
+		}
+	}
+	if users != turns+1 {
+		t.Fatalf("%d user messages in the transcript, want %d", users, turns+1)
+	}
+}
+
+// Before compacting, the agent gets one silent memory_write chance (off
+// with chat.memoryFlush false).
+func TestMemoryFlushBeforeCompaction(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			extra := ""
+			if !on {
+				extra = `"agents":[{"agentId":"general","displayName":"General","chat":{"memoryFlush":false}}]`
+			}
+			e := newEnv(t, withContextLimit(8192, extra))
+			var flushes atomic.Int32
+			e.upstream.Respond = func(r openai.ChatCompletionRequest) testpeer.Script {
+				if len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "The older part of this conversation") {
+					flushes.Add(1)
+					return testpeer.Script{Calls: []testpeer.Call{{ID: "m1", Name: "memory_write", Args: `{"target":"long_term","content":"The user's cat is Miso."}`}}}
+				}
+				return testpeer.Directives(r)
+			}
+			sid := e.session("j1")
+			done := false
+			for i := 0; i < 30 && !done; i++ {
+				done = len(compactions(e.turnEvents(sid, kilo(i)))) > 0
+			}
+			if !done {
+				t.Fatal("no compaction")
+			}
+			b, _ := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md"))
+			if on != strings.Contains(string(b), "Miso") || on != (flushes.Load() > 0) {
+				t.Fatalf("flush on=%v: %d flush requests, MEMORY.md %q", on, flushes.Load(), b)
+			}
+		})
+	}
+}
