@@ -16,13 +16,13 @@ import (
 
 // budget is a chat agent's context plan for one turn, in tokens unless said.
 type budget struct {
-	window  int    // the model's context window
-	source  string // where window came from: config, server, model, default
-	reserve int    // kept free for the reply
-	reserveCfg int // the configured reserve (0: the default)
-	static  int    // the system prompt and tool schemas (set per turn)
-	keep    int    // newest messages kept verbatim when compacting
-	share   int    // keep's share of the window, in percent
+	window     int    // the model's context window
+	source     string // where window came from: config, server, model, default
+	reserve    int    // kept free for the reply
+	reserveCfg int    // the configured reserve (0: the default)
+	static     int    // the system prompt and tool schemas (set per turn)
+	keep       int    // newest messages kept verbatim when compacting
+	share      int    // keep's share of the window, in percent
 
 	summaryMax   int  // a summary's length bound (max_tokens)
 	summaryInput int  // what one summarizer request may read
