@@ -484,3 +484,19 @@ func TestMemoryFlushBeforeCompaction(t *testing.T) {
 		})
 	}
 }
+
+// A CLI provider keeps its own conversation: its context-overflow error
+// ends the turn with context_overflow and a message that says what to do.
+func TestCLIContextOverflowIsClear(t *testing.T) {
+	dir := fakeClaude(t)
+	os.WriteFile(filepath.Join(dir, "out.jsonl"), []byte(`{"type":"system","subtype":"init","session_id":"s1","tools":[]}
+{"type":"result","subtype":"success","is_error":true,"result":"Prompt is too long","session_id":"s1"}
+`), 0o644)
+	e := newEnv(t)
+	e.setAgents(cliAgents, "")
+	r, _ := e.routeAgent("coder")
+	f := failure(e.agChat(r.Session.SessionID, "hello"))
+	if f == nil || f.Code != "context_overflow" || !strings.Contains(f.Message, "start a new session") {
+		t.Fatalf("failure %+v", f)
+	}
+}

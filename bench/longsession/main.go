@@ -107,6 +107,7 @@ func run(turns, limit, every int) error {
 	}
 	times := make([]time.Duration, 0, turns)
 	var fresh []time.Duration
+	freshAt := map[int][]time.Duration{} // by block of 100 turns
 	for i := 0; i < turns; i++ {
 		d, err := turn(long.GeneralSessionID, message(i))
 		if err != nil {
@@ -123,6 +124,7 @@ func run(turns, limit, every int) error {
 				return fmt.Errorf("fresh session at turn %d: %w", i+1, err)
 			}
 			fresh = append(fresh, d)
+			freshAt[i/100] = append(freshAt[i/100], d)
 		}
 	}
 	var detail api.SessionDetail
@@ -152,5 +154,10 @@ func run(turns, limit, every int) error {
 	fmt.Printf("| last 100 / first 100 | %.2fx | at most 1.5x %s |\n", ratio, measure.Verdict(ratio <= 1.5))
 	fmt.Printf("| baseline: a fresh session's first turn (median of %d, same run) | %s | |\n", len(fresh), measure.Ms(base))
 	fmt.Printf("| last 100 / fresh session | %.2fx | |\n", float64(last)/float64(base))
+	fmt.Printf("\nMedian service time by block of 100 turns, with the fresh sessions measured during the block:\n\n| turns | long session | fresh session |\n|---|---|---|\n")
+	for k := 0; k*100 < len(times); k++ {
+		block := times[k*100 : min(len(times), k*100+100)]
+		fmt.Printf("| %d-%d | %s | %s |\n", k*100+1, k*100+len(block), measure.Ms(measure.Median(block)), measure.Ms(measure.Median(freshAt[k])))
+	}
 	return nil
 }
