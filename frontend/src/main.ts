@@ -8,6 +8,7 @@ import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs,
 import { roundTableCard } from "./roundtable";
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
+import { mountContext } from "./context";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
 interface StreamState {
@@ -48,6 +49,8 @@ const state = {
 };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+// Refreshes the header's context meter for a session (context.ts; set by wire).
+let refreshContext: (sessionId: string) => void = () => {};
 const els = new Map<string, HTMLElement>();
 
 function transcript(id: string): Transcript {
@@ -447,6 +450,7 @@ async function openSession(id: string): Promise<void> {
     checkSetup();
   }
   renderSidebar();
+  refreshContext(id);
   try {
     const fresh = !state.transcripts.has(id);
     // The Markdown renderer loads while the transcript is fetched.
@@ -805,6 +809,7 @@ function wire(): void {
   $("stop").addEventListener("click", () => void stop());
   $<HTMLSelectElement>("agent-switch").addEventListener("change", (e) => selectAgent((e.target as HTMLSelectElement).value));
   $("new-session").addEventListener("click", () => void newSession(state.agentId || state.agents[0]?.agentId || "general"));
+  refreshContext = mountContext($("conn"), flash);
   const tts = $<HTMLInputElement>("tts");
   if (!("speechSynthesis" in window)) $("tts-label").hidden = true;
   tts.addEventListener("change", () => {
@@ -870,6 +875,7 @@ function wire(): void {
     applyEffect(ev.sessionId, eff);
     if (eff.reload) void reload(ev.sessionId);
     if (ev.type === "session") onSessionChange(ev.sessionId, ev.data);
+    if (ev.sessionId === state.sessionId && /^(assistant\.final|error|session\.compacted)$/.test(ev.type)) refreshContext(ev.sessionId);
     if (ev.type === "user.message" || ev.type === "assistant.final") {
       const s = state.sessions.find((x) => x.sessionId === ev.sessionId);
       if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);

@@ -2,6 +2,7 @@
 // loaded history and then from stream events, applied once each, in order.
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
 import type { RoundtableInfo } from "./bridge";
+import { compactedLine } from "./context";
 
 export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
 
@@ -408,6 +409,10 @@ export class Transcript {
         }
         break;
       }
+      case "session.compacted":
+        // Older messages were summarized for the model; the transcript keeps them.
+        this.add({ key: `cmp-${ev.id || this.newKey("c")}`, kind: "status", text: compactedLine(d), turnId: d.turn_id }, eff);
+        break;
       case "stream.reset":
         eff.reload = true;
         break;
