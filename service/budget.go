@@ -39,7 +39,10 @@ func (b budget) withStatic(n int) budget {
 	b.static = n
 	free := b.limit() - n - b.summaryMax
 	b.keep = min(b.window*b.share/100, max(free/2, 0))
-	b.maxMessage = max(256, (b.limit()-n)*2/3)
+	// What one message or tool result may take: what is left beside the
+	// static part and a summary (estimated at up to a third above its
+	// bound in the server's count).
+	b.maxMessage = max(256, b.limit()-n-b.summaryMax*3/2-64)
 	return b
 }
 

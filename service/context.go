@@ -51,18 +51,22 @@ func (c *convo) tokens(b budget) int {
 	if c.sum != nil {
 		n += estimateText(c.sum.Content) + 8
 	}
-	for i, e := range c.entries {
-		if i < c.cur && e.msg.Role == "tool" && len(e.msg.Content) > b.trimAt {
-			n += estimateText(trimmed(e.msg.Content, b.trimAt)) + 4
-			continue
-		}
-		if i == c.cur && e.msg.Role == "user" && e.tokens > b.maxMessage {
-			n += b.maxMessage + 16
-			continue
-		}
-		n += e.tokens
+	for i := range c.entries {
+		n += c.sent(i, b)
 	}
 	return n
+}
+
+// sent is the estimate of entry i as messages sends it.
+func (c *convo) sent(i int, b budget) int {
+	e := c.entries[i]
+	switch {
+	case i < c.cur && e.msg.Role == "tool" && len(e.msg.Content) > b.trimAt:
+		return 6 + estimateText(trimmed(e.msg.Content, b.trimAt)) + estimateText(e.msg.ToolCallID)
+	case i >= c.cur && e.tokens > b.maxMessage && (i == c.cur || e.msg.Role == "tool"):
+		return b.maxMessage + 24
+	}
+	return e.tokens
 }
 
 // summaryHeading introduces the summary in the system prompt.
@@ -82,9 +86,10 @@ func (c *convo) messages(system string, b budget) []llm.Message {
 		if i < c.cur && m.Role == "tool" && len(m.Content) > b.trimAt {
 			m.Content = trimmed(m.Content, b.trimAt)
 		}
-		if i == c.cur && m.Role == "user" && e.tokens > b.maxMessage {
-			// A message that alone would not fit (a delegated task, a
-			// pasted file) is sent as its head and tail.
+		if i >= c.cur && e.tokens > b.maxMessage && (i == c.cur || m.Role == "tool") {
+			// A message or tool result that alone would not fit (a
+			// delegated task, a pasted or read file) is sent as its head
+			// and tail.
 			m.Content = trimmed(m.Content, b.maxMessage*bytesPerToken)
 		}
 		out = append(out, m)
@@ -106,7 +111,7 @@ func trimmed(text string, limit int) string {
 	for from < len(text) && !utf8.RuneStart(text[from]) {
 		from++
 	}
-	return fmt.Sprintf("%s\n[… %d characters cut from this old tool result …]\n%s", text[:head], utf8.RuneCountInString(text[head:from]), text[from:])
+	return fmt.Sprintf("%s\n[… %d characters cut here to fit the model's context window …]\n%s", text[:head], utf8.RuneCountInString(text[head:from]), text[from:])
 }
 
 // bytesPerToken is the conservative side of the usual 3-4 bytes a token of
@@ -301,7 +306,7 @@ func (s *Service) compact(ctx context.Context, sessionID string, agent config.Ag
 func (c *convo) cutPoint(b budget) int {
 	kept, userCut, stepCut := 0, 0, 0
 	for i := len(c.entries) - 1; i > 0; i-- {
-		kept += c.entries[i].tokens
+		kept += c.sent(i, b)
 		if kept > b.keep {
 			break
 		}

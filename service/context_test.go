@@ -500,3 +500,50 @@ func TestCLIContextOverflowIsClear(t *testing.T) {
 		t.Fatalf("failure %+v", f)
 	}
 }
+
+// A large tool result is sent whole in its own turn and as its head and
+// tail, with a marker, in later turns; a message too large for the window
+// is sent the same way instead of failing the turn.
+func TestLargeContentIsTrimmed(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	sid := e.session("j1")
+	big := "HEAD " + strings.Repeat("middle ", 560) + " TAIL"
+	var got collect
+	err := e.c.ChatStream(context.Background(), sid, `read it [[tool read_file {"path":"/tmp/big"}]]`, func(ev api.StreamEvent) error {
+		got.add(ev)
+		e.answerTools(sid, func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: big} })(ev)
+		return nil
+	})
+	if err != nil || failure(got.all()) != nil {
+		t.Fatalf("tool turn: %v %+v", err, failure(got.all()))
+	}
+	toolSent := func(r openai.ChatCompletionRequest) string {
+		for _, m := range r.Messages {
+			if m.Role == openai.ChatMessageRoleTool {
+				return m.Content
+			}
+		}
+		return ""
+	}
+	if s := toolSent(lastChat(t, e.upstream)); s != big {
+		t.Fatalf("in its own turn the result was not sent whole (%d bytes)", len(s))
+	}
+	if f := failure(e.turnEvents(sid, "thanks")); f != nil {
+		t.Fatal(f)
+	}
+	s := toolSent(lastChat(t, e.upstream))
+	if !strings.HasPrefix(s, "HEAD ") || !strings.HasSuffix(s, " TAIL") || !strings.Contains(s, "characters cut here") || len(s) >= len(big) {
+		t.Fatalf("the old result was not trimmed: %d bytes", len(s))
+	}
+	huge := "START " + strings.Repeat("lorem ipsum ", 5000) + " END"
+	if f := failure(e.turnEvents(sid, huge)); f != nil {
+		t.Fatalf("a huge message failed the turn: %+v", f)
+	}
+	last := lastChat(t, e.upstream)
+	if m := last.Messages[len(last.Messages)-1].Content; !strings.HasPrefix(m, "START ") || !strings.HasSuffix(m, " END") || len(m) >= len(huge) {
+		t.Fatalf("the huge message was sent as %d bytes", len(m))
+	}
+	if _, over := e.upstream.MaxPromptTokens(); over != 0 {
+		t.Fatalf("%d requests passed the window", over)
+	}
+}

@@ -6,7 +6,7 @@
 // The script is driven by directives in the last user message, so a test
 // can drive the real service through its public API alone:
 //
-//	[[tool NAME {"json":"args"}]]  call a tool (repeat for parallel calls)
+//	[[tool NAME {"json":"args"}]]  call a tool (repeat for parallel calls; only when the request offers tools)
 //	[[deltas N]]                   stream N deltas "w0 ", "w1 ", ...
 //	[[slow MS]]                    wait MS milliseconds before each chunk
 //	[[status CODE]]                answer with that HTTP status and an error body
@@ -364,6 +364,11 @@ func Directives(req openai.ChatCompletionRequest) Script {
 		case "truncate":
 			sc.Truncate = true
 		}
+	}
+	if len(req.Tools) == 0 && len(sc.Calls) > 0 {
+		// A request that offers no tool (a summarizer's) gets no call, as
+		// from a real model: the directive is only quoted text there.
+		sc.Calls = nil
 	}
 	if len(sc.Deltas) == 0 && len(sc.Calls) == 0 {
 		sc.Deltas = words("You said: " + strings.TrimSpace(directive.ReplaceAllString(text, "")))
