@@ -154,6 +154,11 @@ func run(turns, limit, every int) error {
 	fmt.Printf("| last 100 / first 100 | %.2fx | at most 1.5x %s |\n", ratio, measure.Verdict(ratio <= 1.5))
 	fmt.Printf("| baseline: a fresh session's first turn (median of %d, same run) | %s | |\n", len(fresh), measure.Ms(base))
 	fmt.Printf("| last 100 / fresh session | %.2fx | |\n", float64(last)/float64(base))
+	// The machine's load varies over a run (other processes share the
+	// cores): each block against the fresh sessions measured during it.
+	fb, lb := measure.Median(freshAt[0]), measure.Median(freshAt[(turns-1)/100])
+	fmt.Printf("| the same, each block against its own fresh sessions | %.2fx / %.2fx = %.2fx | |\n",
+		float64(last)/float64(lb), float64(first)/float64(fb), (float64(last)/float64(lb))/(float64(first)/float64(fb)))
 	fmt.Printf("\nMedian service time by block of 100 turns, with the fresh sessions measured during the block:\n\n| turns | long session | fresh session |\n|---|---|---|\n")
 	for k := 0; k*100 < len(times); k++ {
 		block := times[k*100 : min(len(times), k*100+100)]
