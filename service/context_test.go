@@ -53,27 +53,40 @@ func (e *env) turnEvents(sid, text string) []api.StreamEvent {
 	return got.all()
 }
 
-func compactions(evs []api.StreamEvent) []api.CompactedEvent {
-	var out []api.CompactedEvent
+// eventsOf decodes the events of one type.
+func eventsOf[T any](evs []api.StreamEvent, typ string) []T {
+	var out []T
 	for _, ev := range evs {
-		if ev.Type == api.EventSessionCompacted {
-			var c api.CompactedEvent
-			json.Unmarshal(ev.Data, &c)
-			out = append(out, c)
+		if ev.Type == typ {
+			var d T
+			json.Unmarshal(ev.Data, &d)
+			out = append(out, d)
 		}
 	}
 	return out
 }
 
+func compactions(evs []api.StreamEvent) []api.CompactedEvent {
+	return eventsOf[api.CompactedEvent](evs, api.EventSessionCompacted)
+}
+
+// failure is the turn's error event, nil when it succeeded.
 func failure(evs []api.StreamEvent) *api.ErrorEvent {
-	for _, ev := range evs {
-		if ev.Type == api.EventError {
-			var f api.ErrorEvent
-			json.Unmarshal(ev.Data, &f)
-			return &f
-		}
+	if f := eventsOf[api.ErrorEvent](evs, api.EventError); len(f) > 0 {
+		return &f[0]
 	}
 	return nil
+}
+
+// untilCompacted sends ~1 KB messages until a turn compacts (at most 30).
+func (e *env) untilCompacted(sid string) {
+	e.t.Helper()
+	for i := 0; i < 30; i++ {
+		if len(compactions(e.turnEvents(sid, kilo(i)))) > 0 {
+			return
+		}
+	}
+	e.t.Fatal("no compaction in 30 turns")
 }
 
 func isSummaryRequest(r openai.ChatCompletionRequest) bool {
@@ -275,13 +288,7 @@ func hasCall(m openai.ChatCompletionMessage, id string) bool {
 func TestSummaryUsedAfterRestart(t *testing.T) {
 	e := newEnv(t, withContextLimit(8192, ""))
 	sid := e.session("j1")
-	done := false
-	for i := 0; i < 30 && !done; i++ {
-		done = len(compactions(e.turnEvents(sid, kilo(i)))) > 0
-	}
-	if !done {
-		t.Fatal("no compaction")
-	}
+	e.untilCompacted(sid)
 	before := lastChat(t, e.upstream).Messages[0].Content
 	at := strings.Index(before, "# Summary of the earlier conversation")
 	if at < 0 {
@@ -470,13 +477,7 @@ func TestMemoryFlushBeforeCompaction(t *testing.T) {
 				return testpeer.Directives(r)
 			}
 			sid := e.session("j1")
-			done := false
-			for i := 0; i < 30 && !done; i++ {
-				done = len(compactions(e.turnEvents(sid, kilo(i)))) > 0
-			}
-			if !done {
-				t.Fatal("no compaction")
-			}
+			e.untilCompacted(sid)
 			b, _ := os.ReadFile(filepath.Join(e.dir, "memory", "MEMORY.md"))
 			if on != strings.Contains(string(b), "Miso") || on != (flushes.Load() > 0) {
 				t.Fatalf("flush on=%v: %d flush requests, MEMORY.md %q", on, flushes.Load(), b)

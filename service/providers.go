@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -87,25 +86,13 @@ func (s *Service) discoverLocalServers(ctx context.Context) []api.DiscoveredServ
 }
 
 func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s/models: HTTP %d", baseURL, resp.StatusCode)
-	}
 	var body struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return nil, err
+	if !s.getJSON(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil, &body) {
+		return nil, fmt.Errorf("%s/models: no model list", baseURL)
 	}
 	models := []string{}
 	for _, m := range body.Data {
