@@ -548,3 +548,25 @@ func TestLargeContentIsTrimmed(t *testing.T) {
 		t.Fatalf("%d requests passed the window", over)
 	}
 }
+
+// Clearing or deleting a session forgets its summaries too: the old
+// conversation never comes back through them.
+func TestClearForgetsSummaries(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	sid := e.session("j1")
+	e.untilCompacted(sid)
+	if code, eb := doJSON(t, e, http.MethodPost, "/v1/sessions/"+sid+"/clear", ``, nil); code != http.StatusOK {
+		t.Fatalf("clear: %d %+v", code, eb)
+	}
+	if f := failure(e.turnEvents(sid, "fresh start")); f != nil {
+		t.Fatal(f)
+	}
+	r := lastChat(t, e.upstream)
+	if strings.Contains(r.Messages[0].Content, "# Summary of the earlier conversation") || len(r.Messages) != 2 {
+		t.Fatalf("after clear the request sends %d messages, summary: %v", len(r.Messages), strings.Contains(r.Messages[0].Content, "# Summary"))
+	}
+	var d api.SessionDetail
+	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid, nil, &d); err != nil || d.Context.Compactions != 0 {
+		t.Fatalf("context after clear %+v %v", d.Context, err)
+	}
+}

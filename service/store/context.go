@@ -117,3 +117,13 @@ func (w Write) Then(next Write) Write {
 		return next(ctx, tx)
 	}
 }
+
+// forgetContext drops a session's summaries and context use, with its
+// messages (clear, delete): the summaries hold the old conversation.
+func forgetContext(ctx context.Context, tx *sql.Tx, sessionID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM summaries WHERE session_id = ?`, sessionID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = 0, context_summary_id = 0 WHERE id = ?`, sessionID)
+	return err
+}
