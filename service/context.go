@@ -227,6 +227,23 @@ func (s *Service) history(ctx context.Context, t *turn) ([]llm.Message, error) {
 	return out, nil
 }
 
+// countUsage adds the usage of a turn's side requests (memory flush,
+// summaries) to the turn's.
+type countUsage struct {
+	llm.Provider
+	u *store.Usage
+}
+
+func (c countUsage) Stream(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Reply, error) {
+	r, err := c.Provider.Stream(ctx, req, onDelta)
+	if err == nil {
+		c.u.Requests++
+		c.u.PromptTokens += r.Usage.PromptTokens
+		c.u.CompletionTokens += r.Usage.CompletionTokens
+	}
+	return r, err
+}
+
 // compaction is one stored compaction, as the event and the route report it.
 type compaction = api.CompactedEvent
 

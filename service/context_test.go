@@ -182,6 +182,20 @@ func TestCompactionOnBudget(t *testing.T) {
 	if !strings.HasPrefix(tr.Messages[0].Text, "turn-000 ") {
 		t.Fatalf("the transcript lost its first message")
 	}
+	// Each turn recorded the usage the server reported for its requests,
+	// the summarizer's and the memory flush's included.
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(e.dir, "jarvis.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var nTurns, requests, prompt, completion int
+	if err := db.QueryRow(`SELECT COUNT(*), SUM(requests), SUM(prompt_tokens), SUM(completion_tokens) FROM turns WHERE session_id = ?`, sid).Scan(&nTurns, &requests, &prompt, &completion); err != nil {
+		t.Fatal(err)
+	}
+	if up := len(e.upstream.Requests()); nTurns != turns || requests != up || prompt <= 0 || completion <= 0 {
+		t.Fatalf("recorded %d turns, %d requests (the upstream had %d), %d prompt and %d completion tokens", nTurns, requests, up, prompt, completion)
+	}
 	var d api.SessionDetail
 	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid, nil, &d); err != nil {
 		t.Fatal(err)

@@ -360,7 +360,7 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		if id := t.user.ID; id != 0 && conv.cur < len(conv.entries) && conv.entries[conv.cur].id == 0 {
 			conv.entries[conv.cur].id = id
 		}
-		_, err := s.compact(ctx, t.sessionID, agent, provider, model, b, conv, compactOpts{reason: reason, before: used, turnID: t.id})
+		_, err := s.compact(ctx, t.sessionID, agent, countUsage{provider, &t.usage}, model, b, conv, compactOpts{reason: reason, before: used, turnID: t.id})
 		if err != nil && !errors.Is(err, errNothingToCompact) {
 			s.log.Warn("compaction", "session", t.sessionID, "err", err)
 			if ctx.Err() != nil {

@@ -88,16 +88,6 @@ func (s *Store) RecordUsage(turnID, sessionID string, u Usage) Write {
 	}
 }
 
-// TurnUsage returns a turn's recorded usage (ContextTokens and SummaryID unset).
-func (s *Store) TurnUsage(ctx context.Context, turnID string) (Usage, error) {
-	var u Usage
-	err := s.r.QueryRowContext(ctx, `SELECT prompt_tokens, completion_tokens, requests FROM turns WHERE id = ?`, turnID).Scan(&u.PromptTokens, &u.CompletionTokens, &u.Requests)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, ErrNotFound
-	}
-	return u, err
-}
-
 // ContextUse returns a session's last measured context use and the summary
 // it was measured on.
 func (s *Store) ContextUse(ctx context.Context, sessionID string) (tokens int, summaryID int64, err error) {
