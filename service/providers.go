@@ -165,7 +165,7 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 		for k, v := range s.cfg().Providers {
 			c.Providers[k] = v
 		}
-		c.Providers[name] = p
+		c.Providers[name] = keepWindow(c.Providers[name], p)
 		c.DefaultProvider = name
 		s.SetConfig(&c)
 		return nil
@@ -188,7 +188,7 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 	if raw, ok := doc["providers"]; ok {
 		json.Unmarshal(raw, &providers)
 	}
-	providers[name] = p
+	providers[name] = keepWindow(providers[name], p)
 	doc["providers"], _ = json.Marshal(providers)
 	doc["defaultProvider"], _ = json.Marshal(name)
 	out, err := json.MarshalIndent(doc, "", "  ")
@@ -209,4 +209,13 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 		return err
 	}
 	return s.ReloadConfig(s.configPath)
+}
+
+// keepWindow keeps the contextWindow of a provider entry that the setup
+// panel rewrites for the same model (it knows nothing of windows).
+func keepWindow(old, p config.Provider) config.Provider {
+	if p.ContextWindow == 0 && old.Model == p.Model {
+		p.ContextWindow = old.ContextWindow
+	}
+	return p
 }

@@ -142,6 +142,9 @@ func run(turns, limit, every int) error {
 	first, last := measure.Median(times[:100]), measure.Median(times[len(times)-100:])
 	base := measure.Median(fresh)
 	ratio := float64(last) / float64(first)
+	fmt.Printf("### Long-lived session (bench/longsession)\n\n`go run ./bench/longsession -turns %d -limit %d -every %d`: one session of %d non-streamed turns (a ~1 KB message, a ~1 KB reply)\n"+
+		"through the real service, against the scripted upstream with a window of %d tokens (reported in /v1/models, enforced with\n"+
+		"OpenAI's context_length_exceeded); the baseline is the first turn of a fresh session every %d turns, in the same run.\n", turns, limit, every, turns, limit, every)
 	fmt.Printf("\n| figure | value | goal |\n|---|---|---|\n")
 	fmt.Printf("| turns of one session (each ~1 KB in, ~1 KB out) | %d, all succeeded | every turn succeeds |\n", turns)
 	fmt.Printf("| window (taken from the server) | %d tokens (source %s) | |\n", detail.Context.Window, detail.Context.Source)
