@@ -57,6 +57,18 @@ func (c *convo) tokens(b budget) int {
 	return n
 }
 
+// after is the estimate of the entries stored after message upto (the last
+// one a measure covers) and of this turn's, as messages sends them.
+func (c *convo) after(upto int64, b budget) int {
+	n := 0
+	for i, e := range c.entries {
+		if i >= c.cur || e.id == 0 || e.id > upto {
+			n += c.sent(i, b)
+		}
+	}
+	return n
+}
+
 // sent is the estimate of entry i as messages sends it.
 func (c *convo) sent(i int, b budget) int {
 	e := c.entries[i]
@@ -550,9 +562,8 @@ func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.Cont
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(s.systemPrompt(s.cfg(), agent, specs), specs))
 	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source}
 	info.Compactions, _ = s.st.CountSummaries(ctx, sess.ID)
-	tokens, _, err := s.st.ContextUse(ctx, sess.ID)
-	if err == nil && tokens > 0 {
-		info.Tokens = tokens
+	if last, err := s.st.ContextUse(ctx, sess.ID); err == nil && last.Tokens > 0 {
+		info.Tokens = last.Tokens
 		return info
 	}
 	// Never measured (no request yet, or a server that reports no usage).

@@ -620,3 +620,31 @@ func TestSetProviderKeepsContextWindow(t *testing.T) {
 		t.Fatalf("another model: contextWindow %d", w)
 	}
 }
+
+// Messages of failed turns count toward the budget: the context measured
+// by the last successful request is topped up with everything stored after
+// it, so failed turns piling up are compacted before the server refuses.
+func TestFailedTurnsCountTowardTheBudget(t *testing.T) {
+	e := newEnv(t, withContextLimit(8192, ""))
+	e.upstream.Respond = func(r openai.ChatCompletionRequest) testpeer.Script {
+		if len(r.Tools) <= 1 { // the summarizer and the memory flush: the quoted directives are not theirs
+			return testpeer.Script{Deltas: []string{"Summary: ", "many messages."}}
+		}
+		return testpeer.Directives(r)
+	}
+	sid := e.session("j1")
+	if f := failure(e.turnEvents(sid, kilo(0))); f != nil {
+		t.Fatal(f)
+	}
+	for i := 1; i <= 20; i++ {
+		if f := failure(e.turnEvents(sid, kilo(i)+" [[status 500]]")); f == nil || f.Code != "upstream_error" {
+			t.Fatalf("turn %d: %+v", i, f)
+		}
+	}
+	if f := failure(e.turnEvents(sid, kilo(13))); f != nil {
+		t.Fatal(f)
+	}
+	if _, over := e.upstream.MaxPromptTokens(); over != 0 {
+		t.Fatalf("%d requests passed the window", over)
+	}
+}

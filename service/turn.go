@@ -312,6 +312,11 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	// the terminal event reaches anyone (a client that sees it can send its
 	// next message at once).
 	write := s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final))
+	if status != store.TurnDone {
+		// The last measure does not cover what the turn stored after its
+		// last request: the next turn estimates it.
+		t.usage.ContextTokens = 0
+	}
 	if t.usage.Requests > 0 {
 		write = write.Then(s.st.RecordUsage(t.id, t.sessionID, t.usage))
 	}
@@ -344,8 +349,8 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 	// request, when it was made on the same summary, plus an estimate of
 	// this message; an estimate of everything otherwise.
 	used := b.static + conv.tokens(b)
-	if last, sumID, err := s.st.ContextUse(bg, t.sessionID); err == nil && last > 0 && (conv.sum == nil && sumID == 0 || conv.sum != nil && conv.sum.ID == sumID) {
-		used = last + conv.entries[conv.cur].tokens
+	if last, err := s.st.ContextUse(bg, t.sessionID); err == nil && last.Tokens > 0 && (conv.sum == nil && last.SummaryID == 0 || conv.sum != nil && conv.sum.ID == last.SummaryID) {
+		used = last.Tokens + conv.after(last.UptoID, b)
 	}
 	// fit compacts when the next request would pass the budget; false
 	// means the turn has failed (out says how).

@@ -56,7 +56,7 @@ func (s *Store) AddSummary(ctx context.Context, sum Summary) (Summary, error) {
 	if sum.ID, err = res.LastInsertId(); err != nil {
 		return sum, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = ?, context_summary_id = ? WHERE id = ?`, sum.TokensAfter, sum.ID, sum.SessionID); err != nil {
+	if err := setContext(ctx, tx, sum.SessionID, sum.TokensAfter, sum.ID); err != nil {
 		return sum, err
 	}
 	return sum, tx.Commit()
@@ -70,7 +70,8 @@ func (s *Store) CountSummaries(ctx context.Context, sessionID string) (int, erro
 }
 
 // RecordUsage returns the write that adds a turn's usage to it and sets the
-// session's context use (when u.ContextTokens is above 0).
+// session's context use (when u.ContextTokens is above 0: the turn ended
+// with the reply of its last request, the last message stored).
 func (s *Store) RecordUsage(turnID, sessionID string, u Usage) Write {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		if u.Requests == 0 {
@@ -83,19 +84,33 @@ func (s *Store) RecordUsage(turnID, sessionID string, u Usage) Write {
 		if u.ContextTokens <= 0 {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = ?, context_summary_id = ? WHERE id = ?`, u.ContextTokens, u.SummaryID, sessionID)
-		return err
+		return setContext(ctx, tx, sessionID, u.ContextTokens, u.SummaryID)
 	}
 }
 
-// ContextUse returns a session's last measured context use and the summary
-// it was measured on.
-func (s *Store) ContextUse(ctx context.Context, sessionID string) (tokens int, summaryID int64, err error) {
-	err = s.r.QueryRowContext(ctx, `SELECT context_tokens, context_summary_id FROM sessions WHERE id = ?`, sessionID).Scan(&tokens, &summaryID)
+// setContext records a session's measured context use, covering every
+// message stored so far.
+func setContext(ctx context.Context, tx *sql.Tx, sessionID string, tokens int, summaryID int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = ?, context_summary_id = ?,
+		context_upto_id = (SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?) WHERE id = ?`, tokens, summaryID, sessionID, sessionID)
+	return err
+}
+
+// ContextUse is a session's last measured context use.
+type ContextUse struct {
+	Tokens    int
+	SummaryID int64 // the summary it was measured on (0: none)
+	UptoID    int64 // the last message it covers
+}
+
+// ContextUse returns a session's last measured context use.
+func (s *Store) ContextUse(ctx context.Context, sessionID string) (ContextUse, error) {
+	var u ContextUse
+	err := s.r.QueryRowContext(ctx, `SELECT context_tokens, context_summary_id, context_upto_id FROM sessions WHERE id = ?`, sessionID).Scan(&u.Tokens, &u.SummaryID, &u.UptoID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, ErrNotFound
+		return u, ErrNotFound
 	}
-	return tokens, summaryID, err
+	return u, err
 }
 
 // Then returns the write that runs w and then next.
@@ -114,6 +129,6 @@ func forgetContext(ctx context.Context, tx *sql.Tx, sessionID string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM summaries WHERE session_id = ?`, sessionID); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = 0, context_summary_id = 0 WHERE id = ?`, sessionID)
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET context_tokens = 0, context_summary_id = 0, context_upto_id = 0 WHERE id = ?`, sessionID)
 	return err
 }

@@ -23,7 +23,9 @@ ALTER TABLE turns ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
 
--- The session's context use: tokens of its last request (prompt and reply),
--- measured on top of summary context_summary_id (0: none).
+-- The session's context use: tokens of its last measured request (prompt
+-- and reply), on top of summary context_summary_id (0: none), covering the
+-- messages up to context_upto_id (later ones are estimated).
 ALTER TABLE sessions ADD COLUMN context_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN context_summary_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN context_upto_id INTEGER NOT NULL DEFAULT 0;
