@@ -46,6 +46,10 @@ func (b budget) withStatic(n int) budget {
 	return b
 }
 
+// minReply is the least room for a reply a request is sent with when
+// compaction failed.
+const minReply = 512
+
 // defaultWindow is the window of a model whose family is unknown: small
 // enough for the local servers' usual settings.
 const defaultWindow = 8192

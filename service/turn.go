@@ -372,6 +372,9 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 				out = failed("cancelled", "Stopped: the turn was cancelled.")
 				return false
 			}
+			if reason == "budget" && used+minReply <= b.window {
+				return true // it still fits, with less room for the reply; the next turn compacts again
+			}
 			out = overflowFailure(b, "; summarizing its older messages failed ("+llmErrorEvent(err).Message+")")
 			return false
 		}
