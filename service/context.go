@@ -225,20 +225,6 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 	return c, nil
 }
 
-// history is the model-visible conversation of t's session: the latest
-// summary's messages on, ending with t's user message.
-func (s *Service) history(ctx context.Context, t *turn) ([]llm.Message, error) {
-	c, err := s.loadConvo(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]llm.Message, len(c.entries))
-	for i, e := range c.entries {
-		out[i] = e.msg
-	}
-	return out, nil
-}
-
 // countUsage adds the usage of a turn's side requests (memory flush,
 // summaries) to the turn's.
 type countUsage struct {
