@@ -126,6 +126,9 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := o.calls
 	prompt := CountTokens(req)
 	o.maxPrompt = max(o.maxPrompt, prompt)
+	if req.MaxCompletionTokens > 0 {
+		req.MaxTokens = req.MaxCompletionTokens // OpenAI's newer name for it
+	}
 	over := o.ContextLimit > 0 && prompt+req.MaxTokens > o.ContextLimit
 	if over {
 		o.overflows++

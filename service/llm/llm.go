@@ -104,6 +104,10 @@ func (e *Error) Unwrap() error { return e.Err }
 type OpenAI struct {
 	client  *openai.Client
 	baseURL string
+	// maxCompletion: bound replies with max_completion_tokens (OpenAI's own
+	// API, whose reasoning models refuse max_tokens) instead of max_tokens
+	// (what the local servers read).
+	maxCompletion bool
 }
 
 // OpenAIOptions configures NewOpenAI.
@@ -123,7 +127,8 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 		cfg.HTTPClient = opts.HTTPClient
 	}
 	cfg.HTTPClient = staticDoer{next: cfg.HTTPClient}
-	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL,
+		maxCompletion: strings.Contains(cfg.BaseURL, "://api.openai.com/")}
 }
 
 // openaiMessage is m in go-openai's terms.
@@ -147,8 +152,13 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 	// include_usage asks for the usage chunk real servers send last: the
 	// service counts its context from it (OpenAI, vLLM, llama.cpp, Ollama
 	// and LM Studio honour it; others ignore the field).
-	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true, MaxTokens: req.MaxTokens,
+	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true}}
+	if p.maxCompletion {
+		creq.MaxCompletionTokens = req.MaxTokens
+	} else {
+		creq.MaxTokens = req.MaxTokens
+	}
 	// The system message and the tools go in encoded once (static.go).
 	msgs, system := req.Messages, ""
 	if len(msgs) > 0 && msgs[0].Role == "system" {

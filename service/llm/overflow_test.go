@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +63,29 @@ func TestStreamUsage(t *testing.T) {
 	}
 	if rep.Usage != (Usage{PromptTokens: 123, CompletionTokens: 7}) {
 		t.Fatalf("usage %+v", rep.Usage)
+	}
+}
+
+// A reply bound goes out as max_tokens to OpenAI-compatible servers (what
+// llama.cpp, Ollama, LM Studio and vLLM read) and as max_completion_tokens
+// to OpenAI's own API (its reasoning models refuse max_tokens).
+func TestMaxTokensField(t *testing.T) {
+	var body string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body = string(b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"ok"},"finish_reason":"length"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer up.Close()
+	p := NewOpenAI(OpenAIOptions{BaseURL: up.URL + "/v1"})
+	if _, err := p.Stream(context.Background(), Request{Model: "m", MaxTokens: 64, Messages: []Message{{Role: "user", Content: "hi"}}}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, `"max_tokens":64`) || strings.Contains(body, "max_completion_tokens") {
+		t.Fatalf("body %s", body)
+	}
+	if !NewOpenAI(OpenAIOptions{}).maxCompletion || !NewOpenAI(OpenAIOptions{BaseURL: "https://api.openai.com/v1"}).maxCompletion {
+		t.Fatal("OpenAI's API is not sent max_completion_tokens")
 	}
 }
