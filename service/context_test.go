@@ -648,3 +648,23 @@ func TestFailedTurnsCountTowardTheBudget(t *testing.T) {
 		t.Fatalf("%d requests passed the window", over)
 	}
 }
+
+// A delegated reply takes at most a third of the caller's budget.
+func TestDelegatedReplyFitsTheCaller(t *testing.T) {
+	e := newEnv(t)
+	e.setAgents(`[
+ {"agentId":"general","displayName":"General","chat":{"contextWindow":4096}},
+ {"agentId":"notes","displayName":"Notes","description":"keeps notes","toolAllowlist":["read_file"]}
+]`, "")
+	sid := e.session("j1")
+	evs := e.agChat(sid, `ask notes [[tool agents_message {"agentId":"notes","content":"[[deltas 3000]]"}]]`)
+	ds := agDelegations(t, evs)
+	if len(ds) != 1 {
+		t.Fatalf("events %v", types(evs))
+	}
+	r := delegationResult(t, ds[0])
+	// 4,096 less a 1,024 reserve is 3,072 tokens; a third is 1,024 tokens, 3,072 bytes.
+	if r.Status != "complete" || !r.Truncated || len(r.Response) > 3072 || len(r.Response) < 3000 {
+		t.Fatalf("result: %s, truncated %v, %d bytes", r.Status, r.Truncated, len(r.Response))
+	}
+}
