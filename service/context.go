@@ -555,15 +555,21 @@ func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.Cont
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(s.systemPrompt(s.cfg(), agent, specs), specs))
 	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source}
 	info.Compactions, _ = s.st.CountSummaries(ctx, sess.ID)
-	if last, err := s.st.ContextUse(ctx, sess.ID); err == nil && last.Tokens > 0 {
-		info.Tokens = last.Tokens
-		return info
-	}
-	// Never measured (no request yet, or a server that reports no usage).
-	c, err := s.loadConvo(ctx, &turn{sessionID: sess.ID})
-	if err == nil {
-		c.entries = c.entries[:c.cur]
-		info.Tokens = b.static + c.tokens(b)
+	if c, err := s.loadConvo(ctx, &turn{sessionID: sess.ID}); err == nil {
+		c.entries = c.entries[:c.cur] // no message of a next turn yet
+		info.Tokens = s.contextUsed(ctx, sess.ID, c, b)
 	}
 	return info
+}
+
+// contextUsed is the context c uses: the server's count for the session's
+// last measured request, when it was made on the same summary, plus an
+// estimate of the messages stored since and of this turn's; an estimate of
+// everything otherwise.
+func (s *Service) contextUsed(ctx context.Context, sessionID string, c *convo, b budget) int {
+	last, err := s.st.ContextUse(ctx, sessionID)
+	if err == nil && last.Tokens > 0 && (c.sum == nil && last.SummaryID == 0 || c.sum != nil && c.sum.ID == last.SummaryID) {
+		return last.Tokens + c.after(last.UptoID, b)
+	}
+	return b.static + c.tokens(b)
 }

@@ -345,13 +345,7 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 	specs := s.toolSpecs(agent)
 	system := s.systemPrompt(c, agent, specs)
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(system, specs))
-	// The context in use: the server's count for the session's last
-	// request, when it was made on the same summary, plus an estimate of
-	// this message; an estimate of everything otherwise.
-	used := b.static + conv.tokens(b)
-	if last, err := s.st.ContextUse(bg, t.sessionID); err == nil && last.Tokens > 0 && (conv.sum == nil && last.SummaryID == 0 || conv.sum != nil && conv.sum.ID == last.SummaryID) {
-		used = last.Tokens + conv.after(last.UptoID, b)
-	}
+	used := s.contextUsed(bg, t.sessionID, conv, b)
 	// fit compacts when the next request would pass the budget; false
 	// means the turn has failed (out says how).
 	var out outcome
