@@ -150,12 +150,12 @@
 
     // 4b. The header shows the session's context use; Compact summarizes its
     // older messages and the transcript says so (and keeps them).
-    const shown = $$("#messages .msg").length;
+    const msgsBefore = $$("#messages .msg").length;
     await waitFor(() => !$("#ctx-meter").hidden && /^\d+% context$/.test($("#ctx-meter").textContent), "the context meter");
     $("#compact").click();
     await waitFor(() => $$("#messages .msg.status").some((x) => /^Conversation compacted \(on request\)/.test(x.textContent)), "the compaction line");
     await waitFor(() => !$("#compact").disabled && /Compacted 1 time\./.test($("#ctx-meter").title), "the meter after compaction");
-    assert($$("#messages .msg").length === shown + 1, "the transcript kept every message");
+    assert($$("#messages .msg").length === msgsBefore + 1, "the transcript kept every message");
     log("context meter shown; Compact summarized the older messages");
 
     // 5. Stop ends a running turn.
