@@ -144,6 +144,9 @@ func (s *Service) serverWindow(ctx context.Context, ch config.Chat) (int, string
 	pctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
 	n := s.probeWindow(pctx, strings.TrimRight(ch.BaseURL, "/"), ch.Model)
+	if ctx.Err() != nil {
+		return 0, "" // the turn was cancelled: ask again next time
+	}
 	s.windows.Store(key, n)
 	if n > 0 {
 		return n, "server"
