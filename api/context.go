@@ -18,6 +18,12 @@ type CompactedEvent struct {
 	Window        int    `json:"window"`
 	Reason        string `json:"reason"` // budget | overflow | manual
 	TurnID        string `json:"turn_id,omitempty"`
+	CreatedAt     string `json:"created_at,omitempty"`
+}
+
+// CompactionList answers GET /v1/sessions/{id}/compactions, oldest first.
+type CompactionList struct {
+	Compactions []CompactedEvent `json:"compactions"`
 }
 
 // CompactRequest is the optional body of POST /v1/sessions/{id}/compact.

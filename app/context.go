@@ -33,3 +33,13 @@ func (a *App) CompactSession(sessionID, instructions string) (api.CompactedEvent
 	err := a.c.Do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/compact", api.CompactRequest{Instructions: strings.TrimSpace(instructions)}, &out)
 	return out, friendlyOrNil(err)
 }
+
+// compactions lists a session's compactions for its transcript lines; none
+// when the service cannot (an older service, a non-chat session).
+func (a *App) compactions(ctx context.Context, sessionID string) []api.CompactedEvent {
+	var out api.CompactionList
+	if err := a.c.Do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(sessionID)+"/compactions", nil, &out); err != nil || out.Compactions == nil {
+		return []api.CompactedEvent{}
+	}
+	return out.Compactions
+}

@@ -61,6 +61,11 @@ func TestSessionContextAndCompact(t *testing.T) {
 	if info, _ = a.SessionContext(s.GeneralSessionID); info.Compactions != 1 || info.Tokens != ev.TokensAfter {
 		t.Fatalf("context after compaction %+v", info)
 	}
+	// Reading the transcript again brings the compaction for its line.
+	tr, err := a.Reload(s.GeneralSessionID)
+	if err != nil || len(tr.Compactions) != 1 || tr.Compactions[0].UptoMessageID != ev.UptoMessageID || len(tr.Messages) != 8 {
+		t.Fatalf("transcript %d messages, compactions %+v, %v", len(tr.Messages), tr.Compactions, err)
+	}
 	if _, err := a.CompactSession("nope", ""); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown session: %v", err)
 	}

@@ -309,16 +309,39 @@ func (s *Service) compact(ctx context.Context, sessionID string, agent config.Ag
 	next := &convo{sum: &store.Summary{Content: summary}, entries: c.entries[cut:], cur: c.cur - cut}
 	after := b.static + next.tokens(b)
 	stored, err := s.st.AddSummary(context.Background(), store.Summary{SessionID: sessionID, FromMessageID: from, UptoMessageID: upto,
-		Content: summary, TokensBefore: o.before, TokensAfter: after, Reason: o.reason})
+		Content: summary, TokensBefore: o.before, TokensAfter: after, Messages: cut, Window: b.window, Reason: o.reason})
 	if err != nil {
 		return compaction{}, err
 	}
 	next.sum = &stored
 	*c = *next
-	ev := compaction{SummaryID: stored.ID, FromMessageID: from, UptoMessageID: upto, Messages: cut,
-		TokensBefore: o.before, TokensAfter: after, Window: b.window, Reason: o.reason, TurnID: o.turnID}
+	ev := compactedEvent(stored)
+	ev.TurnID = o.turnID
 	s.publish(sessionID, api.EventSessionCompacted, ev)
 	return ev, nil
+}
+
+func compactedEvent(sum store.Summary) compaction {
+	return compaction{SummaryID: sum.ID, FromMessageID: sum.FromMessageID, UptoMessageID: sum.UptoMessageID, Messages: sum.Messages,
+		TokensBefore: sum.TokensBefore, TokensAfter: sum.TokensAfter, Window: sum.Window, Reason: sum.Reason, CreatedAt: sum.CreatedAt}
+}
+
+// handleCompactions is GET /v1/sessions/{id}/compactions: the session's
+// compactions, oldest first (the desktop's transcript lines).
+func (s *Service) handleCompactions(w http.ResponseWriter, r *http.Request) error {
+	sess, err := s.liveSession(r.Context(), r.PathValue("id"), "id")
+	if err != nil {
+		return err
+	}
+	sums, err := s.st.Summaries(r.Context(), sess.ID)
+	if err != nil {
+		return err
+	}
+	out := api.CompactionList{Compactions: []api.CompactedEvent{}}
+	for _, sum := range sums {
+		out.Compactions = append(out.Compactions, compactedEvent(sum))
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // cutPoint returns how many of c's first entries to summarize: as many as

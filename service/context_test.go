@@ -384,6 +384,12 @@ func TestManualCompaction(t *testing.T) {
 	if code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/"+sid+"/compact", ``, &again); code != http.StatusOK || again.FromMessageID <= ev.UptoMessageID {
 		t.Fatalf("second compact: %d %+v %+v", code, again, eb)
 	}
+	var list api.CompactionList
+	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid+"/compactions", nil, &list); err != nil ||
+		len(list.Compactions) != 2 || list.Compactions[0].SummaryID != ev.SummaryID || list.Compactions[1].UptoMessageID != again.UptoMessageID ||
+		list.Compactions[0].Messages != ev.Messages || list.Compactions[0].CreatedAt == "" {
+		t.Fatalf("compactions %+v %v", list, err)
+	}
 	// A single exchange: nothing older than it to summarize.
 	one := e.session("j2")
 	e.turnEvents(one, "hello")

@@ -457,7 +457,7 @@ async function openSession(id: string): Promise<void> {
     const [tr] = await Promise.all([api().OpenSession(id), loadMarkdown().catch(() => undefined)]);
     // A transcript already in the window is kept current by its stream;
     // loading it again could drop events that arrived meanwhile.
-    if (fresh && !tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
+    if (fresh && !tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
   } catch (ex) {
     flash(errText(ex));
   }
@@ -468,7 +468,7 @@ async function openSession(id: string): Promise<void> {
 async function reload(id: string): Promise<void> {
   try {
     const [tr] = await Promise.all([api().Reload(id), loadMarkdown().catch(() => undefined)]);
-    if (!tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
+    if (!tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
     if (id === state.sessionId) renderMessages();
   } catch (ex) {
     flash(errText(ex));

@@ -139,7 +139,7 @@ export class Transcript {
    * card, any other run after its turn or, without one, by time. A reply
    * whose run is not in roundtables stays a Markdown reply.
    */
-  load(messages: any[], roundtables: RoundtableInfo[] = []): void {
+  load(messages: any[], roundtables: RoundtableInfo[] = [], compactions: any[] = []): void {
     this.items = [];
     this.transients = this.roundTables = 0;
     this.byKey.clear();
@@ -204,7 +204,16 @@ export class Transcript {
       if (!anchored.has(at)) anchored.set(at, []);
       anchored.get(at)!.push(r);
     }
+    // A compaction's line goes after the last message it summarized.
+    const pending = [...compactions].sort((a, b) => a.upto_message_id - b.upto_message_id);
+    const placeCompactions = (before: number) => {
+      while (pending.length && pending[0].upto_message_id < before) {
+        const c = pending.shift();
+        this.add({ key: `cmp-s${c.summary_id}`, kind: "status", text: compactedLine(c) }, eff);
+      }
+    };
     messages.forEach((m, i) => {
+      if (typeof m.id === "number") placeCompactions(m.id);
       for (const r of anchored.get(i) ?? []) addRun(r, m);
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
@@ -245,6 +254,7 @@ export class Transcript {
       }
     });
     for (const r of anchored.get(messages.length) ?? []) addRun(r, undefined);
+    placeCompactions(Infinity);
   }
 
   /** Applies one stream event. */

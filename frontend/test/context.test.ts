@@ -29,3 +29,27 @@ describe("context meter", () => {
     expect(t.items[1].text).toBe("Conversation compacted (to stay within the model's window): 12 earlier messages summarized, about 6,200 → 2,100 tokens. The full transcript is kept.");
   });
 });
+
+describe("compaction lines on reload", () => {
+  it("puts each compaction after the last message it summarized, the transcript whole", () => {
+    const t = new Transcript();
+    const msgs = [
+      { id: 1, role: "user", text: "one", turnId: "t1" },
+      { id: 2, role: "assistant", text: "", turnId: "t1", toolCalls: [{ id: "c1", name: "read_file", arguments: "{}" }] },
+      { id: 3, role: "tool", text: "file", toolCallId: "c1", turnId: "t1" },
+      { id: 4, role: "assistant", text: "done", turnId: "t1" },
+      { id: 5, role: "user", text: "two", turnId: "t2" },
+      { id: 6, role: "assistant", text: "ok", turnId: "t2" },
+    ];
+    t.load(msgs, [], [{ summary_id: 9, upto_message_id: 3, messages: 3, tokens_before: 900, tokens_after: 300, reason: "budget" }]);
+    expect(t.items.map((i) => [i.kind, i.kind === "status" ? i.text.slice(0, 24) : i.text])).toEqual([
+      ["user", "one"],
+      ["tool", ""],
+      ["status", "Conversation compacted ("],
+      ["assistant", "done"],
+      ["user", "two"],
+      ["assistant", "ok"],
+    ]);
+    expect(t.get("cmp-s9")?.text).toContain("3 earlier messages summarized");
+  });
+});

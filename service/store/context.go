@@ -16,6 +16,8 @@ type Summary struct {
 	Content       string
 	TokensBefore  int
 	TokensAfter   int
+	Messages      int // model-visible messages summarized this time
+	Window        int
 	Reason        string // budget | overflow | manual
 	CreatedAt     string
 }
@@ -31,13 +33,36 @@ type Usage struct {
 
 // LatestSummary returns a session's latest summary; ok is false when it has none.
 func (s *Store) LatestSummary(ctx context.Context, sessionID string) (sum Summary, ok bool, err error) {
-	err = s.r.QueryRowContext(ctx, `SELECT id, session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, reason, created_at
-		FROM summaries WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sessionID).
-		Scan(&sum.ID, &sum.SessionID, &sum.FromMessageID, &sum.UptoMessageID, &sum.Content, &sum.TokensBefore, &sum.TokensAfter, &sum.Reason, &sum.CreatedAt)
+	err = s.r.QueryRowContext(ctx, `SELECT `+summaryColumns+` FROM summaries WHERE session_id = ? ORDER BY id DESC LIMIT 1`, sessionID).
+		Scan(sum.fields()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Summary{}, false, nil
 	}
 	return sum, err == nil, err
+}
+
+const summaryColumns = `id, session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, messages, window, reason, created_at`
+
+func (sum *Summary) fields() []any {
+	return []any{&sum.ID, &sum.SessionID, &sum.FromMessageID, &sum.UptoMessageID, &sum.Content, &sum.TokensBefore, &sum.TokensAfter, &sum.Messages, &sum.Window, &sum.Reason, &sum.CreatedAt}
+}
+
+// Summaries returns a session's summaries, oldest first.
+func (s *Store) Summaries(ctx context.Context, sessionID string) ([]Summary, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+summaryColumns+` FROM summaries WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var sum Summary
+		if err := rows.Scan(sum.fields()...); err != nil {
+			return nil, err
+		}
+		out = append(out, sum)
+	}
+	return out, rows.Err()
 }
 
 // AddSummary stores a summary and makes its size the session's context use.
@@ -48,8 +73,8 @@ func (s *Store) AddSummary(ctx context.Context, sum Summary) (Summary, error) {
 		return sum, err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO summaries(session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, reason, created_at)
-		VALUES (?,?,?,?,?,?,?,?)`, sum.SessionID, sum.FromMessageID, sum.UptoMessageID, sum.Content, sum.TokensBefore, sum.TokensAfter, sum.Reason, sum.CreatedAt)
+	res, err := tx.ExecContext(ctx, `INSERT INTO summaries(session_id, from_message_id, upto_message_id, content, tokens_before, tokens_after, messages, window, reason, created_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`, sum.SessionID, sum.FromMessageID, sum.UptoMessageID, sum.Content, sum.TokensBefore, sum.TokensAfter, sum.Messages, sum.Window, sum.Reason, sum.CreatedAt)
 	if err != nil {
 		return sum, err
 	}

@@ -13,6 +13,8 @@ CREATE TABLE summaries (
     content         TEXT NOT NULL,
     tokens_before   INTEGER NOT NULL, -- context before compaction
     tokens_after    INTEGER NOT NULL, -- and after
+    messages        INTEGER NOT NULL, -- model-visible messages summarized this time
+    window          INTEGER NOT NULL, -- the model's window then
     reason          TEXT NOT NULL,    -- budget | overflow | manual
     created_at      TEXT NOT NULL
 );
