@@ -267,6 +267,9 @@ type Transcript struct {
 	// cards the stream laid out live (empty when the service has none or
 	// cannot list them).
 	Roundtables []RoundtableCard `json:"roundtables"`
+	// Compactions are the session's compactions, oldest first, for their
+	// transcript lines (empty when the service has none or cannot list them).
+	Compactions []api.CompactedEvent `json:"compactions"`
 }
 
 // OpenSession loads a session's transcript and makes sure its stream is
@@ -291,7 +294,7 @@ func (a *App) OpenSession(sessionID string) (Transcript, error) {
 func (a *App) Reload(sessionID string) (Transcript, error) {
 	ctx, cancel := a.reqCtx()
 	defer cancel()
-	t := Transcript{SessionID: sessionID, Messages: []api.TranscriptMessage{}, Roundtables: []RoundtableCard{}}
+	t := Transcript{SessionID: sessionID, Messages: []api.TranscriptMessage{}, Roundtables: []RoundtableCard{}, Compactions: a.compactions(ctx, sessionID)}
 	tr, err := a.s.messages(ctx, sessionID)
 	if notFound(err) {
 		t.Unavailable = true

@@ -38,6 +38,8 @@ func TestReloadReadsTheSessionsRoundtables(t *testing.T) {
 			w.Write([]byte(`{"id":"rt_old","general_session_id":"g_1","turn_id":"t1","source":"agent","status":"completed","outcome":"approved","summary":"2 of 2",` +
 				`"participants":["a","b"],"created_at":"2026-01-01T10:00:30Z","task":{},"answers":[{"seq":1,"agent":"a","phase":"analyze","kind":"analysis","data":{"big":"x"}}],` +
 				`"result":{"outcome":"approved","votes":[{"agent_name":"a","approve":true}]},"markdown":"# Result"}`))
+		case "/v1/sessions/g_1/compactions":
+			w.Write([]byte(`{"compactions":[]}`))
 		case "/v1/roundtables/rt_gone":
 			w.WriteHeader(http.StatusInternalServerError)
 			w.Write([]byte(`{"error":{"code":"internal","message":"disk"}}`))

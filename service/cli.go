@@ -21,6 +21,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/cliagent"
 	"jarvis/service/config"
+	"jarvis/service/llm"
 	"jarvis/service/store"
 )
 
@@ -113,6 +114,9 @@ func (s *Service) runCLI(ctx context.Context, t *turn, sess store.Session, agent
 			return failed("cli_not_installed", "Agent %q uses %s, but its CLI is not installed: %v", agent.AgentID, ch.Provider, err)
 		case ctx.Err() != nil:
 			return failed("cancelled", "Stopped: the turn was cancelled.")
+		case llm.IsContextOverflow(err.Error()):
+			// The CLI keeps its own conversation: Jarvis cannot compact it.
+			return failed(llm.CodeContextOverflow, "The %s conversation of agent %q no longer fits its model's context window (%v). The CLI keeps this conversation itself: start a new session (the CLI then starts a fresh conversation) or compact it in the CLI.", ch.Provider, agent.AgentID, err)
 		case errors.As(err, &ee):
 			return failed("cli_failed", "%s", ee.Error())
 		}

@@ -251,7 +251,9 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 	calls, thinking := tt.stats.snapshot()
 	n, d := len(calls), time.Since(started).Milliseconds()
 	res.ToolCallCount, res.ToolCalls, res.ThinkingText, res.DurationMs = &n, calls, thinking, &d
-	res.Response, res.Truncated = truncateReply(reply, maxDelegatedResponse)
+	// The reply goes into the caller's context: at most a third of its budget.
+	limit := min(maxDelegatedResponse, s.budgetFor(ctx, caller).limit()/3*bytesPerToken)
+	res.Response, res.Truncated = truncateReply(reply, limit)
 	// Another agent's reply is untrusted text, like a tool's result: the
 	// same scanner flags what reads like instructions to a model.
 	if p := s.det.Scan(reply).Patterns(); len(p) > 0 {

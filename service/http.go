@@ -41,6 +41,8 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/sessions/{id}/messages", s.adapt(s.handleMessages))
 	mux.Handle("PATCH /v1/sessions/{id}", s.adapt(s.handleUpdateSession))
 	mux.Handle("POST /v1/sessions/{id}/clear", s.adapt(s.handleClearSession))
+	mux.Handle("POST /v1/sessions/{id}/compact", s.adapt(s.handleCompact))
+	mux.Handle("GET /v1/sessions/{id}/compactions", s.adapt(s.handleCompactions))
 	mux.Handle("DELETE /v1/sessions/{id}", s.adapt(s.handleDeleteSession))
 	mux.Handle("POST /api/plugins/sessions/operations/create", s.adapt(s.handleOperationsCreate))
 	mux.Handle("POST /v1/memory/write", s.adapt(s.handleMemoryWrite))

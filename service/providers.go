@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -95,25 +94,13 @@ func (s *Service) discoverLocalServers(ctx context.Context) []api.DiscoveredServ
 }
 
 func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s/models: HTTP %d", baseURL, resp.StatusCode)
-	}
 	var body struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return nil, err
+	if !s.getJSON(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil, &body) {
+		return nil, fmt.Errorf("%s/models: no model list", baseURL)
 	}
 	models := []string{}
 	for _, m := range body.Data {
@@ -182,7 +169,7 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 		for k, v := range s.cfg().Providers {
 			c.Providers[k] = v
 		}
-		c.Providers[name] = p
+		c.Providers[name] = keepWindow(c.Providers[name], p)
 		c.DefaultProvider = name
 		s.SetConfig(&c)
 		return nil
@@ -205,7 +192,7 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 	if raw, ok := doc["providers"]; ok {
 		json.Unmarshal(raw, &providers)
 	}
-	providers[name] = p
+	providers[name] = keepWindow(providers[name], p)
 	doc["providers"], _ = json.Marshal(providers)
 	doc["defaultProvider"], _ = json.Marshal(name)
 	out, err := json.MarshalIndent(doc, "", "  ")
@@ -226,4 +213,13 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 		return err
 	}
 	return s.ReloadConfig(s.configPath)
+}
+
+// keepWindow keeps the contextWindow of a provider entry that the setup
+// panel rewrites for the same model (it knows nothing of windows).
+func keepWindow(old, p config.Provider) config.Provider {
+	if p.ContextWindow == 0 && old.Model == p.Model {
+		p.ContextWindow = old.ContextWindow
+	}
+	return p
 }

@@ -117,6 +117,9 @@ type Service struct {
 	turns map[string]*turn     // session id → running turn
 	waits map[string]*toolWait // tool call id → pending wait
 
+	// windows caches context windows servers report, by windowKey (budget.go).
+	windows sync.Map
+
 	closing chan struct{}
 	wg      sync.WaitGroup
 
@@ -241,7 +244,10 @@ func (s *Service) Store() *store.Store { return s.st }
 func (s *Service) cfg() *config.Config { return s.conf.Load() }
 
 // SetConfig replaces the configuration; running turns keep the one they started with.
-func (s *Service) SetConfig(c *config.Config) { s.conf.Store(c) }
+func (s *Service) SetConfig(c *config.Config) {
+	s.conf.Store(c)
+	s.windows.Clear() // servers are asked for their windows again (one may have been reloaded too)
+}
 
 // Close stops running turns (they are recorded as interrupted), flushes
 // events and closes the store.

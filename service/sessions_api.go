@@ -38,7 +38,7 @@ func (s *Service) handleGetSession(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, summary(sess))
+	return writeJSON(w, http.StatusOK, api.SessionDetail{SessionSummary: summary(sess), Context: s.contextInfo(r.Context(), sess)})
 }
 
 // handleMessages is GET /v1/sessions/{id}/messages: the transcript.

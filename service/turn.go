@@ -48,6 +48,10 @@ type turn struct {
 	// subscribed (it reads back what it missed).
 	streamed bool
 
+	// usage is what the model server reported for the turn's requests
+	// (chat runtime), stored with its end.
+	usage store.Usage
+
 	// Set before done is closed.
 	final string
 	fail  *api.ErrorEvent
@@ -315,8 +319,16 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	// started earlier would not see this turn's last message), and before
 	// the terminal event reaches anyone (a client that sees it can send its
 	// next message at once).
-	if _, err := s.hub.PublishAfter(context.Background(), t.sessionID, lead, typ, data,
-		s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final)), func() { s.release(t) }); err != nil {
+	write := s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final))
+	if status != store.TurnDone {
+		// The last measure does not cover what the turn stored after its
+		// last request: the next turn estimates it.
+		t.usage.ContextTokens = 0
+	}
+	if t.usage.Requests > 0 {
+		write = write.Then(s.st.RecordUsage(t.id, t.sessionID, t.usage))
+	}
+	if _, err := s.hub.PublishAfter(context.Background(), t.sessionID, lead, typ, data, write, func() { s.release(t) }); err != nil {
 		s.release(t)
 		s.log.Error("finish turn", "session", t.sessionID, "turn", t.id, "err", err)
 	}
@@ -324,6 +336,9 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 
 // runChat is the chat runtime's agent loop: a model step, the tool calls it
 // made (through the desktop), repeat until the model answers without tools.
+// Each request fits the model's budget (context.go): older messages are
+// compacted before one would not, and once more when the server still
+// answers that it does not fit.
 func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
 	bg := context.Background()
 	c := s.cfg()
@@ -331,35 +346,99 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 	if err != nil {
 		return outcome{fail: llmErrorEvent(err)}
 	}
-	history, err := s.history(bg, t)
+	conv, err := s.loadConvo(bg, t)
 	if err != nil {
 		return failed("internal", "could not read the conversation: %v", err)
 	}
 	specs := s.toolSpecs(agent)
-	msgs := append([]llm.Message{{Role: "system", Content: s.systemPrompt(c, agent, specs)}}, history...)
 	if len(t.chain) > 0 {
 		t.untrusted.Store(true) // the message is another agent's, not the user's
 	}
-	for _, m := range history {
-		if m.Role == "tool" {
+	if conv.sum != nil {
+		t.untrusted.Store(true) // a summary the model wrote of earlier messages, tool results among them
+	}
+	for _, e := range conv.entries {
+		if e.msg.Role == "tool" {
 			t.untrusted.Store(true) // earlier tool results are in the model's context
 			break
 		}
 	}
+	system := s.systemPrompt(c, agent, specs)
+	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(system, specs))
+	used := s.contextUsed(bg, t.sessionID, conv, b)
+	// fit compacts when the next request would pass the budget; false
+	// means the turn has failed (out says how).
+	var out outcome
+	fit := func(reason string) bool {
+		if reason == "budget" && used <= b.limit() {
+			return true
+		}
+		if _, err := t.stored(); err != nil {
+			return false // never recorded: runTurn abandons the turn
+		}
+		if id := t.user.ID; id != 0 && conv.cur < len(conv.entries) && conv.entries[conv.cur].id == 0 {
+			conv.entries[conv.cur].id = id
+		}
+		_, err := s.compact(ctx, t.sessionID, agent, countUsage{provider, &t.usage}, model, b, conv, compactOpts{reason: reason, before: used, turnID: t.id})
+		if err != nil && !errors.Is(err, errNothingToCompact) {
+			s.log.Warn("compaction", "session", t.sessionID, "err", err)
+			if ctx.Err() != nil {
+				out = failed("cancelled", "Stopped: the turn was cancelled.")
+				return false
+			}
+			if reason == "budget" && used+minReply <= b.window {
+				return true // it still fits, with less room for the reply; the next turn compacts again
+			}
+			out = overflowFailure(b, "; summarizing its older messages failed ("+llmErrorEvent(err).Message+")")
+			return false
+		}
+		used = b.static + conv.tokens(b)
+		if used > b.limit() && reason == "budget" {
+			out = overflowFailure(b, fmt.Sprintf(": this turn alone needs about %d tokens", used))
+			return false
+		}
+		return true
+	}
 	var all strings.Builder // the whole turn's text = concatenation of its deltas
 	for step := 0; step < c.MaxToolSteps; step++ {
+		if !fit("budget") {
+			return out
+		}
 		if step > 0 && all.Len() > 0 {
 			sep := "\n\n"
 			all.WriteString(sep)
 			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: sep, TurnID: t.id})
 		}
-		uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
 		deltas := s.newDeltaRelay(t)
-		reply, err := provider.Stream(uctx, llm.Request{Model: model, Messages: msgs, Tools: specs}, func(d string) {
-			all.WriteString(d)
-			deltas.add(d)
-		})
-		cancel()
+		var reply llm.Reply
+		for retried := false; ; retried = true {
+			uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
+			reply, err = provider.Stream(uctx, llm.Request{Model: model, Messages: conv.messages(system, b), Tools: specs}, func(d string) {
+				all.WriteString(d)
+				deltas.add(d)
+			})
+			cancel()
+			var le *llm.Error
+			if retried || !errors.As(err, &le) || le.Code != llm.CodeContextOverflow {
+				break
+			}
+			// The server counts more than the budget allowed for: learn
+			// its window when it names it, compact, retry once.
+			// A window it names is planned for from now on (this turn even
+			// when the configured one is larger); without one, the
+			// compaction plans for what was sent as too much.
+			n := namedWindow(le.Message)
+			s.learnWindow(agent, n)
+			if n == 0 {
+				n = used * 3 / 4
+			}
+			if n < b.window {
+				b = b.resized(max(n, 1024))
+			}
+			if !fit("overflow") {
+				return out
+			}
+		}
 		if _, serr := t.stored(); serr != nil {
 			return outcome{} // never recorded: runTurn abandons the turn
 		}
@@ -368,26 +447,47 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 			if reply.Text != "" { // keep what the user already saw
 				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
 			}
+			var le *llm.Error
+			if errors.As(err, &le) && le.Code == llm.CodeContextOverflow {
+				return overflowFailure(b, " even after compacting it (the server said: "+le.Message+")")
+			}
 			return outcome{fail: llmErrorEvent(err)}
+		}
+		t.usage.Requests++
+		t.usage.PromptTokens += reply.Usage.PromptTokens
+		t.usage.CompletionTokens += reply.Usage.CompletionTokens
+		if reply.Usage.PromptTokens > 0 {
+			used = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
+			t.usage.ContextTokens, t.usage.SummaryID = used, 0
+			if conv.sum != nil {
+				t.usage.SummaryID = conv.sum.ID
+			}
 		}
 		answer := store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text}
 		if len(reply.ToolCalls) == 0 {
 			return outcome{final: all.String(), last: &answer, tail: deltas.take()}
 		}
 		deltas.flush()
-		b, _ := json.Marshal(reply.ToolCalls)
-		answer.ToolCalls = string(b)
-		if _, err := s.st.AddMessage(bg, answer); err != nil {
+		calls, _ := json.Marshal(reply.ToolCalls)
+		answer.ToolCalls = string(calls)
+		stored, err := s.st.AddMessage(bg, answer)
+		if err != nil {
 			return failed("internal", "could not store the answer: %v", err)
 		}
-		msgs = append(msgs, llm.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
+		am := llm.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls}
+		conv.add(am, stored.ID)
+		if reply.Usage.PromptTokens == 0 {
+			used += conv.entries[len(conv.entries)-1].tokens
+		}
 		results := s.runToolCalls(ctx, t, agent, reply.ToolCalls)
 		for i, tc := range reply.ToolCalls {
 			content := toolContent(results[i])
-			if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "tool", Content: content, ToolCallID: tc.ID}); err != nil {
+			m, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "tool", Content: content, ToolCallID: tc.ID})
+			if err != nil {
 				s.log.Error("store tool message", "err", err)
 			}
-			msgs = append(msgs, llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID})
+			conv.add(llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID}, m.ID)
+			used += conv.entries[len(conv.entries)-1].tokens
 		}
 		if ctx.Err() != nil {
 			return failed("cancelled", "Stopped: the turn was cancelled.")
@@ -613,49 +713,4 @@ func splitReason(raw string) (json.RawMessage, string) {
 	}
 	b, _ := json.Marshal(m)
 	return b, reason
-}
-
-// history rebuilds the model-visible conversation of a session, ending with
-// t's user message (which may or may not be stored yet: t.stored). A tool
-// call whose result never came (an interrupted turn) gets a synthetic
-// result, as chat APIs require one for every call.
-func (s *Service) history(ctx context.Context, t *turn) ([]llm.Message, error) {
-	rows, err := s.st.Messages(ctx, t.sessionID)
-	if err != nil {
-		return nil, err
-	}
-	var out []llm.Message
-	var open []llm.ToolCall
-	answered := map[string]bool{}
-	closeOpen := func() {
-		for _, c := range open {
-			if !answered[c.ID] {
-				out = append(out, llm.Message{Role: "tool", ToolCallID: c.ID, Content: "Tool call not completed: interrupted"})
-			}
-		}
-		open = nil
-	}
-	for _, m := range rows {
-		if m.TurnID == t.id {
-			continue // t's own message, added below
-		}
-		switch m.Role {
-		case "user":
-			closeOpen()
-			out = append(out, llm.Message{Role: "user", Content: m.Content})
-		case "assistant":
-			closeOpen()
-			var calls []llm.ToolCall
-			if m.ToolCalls != "" {
-				json.Unmarshal([]byte(m.ToolCalls), &calls)
-			}
-			out = append(out, llm.Message{Role: "assistant", Content: m.Content, ToolCalls: calls})
-			open = calls
-		case "tool":
-			answered[m.ToolCallID] = true
-			out = append(out, llm.Message{Role: "tool", Content: m.Content, ToolCallID: m.ToolCallID})
-		}
-	}
-	closeOpen()
-	return append(out, llm.Message{Role: "user", Content: t.user.Content}), nil
 }

@@ -28,6 +28,8 @@ export interface Transcript {
   unavailable?: boolean;
   /** The session's round tables, oldest first (app.RoundtableCard). */
   roundtables?: RoundtableInfo[];
+  /** The session's compactions, oldest first (session.compacted data). */
+  compactions?: any[];
 }
 
 /** A stored round table, read back for its card when a transcript loads. */

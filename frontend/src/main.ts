@@ -10,6 +10,7 @@ import { roundTableCard } from "./roundtable";
 import { argumentsText, decisiveList, requestedLine, type Prompt } from "./prompt";
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
+import { mountContext } from "./context";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
 interface StreamState {
@@ -35,6 +36,8 @@ const state = {
 };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+// Refreshes the header's context meter for a session (context.ts; set by wire).
+let refreshContext: (sessionId: string) => void = () => {};
 const els = new Map<string, HTMLElement>();
 
 function transcript(id: string): Transcript {
@@ -451,12 +454,13 @@ async function openSession(id: string): Promise<void> {
     $("messages").replaceChildren(h("div", { class: "empty" }, "Loading…"));
     renderHeader();
   } else renderMessages();
+  refreshContext(id);
   try {
     // The Markdown renderer loads while the transcript is fetched.
     const [tr] = await Promise.all([api().OpenSession(id), loadMarkdown().catch(() => undefined)]);
     // A transcript already in the window is kept current by its stream;
     // loading it again could drop events that arrived meanwhile.
-    if (fresh && !tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
+    if (fresh && !tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
   } catch (ex) {
     flash(errText(ex));
   }
@@ -467,7 +471,7 @@ async function openSession(id: string): Promise<void> {
 async function reload(id: string): Promise<void> {
   try {
     const [tr] = await Promise.all([api().Reload(id), loadMarkdown().catch(() => undefined)]);
-    if (!tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? []);
+    if (!tr.unavailable) transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
     if (id === state.sessionId) renderMessages();
   } catch (ex) {
     flash(errText(ex));
@@ -831,6 +835,7 @@ function wire(): void {
   $("stop").addEventListener("click", () => void stop());
   $<HTMLSelectElement>("agent-switch").addEventListener("change", (e) => selectAgent((e.target as HTMLSelectElement).value));
   $("new-session").addEventListener("click", () => void newSession(state.agentId || state.agents[0]?.agentId || "general"));
+  refreshContext = mountContext($("conn"), flash);
   const tts = $<HTMLInputElement>("tts");
   if (!("speechSynthesis" in window)) $("tts-label").hidden = true;
   tts.addEventListener("change", () => {
@@ -898,6 +903,7 @@ function wire(): void {
     applyEffect(ev.sessionId, eff);
     if (eff.reload) void reload(ev.sessionId);
     if (ev.type === "session") onSessionChange(ev.sessionId, ev.data);
+    if (ev.sessionId === state.sessionId && /^(assistant\.final|error|session\.compacted)$/.test(ev.type)) refreshContext(ev.sessionId);
     if (ev.type === "user.message" || ev.type === "assistant.final") {
       const s = state.sessions.find((x) => x.sessionId === ev.sessionId);
       if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);

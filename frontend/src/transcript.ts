@@ -2,6 +2,7 @@
 // loaded history and then from stream events, applied once each, in order.
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
 import type { RoundtableInfo } from "./bridge";
+import { compactedLine } from "./context";
 
 export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
 
@@ -138,7 +139,7 @@ export class Transcript {
    * card, any other run after its turn or, without one, by time. A reply
    * whose run is not in roundtables stays a Markdown reply.
    */
-  load(messages: any[], roundtables: RoundtableInfo[] = []): void {
+  load(messages: any[], roundtables: RoundtableInfo[] = [], compactions: any[] = []): void {
     this.items = [];
     this.transients = this.roundTables = 0;
     this.byKey.clear();
@@ -203,7 +204,16 @@ export class Transcript {
       if (!anchored.has(at)) anchored.set(at, []);
       anchored.get(at)!.push(r);
     }
+    // A compaction's line goes after the last message it summarized.
+    const pending = [...compactions].sort((a, b) => a.upto_message_id - b.upto_message_id);
+    const placeCompactions = (before: number) => {
+      while (pending.length && pending[0].upto_message_id < before) {
+        const c = pending.shift();
+        this.add({ key: `cmp-s${c.summary_id}`, kind: "status", text: compactedLine(c) }, eff);
+      }
+    };
     messages.forEach((m, i) => {
+      if (typeof m.id === "number") placeCompactions(m.id);
       for (const r of anchored.get(i) ?? []) addRun(r, m);
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
@@ -244,6 +254,7 @@ export class Transcript {
       }
     });
     for (const r of anchored.get(messages.length) ?? []) addRun(r, undefined);
+    placeCompactions(Infinity);
   }
 
   /** Applies one stream event. */
@@ -408,6 +419,10 @@ export class Transcript {
         }
         break;
       }
+      case "session.compacted":
+        // Older messages were summarized for the model; the transcript keeps them.
+        this.add({ key: `cmp-${ev.id || this.newKey("c")}`, kind: "status", text: compactedLine(d), turnId: d.turn_id }, eff);
+        break;
       case "stream.reset":
         eff.reload = true;
         break;

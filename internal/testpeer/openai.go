@@ -6,7 +6,7 @@
 // The script is driven by directives in the last user message, so a test
 // can drive the real service through its public API alone:
 //
-//	[[tool NAME {"json":"args"}]]  call a tool (repeat for parallel calls)
+//	[[tool NAME {"json":"args"}]]  call a tool (repeat for parallel calls; only when the request offers tools)
 //	[[deltas N]]                   stream N deltas "w0 ", "w1 ", ...
 //	[[slow MS]]                    wait MS milliseconds before each chunk
 //	[[status CODE]]                answer with that HTTP status and an error body
@@ -16,6 +16,13 @@
 //
 // Anything else is echoed back as "You said: <text>". After tool results
 // the model answers "Tool results: <result>; <result>".
+//
+// Like real servers it counts tokens (CountTokens: about four bytes a
+// token), reports usage (on every whole answer, and in a last chunk when a
+// stream asks with stream_options.include_usage), stops a reply at
+// max_tokens (finish_reason "length"), and with ContextLimit set refuses a
+// request whose prompt and max_tokens pass it with OpenAI's
+// context_length_exceeded error.
 //
 // Safe for concurrent use.
 package testpeer
@@ -57,11 +64,18 @@ type OpenAI struct {
 	// and Authorizations remember (a long benchmark would otherwise make
 	// the peer's heap, and so its pauses, grow with every request).
 	Keep int
+	// ContextLimit, when above 0, is the model's context window in tokens,
+	// reported by GET /v1/models as vLLM does (max_model_len).
+	ContextLimit int
+	// Model is the id GET /v1/models lists; default "test-model".
+	Model string
 
-	mu       sync.Mutex
-	requests []openai.ChatCompletionRequest
-	auths    []string // Authorization header of each request
-	calls    int
+	mu        sync.Mutex
+	maxPrompt int // the largest prompt received, in tokens
+	overflows int // requests refused for passing ContextLimit
+	requests  []openai.ChatCompletionRequest
+	auths     []string // Authorization header of each request
+	calls     int
 }
 
 // Authorizations returns the Authorization header of each request received.
@@ -82,6 +96,16 @@ func (o *OpenAI) Requests() []openai.ChatCompletionRequest {
 }
 
 func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		// vLLM's shape: the window is max_model_len.
+		m := map[string]any{"id": o.model(), "object": "model", "owned_by": "testpeer"}
+		if o.ContextLimit > 0 {
+			m["max_model_len"] = o.ContextLimit
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{m}})
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
@@ -100,7 +124,22 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o.calls++
 	n := o.calls
+	prompt := CountTokens(req)
+	o.maxPrompt = max(o.maxPrompt, prompt)
+	if req.MaxCompletionTokens > 0 {
+		req.MaxTokens = req.MaxCompletionTokens // OpenAI's newer name for it
+	}
+	over := o.ContextLimit > 0 && prompt+req.MaxTokens > o.ContextLimit
+	if over {
+		o.overflows++
+	}
 	o.mu.Unlock()
+	if over {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, o.ContextLimit, prompt+req.MaxTokens)
+		return
+	}
 	var sc Script
 	if o.Respond != nil {
 		sc = o.Respond(req)
@@ -118,8 +157,32 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", n)
+	finish := openai.FinishReasonStop
+	if len(sc.Calls) > 0 {
+		finish = openai.FinishReasonToolCalls
+	}
+	if req.MaxTokens > 0 && len(sc.Calls) == 0 {
+		// Stop at max_tokens, as servers do.
+		budget, cut := req.MaxTokens, len(sc.Deltas)
+		for i, d := range sc.Deltas {
+			if budget -= TextTokens(d); budget < 0 {
+				cut = i
+				finish = openai.FinishReasonLength
+				break
+			}
+		}
+		sc.Deltas = sc.Deltas[:cut]
+	}
+	completion := 0
+	for _, d := range sc.Deltas {
+		completion += TextTokens(d)
+	}
+	for _, c := range sc.Calls {
+		completion += 4 + TextTokens(c.Name) + TextTokens(c.Args)
+	}
+	usage := &openai.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if !req.Stream {
-		o.writeWhole(w, id, req.Model, sc)
+		o.writeWhole(w, id, req.Model, sc, finish, usage)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -185,12 +248,13 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sc.Truncate {
 		return
 	}
-	finish := openai.FinishReasonStop
-	if len(sc.Calls) > 0 {
-		finish = openai.FinishReasonToolCalls
-	}
 	if !send(openai.ChatCompletionStreamChoiceDelta{}, finish) {
 		return
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		b, _ := json.Marshal(openai.ChatCompletionStreamResponse{ID: id, Object: "chat.completion.chunk", Model: req.Model,
+			Choices: []openai.ChatCompletionStreamChoice{}, Usage: usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if fl != nil {
@@ -198,16 +262,51 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (o *OpenAI) writeWhole(w http.ResponseWriter, id, model string, sc Script) {
+func (o *OpenAI) writeWhole(w http.ResponseWriter, id, model string, sc Script, finish openai.FinishReason, usage *openai.Usage) {
 	msg := openai.ChatCompletionMessage{Role: "assistant", Content: strings.Join(sc.Deltas, "")}
-	finish := openai.FinishReasonStop
 	for _, c := range sc.Calls {
 		msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: c.Name, Arguments: c.Args}})
-		finish = openai.FinishReasonToolCalls
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(openai.ChatCompletionResponse{ID: id, Object: "chat.completion", Model: model,
-		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: finish}}})
+		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: finish}}, Usage: *usage})
+}
+
+func (o *OpenAI) model() string {
+	if o.Model == "" {
+		return "test-model"
+	}
+	return o.Model
+}
+
+// MaxPromptTokens returns the largest prompt received, in tokens
+// (CountTokens), and how many requests passed ContextLimit.
+func (o *OpenAI) MaxPromptTokens() (largest, overflows int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.maxPrompt, o.overflows
+}
+
+// TextTokens is the peer's token count of a text: four bytes a token,
+// rounded up (what tokenizers average on English).
+func TextTokens(s string) int { return (len(s) + 3) / 4 }
+
+// CountTokens is the peer's count of a request's prompt, the way chat
+// templates add up: each message's text and tool calls plus a few tokens
+// of framing, and the tool schemas.
+func CountTokens(req openai.ChatCompletionRequest) int {
+	n := 3
+	for _, m := range req.Messages {
+		n += 4 + TextTokens(m.Content) + TextTokens(m.ToolCallID)
+		for _, tc := range m.ToolCalls {
+			n += 4 + TextTokens(tc.Function.Name) + TextTokens(tc.Function.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		b, _ := json.Marshal(t)
+		n += TextTokens(string(b))
+	}
+	return n
 }
 
 // split cuts s into at most n non-empty pieces.
@@ -268,6 +367,11 @@ func Directives(req openai.ChatCompletionRequest) Script {
 		case "truncate":
 			sc.Truncate = true
 		}
+	}
+	if len(req.Tools) == 0 && len(sc.Calls) > 0 {
+		// A request that offers no tool (a summarizer's) gets no call, as
+		// from a real model: the directive is only quoted text there.
+		sc.Calls = nil
 	}
 	if len(sc.Deltas) == 0 && len(sc.Calls) == 0 {
 		sc.Deltas = words("You said: " + strings.TrimSpace(directive.ReplaceAllString(text, "")))

@@ -94,6 +94,9 @@ type Provider struct {
 	BaseURL   string `json:"baseUrl,omitempty"`
 	Model     string `json:"model,omitempty"`
 	APIKeyRef string `json:"apiKeyRef,omitempty"`
+	// ContextWindow is the model's context window in tokens; 0 means the
+	// built-in value for the model's family or what the server reports.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // Chat configures a chat agent's provider; empty fields fall back to the provider defaults.
@@ -106,7 +109,22 @@ type Chat struct {
 	// the CLIs keep their sessions per directory. Default
 	// <data-dir>/cli/<agentId>. Must be absolute.
 	WorkDir string `json:"workDir,omitempty"`
+	// ContextWindow is the model's context window in tokens (wins over the
+	// provider's); 0 means the provider's, the server's or the built-in value.
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// KeepRecentPercent is the share of the window kept verbatim (newest
+	// turns) when older turns are summarized. Default 30.
+	KeepRecentPercent int `json:"keepRecentPercent,omitempty"`
+	// ReplyReserveTokens is kept free for the model's reply. Default a
+	// quarter of the window, at most 4,096.
+	ReplyReserveTokens int `json:"replyReserveTokens,omitempty"`
+	// MemoryFlush gives the agent one silent memory_write step before its
+	// conversation is compacted. Default true.
+	MemoryFlush *bool `json:"memoryFlush,omitempty"`
 }
+
+// FlushMemory reports whether compaction first lets the agent save to memory.
+func (ch Chat) FlushMemory() bool { return ch.MemoryFlush == nil || *ch.MemoryFlush }
 
 // Agent is seed 001's AgentDefinition plus the runtime type and its settings.
 type Agent struct {
@@ -219,6 +237,9 @@ func (c *Config) ResolvedChat(a Agent) Chat {
 	}
 	if ch.APIKeyRef == "" {
 		ch.APIKeyRef = p.APIKeyRef
+	}
+	if ch.ContextWindow == 0 {
+		ch.ContextWindow = p.ContextWindow
 	}
 	if ch.APIKeyRef == "" && ch.Provider == ProviderOpenAI {
 		ch.APIKeyRef = "openai"
@@ -334,6 +355,10 @@ func lineOf(b []byte, needle string) int {
 	return lineAt(b, int64(i))
 }
 
+// minContextWindow is the smallest window the service plans for: a system
+// prompt, a summary, a few turns and a reply.
+const minContextWindow = 1024
+
 var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI}
@@ -359,6 +384,11 @@ func (c *Config) validate(name string, b []byte) error {
 		}
 	} else if c.Memory.EmbeddingModel != "" {
 		return fail("memory.embeddingProvider", `"embeddingModel"`, "embeddingProvider is required with embeddingModel (openai or openai-compatible)")
+	}
+	for k, p := range c.Providers {
+		if p.ContextWindow != 0 && p.ContextWindow < minContextWindow {
+			return fail("providers."+k+".contextWindow", `"contextWindow"`, fmt.Sprintf("must be at least %d tokens, got %d", minContextWindow, p.ContextWindow))
+		}
 	}
 	if c.MaxDelegationDepth < 0 {
 		return fail("maxDelegationDepth", `"maxDelegationDepth"`, fmt.Sprintf("must be a positive number of hops, got %d", c.MaxDelegationDepth))
@@ -392,6 +422,16 @@ func (c *Config) validate(name string, b []byte) error {
 		}
 		if a.Chat != nil && a.Chat.Provider != "" && !slices.Contains(knownProviders, a.Chat.Provider) {
 			return fail(at+".chat.provider", needle, fmt.Sprintf("agent %q: unknown provider %q (known: %s)", a.AgentID, a.Chat.Provider, strings.Join(knownProviders, ", ")))
+		}
+		if ch := a.Chat; ch != nil {
+			switch {
+			case ch.ContextWindow != 0 && ch.ContextWindow < minContextWindow:
+				return fail(at+".chat.contextWindow", needle, fmt.Sprintf("agent %q: chat.contextWindow must be at least %d tokens, got %d", a.AgentID, minContextWindow, ch.ContextWindow))
+			case ch.KeepRecentPercent < 0 || ch.KeepRecentPercent > 60:
+				return fail(at+".chat.keepRecentPercent", needle, fmt.Sprintf("agent %q: chat.keepRecentPercent must be between 1 and 60, got %d", a.AgentID, ch.KeepRecentPercent))
+			case ch.ReplyReserveTokens < 0:
+				return fail(at+".chat.replyReserveTokens", needle, fmt.Sprintf("agent %q: chat.replyReserveTokens must not be negative, got %d", a.AgentID, ch.ReplyReserveTokens))
+			}
 		}
 		if a.Chat != nil && a.Chat.WorkDir != "" && !filepath.IsAbs(a.Chat.WorkDir) {
 			return fail(at+".chat.workDir", needle, fmt.Sprintf("agent %q: chat.workDir must be an absolute path, got %q", a.AgentID, a.Chat.WorkDir))

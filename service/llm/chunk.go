@@ -12,6 +12,13 @@ import (
 // whole response type, is most of the service's work per delta.
 type streamChunk struct {
 	Choices []chunkChoice `json:"choices"`
+	Usage   *chunkUsage   `json:"usage"`
+}
+
+// chunkUsage is the usage a server reports, in the last chunk.
+type chunkUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 }
 
 type chunkChoice struct {
@@ -88,9 +95,31 @@ func (d *chunkScanner) peek() byte {
 }
 
 func (d *chunkScanner) chunk() (c streamChunk, ok bool) {
-	ok = d.object(0, func(int) bool { return list(d, &c.Choices, d.choice) }, "choices")
+	ok = d.object(0, func(field int) bool {
+		if field == 0 {
+			return list(d, &c.Choices, d.choice)
+		}
+		return d.usage(&c.Usage)
+	}, "choices", "usage")
 	d.ws()
 	return c, ok && d.i == len(d.b)
+}
+
+// usage reads the usage object, or null (u stays nil).
+func (d *chunkScanner) usage(u **chunkUsage) bool {
+	if d.literal("null") {
+		return true
+	}
+	*u = &chunkUsage{}
+	return d.object(0, func(field int) bool {
+		n, ok := d.integer()
+		if field == 0 {
+			(*u).PromptTokens = n
+		} else {
+			(*u).CompletionTokens = n
+		}
+		return ok
+	}, "prompt_tokens", "completion_tokens")
 }
 
 func (d *chunkScanner) choice(ch *chunkChoice) bool {

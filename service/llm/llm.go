@@ -49,6 +49,15 @@ type Request struct {
 	Model    string
 	Messages []Message
 	Tools    []ToolSpec
+	// MaxTokens, when above 0, bounds the reply (a summary's length).
+	MaxTokens int
+}
+
+// Usage is what the server counted for one request. Zero when it reported
+// nothing (some servers do not).
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
 }
 
 // Reply is what the model produced in one step.
@@ -56,6 +65,7 @@ type Reply struct {
 	Text         string
 	ToolCalls    []ToolCall
 	FinishReason string
+	Usage        Usage
 }
 
 // Provider runs model steps.
@@ -74,6 +84,9 @@ const (
 	CodeTimeout       = "upstream_timeout"
 	CodeMalformed     = "upstream_malformed"
 	CodeCancelled     = "cancelled"
+	// CodeContextOverflow: the request did not fit the model's context
+	// window (OpenAI's context_length_exceeded and the local servers' shapes).
+	CodeContextOverflow = "context_overflow"
 )
 
 // Error is an upstream failure with a stable code.
@@ -91,6 +104,10 @@ func (e *Error) Unwrap() error { return e.Err }
 type OpenAI struct {
 	client  *openai.Client
 	baseURL string
+	// maxCompletion: bound replies with max_completion_tokens (OpenAI's own
+	// API, whose reasoning models refuse max_tokens) instead of max_tokens
+	// (what the local servers read).
+	maxCompletion bool
 }
 
 // OpenAIOptions configures NewOpenAI.
@@ -110,7 +127,8 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 		cfg.HTTPClient = opts.HTTPClient
 	}
 	cfg.HTTPClient = staticDoer{next: cfg.HTTPClient}
-	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL}
+	return &OpenAI{client: openai.NewClientWithConfig(cfg), baseURL: cfg.BaseURL,
+		maxCompletion: strings.Contains(cfg.BaseURL, "://api.openai.com/")}
 }
 
 // openaiMessage is m in go-openai's terms.
@@ -131,7 +149,16 @@ func openaiTool(t ToolSpec) openai.Tool {
 
 // Stream runs one streamed step, calling onDelta with each piece of text.
 func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) (Reply, error) {
-	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true}
+	// include_usage asks for the usage chunk real servers send last: the
+	// service counts its context from it (OpenAI, vLLM, llama.cpp, Ollama
+	// and LM Studio honour it; others ignore the field).
+	creq := openai.ChatCompletionRequest{Model: req.Model, Stream: true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true}}
+	if p.maxCompletion {
+		creq.MaxCompletionTokens = req.MaxTokens
+	} else {
+		creq.MaxTokens = req.MaxTokens
+	}
 	// The system message and the tools go in encoded once (static.go).
 	msgs, system := req.Messages, ""
 	if len(msgs) > 0 && msgs[0].Role == "system" {
@@ -154,6 +181,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 	var (
 		text   strings.Builder
 		finish string
+		usage  Usage
 		calls  = map[int]*ToolCall{}
 		order  []int
 	)
@@ -168,6 +196,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 		chunk, err := decodeChunk(raw)
 		if err != nil {
 			return Reply{Text: text.String()}, p.classify(ctx, err)
+		}
+		if u := chunk.Usage; u != nil && u.PromptTokens > 0 {
+			usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 		}
 		for _, ch := range chunk.Choices {
 			if ch.Delta.Content != "" {
@@ -202,7 +233,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 		return Reply{Text: text.String()}, &Error{Code: CodeMalformed, Message: "the model's stream ended before it finished (no finish_reason)"}
 	}
 	sort.Ints(order)
-	rep := Reply{Text: text.String(), FinishReason: finish}
+	rep := Reply{Text: text.String(), FinishReason: finish, Usage: usage}
 	for _, idx := range order {
 		c := calls[idx]
 		if c.Name == "" {
@@ -233,14 +264,22 @@ func (p *OpenAI) classify(ctx context.Context, err error) error {
 	msg := err.Error()
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var kind string // the error's code and type, where the body gave them
+	// A RequestError first: it holds the body of an error go-openai could
+	// not parse (`{"error":"text"}` of Ollama and LM Studio), and wraps an
+	// empty APIError then.
 	switch {
-	case errors.As(err, &apiErr):
-		status, msg = apiErr.HTTPStatusCode, apiErr.Message
 	case errors.As(err, &reqErr):
 		status = reqErr.HTTPStatusCode
 		if len(reqErr.Body) > 0 {
 			msg = strings.TrimSpace(string(truncate(reqErr.Body, 300)))
 		}
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+		kind = fmt.Sprint(apiErr.Code) + " " + apiErr.Type
+	}
+	if status != 0 && IsContextOverflow(kind+" "+msg) {
+		return &Error{Code: CodeContextOverflow, Message: fmt.Sprintf("%s (HTTP %d from %s)", msg, status, p.baseURL), Status: status, Err: err}
 	}
 	if status != 0 {
 		code := CodeUpstream

@@ -65,7 +65,7 @@ func TestRequestBodyIsGoOpenAIs(t *testing.T) {
 	}
 	for i, r := range reqs {
 		// What go-openai sends for the whole request, encoded by itself.
-		direct := openai.ChatCompletionRequest{Model: "m", Stream: true}
+		direct := openai.ChatCompletionRequest{Model: "m", Stream: true, StreamOptions: &openai.StreamOptions{IncludeUsage: true}}
 		for _, m := range r.Messages {
 			direct.Messages = append(direct.Messages, openaiMessage(m))
 		}

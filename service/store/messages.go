@@ -57,6 +57,20 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, erro
 	if err != nil {
 		return nil, err
 	}
+	return scanMessages(rows)
+}
+
+// MessagesAfter returns a session's messages after the one with id after,
+// in order: a request's history from its latest summary on reads only these.
+func (s *Store) MessagesAfter(ctx context.Context, sessionID string, after int64) ([]Message, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? AND id > ? ORDER BY id`, sessionID, after)
+	if err != nil {
+		return nil, err
+	}
+	return scanMessages(rows)
+}
+
+func scanMessages(rows *sql.Rows) ([]Message, error) {
 	defer rows.Close()
 	var out []Message
 	for rows.Next() {

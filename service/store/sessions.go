@@ -146,6 +146,9 @@ func (s *Store) ClearSession(ctx context.Context, id string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE session_id = ?`, id); err != nil {
 		return err
 	}
+	if err := forgetContext(ctx, tx, id); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_snippet = '', updated_at = ? WHERE id = ?`, s.ts(), id); err != nil {
 		return err
 	}
@@ -169,6 +172,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE session_id = ?`, id); err != nil {
+		return err
+	}
+	if err := forgetContext(ctx, tx, id); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -6,7 +6,9 @@
 //
 // then use http://127.0.0.1:11435/v1 as an openai-compatible baseUrl. Its
 // first stdout line is "openai-peer listening on http://ADDR". GET
-// /debug/last-request returns the last chat request it received (JSON).
+// /debug/last-request returns the last chat request it received (JSON);
+// GET /debug/context returns the largest prompt it received, in tokens, and
+// how many requests it refused for passing -context-limit.
 package main
 
 import (
@@ -22,6 +24,8 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	limit := flag.Int("context-limit", 0, "the model's context window in tokens (0: none); reported in GET /v1/models")
+	model := flag.String("model", "test-model", "the model id GET /v1/models lists")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -30,6 +34,7 @@ func main() {
 	}
 	peer := testpeer.NewOpenAI()
 	peer.Keep = 1 // GET /debug/last-request is all that reads them
+	peer.ContextLimit, peer.Model = *limit, *model
 	mux := http.NewServeMux()
 	mux.Handle("/", peer)
 	mux.HandleFunc("GET /debug/last-request", func(w http.ResponseWriter, r *http.Request) {
@@ -39,6 +44,10 @@ func main() {
 			return
 		}
 		json.NewEncoder(w).Encode(reqs[len(reqs)-1])
+	})
+	mux.HandleFunc("GET /debug/context", func(w http.ResponseWriter, r *http.Request) {
+		largest, overflows := peer.MaxPromptTokens()
+		json.NewEncoder(w).Encode(map[string]int{"largestPrompt": largest, "overflows": overflows})
 	})
 	fmt.Printf("openai-peer listening on http://%s\n", ln.Addr())
 	if err := http.Serve(ln, mux); err != nil {
