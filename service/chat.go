@@ -51,8 +51,9 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		// Follow the session from the user's message until this turn ends.
-		return s.streamEvents(w, r, sess.ID, seq, func(ev events.Event) bool {
+		// Follow the session from the user's message (included, as on the
+		// session stream) until this turn ends.
+		return s.streamEvents(w, r, sess.ID, seq-1, func(ev events.Event) bool {
 			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
 		})
 	}
@@ -169,6 +170,9 @@ func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
 	return s.streamEvents(w, r, sess.ID, after, func(events.Event) bool { return false }, reset)
 }
 
+// sseRetry is the reconnection delay every stream announces at its start.
+const sseRetry = time.Second
+
 // streamEvents writes a session's events after seq as SSE until the request
 // ends, the service shuts down, or last(ev) says ev was the final one.
 func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID string, after int64, last func(events.Event) bool, reset ...*api.ResetEvent) error {
@@ -177,6 +181,11 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 	sw, err := sse.Upgrade(w, r)
 	if err != nil {
 		return errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+	}
+	// The stream opens with its reconnection delay (retry:), so that an
+	// EventSource reconnects after sseRetry, not after its own default.
+	if err := sw.Send(&sse.Message{Retry: sseRetry}); err != nil {
+		return nil
 	}
 	if err := sw.Flush(); err != nil { // send the headers now: the client sees the stream is open
 		return nil
