@@ -89,7 +89,8 @@ func LoadToken(dataDir string, getenv func(string) string) (string, error) {
 var ErrNotLoopback = errors.New("not a loopback address")
 
 // Listen opens a TCP listener on addr, refusing non-loopback addresses
-// unless allowNonLoopback is set.
+// unless allowNonLoopback is set. Its connections may wait for their first
+// request as long as idle ones (IdleFirstListener).
 func Listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -105,18 +106,11 @@ func Listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 			return nil, fmt.Errorf("--addr %q: %w: the service binds 127.0.0.1 or [::1] only (use --allow-non-loopback to override, at your own risk)", addr, ErrNotLoopback)
 		}
 	}
-	return net.Listen("tcp", addr)
-}
-
-// NewHTTPServer returns the http.Server settings the service runs with:
-// header timeouts against slow clients, no write timeout (streams are long).
-func NewHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
 	}
+	return IdleFirstListener(ln, idleTimeout), nil
 }
 
 // Shutdown stops srv gracefully within d, then closes what is left.
