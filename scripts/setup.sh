@@ -26,3 +26,6 @@ fi
 command -v go >/dev/null || { echo "setup: Go is required (https://go.dev/dl/)" >&2; exit 1; }
 command -v npm >/dev/null || { echo "setup: Node.js and npm are required" >&2; exit 1; }
 go mod download
+# The third-party clients tests/conformance drives the service with (npm
+# standardwebhooks, eventsource), at the versions of their lock file.
+(cd tests/conformance/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

@@ -132,8 +132,10 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 	}
 	if pc.WebhookSecretRef != "" && secrets != nil && webhook.Signed(r.Header) {
 		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil {
-			if id, err := webhook.Verify(webhook.Key(sec), r.Header, body, now); err == nil {
-				return true, px.replayed(agentID+"\x00"+id, now)
+			if key, err := webhook.Key(sec); err == nil {
+				if id, err := webhook.Verify(key, r.Header, body, now); err == nil {
+					return true, px.replayed(agentID+"\x00"+id, now)
+				}
 			}
 		}
 	}
