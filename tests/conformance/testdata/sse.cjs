@@ -46,7 +46,8 @@ es.onerror = () => {
   if (lostAt === null) lostAt = Date.now();
   out({ error: true });
 };
-for (const type of ["user.message", "assistant.delta", "assistant.final", "error"]) {
+// ("error" is also EventSource's own connection-loss event, reported above.)
+for (const type of ["user.message", "assistant.delta", "assistant.final"]) {
   es.addEventListener(type, (ev) => out({ event: type, id: ev.lastEventId }));
 }
 process.stdin.on("end", () => { es.close(); process.exit(0); });
