@@ -276,7 +276,10 @@ func (r *run) callAgent(ctx context.Context, phase Phase, a Agent, path string, 
 	data, status := cr.body, cr.status
 	log := r.e.log.With("task_id", r.task.ID, "agent", a.Name, "phase", string(phase))
 	if fail == nil {
-		d := &decoder{sc: r.e.sc, agent: a.Name, phase: phase, maxItems: r.e.maxItems}
+		d := &decoder{sc: r.e.sc, agent: a.Name, phase: phase, maxItems: r.e.maxItems, nulBytes: cr.nulBytes}
+		if cr.nulBytes > 0 {
+			d.warnf("%s", nulWarning(cr.nulBytes))
+		}
 		err := decode(d, data)
 		r.mu.Lock()
 		r.res.Alerts = append(r.res.Alerts, d.alerts...)
