@@ -64,7 +64,7 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 	resp, err := proxy.ParseCallback(body, pc.ResponseMapping)
 	if err != nil {
 		wt.failWith(err)
-		return errorf(http.StatusBadRequest, "proxy_"+proxy.Kind(err), "%v", err)
+		return errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
 	}
 	out, err := s.deliverProxy(wt, agent, pc, sessionID, resp)
 	if err != nil {
