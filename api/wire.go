@@ -600,10 +600,10 @@ type RoundtableProgressEvent struct {
 	WaitingFor     []string          `json:"waiting_for,omitempty"`
 	WaitingUntil   map[string]string `json:"waiting_until,omitempty"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty"`
-	Participants   []string        `json:"participants,omitempty"` // started
-	Exclusion      json.RawMessage `json:"exclusion,omitempty"`    // agent_failed
-	Synthesis      json.RawMessage `json:"synthesis,omitempty"`    // synthesis
-	Vote           json.RawMessage `json:"vote,omitempty"`         // vote
+	Participants   []string          `json:"participants,omitempty"` // started
+	Exclusion      json.RawMessage   `json:"exclusion,omitempty"`    // agent_failed
+	Synthesis      json.RawMessage   `json:"synthesis,omitempty"`    // synthesis
+	Vote           json.RawMessage   `json:"vote,omitempty"`         // vote
 }
 
 // RoundtableResultEvent is the data of roundtable.result.
