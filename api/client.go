@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +64,24 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	if method == http.MethodPost {
+		// A key per request makes the POST safe to send twice: Go's Transport
+		// then retries it on a kept-alive connection the server closed under
+		// it (it retries only idempotent requests), and the service answers a
+		// replayed key with the first outcome instead of a second turn or
+		// tool result.
+		req.Header.Set(IdempotencyKeyHeader, newIdempotencyKey())
+	}
 	return req, nil
+}
+
+// IdempotencyKeyHeader is the header that makes a POST safe to replay.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+func newIdempotencyKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Do sends a JSON request and decodes a JSON answer into out (when not nil).

@@ -562,8 +562,9 @@ type StartRoundtableRequest struct {
 	Constraints      []string       `json:"constraints,omitempty"`
 	Context          map[string]any `json:"context,omitempty"`
 	GeneralSessionID string         `json:"general_session_id,omitempty"` // the stream for progress; default a new session
-	// TimeoutSeconds bounds each call to an agent (default: the largest
-	// timeout_seconds of the participants, else 120).
+	// TimeoutSeconds, when set, bounds each call to every agent; by default
+	// each agent is waited for its own registered timeout_seconds (120 when
+	// unset).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
 
@@ -633,14 +634,18 @@ type RoundtableProgressEvent struct {
 	Agent   string `json:"agent,omitempty"`
 	Message string `json:"message"`
 	At      string `json:"at"`
-	// WaitingFor lists the agents awaited (phase_started, waiting), each
-	// for at most TimeoutSeconds per call.
-	WaitingFor     []string        `json:"waiting_for,omitempty"`
-	TimeoutSeconds float64         `json:"timeout_seconds,omitempty"`
-	Participants   []string        `json:"participants,omitempty"` // started
-	Exclusion      json.RawMessage `json:"exclusion,omitempty"`    // agent_failed
-	Synthesis      json.RawMessage `json:"synthesis,omitempty"`    // synthesis
-	Vote           json.RawMessage `json:"vote,omitempty"`         // vote
+	// WaitingFor lists the agents awaited (phase_started, waiting);
+	// WaitingUntil gives, for each, the time (RFC 3339, UTC) until which the
+	// table waits for its answer (its own call timeout from the phase's
+	// start). TimeoutSeconds is the longest of those timeouts (started,
+	// phase_started, waiting).
+	WaitingFor     []string          `json:"waiting_for,omitempty"`
+	WaitingUntil   map[string]string `json:"waiting_until,omitempty"`
+	TimeoutSeconds float64           `json:"timeout_seconds,omitempty"`
+	Participants   []string          `json:"participants,omitempty"` // started
+	Exclusion      json.RawMessage   `json:"exclusion,omitempty"`    // agent_failed
+	Synthesis      json.RawMessage   `json:"synthesis,omitempty"`    // synthesis
+	Vote           json.RawMessage   `json:"vote,omitempty"`         // vote
 }
 
 // RoundtableResultEvent is the data of roundtable.result.

@@ -33,3 +33,6 @@ if ! { [ -x "$wails_bin" ] && "$wails_bin" version 2>/dev/null | grep -qx "$wail
   echo "setup: installing the wails CLI $wails_ver"
   go install "github.com/wailsapp/wails/v2/cmd/wails@$wails_ver"
 fi
+# The third-party clients tests/conformance drives the service with (npm
+# standardwebhooks, eventsource), at the versions of their lock file.
+(cd tests/conformance/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

@@ -36,6 +36,10 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(text) == "" {
 		return errorf(http.StatusBadRequest, "empty_message", "the message has no text").with("field", "message.parts")
 	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	sess, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id")
 	if err != nil {
 		return err
@@ -43,26 +47,58 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err := s.exposedSession(sess.AgentID); err != nil {
 		return err
 	}
+	var slot *replaySlot
+	if key != "" {
+		sl, first := s.replays.claim(sess.ID, "chat", key, text, s.now())
+		if !first { // a replay: the first request's turn, never a second one
+			if err := sl.await(r, text); err != nil {
+				return err
+			}
+			return s.answerTurn(w, r, sl.turn, nil, req.Stream)
+		}
+		slot = sl
+	}
 	t, run, err := s.prepareTurn(r.Context(), sess, text, nil)
+	if slot != nil {
+		slot.settle(t, err)
+	}
 	if err != nil {
 		return err
 	}
-	if req.Stream {
-		t.streamed = true
-		go run()
+	return s.answerTurn(w, r, t, run, req.Stream)
+}
+
+// answerTurn answers POST /v1/chat with turn t: its events from the user's
+// message to its end (stream), or its reply. run, when not nil, runs the
+// turn; nil means another request started it (a replayed Idempotency-Key).
+func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, run func(), stream bool) error {
+	if stream {
+		if run != nil {
+			t.streamed = true
+			go run()
+		}
 		seq, err := t.stored()
 		if err != nil {
 			return err
 		}
-		// Follow the session from the user's message until this turn ends.
-		return s.streamEvents(w, r, sess.ID, seq, func(ev events.Event) bool {
+		// Follow the session from the user's message (included, as on the
+		// session stream) until this turn ends.
+		return s.streamEvents(w, r, t.sessionID, seq-1, func(ev events.Event) bool {
 			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
 		})
 	}
-	// The handler runs the turn itself; a client that disconnects meanwhile
-	// does not stop it (its context is the turn's own), and its events stay
-	// on the session stream.
-	run()
+	if run != nil {
+		// The handler runs the turn itself; a client that disconnects
+		// meanwhile does not stop it (its context is the turn's own), and its
+		// events stay on the session stream.
+		run()
+	} else {
+		select {
+		case <-t.done:
+		case <-r.Context().Done():
+			return nil
+		}
+	}
 	if _, err := t.stored(); err != nil {
 		return err
 	}
@@ -133,10 +169,29 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	if req.ToolResult.ID == "" {
 		return missing("tool_result.id")
 	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
 		return err
 	}
-	if err := s.deliverToolResult(r.Context(), req.GeneralSessionID, req.ToolResult); err != nil {
+	var slot *replaySlot
+	if key != "" {
+		sl, first := s.replays.claim(req.GeneralSessionID, "tool_result", key, req.ToolResult.ID, s.now())
+		if !first { // a replay: the first request's answer, never a second result
+			if err := sl.await(r, req.ToolResult.ID); err != nil {
+				return err
+			}
+			return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+		}
+		slot = sl
+	}
+	err = s.deliverToolResult(r.Context(), req.GeneralSessionID, req.ToolResult)
+	if slot != nil {
+		slot.settle(nil, err)
+	}
+	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
@@ -172,6 +227,9 @@ func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
 	return s.streamEvents(w, r, sess.ID, after, func(events.Event) bool { return false }, reset)
 }
 
+// sseRetry is the reconnection delay every stream announces at its start.
+const sseRetry = time.Second
+
 // streamEvents writes a session's events after seq as SSE until the request
 // ends, the service shuts down, or last(ev) says ev was the final one.
 func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID string, after int64, last func(events.Event) bool, reset ...*api.ResetEvent) error {
@@ -180,6 +238,11 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 	sw, err := sse.Upgrade(w, r)
 	if err != nil {
 		return errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+	}
+	// The stream opens with its reconnection delay (retry:), so that an
+	// EventSource reconnects after sseRetry, not after its own default.
+	if err := sw.Send(&sse.Message{Retry: sseRetry}); err != nil {
+		return nil
 	}
 	if err := sw.Flush(); err != nil { // send the headers now: the client sees the stream is open
 		return nil

@@ -20,6 +20,48 @@ import (
 	"jarvis/service/config"
 )
 
+// TestChatStreamCarriesSessionEvents: the response stream of POST /v1/chat
+// carries exactly the events of the turn that the session stream carries,
+// user.message included, with the same ids and data.
+func TestChatStreamCarriesSessionEvents(t *testing.T) {
+	e := newEnv(t)
+	sid := e.session("j-same")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var session collect
+	ended := make(chan struct{})
+	go e.c.Stream(ctx, sid, "0", func(ev api.StreamEvent) error {
+		session.add(ev)
+		if ev.Type == api.EventFinal {
+			close(ended)
+			return api.ErrStopStream
+		}
+		return nil
+	})
+	var chat collect
+	err := e.c.ChatStream(ctx, sid, `first [[tool notify {"title":"x"}]]`, func(ev api.StreamEvent) error {
+		chat.add(ev)
+		e.answerTools(sid, func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: "shown"} })(ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ended
+	a, b := chat.all(), session.all()
+	if len(a) != len(b) {
+		t.Fatalf("chat stream %v, session stream %v", types(a), types(b))
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Type != b[i].Type || string(a[i].Data) != string(b[i].Data) {
+			t.Fatalf("event %d: chat stream %s %s %s, session stream %s %s %s", i, a[i].ID, a[i].Type, a[i].Data, b[i].ID, b[i].Type, b[i].Data)
+		}
+	}
+	if a[0].Type != api.EventUserMessage {
+		t.Fatalf("first event %s, want user.message", a[0].Type)
+	}
+}
+
 func TestChatStreamWithoutTools(t *testing.T) {
 	e := newEnv(t)
 	sid := e.session("j1")
@@ -28,8 +70,13 @@ func TestChatStreamWithoutTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := got.all()
-	// Deltas then one final. Deltas may be coalesced when they arrive faster
-	// than they are stored, so their number is not fixed; their text is.
+	// The user's message, deltas, then one final. Deltas may be coalesced
+	// when they arrive faster than they are stored, so their number is not
+	// fixed; their text is.
+	if len(evs) == 0 || evs[0].Type != api.EventUserMessage || text(evs[:1], api.EventUserMessage) != "hello there" {
+		t.Fatalf("the stream does not start with the user's message: %v", types(evs))
+	}
+	evs = evs[1:]
 	ts := types(evs)
 	if len(ts) < 2 || ts[len(ts)-1] != api.EventFinal || slices.ContainsFunc(ts[:len(ts)-1], func(x string) bool { return x != api.EventDelta }) {
 		t.Fatalf("events = %v, want deltas then assistant.final", ts)

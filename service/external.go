@@ -68,8 +68,8 @@ type externalSettings struct {
 	Retries int `json:"retries,omitempty"`
 	// RetryBackoffMs is the first wait between attempts, doubled each time. Default 250.
 	RetryBackoffMs int `json:"retryBackoffMs,omitempty"`
-	// SecretRef names a keyring secret (Standard Webhooks, "whsec_..." or
-	// raw): callbacks may be signed with it, and forwards are signed with it.
+	// SecretRef names a keyring secret (Standard Webhooks: base64, with or
+	// without "whsec_"): callbacks may be signed with it, and forwards are signed with it.
 	SecretRef string `json:"secretRef,omitempty"`
 	// CallbackAuth is "token" (default) or "none" (unauthenticated callbacks).
 	CallbackAuth string `json:"callbackAuth,omitempty"`
@@ -392,7 +392,11 @@ func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
 	if err != nil || v == "" {
 		return nil, fmt.Errorf("secret %q is unavailable", x.SecretRef)
 	}
-	return webhook.Key(v), nil
+	key, err := webhook.Key(v)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", x.SecretRef, err)
+	}
+	return key, nil
 }
 
 // externalAgentStatus is an external agent's entry status for GET /v1/agents.

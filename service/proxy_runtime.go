@@ -53,7 +53,7 @@ type proxyConfig struct {
 	// callback URL, or a Standard Webhooks signature when webhookSecretRef
 	// is set) or "none" (unauthenticated callbacks; warned at startup).
 	CallbackAuth string `json:"callbackAuth,omitempty"`
-	// WebhookSecretRef names the keyring secret ("whsec_<base64>" or raw)
+	// WebhookSecretRef names the keyring secret (base64, with or without "whsec_")
 	// with which the agent signs callbacks (Standard Webhooks).
 	WebhookSecretRef string `json:"webhookSecretRef,omitempty"`
 	// CallbackBaseURL replaces the service's own address in callback URLs,

@@ -69,7 +69,7 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 	resp, err := proxy.ParseCallback(body, pc.ResponseMapping)
 	if err != nil {
 		wt.failWith(err)
-		return errorf(http.StatusBadRequest, "proxy_"+proxy.Kind(err), "%v", err)
+		return errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
 	}
 	out, err := s.deliverProxy(wt, agent, pc, sessionID, resp)
 	if err != nil {
@@ -154,12 +154,14 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 	}
 	if pc.WebhookSecretRef != "" && secrets != nil && webhook.Signed(r.Header) {
 		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil {
-			if id, err := webhook.Verify(webhook.Key(sec), r.Header, body, now); err == nil {
-				g, err := callGiven()
-				if err == nil && !g && callID == "" {
-					g, err = px.ownSession(ctx, agentID, sessionID)
+			if key, err := webhook.Key(sec); err == nil {
+				if id, err := webhook.Verify(key, r.Header, body, now); err == nil {
+					g, err := callGiven()
+					if err == nil && !g && callID == "" {
+						g, err = px.ownSession(ctx, agentID, sessionID)
+					}
+					return true, px.replayed(agentID+"\x00"+id, now), g, err
 				}
-				return true, px.replayed(agentID+"\x00"+id, now), g, err
 			}
 		}
 	}

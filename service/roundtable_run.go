@@ -49,7 +49,24 @@ type rtPlan struct {
 	agents   []roundtable.Agent
 	excluded []roundtable.Exclusion // refused before the run (a key that cannot be read)
 	warnings []string
-	timeout  time.Duration
+}
+
+// timeoutOf is how long the table waits for one call to a: its own
+// registered timeout (Agent.Timeout, set by prepareRT), else the default.
+func timeoutOf(a roundtable.Agent) time.Duration {
+	if a.Timeout > 0 {
+		return a.Timeout
+	}
+	return roundtable.DefaultCallTimeout
+}
+
+// longestTimeout is the longest call timeout among the participants.
+func (p rtPlan) longestTimeout() time.Duration {
+	var d time.Duration
+	for _, a := range p.agents {
+		d = max(d, timeoutOf(a))
+	}
+	return d
 }
 
 // names returns every proposed participant, refused ones included.
@@ -73,8 +90,8 @@ func (e *rtUnknownParticipants) Error() string {
 
 // prepareRT chooses the participants: the named ones, or those
 // SelectParticipants finds relevant, or every registered agent when none
-// is. timeout 0 takes the largest registered timeout of the participants
-// (default 120 s).
+// is. Each agent is waited for its own registered timeout (default 120 s),
+// or for timeout when it is set.
 func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []string, timeout time.Duration) (rtPlan, error) {
 	p := rtPlan{task: task}
 	rows, err := s.st.RoundtableAgents(ctx)
@@ -113,7 +130,6 @@ func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []s
 			p.warnings = append(p.warnings, fmt.Sprintf("No registered agent's domain or capabilities matched the task; all %d registered agent(s) were asked.", len(all)))
 		}
 	}
-	maxWait := 0
 	for _, a := range chosen {
 		row := byName[a.Name]
 		key, err := s.rtKey(row)
@@ -123,15 +139,12 @@ func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []s
 			continue
 		}
 		a.APIKey = key
-		p.agents = append(p.agents, a)
-		maxWait = max(maxWait, row.TimeoutSeconds)
-	}
-	p.timeout = timeout
-	if p.timeout <= 0 {
-		p.timeout = roundtable.DefaultCallTimeout
-		if maxWait > 0 {
-			p.timeout = time.Duration(maxWait) * time.Second
+		a.Timeout = time.Duration(row.TimeoutSeconds) * time.Second
+		if timeout > 0 {
+			a.Timeout = timeout
 		}
+		a.Timeout = timeoutOf(a)
+		p.agents = append(p.agents, a)
 	}
 	return p, nil
 }
@@ -165,15 +178,15 @@ func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, stri
 	if l, ok := synth.(*llmSynthesizer); ok {
 		synthName = "llm:" + l.model
 	}
-	tr := &rtTracker{s: s, run: run, timeout: p.timeout, synthName: synthName, gone: map[string]bool{}, skipped: map[roundtable.Phase]map[string]bool{}}
+	tr := &rtTracker{s: s, run: run, synthName: synthName, gone: map[string]bool{}, skipped: map[roundtable.Phase]map[string]bool{}}
 	tr.publish(api.RoundtableProgressEvent{Type: "started", At: s.now().UTC().Format(time.RFC3339Nano), Participants: p.names(),
-		TimeoutSeconds: p.timeout.Seconds(), Message: fmt.Sprintf("round table with %d agent(s): %s", len(p.names()), strings.Join(p.names(), ", "))})
+		TimeoutSeconds: p.longestTimeout().Seconds(), Message: fmt.Sprintf("round table with %d agent(s): %s", len(p.names()), strings.Join(p.names(), ", "))})
 	for _, x := range p.excluded {
 		tr.progress(roundtable.Progress{Type: roundtable.ProgressAgentFailed, TaskID: run.id, Phase: x.Phase, Agent: x.Agent, Message: x.Reason, At: s.now(), Exclusion: &x})
 	}
 
 	var res roundtable.Result
-	eng, err := roundtable.New(roundtable.Options{Client: s.rt.client, CallTimeout: p.timeout, Synthesizer: synth, Logger: s.log.With("round_table", run.id), Now: s.now})
+	eng, err := roundtable.New(roundtable.Options{Client: s.rt.client, Synthesizer: synth, Logger: s.log.With("round_table", run.id), Now: s.now})
 	if err == nil {
 		stop := tr.startWaitTicker()
 		res, err = eng.Run(ctx, p.task, p.agents, tr.progress)
@@ -273,11 +286,11 @@ func (s *Service) noteRTHealth(res roundtable.Result, p rtPlan) {
 }
 
 // rtTracker turns engine progress into roundtable.progress events and knows
-// whom a phase is still waiting for, so that every wait is visible.
+// whom a phase is still waiting for, and until when, so that every wait is
+// visible.
 type rtTracker struct {
 	s         *Service
 	run       rtRun
-	timeout   time.Duration
 	synthName string
 
 	mu         sync.Mutex
@@ -285,7 +298,39 @@ type rtTracker struct {
 	skipped    map[roundtable.Phase]map[string]bool // refused in a phase before it started
 	phase      roundtable.Phase
 	pending    []string
-	phaseStart time.Time
+	until      map[string]time.Time // agent → end of its wait in this phase
+	phaseStart time.Time            // monotonic, for "waited"
+	phaseWall  time.Time            // the service clock's phase start
+}
+
+// waits fills ev's waiting fields from the pending agents.
+func (tr *rtTracker) waits(ev *api.RoundtableProgressEvent) {
+	ev.WaitingFor = slices.Clone(tr.pending)
+	if len(tr.until) == 0 {
+		return
+	}
+	ev.WaitingUntil = map[string]string{}
+	var longest time.Duration
+	for _, n := range tr.pending {
+		if u, ok := tr.until[n]; ok {
+			ev.WaitingUntil[n] = u.UTC().Format(time.RFC3339)
+			longest = max(longest, u.Sub(tr.phaseWall))
+		}
+	}
+	ev.TimeoutSeconds = longest.Seconds()
+}
+
+// waitList names the pending agents with the end of each one's wait.
+func (tr *rtTracker) waitList() string {
+	parts := make([]string, 0, len(tr.pending))
+	for _, n := range tr.pending {
+		if u, ok := tr.until[n]; ok {
+			parts = append(parts, fmt.Sprintf("%s (until %s)", n, u.UTC().Format("15:04:05Z")))
+		} else {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (tr *rtTracker) publish(ev api.RoundtableProgressEvent) {
@@ -309,18 +354,22 @@ func (tr *rtTracker) progress(p roundtable.Progress) {
 		At: p.At.UTC().Format(time.RFC3339Nano)}
 	switch p.Type {
 	case roundtable.ProgressPhaseStarted:
-		tr.phase, tr.phaseStart, tr.pending = p.Phase, time.Now(), nil
+		tr.phase, tr.phaseStart, tr.phaseWall, tr.pending, tr.until = p.Phase, time.Now(), p.At, nil, nil
 		if p.Phase == roundtable.PhaseSynthesis {
 			tr.pending = []string{tr.synthName}
 		} else {
+			tr.until = map[string]time.Time{}
 			for _, a := range tr.run.plan.agents {
 				if !tr.gone[a.Name] && !tr.skipped[p.Phase][a.Name] {
 					tr.pending = append(tr.pending, a.Name)
+					tr.until[a.Name] = p.At.Add(timeoutOf(a))
 				}
 			}
-			ev.TimeoutSeconds = tr.timeout.Seconds()
 		}
-		ev.WaitingFor = slices.Clone(tr.pending)
+		tr.waits(&ev)
+		if len(tr.until) > 0 {
+			ev.Message = fmt.Sprintf("%s: waiting for %s", p.Phase, tr.waitList())
+		}
 	case roundtable.ProgressPhaseFinished:
 		tr.pending = nil
 	case roundtable.ProgressSynthesis:
@@ -351,9 +400,13 @@ func (tr *rtTracker) progress(p roundtable.Progress) {
 }
 
 // startWaitTicker publishes a "waiting" event while a phase waits, every
-// quarter of the call timeout (at least 250 ms, at most 10 s).
+// quarter of the shortest call timeout (at least 250 ms, at most 10 s).
 func (tr *rtTracker) startWaitTicker() (stop func()) {
-	every := min(max(tr.timeout/4, 250*time.Millisecond), 10*time.Second)
+	shortest := roundtable.DefaultCallTimeout
+	for _, a := range tr.run.plan.agents {
+		shortest = min(shortest, timeoutOf(a))
+	}
+	every := min(max(shortest/4, 250*time.Millisecond), 10*time.Second)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -368,9 +421,10 @@ func (tr *rtTracker) startWaitTicker() (stop func()) {
 			tr.mu.Lock()
 			if len(tr.pending) > 0 && time.Since(tr.phaseStart) >= every {
 				waited := time.Since(tr.phaseStart).Round(100 * time.Millisecond)
-				tr.publish(api.RoundtableProgressEvent{Type: "waiting", Phase: string(tr.phase), At: tr.s.now().UTC().Format(time.RFC3339Nano),
-					WaitingFor: slices.Clone(tr.pending), TimeoutSeconds: tr.timeout.Seconds(),
-					Message: fmt.Sprintf("%s: still waiting for %s after %s", tr.phase, strings.Join(tr.pending, ", "), waited)})
+				ev := api.RoundtableProgressEvent{Type: "waiting", Phase: string(tr.phase), At: tr.s.now().UTC().Format(time.RFC3339Nano),
+					Message: fmt.Sprintf("%s: still waiting for %s after %s", tr.phase, tr.waitList(), waited)}
+				tr.waits(&ev)
+				tr.publish(ev)
 			}
 			tr.mu.Unlock()
 		}

@@ -34,7 +34,7 @@ func withRTSecrets(sec service.Secrets) envOpt {
 // rtAgent is a scripted round-table agent on a real HTTP server.
 type rtAgent struct {
 	name string
-	mode string // good | slow | 500 | badjson
+	mode string // good | slow | late (answers after 1.2 s) | 500 | badjson
 	key  string // required bearer key, if set
 
 	mu      sync.Mutex
@@ -64,6 +64,12 @@ func (a *rtAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "slow":
 		select {
 		case <-time.After(5 * time.Second):
+		case <-r.Context().Done():
+			return
+		}
+	case "late":
+		select {
+		case <-time.After(1200 * time.Millisecond):
 		case <-r.Context().Done():
 			return
 		}
@@ -724,6 +730,71 @@ func TestRoundtableAgentType(t *testing.T) {
 
 	if _, err := e.c.Chat(context.Background(), sess("broken_council"), "Review it"); err == nil || !strings.Contains(err.Error(), "ghost") {
 		t.Errorf("unknown configured participant: %v", err)
+	}
+}
+
+// TestRoundtablePerAgentTimeouts: each agent is waited for its own
+// registered timeout. An agent registered with 1 s that never answers is
+// dropped after 1 s, while one registered without a timeout (120 s) and
+// answering after 1.2 s takes part: the table used to wait for every agent
+// as long as the largest registered timeout (here 1 s, an unset one
+// counting as 0), and so dropped the second. The phase_started event says
+// until when each agent is awaited.
+func TestRoundtablePerAgentTimeouts(t *testing.T) {
+	e := newEnv(t, withRTSecrets(testpeer.NewSecrets(nil)))
+	_, hungURL := newRTAgent(t, "hung", "slow", "")
+	e.register(api.RoundtableAgentRegistration{Name: "hung", Domain: "general", BaseURL: hungURL, TimeoutSeconds: 1})
+	_, lateURL := newRTAgent(t, "late", "late", "")
+	e.register(api.RoundtableAgentRegistration{Name: "late", Domain: "general", BaseURL: lateURL})
+	st, b := e.call("POST", "/v1/roundtables", api.StartRoundtableRequest{Content: "Review it", Participants: []string{"hung", "late"}})
+	if st != http.StatusAccepted {
+		t.Fatalf("%d %s", st, b)
+	}
+	start := decode[api.StartRoundtableResponse](t, b)
+	evs := e.followUntil(start.GeneralSessionID, api.EventRoundtableResult, 60*time.Second)
+	var analyze *api.RoundtableProgressEvent
+	responded := false
+	for _, p := range progressOf(t, evs) {
+		if p.Type == "phase_started" && p.Phase == "analyze" {
+			analyze = &p
+		}
+		if p.Type == "agent_responded" && p.Phase == "analyze" && p.Agent == "late" {
+			responded = true
+		}
+	}
+	if analyze == nil || len(analyze.WaitingUntil) != 2 || analyze.TimeoutSeconds != 120 {
+		t.Fatalf("analyze phase_started %+v", analyze)
+	}
+	hung, _ := time.Parse(time.RFC3339, analyze.WaitingUntil["hung"])
+	late, _ := time.Parse(time.RFC3339, analyze.WaitingUntil["late"])
+	if d := late.Sub(hung); d < 118*time.Second || d > 120*time.Second { // 120 s and 1 s from the same start, in whole seconds
+		t.Fatalf("waiting_until %v: want hung's 1 s and late's 120 s from the phase start", analyze.WaitingUntil)
+	}
+	if !strings.Contains(analyze.Message, "hung (until ") || !strings.Contains(analyze.Message, "late (until ") {
+		t.Fatalf("the message does not say whom the table waits for until when: %q", analyze.Message)
+	}
+	if !responded {
+		t.Fatal("the agent without a registered timeout was not waited for its own 120 s")
+	}
+	res := decode[api.RoundtableResultEvent](t, evs[len(evs)-1].Data)
+	var result roundtable.Result
+	if err := json.Unmarshal(res.Result, &result); err != nil {
+		t.Fatal(err)
+	}
+	timedOut := false
+	for _, x := range result.Exclusions {
+		if x.Agent == "late" && x.Kind != roundtable.ExcludedSkipped { // skipped: nobody else's analysis to challenge
+			t.Fatalf("late was excluded: %+v", x)
+		}
+		if x.Agent == "hung" && x.Kind == roundtable.ExcludedTimeout && strings.Contains(x.Reason, "within 1s") {
+			timedOut = true
+		}
+	}
+	if !timedOut {
+		t.Fatalf("hung was not dropped after its own 1 s: %+v", result.Exclusions)
+	}
+	if len(result.Analyses) != 1 || result.Analyses[0].AgentName != "late" {
+		t.Fatalf("analyses %+v, want late's", result.Analyses)
 	}
 }
 

@@ -110,6 +110,7 @@ type Service struct {
 	serverTools map[string]serverTool // tools the service runs itself
 	ext         externalState         // external agents (external.go)
 	rt          rtState               // round tables (roundtable_*.go)
+	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
 	handler     http.Handler
 	patterns    []string // the route table, for Routes
 

@@ -97,13 +97,14 @@ var ErrNotLoopback = errors.New("not a loopback address")
 // Listen opens a TCP listener on addr, refusing non-loopback addresses
 // unless allowNonLoopback is set. The listener caps its connections
 // (conncap.go): serve it with NewHTTPServer, whose handler chain trusts
-// the connections of authenticated requests.
+// the connections of authenticated requests. Its connections may wait for
+// their first request as long as idle ones (IdleFirstListener).
 func Listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 	ln, err := listen(addr, allowNonLoopback)
 	if err != nil {
 		return nil, err
 	}
-	return newCapListener(ln, connCap(openFilesLimit())), nil
+	return newCapListener(IdleFirstListener(ln, idleTimeout), connCap(openFilesLimit())), nil
 }
 
 func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
@@ -122,18 +123,6 @@ func listen(addr string, allowNonLoopback bool) (net.Listener, error) {
 		}
 	}
 	return net.Listen("tcp", addr)
-}
-
-// NewHTTPServer returns the http.Server settings the service runs with:
-// header timeouts against slow clients, no write timeout (streams are long).
-func NewHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ConnContext:       withConn, // guard trusts the connections of authenticated requests (conncap.go)
-	}
 }
 
 // Shutdown stops srv gracefully within d, then closes what is left.

@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,11 +11,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"jarvis/service/webhook"
 )
 
 // Input is what Jarvis POSTs to the inputUrl (seed 000).
@@ -38,7 +36,7 @@ type Input struct {
 type Agent struct {
 	Delay   time.Duration // before each reply
 	Replies int           // replies per message
-	Secret  string        // Standard Webhooks secret ("whsec_..." or raw); "" to not sign
+	Secret  string        // Standard Webhooks secret (base64, with or without "whsec_"); "" to not sign
 	Client  *http.Client  // default: 10 s timeout
 	Log     *slog.Logger
 
@@ -122,9 +120,12 @@ func (a *Agent) post(callbackURL, text string) error {
 		req.Header.Set("Content-Type", "text/markdown; charset=utf-8")
 		req.Header.Set("webhook-id", id)
 		if a.Secret != "" {
-			ts := strconv.FormatInt(time.Now().Unix(), 10)
-			req.Header.Set("webhook-timestamp", ts)
-			req.Header.Set("webhook-signature", "v1,"+Sign(a.Secret, id, ts, []byte(text)))
+			// The key as every Standard Webhooks library derives it.
+			key, err := webhook.Key(a.Secret)
+			if err != nil {
+				return err
+			}
+			webhook.SetHeaders(req.Header, key, id, []byte(text), time.Now())
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -143,21 +144,6 @@ func (a *Agent) post(callbackURL, text string) error {
 		return fmt.Errorf("callback answered %s", resp.Status) // 4xx: retrying will not help
 	}
 	return last
-}
-
-// Sign is the Standard Webhooks v1 signature: base64 HMAC-SHA256 of
-// "id.timestamp.body", keyed by the base64 after "whsec_" (or the raw secret).
-func Sign(secret, id, ts string, body []byte) string {
-	key := []byte(secret)
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
-			key = b
-		}
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id + "." + ts + "."))
-	m.Write(body)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
 // Compose returns the n Markdown replies to a message: an echo, some facts

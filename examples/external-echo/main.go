@@ -30,6 +30,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"jarvis/service/webhook"
 )
 
 func main() {
@@ -53,6 +55,11 @@ func run(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	a := &Agent{Delay: *delay, Replies: *replies, Secret: os.Getenv(*secretEnv), Log: logger}
+	if a.Secret != "" {
+		if _, err := webhook.Key(a.Secret); err != nil {
+			return fmt.Errorf("$%s: %w", *secretEnv, err)
+		}
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

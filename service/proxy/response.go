@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"jarvis/service/textclean"
 )
 
 // Response is one decoded answer from an external agent.
@@ -255,7 +257,9 @@ func (d decoded) chunk(seq int) Chunk {
 // object or array in which the mapping finds at least one of its fields;
 // anything else is a *MalformedError. raw keeps a copy of body.
 func decode(body []byte, m compiledMapping) (decoded, error) {
-	b := bytes.TrimSpace(body)
+	// Raw NULs (invalid inside a JSON string) are removed and counted, as
+	// escaped ones are below (textclean: the same way everywhere).
+	b, nuls := textclean.StripNUL(bytes.TrimSpace(body))
 	if len(b) == 0 {
 		return decoded{}, &MalformedError{Reason: "empty body where a JSON response was expected"}
 	}
@@ -274,6 +278,7 @@ func decode(body []byte, m compiledMapping) (decoded, error) {
 		return decoded{}, &MalformedError{Reason: "expected a JSON object, got " + excerpt(b, 64)}
 	}
 	d := decoded{raw: append([]byte(nil), b...)}
+	d.cleaned.NULBytes = nuls
 	// Agents' text goes to the window and the database: bytes that are not
 	// UTF-8 (decoded as U+FFFD) and NULs (escaped as \u0000) are dropped
 	// and counted, as for external agents' callbacks.

@@ -45,6 +45,12 @@ func TestParseCallback(t *testing.T) {
 			body:    `[{"generated_text":"t"}]`,
 			mapping: proxy.Mapping{Output: "[0].generated_text"},
 			want:    proxy.Response{Output: "t", Parts: []proxy.Part{{Type: "text", Content: "t"}}}},
+		{name: "raw NUL bytes are removed and counted, not malformed",
+			body: "{\"output\":[{\"type\":\"text\",\"content\":\"a\x00b\"}]}\x00",
+			want: proxy.Response{Output: "ab", Parts: []proxy.Part{{Type: "text", Content: "ab"}}, Sanitized: proxy.Sanitized{NULBytes: 2}}},
+		{name: "escaped NULs too",
+			body: `{"output":[{"type":"text","content":"a\u0000b"}]}`,
+			want: proxy.Response{Output: "ab", Parts: []proxy.Part{{Type: "text", Content: "ab"}}, Sanitized: proxy.Sanitized{NULBytes: 1}}},
 		{name: "invalid JSON", body: `{"output": [`, err: proxy.ErrMalformed},
 		{name: "trailing data", body: `{"messageId":"a"} {"messageId":"b"}`, err: proxy.ErrMalformed},
 		{name: "not an object", body: `"just text"`, err: proxy.ErrMalformed},
@@ -64,7 +70,7 @@ func TestParseCallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got.Raw) != strings.TrimSpace(tt.body) {
+			if string(got.Raw) != strings.TrimSpace(strings.ReplaceAll(tt.body, "\x00", "")) { // without raw NULs: JSON again
 				t.Errorf("Raw = %s", got.Raw)
 			}
 			got.Raw = nil
@@ -81,10 +87,11 @@ type exportedResponse struct {
 	Parts                                        []proxy.Part
 	Thoughts                                     []string
 	Final, Pending                               bool
+	Sanitized                                    proxy.Sanitized
 }
 
 func exported(r proxy.Response) exportedResponse {
-	return exportedResponse{r.MessageID, r.Output, r.Status, r.ConversationState, r.Parts, r.Thoughts, r.Final, r.Pending}
+	return exportedResponse{r.MessageID, r.Output, r.Status, r.ConversationState, r.Parts, r.Thoughts, r.Final, r.Pending, r.Sanitized}
 }
 
 func mustParse(t *testing.T, body string) proxy.Response {

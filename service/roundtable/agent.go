@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -23,6 +24,10 @@ type Agent struct {
 	APIKey       string   `json:"-"` // a secret: never serialised, never logged
 	Capabilities []string `json:"capabilities"`
 	Mode         string   `json:"mode"`
+	// Timeout bounds each call to this agent; 0 means the engine's
+	// CallTimeout. Agents are waited for independently: one agent's
+	// timeout never changes how long another is waited for.
+	Timeout time.Duration `json:"-"`
 }
 
 // Registration is the body of POST /api/v1/agents (seed 003).

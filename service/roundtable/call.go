@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"jarvis/service/textclean"
 )
 
 // callFailure is why one call produced nothing usable.
@@ -31,7 +33,8 @@ type caller struct {
 
 // callResult is a 2xx answer.
 type callResult struct {
-	body        []byte
+	body        []byte // without NUL bytes (stripNUL)
+	nulBytes    int    // NUL bytes removed from the body
 	status      int
 	contentType string
 	latency     time.Duration
@@ -97,7 +100,9 @@ func (c caller) postRaw(ctx context.Context, baseURL, apiKey, path string, paylo
 		return res, &callFailure{kind: ExcludedBodyTooLarge, status: resp.StatusCode,
 			reason: fmt.Sprintf("response body exceeds the %s limit; reading stopped at %d bytes", formatBytes(c.maxBody), c.maxBody)}
 	}
-	res.body = data
+	// NULs are removed and counted, the same way everywhere (textclean):
+	// a NUL inside a JSON string would make the whole answer invalid JSON.
+	res.body, res.nulBytes = textclean.StripNUL(data)
 	return res, nil
 }
 

@@ -109,11 +109,11 @@ func Check(ctx context.Context, client *http.Client, baseURL, apiKey string) Che
 	for _, ep := range []struct {
 		path  string
 		req   any
-		check func(c *conformance, obj map[string]any)
+		check func(c *conformance, body []byte)
 	}{
-		{"/analyze", anReq, (*conformance).analyze},
-		{"/challenge", chReq, (*conformance).challenge},
-		{"/vote", voReq, (*conformance).vote},
+		{"/analyze", anReq, (*conformance).analyzeBody}, // the engine's own validator (validate.go)
+		{"/challenge", chReq, objectCheck((*conformance).challenge)},
+		{"/vote", voReq, objectCheck((*conformance).vote)},
 	} {
 		er := EndpointReport{Endpoint: ep.path, Issues: []Issue{}}
 		res, fail := call.post(ctx, base, apiKey, ep.path, ep.req)
@@ -131,11 +131,16 @@ func Check(ctx context.Context, client *http.Client, baseURL, apiKey string) Che
 		if !utf8.Valid(res.body) {
 			ck.warn("", "body is not valid UTF-8; the platform repairs it with U+FFFD")
 		}
-		if obj, ok := ck.object(res.body); ok {
-			ep.check(ck, obj)
-			if n, ok := obj["agent_name"].(string); ok && n != "" {
-				names = append(names, n)
-			}
+		if res.nulBytes > 0 {
+			ck.warn("", "%s", nulWarning(res.nulBytes))
+		}
+		ep.check(ck, res.body)
+		var named struct {
+			AgentName any `json:"agent_name"`
+		}
+		json.Unmarshal(res.body, &named)
+		if n, ok := named.AgentName.(string); ok && n != "" {
+			names = append(names, n)
 		}
 		er.Issues = append(er.Issues, ck.issues...)
 		rep.Endpoints = append(rep.Endpoints, er)
@@ -253,10 +258,13 @@ func termSafe(s string) string {
 	return truncateForMessage(s, 300)
 }
 
-// conformance accumulates issues for one endpoint.
+// conformance accumulates issues for one endpoint. brief skips the
+// warning-only work (injection scan, evidence tags, unknown fields): the
+// engine needs only the errors (validateAnalysis).
 type conformance struct {
 	sc       *scanner
 	endpoint string
+	brief    bool
 	issues   []Issue
 }
 
@@ -267,7 +275,19 @@ func (c *conformance) err(field, format string, args ...any) {
 	c.add(IssueError, field, format, args...)
 }
 func (c *conformance) warn(field, format string, args ...any) {
+	if c.brief {
+		return
+	}
 	c.add(IssueWarning, field, format, args...)
+}
+
+// objectCheck checks a body that must be a JSON object with check.
+func objectCheck(check func(c *conformance, obj map[string]any)) func(c *conformance, body []byte) {
+	return func(c *conformance, body []byte) {
+		if obj, ok := c.object(body); ok {
+			check(c, obj)
+		}
+	}
 }
 
 func (c *conformance) object(body []byte) (map[string]any, bool) {
@@ -317,6 +337,9 @@ func join(path, key string) string {
 
 // unknown warns about fields the protocol does not define.
 func (c *conformance) unknown(obj map[string]any, path string, known ...string) {
+	if c.brief {
+		return
+	}
 	var extra []string
 	for k := range obj {
 		if !slices.Contains(known, k) {
@@ -352,6 +375,9 @@ func (c *conformance) str(obj map[string]any, path, key string, required, nonEmp
 	}
 	if nonEmpty && strings.TrimSpace(s) == "" {
 		c.err(field, "must not be empty")
+	}
+	if c.brief {
+		return s, true
 	}
 	if n := utf8.RuneCountInString(s); n > DefaultMaxField {
 		c.warn(field, "is %d characters; the platform truncates it to %d", n, DefaultMaxField)
@@ -391,7 +417,7 @@ func (c *conformance) num01(obj map[string]any, path, key string, required bool)
 		return
 	}
 	if f < 0 || f > 1 {
-		c.err(field, "%s is out of range: must be between 0.0 and 1.0 (the platform clamps it and flags the finding)", n)
+		c.warn(field, "%s is out of range: must be between 0.0 and 1.0 (the platform clamps it and flags it)", n)
 	}
 }
 
@@ -439,7 +465,7 @@ func (c *conformance) analyze(obj map[string]any) {
 		c.items(obs, "observations", func(o map[string]any, path string) {
 			c.unknown(o, path, "finding", "evidence", "severity", "confidence")
 			finding, _ := c.str(o, path, "finding", true, true)
-			if ev, ok := c.str(o, path, "evidence", true, true); ok && ev != "" {
+			if ev, ok := c.str(o, path, "evidence", true, true); ok && ev != "" && !c.brief {
 				info := c.sc.parseEvidence(ev)
 				switch {
 				case slices.Contains(info.flags, FlagNoEvidenceLevel):
@@ -452,10 +478,10 @@ func (c *conformance) analyze(obj map[string]any) {
 				}
 			}
 			if sev, ok := c.str(o, path, "severity", true, true); ok && sev != "" {
-				switch Severity(sev) {
+				switch Severity(strings.ToLower(strings.TrimSpace(sev))) {
 				case SeverityCritical, SeverityWarning, SeverityInfo:
 				default:
-					c.err(join(path, "severity"), "unknown severity %q: must be critical, warning or info (the platform treats it as info)", sev)
+					c.warn(join(path, "severity"), "unknown severity %q: must be critical, warning or info (the platform treats it as info and flags it)", sev)
 				}
 			}
 			c.num01(o, path, "confidence", false)

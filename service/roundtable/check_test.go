@@ -72,9 +72,9 @@ func TestCheckFindsProtocolBreaks(t *testing.T) {
 			"confidence":-0.1,"recommendations":[{"rationale":"r"}]}`}, true, []want{
 			{"/analyze", "agent_name", IssueError, "must be a string, got number"},
 			{"/analyze", "domain", IssueError, "required field is missing"},
-			{"/analyze", "confidence", IssueError, "out of range"},
-			{"/analyze", "observations[0].severity", IssueError, `unknown severity "high"`},
-			{"/analyze", "observations[0].confidence", IssueError, "1.5 is out of range"},
+			{"/analyze", "confidence", IssueWarning, "out of range"},
+			{"/analyze", "observations[0].severity", IssueWarning, `unknown severity "high"`},
+			{"/analyze", "observations[0].confidence", IssueWarning, "1.5 is out of range"},
 			{"/analyze", "observations[0].evidence", IssueWarning, "no evidence level"},
 			{"/analyze", "observations[1].finding", IssueError, "required field is missing"},
 			{"/analyze", "observations[1].confidence", IssueError, "must be a number, got string"},

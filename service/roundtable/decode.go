@@ -20,6 +20,7 @@ type decoder struct {
 	agent    string // registered name
 	phase    Phase
 	maxItems int
+	nulBytes int // NUL bytes removed from the body before decoding (flagged)
 
 	alerts   []Alert
 	warnings []string
@@ -79,25 +80,36 @@ func (d *decoder) capItems(field string, n int) int {
 	return n
 }
 
+// bodyFlags are the flags of what was repaired in a whole response body.
+func (d *decoder) bodyFlags(flags []string, body []byte) []string {
+	if !utf8.Valid(body) { // JSON decoding already turned the bad bytes into U+FFFD
+		flags = addFlag(flags, "invalid_utf8_repaired")
+	}
+	if d.nulBytes > 0 {
+		flags = addFlag(flags, FlagNULStripped)
+	}
+	return flags
+}
+
+// analysis decodes an /analyze response. The protocol's validator decides
+// (validate.go): a response it finds an error in as a whole is refused,
+// and a list item it finds an error in is dropped, so agent-check and the
+// engine always agree.
 func (d *decoder) analysis(body []byte) (Analysis, error) {
+	v := verdictOf(validateAnalysis(d.sc, body, false))
+	if len(v.refused) > 0 {
+		return Analysis{}, fmt.Errorf("%w: %s", errInvalidResponse, describeIssues(v.refused))
+	}
 	var w wireAnalysisResponse
 	if err := unmarshalObject(body, &w); err != nil {
 		return Analysis{}, err
 	}
 	a := Analysis{AgentName: d.agent, Observations: []Observation{}, Recommendations: []Recommendation{}, Flags: []string{}}
 	a.ReportedName, a.Flags = d.checkName(w.AgentName)
-	if !utf8.Valid(body) {
-		a.Flags = addFlag(a.Flags, "invalid_utf8_repaired")
-	}
+	a.Flags = d.bodyFlags(a.Flags, body)
 	var f []string
 	a.Domain, f = d.text("domain", w.Domain)
 	a.Flags = mergeFlags(a.Flags, f)
-	if w.Domain == nil {
-		d.warnf("domain missing")
-	}
-	if w.Observations == nil {
-		d.warnf("observations missing")
-	}
 	if w.Confidence != nil {
 		c, out := clamp01(*w.Confidence)
 		a.Confidence = &c
@@ -108,6 +120,10 @@ func (d *decoder) analysis(body []byte) (Analysis, error) {
 	n := d.capItems("observations", len(w.Observations))
 	for i, raw := range w.Observations[:n] {
 		path := fmt.Sprintf("observations[%d]", i)
+		if errs := v.dropped[path]; len(errs) > 0 {
+			d.warnf("%s dropped: %s", path, describeIssues(errs))
+			continue
+		}
 		var wo wireObservationResponse
 		if err := json.Unmarshal(raw, &wo); err != nil || len(raw) == 0 || raw[0] != '{' {
 			d.warnf("%s: not an observation object, dropped", path)
@@ -123,6 +139,10 @@ func (d *decoder) analysis(body []byte) (Analysis, error) {
 	n = d.capItems("recommendations", len(w.Recommendations))
 	for i, raw := range w.Recommendations[:n] {
 		path := fmt.Sprintf("recommendations[%d]", i)
+		if errs := v.dropped[path]; len(errs) > 0 {
+			d.warnf("%s dropped: %s", path, describeIssues(errs))
+			continue
+		}
 		var wr wireRecommendationResponse
 		if err := json.Unmarshal(raw, &wr); err != nil || len(raw) == 0 || raw[0] != '{' {
 			d.warnf("%s: not a recommendation object, dropped", path)
@@ -200,9 +220,7 @@ func (d *decoder) challenge(body []byte) (challengeSet, error) {
 	}
 	var cs challengeSet
 	_, cs.flags = d.checkName(w.AgentName)
-	if !utf8.Valid(body) {
-		cs.flags = addFlag(cs.flags, "invalid_utf8_repaired")
-	}
+	cs.flags = d.bodyFlags(cs.flags, body)
 	n := d.capItems("challenges", len(w.Challenges))
 	for i, raw := range w.Challenges[:n] {
 		path := fmt.Sprintf("challenges[%d]", i)
@@ -262,11 +280,9 @@ func (d *decoder) vote(body []byte) (Vote, error) {
 	}
 	v := Vote{AgentName: d.agent, Approve: *w.Approve, Conditions: []string{}, Flags: []string{}}
 	_, v.Flags = d.checkName(w.AgentName)
+	v.Flags = d.bodyFlags(v.Flags, body)
 	if v.Flags == nil {
 		v.Flags = []string{}
-	}
-	if !utf8.Valid(body) { // JSON decoding already turned the bad bytes into U+FFFD
-		v.Flags = addFlag(v.Flags, "invalid_utf8_repaired")
 	}
 	n := d.capItems("conditions", len(w.Conditions))
 	for i, raw := range w.Conditions[:n] {

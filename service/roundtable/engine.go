@@ -29,7 +29,8 @@ type Options struct {
 	// is copied with redirects disabled; its transport should dial through
 	// SafeDialer to keep the link-local/metadata guard.
 	Client *http.Client
-	// CallTimeout bounds each call to an agent (default 120 s).
+	// CallTimeout bounds each call to an agent whose own Timeout is 0
+	// (default 120 s).
 	CallTimeout time.Duration
 	// MaxBody caps a response body in bytes (default 5 MB).
 	MaxBody int64
@@ -106,6 +107,15 @@ func New(opts Options) (*Engine, error) {
 		e.synth = e.fallback
 	}
 	return e, nil
+}
+
+// timeoutOf is how long a call to a is waited for: its own timeout, else
+// the engine's.
+func (e *Engine) timeoutOf(a Agent) time.Duration {
+	if a.Timeout > 0 {
+		return a.Timeout
+	}
+	return e.call.timeout
 }
 
 // run is the state of one deliberation. Fields below mu are written by the
@@ -260,11 +270,16 @@ func (r *run) fanOut(ctx context.Context, phase Phase, agents []Agent, fn func(i
 // callAgent performs one call and decodes it; on failure it records the
 // exclusion and returns false.
 func (r *run) callAgent(ctx context.Context, phase Phase, a Agent, path string, payload []byte, decode func(*decoder, []byte) error) bool {
-	cr, fail := r.e.call.postRaw(ctx, a.BaseURL, a.APIKey, path, payload)
+	call := r.e.call
+	call.timeout = r.e.timeoutOf(a)
+	cr, fail := call.postRaw(ctx, a.BaseURL, a.APIKey, path, payload)
 	data, status := cr.body, cr.status
 	log := r.e.log.With("task_id", r.task.ID, "agent", a.Name, "phase", string(phase))
 	if fail == nil {
-		d := &decoder{sc: r.e.sc, agent: a.Name, phase: phase, maxItems: r.e.maxItems}
+		d := &decoder{sc: r.e.sc, agent: a.Name, phase: phase, maxItems: r.e.maxItems, nulBytes: cr.nulBytes}
+		if cr.nulBytes > 0 {
+			d.warnf("%s", nulWarning(cr.nulBytes))
+		}
 		err := decode(d, data)
 		r.mu.Lock()
 		r.res.Alerts = append(r.res.Alerts, d.alerts...)

@@ -31,15 +31,22 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
-// Key returns the HMAC key of a secret: the base64 after "whsec_" (the
-// standard's format), or the secret's own bytes.
-func Key(secret string) []byte {
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
-			return b
-		}
+// Prefix is the optional prefix of a secret's text form.
+const Prefix = "whsec_"
+
+// ErrBadSecret says a secret is not in the standard's form.
+var ErrBadSecret = errors.New(`a Standard Webhooks secret is base64 (standard alphabet, padded), with or without the "whsec_" prefix`)
+
+// Key returns the HMAC key of a secret as the standard's reference libraries
+// derive it: the "whsec_" prefix, if any, is dropped and the rest is
+// base64-decoded. A secret that is not base64 is an error (it is never
+// used as raw bytes: the other side would compute another key).
+func Key(secret string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, Prefix))
+	if err != nil || len(b) == 0 {
+		return nil, ErrBadSecret
 	}
-	return []byte(secret)
+	return b, nil
 }
 
 // Sign returns the base64 HMAC-SHA256 of "id.timestamp.body".

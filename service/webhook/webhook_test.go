@@ -10,9 +10,9 @@ import (
 
 func TestVerify(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	key := Key("whsec_" + "c2VjcmV0LWtleS0xMjM=") // "secret-key-123"
-	if string(key) != "secret-key-123" {
-		t.Fatalf("Key decoded %q", key)
+	key, err := Key("whsec_" + "c2VjcmV0LWtleS0xMjM=") // "secret-key-123"
+	if err != nil || string(key) != "secret-key-123" {
+		t.Fatalf("Key decoded %q, %v", key, err)
 	}
 	body := []byte("Here is a *Markdown* reply.")
 	signed := func(mod func(h http.Header)) http.Header {
@@ -36,7 +36,7 @@ func TestVerify(t *testing.T) {
 		{"several signatures, one good", signed(func(h http.Header) { h.Set(HeaderSignature, "v1,AAAA v2,x "+h.Get(HeaderSignature)) }), body, now, key, ""},
 		{"299 s late", signed(nil), body, now.Add(299 * time.Second), key, ""},
 		{"flipped body byte", signed(nil), []byte("here is a *Markdown* reply."), now, key, "no valid v1 signature"},
-		{"wrong secret", signed(nil), body, now, Key("other"), "no valid v1 signature"},
+		{"wrong secret", signed(nil), body, now, []byte("other"), "no valid v1 signature"},
 		{"missing header", signed(func(h http.Header) { h.Del(HeaderID) }), body, now, key, "incomplete"},
 		{"301 s late", signed(nil), body, now.Add(301 * time.Second), key, "away from the receiver's clock"},
 		{"301 s early", signed(nil), body, now.Add(-301 * time.Second), key, "away from the receiver's clock"},
@@ -78,4 +78,26 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("verified a forged signature %q", sig)
 		}
 	})
+}
+
+// TestKey: a secret is base64 with or without the "whsec_" prefix, as the
+// reference libraries read it; anything else is refused, never used raw.
+func TestKey(t *testing.T) {
+	for _, tc := range []struct {
+		secret, want string
+		ok           bool
+	}{
+		{"whsec_c2VjcmV0LWtleS0xMjM=", "secret-key-123", true},
+		{"c2VjcmV0LWtleS0xMjM=", "secret-key-123", true}, // no prefix: still base64 (it was used raw)
+		{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "", true},   // the standard's example secret, without prefix
+		{"my plain secret", "", false},
+		{"whsec_not base64!", "", false},
+		{"", "", false},
+		{"whsec_", "", false},
+	} {
+		k, err := Key(tc.secret)
+		if (err == nil) != tc.ok || (tc.want != "" && string(k) != tc.want) {
+			t.Errorf("Key(%q) = %q, %v", tc.secret, k, err)
+		}
+	}
 }

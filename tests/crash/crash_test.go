@@ -115,8 +115,8 @@ func load(ctx context.Context, d *proc.Proc, led *ledger, name string) {
 			}
 			return nil
 		})
-		// The stream of a chat starts after user.message: its first event
-		// proves the message was accepted and stored.
+		// The stream of a chat starts with its user.message, sent once the
+		// message is stored: its first event proves it was accepted.
 		led.add(func() {
 			if len(led.seen[sid]) > 0 {
 				led.messages[sid] = append(led.messages[sid], text)

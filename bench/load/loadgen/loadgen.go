@@ -16,6 +16,11 @@
 // included), callback POST → its event on the follower, and the service's
 // CPU (user+sys from /proc/PID/stat) over the load window.
 //
+// Every POST carries an Idempotency-Key (api.Client's own for chat messages
+// and tool results, one per reply for callbacks), as the desktop's do: a POST
+// on a pooled connection that the server closed under it is then resent by
+// the Transport and applied once by the service.
+//
 // Used by bench/load (the program) and tests/load (a short run). Run
 // spawns its own goroutines and waits for all of them before returning.
 package loadgen
@@ -331,7 +336,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			for n := 0; window.Err() == nil; n++ {
 				text := fmt.Sprintf("reply %d from agent %d", n, i)
 				t0 := time.Now()
-				resp, err := hc.Post(cbs[i], "text/plain", strings.NewReader(text))
+				// The agent keys each reply, as a sender that may retry must:
+				// the Transport then resends it on a connection that died
+				// under it, and the service applies it once.
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, cbs[i], strings.NewReader(text))
+				if err != nil {
+					fail("external %d: %v", i, err)
+					return
+				}
+				req.Header.Set("Content-Type", "text/plain")
+				req.Header.Set(api.IdempotencyKeyHeader, fmt.Sprintf("load-%d-%d", i, n))
+				resp, err := hc.Do(req)
 				if err != nil {
 					fail("external %d: %v", i, err)
 					return

@@ -1,0 +1,93 @@
+package service
+
+import (
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Idempotency keys. A client sends a POST twice when its connection died
+// before the answer came (Go's Transport does so by itself for a request
+// with an Idempotency-Key, and the desktop's api.Client gives every POST
+// one). For chat messages and tool results the service remembers each key
+// it saw, per session, for replayWindow: the second request with the same
+// key gets the first one's outcome (the same turn, its stream or its reply;
+// the same tool-result answer) and never a second turn or result. Keys live
+// in memory: a retry comes seconds after its first attempt, and a service
+// restart ends every running turn and tool wait anyway.
+
+const (
+	replayWindow     = 10 * time.Minute
+	maxIdempotentKey = 256
+)
+
+type replays struct {
+	mu        sync.Mutex
+	m         map[replayKey]*replaySlot
+	lastPrune time.Time
+}
+
+type replayKey struct{ session, route, key string }
+
+// replaySlot is the first request's outcome; ready is closed once it is known.
+type replaySlot struct {
+	ready   chan struct{}
+	at      time.Time
+	subject string // what the key was used for: the message text, the tool call id
+	turn    *turn  // chat: the turn the message started
+	err     error  // the first request's refusal, or nil
+}
+
+// idempotencyKey returns the request's Idempotency-Key ("" when none).
+func idempotencyKey(r *http.Request) (string, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if len(k) > maxIdempotentKey {
+		return "", errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).with("field", "Idempotency-Key")
+	}
+	return k, nil
+}
+
+// claim returns the slot of (session, route, key) and whether this request
+// is the first with it; the first must settle the slot.
+func (rs *replays) claim(session, route, key, subject string, now time.Time) (*replaySlot, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m == nil {
+		rs.m = map[replayKey]*replaySlot{}
+	}
+	if now.Sub(rs.lastPrune) > time.Minute {
+		rs.lastPrune = now
+		for k, sl := range rs.m {
+			if now.Sub(sl.at) > replayWindow {
+				delete(rs.m, k)
+			}
+		}
+	}
+	k := replayKey{session, route, key}
+	if sl, ok := rs.m[k]; ok {
+		return sl, false
+	}
+	sl := &replaySlot{ready: make(chan struct{}), at: now, subject: subject}
+	rs.m[k] = sl
+	return sl, true
+}
+
+// settle records the first request's outcome.
+func (sl *replaySlot) settle(t *turn, err error) {
+	sl.turn, sl.err = t, err
+	close(sl.ready)
+}
+
+// await waits for the first request's outcome of a replayed key; a key
+// reused for something else is refused.
+func (sl *replaySlot) await(r *http.Request, subject string) error {
+	if sl.subject != subject {
+		return errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").with("field", "Idempotency-Key")
+	}
+	select {
+	case <-sl.ready:
+		return sl.err
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}
