@@ -196,7 +196,8 @@ func scanErrorCodes(t *testing.T, root string) map[string][]string {
 }
 
 // passThrough reports a code that is counted where it is made: the result
-// of a function named ...Code (scanned as such), or another error's .Code.
+// of a function named ...Code (scanned as such), another error's .Code, or a
+// constant named Code... of another package (scanned where it is declared).
 func passThrough(e ast.Expr) bool {
 	switch x := e.(type) {
 	case *ast.CallExpr:
@@ -204,7 +205,7 @@ func passThrough(e ast.Expr) bool {
 			return strings.HasSuffix(id.Name, "Code")
 		}
 	case *ast.SelectorExpr:
-		return x.Sel.Name == "Code" || x.Sel.Name == "code"
+		return x.Sel.Name == "Code" || x.Sel.Name == "code" || strings.HasPrefix(x.Sel.Name, "Code")
 	}
 	return false
 }

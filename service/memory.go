@@ -70,11 +70,14 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 
 // replacesError is a bad "replaces" reference: the field is named.
 func replacesError(err error) error {
-	code := "invalid_range"
+	return errorf(http.StatusBadRequest, replacesErrorCode(err), "replaces: %s", err.Error()).with("field", "replaces")
+}
+
+func replacesErrorCode(err error) string {
 	if errors.Is(err, memory.ErrInvalidPath) {
-		code = "invalid_path"
+		return "invalid_path"
 	}
-	return errorf(http.StatusBadRequest, code, "replaces: %s", err.Error()).with("field", "replaces")
+	return "invalid_range"
 }
 
 // parseReplaces reads memory_write's "replaces" references (PATH:LINE or
