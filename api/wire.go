@@ -113,6 +113,10 @@ type ToolCall struct {
 	// desktop's result is ok. Target says where the data would go.
 	Source string `json:"source,omitempty"`
 	Target string `json:"target,omitempty"`
+	// DelegatedBy names the agents whose agents_message calls started the
+	// turn (nearest last): the call is a delegated agent's, not the user's
+	// own conversation's, even when it runs in a session the user has open.
+	DelegatedBy []string `json:"delegated_by,omitempty"`
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).

@@ -132,7 +132,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target}, r.x.Execute)
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.x.Execute)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited

@@ -295,13 +295,17 @@ func TestDelegateReportsToolCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan struct{})
+	delegatedBy := make(chan []string, 1)
 	go e.c.Stream(ctx, tsid, "0", func(ev api.StreamEvent) error {
 		select {
 		case <-ready:
 		default:
 			close(ready)
 		}
-		e.answerTools(tsid, func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: "shown"} })(ev)
+		e.answerTools(tsid, func(c api.ToolCall) api.ToolResult {
+			delegatedBy <- c.DelegatedBy
+			return api.ToolResult{OK: true, Result: "shown"}
+		})(ev)
 		return nil
 	})
 	e.agChat(tsid, "warm up") // the follower is connected once it saw this
@@ -310,6 +314,12 @@ func TestDelegateReportsToolCalls(t *testing.T) {
 	r := delegationResult(t, agDelegations(t, evs)[0])
 	if r.Status != "complete" || r.SessionID != tsid || r.Created || *r.ToolCallCount != 1 || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "notify" || r.Response != "Tool results: shown" {
 		t.Fatalf("result %+v", r)
+	}
+	// The call ran in the session the user has open with todo, but another
+	// agent started its turn: the tool.request says so, so that the gate
+	// does not apply the user's "allow for this session" grants to it.
+	if by := <-delegatedBy; len(by) != 1 || by[0] != "general" {
+		t.Fatalf("the delegated turn's tool.request has delegated_by %q, want the calling agent", by)
 	}
 }
 

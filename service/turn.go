@@ -334,6 +334,15 @@ func (s *Service) finishTurn(t *turn, status string, out outcome) {
 	}
 }
 
+// delegators is the agents whose agents_message calls started the turn:
+// its chain without the turn's own agent, which ends it.
+func (t *turn) delegators() []string {
+	if len(t.chain) < 2 {
+		return nil
+	}
+	return t.chain[:len(t.chain)-1]
+}
+
 // runChat is the chat runtime's agent loop: a model step, the tool calls it
 // made (through the desktop), repeat until the model answers without tools.
 // Each request fits the model's budget (context.go): older messages are
@@ -565,7 +574,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 		s.mu.Lock()
 		s.waits[wireIDs[i]] = w
 		s.mu.Unlock()
-		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.id, Source: source, Target: target})
+		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.id, Source: source, Target: target, DelegatedBy: t.delegators()})
 		waits[i] = w
 	}
 	c := s.cfg()

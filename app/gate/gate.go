@@ -105,6 +105,11 @@ type Request struct {
 	// Target is where a service-run tool would send its data (the
 	// service's description, for the prompt): agents_message, round_table.
 	Target string `json:"target,omitempty"`
+	// DelegatedBy is the agents whose agents_message calls started the turn
+	// (the service's word): such a call never uses, nor gives, the
+	// session's "allow for this session" grants, which the user gave to
+	// their own conversation, not to an agent another agent steers.
+	DelegatedBy []string `json:"delegated_by,omitempty"`
 }
 
 // Verdict is what the gate does with a call.
@@ -290,7 +295,9 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	} else {
 		d.Action = AskUser
 	}
-	if d.Action == AskUser && !d.Destructive {
+	if d.Action == AskUser && len(req.DelegatedBy) > 0 {
+		d.Reason += "; asked by agent " + req.DelegatedBy[len(req.DelegatedBy)-1] + " (session grants do not cover a delegated turn)"
+	} else if d.Action == AskUser && !d.Destructive {
 		for _, grant := range g.sessions[req.SessionID] {
 			if grant.matches(req.Name, args) {
 				d.Action, d.DecidedBy = Run, audit.BySession
@@ -447,9 +454,13 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	switch {
 	case p.Destructive:
 		p.Choices = []Choice{Once, Refuse}
+	case r.Rule != nil && r.Rule.Action == Ask && len(req.DelegatedBy) > 0:
+		p.Choices = []Choice{Once, Refuse}
 	case r.Rule != nil && r.Rule.Action == Ask:
 		// An allow rule could never outrank the ask rule that asked.
 		p.Choices = []Choice{Once, Session, Refuse}
+	case len(req.DelegatedBy) > 0:
+		p.Choices = []Choice{Once, Always, Refuse}
 	}
 	r.Action = Forbid
 	ans, err := g.ask(ctx, ask, p)

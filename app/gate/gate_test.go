@@ -598,3 +598,40 @@ func TestDecide(t *testing.T) {
 		t.Fatalf("Decide recorded %d rows", len(es))
 	}
 }
+
+// A turn that another agent started (agents_message into the session the
+// user has open) is not the user's conversation: the user's "allow for this
+// session" grant does not cover its calls, and its prompt cannot give one.
+func TestSessionGrantsSkipDelegatedTurns(t *testing.T) {
+	f := newFixture(t, Policy{}, PrompterOptions{})
+	ctx := context.Background()
+	ch := f.handle(ctx, req("run_command", `{"program":"git","args":["status"]}`, ""))
+	f.answer(Answer{Choice: Session})
+	if o := wait(t, ch); !o.OK {
+		t.Fatalf("user's call: %+v", o)
+	}
+	own := req("run_command", `{"program":"git","args":["log"]}`, "")
+	if d := f.gate.Classify(own); d.Action != Run {
+		t.Fatalf("the user's own next call should be granted: %+v", d)
+	}
+	delegated := own
+	delegated.ID, delegated.DelegatedBy = "call_delegated", []string{"general"}
+	d := f.gate.Classify(delegated)
+	if d.Action != AskUser || !strings.Contains(d.Reason, "asked by agent general") {
+		t.Fatalf("a delegated call used the session grant: %+v", d)
+	}
+	ch = f.handle(ctx, delegated)
+	p := f.waitPending(1)[0]
+	if containsChoice(p.Choices, Session) {
+		t.Fatalf("a delegated call's prompt offers a session grant: %+v", p.Choices)
+	}
+	if err := f.prompter.Answer(p.ID, Answer{Choice: Session}); !errors.Is(err, ErrBadAnswer) {
+		t.Fatalf("session grant for a delegated call: %v", err)
+	}
+	if err := f.prompter.Answer(p.ID, Answer{Choice: Refuse}); err != nil {
+		t.Fatal(err)
+	}
+	if o := wait(t, ch); o.OK {
+		t.Fatalf("refused call ran: %+v", o)
+	}
+}
