@@ -73,15 +73,20 @@ func TestSlowHeaderStillTimesOut(t *testing.T) {
 	}
 }
 
-// TestServiceListenerDefersHeaderTimeout: Listen's listener is the one
-// the service binaries serve on.
+// TestServiceListenerDefersHeaderTimeout: Listen's listener, the one the
+// service binaries serve on, caps connections (conncap.go) over the
+// idle-first listener.
 func TestServiceListenerDefersHeaderTimeout(t *testing.T) {
 	ln, err := Listen("127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if _, ok := ln.(*idleFirstListener); !ok {
-		t.Fatalf("Listen returned %T, not the idle-first listener", ln)
+	cl, ok := ln.(*capListener)
+	if !ok {
+		t.Fatalf("Listen returned %T, not the connection cap", ln)
+	}
+	if _, ok := cl.Listener.(*idleFirstListener); !ok {
+		t.Fatalf("the connection cap wraps %T, not the idle-first listener", cl.Listener)
 	}
 }

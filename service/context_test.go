@@ -659,18 +659,18 @@ func TestFailedTurnsCountTowardTheBudget(t *testing.T) {
 func TestDelegatedReplyFitsTheCaller(t *testing.T) {
 	e := newEnv(t)
 	e.setAgents(`[
- {"agentId":"general","displayName":"General","chat":{"contextWindow":4096}},
+ {"agentId":"general","displayName":"General","chat":{"contextWindow":6144}},
  {"agentId":"notes","displayName":"Notes","description":"keeps notes","toolAllowlist":["read_file"]}
 ]`, "")
 	sid := e.session("j1")
 	evs := e.agChat(sid, `ask notes [[tool agents_message {"agentId":"notes","content":"[[deltas 3000]]"}]]`)
 	ds := agDelegations(t, evs)
 	if len(ds) != 1 {
-		t.Fatalf("events %v", types(evs))
+		t.Fatalf("events %v: %+v", types(evs), failure(evs))
 	}
 	r := delegationResult(t, ds[0])
-	// 4,096 less a 1,024 reserve is 3,072 tokens; a third is 1,024 tokens, 3,072 bytes.
-	if r.Status != "complete" || !r.Truncated || len(r.Response) > 3072 || len(r.Response) < 3000 {
+	// 6,144 less a 1,536 reserve is 4,608 tokens; a third is 1,536 tokens, 4,608 bytes.
+	if r.Status != "complete" || !r.Truncated || len(r.Response) > 4608 || len(r.Response) < 4500 {
 		t.Fatalf("result: %s, truncated %v, %d bytes", r.Status, r.Truncated, len(r.Response))
 	}
 }

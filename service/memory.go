@@ -294,8 +294,8 @@ func (s *Service) injectionNote(text string) string {
 // today's and yesterday's notes, capped, with a warning when it reads like
 // instructions to a model. The notes rarely change between turns, so the
 // last section is kept and the scan reruns only when their text differs.
-func (s *Service) memorySectionText() string {
-	text := s.mem.PromptContext(memoryPromptBytes)
+func (s *Service) memorySectionText(maxBytes int) string {
+	text := s.mem.PromptContext(maxBytes)
 	s.memSection.Lock()
 	defer s.memSection.Unlock()
 	if text == s.memSection.text {

@@ -16,6 +16,7 @@ package service
 // tools are offered and again when a call runs (scope.go).
 
 import (
+	"context"
 	"strings"
 
 	"jarvis/service/config"
@@ -164,19 +165,27 @@ func writeAgents(b *strings.Builder, agents []config.Agent) {
 
 // systemPrompt is the system prompt of a chat run of agent a offered specs.
 func (s *Service) systemPrompt(c *config.Config, a config.Agent, specs []llm.ToolSpec) string {
-	return BuildSystemPrompt(c, a, specs, s.skillsFor(a), s.memorySection())
+	return BuildSystemPrompt(c, a, specs, s.skillsFor(a), s.memorySection(s.memoryBytesFor(a)))
+}
+
+// memoryBytesFor caps the memory section of agent a's prompt: at most a
+// fifth of what its model's window leaves for requests, so that notes that
+// reached memoryPromptBytes still leave room for the conversation on a small
+// window (8,192 tokens), where the whole section would take most of it.
+func (s *Service) memoryBytesFor(a config.Agent) int {
+	return min(memoryPromptBytes, s.budgetFor(context.Background(), a).limit()*bytesPerToken/5)
 }
 
 // cliSystemPrompt is what a CLI provider's own system prompt is extended with:
 // the base prompt, skills and memory. The CLI has its own tools and cannot
 // call Jarvis's, so neither tools nor agents are listed.
 func (s *Service) cliSystemPrompt(c *config.Config, a config.Agent) string {
-	return BuildSystemPrompt(c, a, nil, s.skillsFor(a), s.memorySection())
+	return BuildSystemPrompt(c, a, nil, s.skillsFor(a), s.memorySection(memoryPromptBytes))
 }
 
-func (s *Service) memorySection() string {
+func (s *Service) memorySection(maxBytes int) string {
 	if s.memoryPrompt == nil {
 		return ""
 	}
-	return s.memoryPrompt()
+	return s.memoryPrompt(maxBytes)
 }

@@ -48,7 +48,7 @@ func (s *Service) handleProviders(w http.ResponseWriter, r *http.Request) error 
 	}
 	if s.secrets != nil {
 		ref := c.ResolvedChat(config.Agent{Chat: &config.Chat{Provider: config.ProviderOpenAI}}).APIKeyRef
-		if l, ok := s.secrets.(secretLocator); ok {
+		if l, ok := s.rawSecrets.(secretLocator); ok {
 			_, where, err := l.Lookup(ref)
 			out.OpenAIKeyStored = err == nil
 			if err == nil {
@@ -58,7 +58,7 @@ func (s *Service) handleProviders(w http.ResponseWriter, r *http.Request) error 
 			_, err := s.secrets.Get(ref)
 			out.OpenAIKeyStored = err == nil
 		}
-		if f, ok := s.secrets.(interface{ FilePath() string }); ok && out.KeyStorage == "file" {
+		if f, ok := s.rawSecrets.(interface{ FilePath() string }); ok && out.KeyStorage == "file" {
 			out.SecretsFile = f.FilePath()
 		}
 	}

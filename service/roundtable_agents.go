@@ -45,7 +45,8 @@ type secretLocator interface {
 // putSecret stores value under ref and says where it went ("" when the
 // store does not say).
 func (s *Service) putSecret(ref, value string) (string, error) {
-	if p, ok := s.secrets.(secretPutter); ok {
+	if p, ok := s.rawSecrets.(secretPutter); ok {
+		s.red.Add(value)
 		return p.Put(ref, value)
 	}
 	if w, ok := s.secrets.(secretWriter); ok {

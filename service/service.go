@@ -85,7 +85,11 @@ type Service struct {
 	red     *redact.Set // secret values removed from all output (redact.go)
 	hc      *http.Client
 	secrets Secrets
-	hbEvery time.Duration
+	// rawSecrets is the secret store as given, for what it says besides values
+	// (where a key was found or went, its fallback file); every value goes
+	// through secrets, which records it for the redactor.
+	rawSecrets Secrets
+	hbEvery    time.Duration
 
 	allowedOrigins       map[string]bool
 	allowNonLoopbackHost bool
@@ -129,8 +133,9 @@ type Service struct {
 	skills      skillCache // <data-dir>/skills/*/SKILL.md
 	agentSessMu sync.Mutex // serializes default routing's find-or-create
 	// memoryPrompt, when set by the memory integration, returns the memory
-	// section of chat system prompts (after skills, before agents).
-	memoryPrompt func() string
+	// section of chat system prompts (after skills, before agents), of at
+	// most maxBytes of notes.
+	memoryPrompt func(maxBytes int) string
 	// externalReplyHook, when set by the external-agents runtime (to its
 	// waitExternalReply), makes a sync agents_message to an external agent
 	// wait for the agent's first callback reply to the delegated turn
@@ -188,7 +193,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	opts.Logger = slog.New(redact.Handler(opts.Logger.Handler(), red))
 	s := &Service{
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
-		secrets: recordSecrets(opts.Secrets, red), hbEvery: opts.HeartbeatEvery,
+		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
 		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
