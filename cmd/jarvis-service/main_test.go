@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The first stdout line, exactly as CONTRACT.md fixes it.
+// The first stdout line, exactly as the README ("The service alone") fixes it.
 var listening = regexp.MustCompile(`^jarvis-service listening on http://127\.0\.0\.1:\d+$`)
 
 func start(t *testing.T, env []string, args ...string) *proc.Proc {

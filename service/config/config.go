@@ -1,4 +1,4 @@
-// Package config reads the service's JSON configuration file (CONTRACT.md):
+// Package config reads the service's JSON configuration file (README, "Configuration"):
 // agent definitions with every field of seed 001's AgentDefinition, provider
 // defaults, and the service's limits. A missing file means built-in defaults;
 // a malformed one is an error naming the file, line and field. Secrets are
