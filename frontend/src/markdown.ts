@@ -166,7 +166,32 @@ const growing = (): Growing => ({ fixedLen: 0, fixedNodes: 0, html: false, whole
  * a reply that grew by appends since el last showed it is rendered again only
  * from its last block on. final: the reply is complete.
  */
-export function showReply(el: Element, text: string, final: boolean): void {
+export function showReply(el: Element, text: string, final: boolean, now: () => number = () => performance.now()): void {
+  if (overBudget.has(el)) {
+    // Parsed too slowly once while streaming: plain text until it ends,
+    // then parsed off the window's thread (showReplyLater).
+    if (final) {
+      overBudget.delete(el);
+      void showReplyLater(el, text);
+    } else {
+      el.innerHTML = replyHTML(plainReply(text));
+      shown.delete(el);
+    }
+    return;
+  }
+  const start = now();
+  showReplyNow(el, text, final);
+  if (!final && now() - start > streamBudgetMs) overBudget.add(el);
+}
+
+// A streamed reply is parsed on the window's thread, one delta at a time,
+// from its last block on and inside the limits of mdparse.ts; one whose
+// parse of a delta still takes longer than streamBudgetMs is not parsed
+// there again: the window must stay responsive, whatever an agent streams.
+const streamBudgetMs = 100;
+const overBudget = new WeakSet<Element>();
+
+function showReplyNow(el: Element, text: string, final: boolean): void {
   if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
   const was = shown.get(el);
   if (was?.text === text && !(final && was.seg.html)) return;

@@ -4,7 +4,7 @@
 // reported against Markdown parsers renders (as Markdown, or as escaped plain
 // text past the parser's limits) without throwing, in the window's thread and
 // in the parsing worker, and a worker that runs over its budget is abandoned.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import type { Worker } from "node:worker_threads";
 import { renderReply, showReply, showReplyLater } from "../src/markdown";
 import { MAX_MARKDOWN_CHARS, MAX_NESTING, unsafeMarkdown } from "../src/mdparse";
@@ -149,5 +149,24 @@ describe("parsing in the worker", () => {
     await showReplyLater(el, "**x**", off);
     expect(el.innerHTML).toBe('<p class="plain-reply">**x**</p>');
     expect(spawned).toBe(0);
+  });
+});
+
+describe("the streaming time budget", () => {
+  it("shows a reply plain once a delta took too long to parse, and parses it whole off the thread when it ends", async () => {
+    let t = 0;
+    const slowClock = () => (t += 150); // every parse seems to take 150 ms
+    const el = shownBy((e) => showReply(e, "# title\n\n**a", false, slowClock));
+    showReply(el, "# title\n\n**a** b", false, slowClock);
+    expect(el.innerHTML).toBe('<p class="plain-reply"># title\n\n**a** b</p>');
+    showReply(el, "# title\n\n**a** b c", true, slowClock);
+    await vi.waitFor(() => expect(el.innerHTML).toBe(html(renderReply("# title\n\n**a** b c"))));
+  });
+
+  it("keeps rendering a reply whose deltas parse within the budget", () => {
+    const fastClock = () => 0;
+    const el = shownBy((e) => showReply(e, "# title\n\n**a", false, fastClock));
+    showReply(el, "# title\n\n**a** b", false, fastClock);
+    expect(el.innerHTML).toBe(html(renderReply("# title\n\n**a** b")));
   });
 });
