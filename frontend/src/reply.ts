@@ -61,8 +61,8 @@ export function renderReply(text: string): string {
  * Shows a reply in el, sanitized; a reply that grew since el last showed it
  * is rendered again only from its last block on (markdown.ts, showReply).
  */
-export function showReply(el: Element, text: string, final: boolean): void {
-  if (mod) mod.showReply(el, text, final);
+export function showReply(el: Element, text: string, final: boolean, now?: () => number): void {
+  if (mod) mod.showReply(el, text, final, now);
   else el.innerHTML = plainFallback(text);
 }
 

@@ -52,11 +52,11 @@ describe("reply (Markdown loaded on first need)", () => {
   it("shows a reply in an element plain before the renderer loads, rendered after", async () => {
     const r = await fresh();
     const el = document.createElement("div");
-    r.showReply(el, "**bold** <img src=x onerror=alert(1)>", false);
+    r.showReply(el, "**bold** <img src=x onerror=alert(1)>", false, () => 0);
     expect(el.querySelector(".plain-reply")?.textContent).toBe("**bold** <img src=x onerror=alert(1)>");
     expect(el.querySelector("img, strong")).toBeNull();
     const md = await r.loadMarkdown();
-    r.showReply(el, "**bold** <img src=x onerror=alert(1)> more", false);
+    r.showReply(el, "**bold** <img src=x onerror=alert(1)> more", false, () => 0);
     expect(el.innerHTML).toBe(md.renderReply("**bold** <img src=x onerror=alert(1)> more"));
     expect(el.querySelector("strong")?.textContent).toBe("bold");
   });
