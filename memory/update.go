@@ -195,8 +195,8 @@ func classifySentence(line string, p plan) lineClass {
 			return lineMention
 		}
 	}
+	// inQuery: a lower-cased word is one of the query's (any form).
 	inQuery := func(w string) bool {
-		w = strings.ToLower(w)
 		if IsStopWord(w) {
 			return false
 		}
@@ -218,11 +218,12 @@ func classifySentence(line string, p plan) lineClass {
 	for _, w := range strings.Fields(t) {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 		lc := strings.ToLower(core)
+		q := core != "" && inQuery(lc)
 		switch {
 		case core == "":
-		case step == 3 && !IsStopWord(lc) && !inQuery(core):
+		case step == 3 && !IsStopWord(lc) && !q:
 			return lineStatement
-		case inQuery(core):
+		case q:
 			step = 1
 		case step == 1 && linkingWords[lc]:
 			step = 2
@@ -239,7 +240,7 @@ func classifySentence(line string, p plan) lineClass {
 			// "Ana's" names whose fact it is, not its value.
 			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
 			name := unicode.IsUpper(r) && !start && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
-			if (hasDigit || name) && !inQuery(core) {
+			if (hasDigit || name) && !q {
 				return lineStatement
 			}
 			prev = core
