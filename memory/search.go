@@ -124,9 +124,15 @@ type plan struct {
 	stops    []phrase
 	owners   []string // whose fact the query asks about (sameOwner)
 	question bool     // asks for a fact (isQuestion)
+	owner    string   // "my", "ana": whose fact ("" if the query does not say)
+	subject  string   // the word after the owner ("dentist" in "my dentist"), stemmed
 	and, or  string
 	andArgs  []any
 	orArgs   []any
+	// about: rows with the subject and any other query word ("" without a
+	// subject), for questions (see Search).
+	about     string
+	aboutArgs []any
 }
 
 // makePlan builds the two queries Search runs. "all": every content word
@@ -137,6 +143,7 @@ type plan struct {
 // "my". A query of stop words only is taken as it is.
 func (s *Store) makePlan(q string, terms []term) plan {
 	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
+	owner, subject := subjectOf(q)
 	for _, t := range terms {
 		if IsStopWord(t.text) && !t.prefix {
 			w := stopWeight
@@ -186,6 +193,24 @@ func (s *Store) makePlan(q string, terms []term) plan {
 	}
 	p.and, p.andArgs = strings.Join(andParts, " AND "), rankArgs(all, len(p.groups))
 	p.or, p.orArgs = strings.Join(orParts, " OR "), rankArgs(any, len(p.groups))
+	for _, g := range p.groups {
+		if subject != "" && g[0].text == subject {
+			p.owner, p.subject = owner, g[0].stem
+			if len(p.groups) == 1 {
+				break // the "all" rows are those
+			}
+			// (subject) AND (any word, stop words included): the subject's
+			// copy weighs nothing, so rows rank as in the "all" query.
+			first := make([]phrase, len(g))
+			for i, ph := range g {
+				first[i] = phrase{term: ph.term, weight: 0, group: -1}
+			}
+			rest := append(append([]phrase{}, any...), p.stops...)
+			p.about = "(" + joinPhrases(first) + ") AND (" + joinPhrases(rest) + ")"
+			p.aboutArgs = rankArgs(append(first, rest...), len(p.groups))
+			break
+		}
+	}
 	return p
 }
 
@@ -269,8 +294,18 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if err != nil {
 		return nil, err
 	}
-	if len(hits) == 0 && len(p.groups) > 1 {
+	switch {
+	case len(hits) == 0 && len(p.groups) > 1:
 		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
+			return nil, err
+		}
+	case p.question && p.about != "":
+		// The newest statement of a fact often lacks a word of the
+		// question ("where does my partner work?": "My partner switched
+		// jobs to Spotify."): a question about someone's something also
+		// takes the lines naming that something with any other of its
+		// words, a superset of the "all" rows.
+		if hits, err = s.query(ctx, p.about, p.aboutArgs, kind, fetch); err != nil {
 			return nil, err
 		}
 	}
@@ -313,6 +348,7 @@ type hit struct {
 	score              float64 // higher is better
 	class              lineClass
 	owner              bool // not about someone else's (sameOwner)
+	about              bool // names the query's owner and subject (aboutSubject)
 	cover              int  // query words (groups) on its best line
 }
 
@@ -365,8 +401,8 @@ const (
 	mentionFactor     = 0.7 // a reminder, task or question about the topic
 	statementBonus    = 0.5 // a line that states a value the query lacks
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
-	sameFactShare     = 0.6 // statements scoring this share of the best are taken as the same fact
-	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
+	sameFactShare     = 0.3 // statements (of the query's subject) scoring this share of the best are taken as the same fact
+	otherOwnerFactor  = 0.4 // "Ana's dentist is ..." when asked about "my dentist"
 	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
 
@@ -412,8 +448,8 @@ func (s *Store) rerank(hits []hit, p plan) {
 			recency(h, s.opts.RecencyWeight)
 			continue
 		}
-		sentence := bestSentence(line, p)
-		h.class = classify(line, sentence, p)
+		var sentence string
+		h.class, sentence, h.about = lineFacts(line, p)
 		h.owner = sameOwner(sentence, p)
 		if !h.owner {
 			h.score *= otherOwnerFactor
@@ -427,13 +463,25 @@ func (s *Store) rerank(hits []hit, p plan) {
 		case lineOther:
 			recency(h, s.opts.RecencyWeight*otherRecencyShare)
 		}
-		h.cover = groupsOn(line, p)
+		h.cover = groupsOn(sentence, p)
 		if h.class == lineStatement && h.owner {
 			maxCover = max(maxCover, h.cover)
 		}
 	}
+	// Statements of the same fact: those naming the query's subject
+	// ("my partner ...") if it has one, else those containing as many of
+	// its words as the best statement does.
+	sameFact := func(h *hit) bool {
+		if h.class != lineStatement || !h.owner {
+			return false
+		}
+		if p.subject != "" {
+			return h.about
+		}
+		return h.cover == maxCover
+	}
 	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover {
+		if h := &hits[i]; sameFact(h) {
 			best = max(best, h.score)
 		}
 	}
@@ -441,14 +489,23 @@ func (s *Store) rerank(hits []hit, p plan) {
 	// best statement's score, keeping their order relative to the rest.
 	var same []*hit
 	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover && h.score >= sameFactShare*best {
+		if h := &hits[i]; sameFact(h) && h.score >= sameFactShare*best {
 			same = append(same, h)
 		}
 	}
-	if len(same) > 1 {
+	top := best
+	if p.subject != "" {
+		// A question about someone's something ("who is my dentist?")
+		// is answered by a statement of it: those go above lines that
+		// only mention it or match through other words.
+		for i := range hits {
+			top = max(top, hits[i].score)
+		}
+	}
+	if len(same) > 1 || top > best {
 		sort.SliceStable(same, func(i, j int) bool { return dateOf(same[i]) > dateOf(same[j]) })
 		for k, h := range same {
-			h.score = best * (1 + 1e-3*float64(len(same)-k))
+			h.score = top * (1 + 1e-3*float64(len(same)-k))
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {

@@ -167,6 +167,25 @@ const (
 // mentionPrefixes start lines that are about doing something, not facts.
 var mentionPrefixes = []string{"reminder", "remind me", "todo", "to do", "to-do", "remember to", "don't forget", "do not forget", "need to"}
 
+// lineFacts classifies a candidate's best line for the query and returns
+// the sentence of it that best matches, and whether that sentence names
+// the query's subject other than after a preposition (aboutSubject).
+func lineFacts(line string, p plan) (c lineClass, sentence string, about bool) {
+	sentence = bestSentence(line, p)
+	clause, about, prep := aboutSubject(sentence, p)
+	c = classify(line, clause, p)
+	if prep && c == lineStatement {
+		c = lineMention
+	}
+	return c, sentence, about && !prep
+}
+
+// classifyLine is lineFacts' class alone.
+func classifyLine(line string, p plan) lineClass {
+	c, _, _ := lineFacts(line, p)
+	return c
+}
+
 // classify tells statements of a fact ("Ana's dentist is Dr. Okafor.") from
 // mentions of its topic ("Reminder: dentist check-up is due."). A statement
 // carries a value the query does not contain: a name (a capitalised word
@@ -215,7 +234,8 @@ func classifySentence(line string, p plan) lineClass {
 	// A value may also be a common noun after the topic, a linking word and
 	// an article: "My partner works at a bakery."
 	step := 0 // 1: topic seen, 2: then a linking word, 3: then an article
-	for _, w := range strings.Fields(t) {
+	fields := strings.Fields(t)
+	for i, w := range fields {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 		lc := strings.ToLower(core)
 		q := core != "" && inQuery(lc)
@@ -239,7 +259,10 @@ func classifySentence(line string, p plan) lineClass {
 			hasDigit := strings.ContainsFunc(core, unicode.IsDigit)
 			// "Ana's" names whose fact it is, not its value.
 			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
-			name := unicode.IsUpper(r) && !start && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
+			// A capital starts every sentence; there it is a name only
+			// when "is" follows: "Raj is my manager."
+			named := !start || i+1 < len(fields) && linkingVerbs[strings.ToLower(fields[i+1])] && !IsStopWord(lc)
+			name := unicode.IsUpper(r) && named && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
 			if (hasDigit || name) && !q {
 				return lineStatement
 			}
@@ -252,6 +275,10 @@ func classifySentence(line string, p plan) lineClass {
 
 // linkingWords join a topic to its value: "is a", "at the".
 var linkingWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "at": true, "to": true, "with": true, "by": true, "from": true}
+
+// linkingVerbs after a sentence's first word make it the value: "Raj is
+// my manager."
+var linkingVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true}
 
 // endsSentence: a sentence ends at . ! ? (and a value may start after : ;)
 // unless the word is a short
@@ -336,4 +363,72 @@ func isQuestion(q string, terms []term) bool {
 func isCommentLine(l string) bool {
 	t := strings.TrimSpace(l)
 	return strings.HasPrefix(t, "<!--") && strings.HasSuffix(t, "-->")
+}
+
+// subjectOf finds whose fact a query asks about and what: the first
+// possessive ("my", "Ana's") and the content word after it ("dentist" in
+// "who is my dentist now?", "son" in "Ana's son's school"), lower case;
+// "" when the query has none.
+func subjectOf(q string) (owner, subject string) {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' && r != '’' })
+	for i, w := range words {
+		w = strings.ReplaceAll(w, "’", "'")
+		switch {
+		case isPossessive(w):
+			owner = w
+		case strings.HasSuffix(w, "'s") && len(w) > 2:
+			owner = strings.TrimSuffix(w, "'s")
+		default:
+			continue
+		}
+		for _, n := range words[i+1:] {
+			n = strings.TrimSuffix(strings.TrimSuffix(strings.ReplaceAll(n, "’", "'"), "'s"), "'")
+			if n != "" && !IsStopWord(n) {
+				return owner, n
+			}
+		}
+		return "", ""
+	}
+	return "", ""
+}
+
+// prepositions before "my dentist" make a line about something else: "with
+// my manager", "at Ana's school".
+var prepositions = map[string]bool{"with": true, "at": true, "for": true, "to": true, "from": true, "about": true, "of": true, "on": true, "after": true, "by": true}
+
+// aboutSubject finds the query's owner and subject in a sentence ("my"
+// then "dentist" within three words) and returns the sentence from the
+// start of that clause (a value said before a comma is about something
+// else: "Bank holiday next Monday, my brother reminded me."); ok is false
+// when the sentence does not name them, prep is true when a preposition
+// comes before them ("One-on-one with my manager ...").
+func aboutSubject(sentence string, p plan) (clause string, ok, prep bool) {
+	if p.subject == "" {
+		return sentence, false, false
+	}
+	words := strings.Fields(sentence)
+	norm := func(w string) string {
+		w = strings.ToLower(strings.ReplaceAll(w, "’", "'"))
+		return strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' })
+	}
+	for i, w := range words {
+		n := norm(w)
+		if n != p.owner && n != p.owner+"'s" {
+			continue
+		}
+		for _, x := range words[i+1 : min(len(words), i+4)] {
+			if !strings.HasPrefix(strings.TrimSuffix(norm(x), "'s"), p.subject) {
+				continue
+			}
+			from := 0
+			for j := i - 1; j >= 0; j-- {
+				if strings.ContainsAny(words[j][len(words[j])-1:], ",;") {
+					from = j + 1
+					break
+				}
+			}
+			return strings.Join(words[from:], " "), true, i > 0 && prepositions[norm(words[i-1])]
+		}
+	}
+	return sentence, false, false
 }
