@@ -240,3 +240,20 @@ func TestClassify(t *testing.T) {
 		t.Error("isQuestion")
 	}
 }
+
+// Whose fact a question asks about, and what.
+func TestSubjectOf(t *testing.T) {
+	for q, want := range map[string][2]string{
+		"Who is my dentist now?":                   {"my", "dentist"},
+		"What is Ana's son's school now?":          {"ana", "son"},
+		"What is Tom’s daughter’s swimming coach?": {"tom", "daughter"},
+		"Where does my new partner work?":          {"my", "partner"},
+		"where do I live now?":                     {"", ""},
+		"dentist":                                  {"", ""},
+		"is it my":                                 {"", ""},
+	} {
+		if o, s := subjectOf(q); o != want[0] || s != want[1] {
+			t.Errorf("subjectOf(%q) = %q, %q; want %q, %q", q, o, s, want[0], want[1])
+		}
+	}
+}

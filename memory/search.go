@@ -135,12 +135,13 @@ type plan struct {
 	aboutArgs []any
 }
 
-// makePlan builds the two queries Search runs. "all": every content word
+// makePlan builds the queries Search runs. "all": every content word
 // (or one of its synonyms) must match, and the stop words the user wrote
 // count a little where they occur; "any" (the fallback when "all" finds
 // nothing): any content word or synonym, stop words left out, so that a
 // question in plain words is not answered by chatty notes full of "is" and
-// "my". A query of stop words only is taken as it is.
+// "my"; "about" (for a query naming someone's something, subjectOf): that
+// word with any other. A query of stop words only is taken as it is.
 func (s *Store) makePlan(q string, terms []term) plan {
 	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
 	owner, subject := subjectOf(q)
@@ -263,7 +264,10 @@ func matchExpr(terms []term, op string) string {
 // code blocks), weighted per word and raised by the share of the query's
 // words a chunk contains. Every content word (or a synonym) must match; only
 // if that finds nothing are hits matching any of them returned (so a
-// question in plain words, "who is my dentist?", still finds notes). Among
+// question in plain words, "who is my dentist?", still finds notes); a
+// question naming someone's something ("where does my partner work?")
+// also finds the lines naming it without the other words ("My partner
+// switched jobs to Spotify."). Among
 // the best candidates, notes that state a fact are preferred over notes
 // that mention the topic, the newer statement wins (recency applies to
 // statements, see rerank), and a line marked superseded ranks below its
@@ -419,10 +423,13 @@ const (
 //   - Recency raises daily notes that state a value, lines that state none
 //     by a fifth as much, and mentions not at all: "dentist check-up is
 //     due" in yesterday's note is not news about who the dentist is.
-//   - Statements that contain as many of the query's words as the best
-//     statement does and score nearly as well (sameFactShare) are taken as
-//     statements of the same fact and ordered newest first, so the newest
-//     value wins over older ones.
+//   - Statements of the same fact are ordered newest first, so the newest
+//     value wins over older ones. When the query names someone's something
+//     ("my partner", subjectOf), those are the statements naming it
+//     (aboutSubject) scoring at least sameFactShare of the best one, and
+//     they go above every other line: lines that only mention it, and
+//     other facts reached through a synonym. Otherwise they are the
+//     statements with as many of the query's words as the best one.
 //
 // Only the BM25 top candidates (candidatePool) are reordered.
 func (s *Store) rerank(hits []hit, p plan) {

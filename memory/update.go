@@ -328,16 +328,34 @@ func sameOwner(sentence string, p plan) bool {
 // determiners ("my") and names with 's ("ana" for "Ana's").
 func owners(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
-		w = strings.ReplaceAll(w, "’", "'")
-		switch {
-		case isPossessive(w):
-			out = append(out, w)
-		case strings.HasSuffix(w, "'s") && len(w) > 2:
-			out = append(out, strings.TrimSuffix(w, "'s"))
+	for _, w := range possessiveWords(text) {
+		if o, ok := possessor(w); ok {
+			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// possessiveWords cuts text into lower-case words keeping apostrophes
+// (straight or curly, made straight): "Ana's", "my".
+func possessiveWords(text string) []string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' && r != '’' })
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "’", "'")
+	}
+	return words
+}
+
+// possessor: whose a possessive word says ("my" -> "my", "ana's" ->
+// "ana"); ok is false for other words.
+func possessor(w string) (string, bool) {
+	switch {
+	case isPossessive(w):
+		return w, true
+	case strings.HasSuffix(w, "'s") && len(w) > 2:
+		return strings.TrimSuffix(w, "'s"), true
+	}
+	return "", false
 }
 
 // isQuestion: the query asks for a fact ("who is my dentist?", "where do I
@@ -370,20 +388,15 @@ func isCommentLine(l string) bool {
 // "who is my dentist now?", "son" in "Ana's son's school"), lower case;
 // "" when the query has none.
 func subjectOf(q string) (owner, subject string) {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' && r != '’' })
+	words := possessiveWords(q)
 	for i, w := range words {
-		w = strings.ReplaceAll(w, "’", "'")
-		switch {
-		case isPossessive(w):
-			owner = w
-		case strings.HasSuffix(w, "'s") && len(w) > 2:
-			owner = strings.TrimSuffix(w, "'s")
-		default:
+		owner, ok := possessor(w)
+		if !ok {
 			continue
 		}
 		for _, n := range words[i+1:] {
-			n = strings.TrimSuffix(strings.TrimSuffix(strings.ReplaceAll(n, "’", "'"), "'s"), "'")
-			if n != "" && !IsStopWord(n) {
+			n = strings.TrimSuffix(strings.TrimSuffix(n, "'s"), "'")
+			if n != "" && !IsStopWord(n) && !timeQualifiers[n] {
 				return owner, n
 			}
 		}
@@ -391,6 +404,11 @@ func subjectOf(q string) (owner, subject string) {
 	}
 	return "", ""
 }
+
+// timeQualifiers before the subject say which of its values is meant
+// ("my new doctor", "my current address"), which the ranking of statements
+// by date answers; the subject is the word after them.
+var timeQualifiers = map[string]bool{"new": true, "old": true, "current": true, "present": true, "former": true, "previous": true, "latest": true}
 
 // prepositions before "my dentist" make a line about something else: "with
 // my manager", "at Ana's school".
