@@ -133,6 +133,9 @@ type plan struct {
 	// subject), for questions (see Search).
 	about     string
 	aboutArgs []any
+	// known remembers which words of the candidates are query words
+	// (classifySentence): the same words recur across hundreds of lines.
+	known map[string]bool
 }
 
 // makePlan builds the queries Search runs. "all": every content word
@@ -143,7 +146,7 @@ type plan struct {
 // "my"; "about" (for a query naming someone's something, subjectOf): that
 // word with any other. A query of stop words only is taken as it is.
 func (s *Store) makePlan(q string, terms []term) plan {
-	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
+	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms), known: map[string]bool{}}
 	owner, subject := subjectOf(q)
 	for _, t := range terms {
 		if IsStopWord(t.text) && !t.prefix {

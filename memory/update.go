@@ -219,15 +219,24 @@ func classifySentence(line string, p plan) lineClass {
 		if IsStopWord(w) {
 			return false
 		}
+		if in, ok := p.known[w]; ok {
+			return in
+		}
+		in := false
 		ws := stemPrefix(w)
+	groups:
 		for _, g := range p.groups {
 			for _, ph := range g {
 				if strings.HasPrefix(w, ph.stem) || len(ws) >= 3 && strings.HasPrefix(ph.text, ws) {
-					return true
+					in = true
+					break groups
 				}
 			}
 		}
-		return false
+		if p.known != nil {
+			p.known[w] = in
+		}
+		return in
 	}
 	start := true // at the start of a sentence
 	prev := ""
