@@ -34,10 +34,10 @@ func (s *Store) mergeLoop() {
 			}
 			ctx, cancel := s.untilClose()
 			more, err := s.mergeSegments(ctx, mergeBudget)
-			cancel()
-			if err != nil {
+			if err != nil && ctx.Err() == nil { // not interrupted by Close
 				s.log.Warn("memory index merge", "err", err)
 			}
+			cancel()
 			if more {
 				s.segs.Store(true)
 			}
