@@ -257,3 +257,26 @@ func TestSubjectOf(t *testing.T) {
 		}
 	}
 }
+
+// Newer statements about the same person that answer another question
+// ("my sister lives in Porto") stay below the line that answers this one:
+// only statements scoring near the best of them count as the same fact.
+func TestOtherFactOfSubjectStaysBelow(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "memory/2025-03-01.md", "# 2025-03-01\n\nMy sister said the trip to Rome was great.\n")
+	writeFile(t, root, "memory/2025-06-01.md", "# 2025-06-01\n\nMy sister's birthday is on May 3.\n")
+	writeFile(t, root, "memory/2025-07-01.md", "# 2025-07-01\n\nMy sister lives in Porto.\n")
+	for i := range 20 {
+		writeFile(t, root, fmt.Sprintf("memory/2025-10-%02d.md", i+1), "# Notes\n\nWent for a run, then soup for dinner; a trip to the market.\n")
+	}
+	s := openStore(t, root, func(o *Options) { o.WordNetDir = "-" })
+	for q, want := range map[string]string{
+		"What did my sister say about the trip?": "Rome",
+		"When is my sister's birthday?":          "May 3",
+		"Where does my sister live now?":         "Porto",
+	} {
+		if res := search(t, s, q, ""); len(res) == 0 || !strings.Contains(res[0].Excerpt, want) {
+			t.Errorf("%q: got %+v, want %s first", q, res, want)
+		}
+	}
+}

@@ -356,6 +356,7 @@ type hit struct {
 	class              lineClass
 	owner              bool // not about someone else's (sameOwner)
 	about              bool // names the query's owner and subject (aboutSubject)
+	changed            bool // and says it changed (saysChange)
 	cover              int  // query words (groups) on its best line
 }
 
@@ -474,6 +475,7 @@ func (s *Store) rerank(hits []hit, p plan) {
 			recency(h, s.opts.RecencyWeight*otherRecencyShare)
 		}
 		h.cover = groupsOn(sentence, p)
+		h.changed = h.about && saysChange(sentence)
 		if h.class == lineStatement && h.owner {
 			maxCover = max(maxCover, h.cover)
 		}
@@ -490,18 +492,28 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		return h.cover == maxCover
 	}
+	bestCover := 0
 	for i := range hits {
-		if h := &hits[i]; sameFact(h) {
-			best = max(best, h.score)
+		if h := &hits[i]; sameFact(h) && h.score > best {
+			best, bestCover = h.score, h.cover
 		}
 	}
 	// The same fact stated on several days: newest first, just above the
 	// best statement's score, keeping their order relative to the rest.
+	// Of the subject's statements, those with fewer of the query's words
+	// than the best one are another fact ("My sister lives in Porto." for
+	// "when is my sister's birthday?") unless they say that something
+	// changed ("My partner switched jobs to Spotify.").
 	var same []*hit
 	for i := range hits {
-		if h := &hits[i]; sameFact(h) && h.score >= sameFactShare*best {
-			same = append(same, h)
+		h := &hits[i]
+		if !sameFact(h) || h.score < sameFactShare*best {
+			continue
 		}
+		if p.subject != "" && h.cover < bestCover && !(h.class == lineStatement && h.changed) {
+			continue
+		}
+		same = append(same, h)
 	}
 	top := best
 	if p.subject != "" {

@@ -459,3 +459,19 @@ func aboutSubject(sentence string, p plan) (clause string, ok, prep bool) {
 	}
 	return sentence, false, false
 }
+
+// changeWords say that a fact changed: "moved to", "switched to", "my new
+// doctor", "sold the car and bought ...". Compared by prefix, lower case.
+var changeWords = []string{"moved", "moving", "switch", "chang", "new", "now", "sold", "bought", "upgrad", "start", "became", "becom", "join", "left", "transferr", "replac", "instead", "no longer"}
+
+// saysChange reports whether a sentence says that something changed.
+func saysChange(sentence string) bool {
+	for _, w := range possessiveWords(sentence) {
+		for _, c := range changeWords {
+			if strings.HasPrefix(w, c) {
+				return true
+			}
+		}
+	}
+	return strings.Contains(strings.ToLower(sentence), "no longer")
+}
