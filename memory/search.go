@@ -492,25 +492,31 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		return h.cover == maxCover
 	}
-	bestCover := 0
+	bestCover, bestAt := 0, -1
 	for i := range hits {
 		if h := &hits[i]; sameFact(h) && h.score > best {
-			best, bestCover = h.score, h.cover
+			best, bestCover, bestAt = h.score, h.cover, i
 		}
+	}
+	var bestWords []string // the best statement's own words (predicateWords)
+	if p.subject != "" && bestAt >= 0 {
+		bestWords = predicateWords(bestSentence(bestLine(hits[bestAt].text, p), p), p)
 	}
 	// The same fact stated on several days: newest first, just above the
 	// best statement's score, keeping their order relative to the rest.
 	// Of the subject's statements, those with fewer of the query's words
 	// than the best one are another fact ("My sister lives in Porto." for
 	// "when is my sister's birthday?") unless they say that something
-	// changed ("My partner switched jobs to Spotify.").
+	// changed ("My partner switched jobs to Spotify.") or say it with a
+	// word of the best one ("Ana's son goes to Montessori West." after
+	// "Ana's son goes to Hill Park School.").
 	var same []*hit
 	for i := range hits {
 		h := &hits[i]
 		if !sameFact(h) || h.score < sameFactShare*best {
 			continue
 		}
-		if p.subject != "" && h.cover < bestCover && !(h.class == lineStatement && h.changed) {
+		if p.subject != "" && h.cover < bestCover && !h.changed && !sharesWord(predicateWords(bestSentence(bestLine(h.text, p), p), p), bestWords) {
 			continue
 		}
 		same = append(same, h)

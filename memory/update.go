@@ -475,3 +475,36 @@ func saysChange(sentence string) bool {
 	}
 	return strings.Contains(strings.ToLower(sentence), "no longer")
 }
+
+// predicateWords are what a statement says about its subject, as stem
+// prefixes: its lower-case words other than stop words, the query's owner
+// and subject, and values (capitalised words and numbers): "goes" in
+// "Ana's son goes to Hill Park School.".
+func predicateWords(sentence string, p plan) []string {
+	var out []string
+	for _, w := range strings.Fields(sentence) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		if core == "" || strings.ContainsFunc(core, unicode.IsDigit) || strings.ContainsFunc(core, unicode.IsUpper) {
+			continue
+		}
+		lc, _ := possessor(core)
+		if lc == "" {
+			lc = core
+		}
+		if IsStopWord(lc) || lc == p.owner || strings.HasPrefix(lc, p.subject) {
+			continue
+		}
+		out = append(out, stemPrefix(lc))
+	}
+	return out
+}
+
+// sharesWord reports whether two lists of stem prefixes have one in common.
+func sharesWord(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
