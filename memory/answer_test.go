@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,31 @@ func TestNewestStatementWins(t *testing.T) {
 	}
 }
 
+// The newest statement wins even when it lacks a word of the question
+// ("work" here), over an older statement that has it, over later lines
+// that mention the subject without stating a value, and over someone
+// else's newer statement.
+func TestNewestStatementWithOtherWords(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "memory/2025-03-01.md", "# 2025-03-01\n\nMy partner works at Siemens.\n\nMy manager is Helga.\n")
+	writeFile(t, root, "memory/2025-06-01.md", "# 2025-06-01\n\nMy partner switched jobs to Spotify.\n\nRaj is my manager.\n")
+	writeFile(t, root, "memory/2025-09-01.md", "# 2025-09-01\n\nAna's partner works at the university.\n\nOne-on-one with my manager moved to Thursday.\n")
+	writeFile(t, root, "memory/2026-01-10.md", "# 2026-01-10\n\nMy partner had a long day at work.\n\nBank holiday next Monday, my partner reminded me.\n")
+	for i := range 20 { // other days, so that "partner" is a rare word as in a real year of notes
+		writeFile(t, root, fmt.Sprintf("memory/2025-10-%02d.md", i+1), "# Notes\n\nWent for a run, then soup for dinner.\n\nFixed the bike.\n")
+	}
+	s := openStore(t, root, func(o *Options) { o.WordNetDir = "-" })
+	for q, want := range map[string]string{
+		"Where does my partner work now?": "Spotify",
+		"Who is my manager now?":          "Raj",
+	} {
+		res := search(t, s, q, "")
+		if len(res) == 0 || !strings.Contains(res[0].Excerpt, want) {
+			t.Errorf("%q: got %+v, want %s first", q, res, want)
+		}
+	}
+}
+
 // WriteReplacing checks its references before writing; CRLF files keep
 // their line endings when marked.
 func TestWriteReplacing(t *testing.T) {
@@ -200,13 +226,57 @@ func TestClassify(t *testing.T) {
 		"Does my partner work on Saturdays?":                                lineMention,
 		"TODO ask my partner about work":                                    lineMention,
 		"My partner works at Spotify. (superseded by memory/2026-03-01.md)": lineSuperseded,
-		"Ana's partner complained about work.":                              lineOther, // an owner is not a value
+		"Ana's partner complained about work.":                              lineOther,     // an owner is not a value
+		"Siemens is my partner's employer.":                                 lineStatement, // a name before "is"
+		"Worked late, my partner too.":                                      lineOther,
+		"Lunch with my partner, then work at Siemens.":                      lineMention, // "with my partner": about something else
+		"Bank holiday next Monday, my partner reminded me about work.":      lineOther,   // the name is in another clause
 	} {
-		if got := classify(line, bestSentence(line, p), p); got != want {
+		if got := classifyLine(line, p); got != want {
 			t.Errorf("%q: class %d, want %d", line, got, want)
 		}
 	}
 	if !isQuestion("dentist?", nil) || isQuestion("dentist", parseQuery("dentist")) || !isQuestion("where do I live", parseQuery("where do I live")) {
 		t.Error("isQuestion")
+	}
+}
+
+// Whose fact a question asks about, and what.
+func TestSubjectOf(t *testing.T) {
+	for q, want := range map[string][2]string{
+		"Who is my dentist now?":                   {"my", "dentist"},
+		"What is Ana's son's school now?":          {"ana", "son"},
+		"What is Tom’s daughter’s swimming coach?": {"tom", "daughter"},
+		"Where does my new partner work?":          {"my", "partner"},
+		"where do I live now?":                     {"", ""},
+		"dentist":                                  {"", ""},
+		"is it my":                                 {"", ""},
+	} {
+		if o, s := subjectOf(q); o != want[0] || s != want[1] {
+			t.Errorf("subjectOf(%q) = %q, %q; want %q, %q", q, o, s, want[0], want[1])
+		}
+	}
+}
+
+// Newer statements about the same person that answer another question
+// ("my sister lives in Porto") stay below the line that answers this one:
+// only statements scoring near the best of them count as the same fact.
+func TestOtherFactOfSubjectStaysBelow(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "memory/2025-03-01.md", "# 2025-03-01\n\nMy sister said the trip to Rome was great.\n")
+	writeFile(t, root, "memory/2025-06-01.md", "# 2025-06-01\n\nMy sister's birthday is on May 3.\n")
+	writeFile(t, root, "memory/2025-07-01.md", "# 2025-07-01\n\nMy sister lives in Porto.\n")
+	for i := range 20 {
+		writeFile(t, root, fmt.Sprintf("memory/2025-10-%02d.md", i+1), "# Notes\n\nWent for a run, then soup for dinner; a trip to the market.\n")
+	}
+	s := openStore(t, root, func(o *Options) { o.WordNetDir = "-" })
+	for q, want := range map[string]string{
+		"What did my sister say about the trip?": "Rome",
+		"When is my sister's birthday?":          "May 3",
+		"Where does my sister live now?":         "Porto",
+	} {
+		if res := search(t, s, q, ""); len(res) == 0 || !strings.Contains(res[0].Excerpt, want) {
+			t.Errorf("%q: got %+v, want %s first", q, res, want)
+		}
 	}
 }

@@ -303,6 +303,7 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 		return err
 	}
 	s.dirty.Store(true)
+	s.segs.Store(true)
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -373,6 +374,7 @@ func (s *Store) removeFile(ctx context.Context, rel string) error {
 		return err
 	}
 	s.dirty.Store(true)
+	s.segs.Store(true)
 	if err := tx.Commit(); err != nil {
 		return err
 	}

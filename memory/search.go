@@ -124,19 +124,30 @@ type plan struct {
 	stops    []phrase
 	owners   []string // whose fact the query asks about (sameOwner)
 	question bool     // asks for a fact (isQuestion)
+	owner    string   // "my", "ana": whose fact ("" if the query does not say)
+	subject  string   // the word after the owner ("dentist" in "my dentist"), stemmed
 	and, or  string
 	andArgs  []any
 	orArgs   []any
+	// about: rows with the subject and any other query word ("" without a
+	// subject), for questions (see Search).
+	about     string
+	aboutArgs []any
+	// known remembers which words of the candidates are query words
+	// (classifySentence): the same words recur across hundreds of lines.
+	known map[string]bool
 }
 
-// makePlan builds the two queries Search runs. "all": every content word
+// makePlan builds the queries Search runs. "all": every content word
 // (or one of its synonyms) must match, and the stop words the user wrote
 // count a little where they occur; "any" (the fallback when "all" finds
 // nothing): any content word or synonym, stop words left out, so that a
 // question in plain words is not answered by chatty notes full of "is" and
-// "my". A query of stop words only is taken as it is.
+// "my"; "about" (for a query naming someone's something, subjectOf): that
+// word with any other. A query of stop words only is taken as it is.
 func (s *Store) makePlan(q string, terms []term) plan {
-	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms)}
+	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms), known: map[string]bool{}}
+	owner, subject := subjectOf(q)
 	for _, t := range terms {
 		if IsStopWord(t.text) && !t.prefix {
 			w := stopWeight
@@ -186,6 +197,24 @@ func (s *Store) makePlan(q string, terms []term) plan {
 	}
 	p.and, p.andArgs = strings.Join(andParts, " AND "), rankArgs(all, len(p.groups))
 	p.or, p.orArgs = strings.Join(orParts, " OR "), rankArgs(any, len(p.groups))
+	for _, g := range p.groups {
+		if subject != "" && g[0].text == subject {
+			p.owner, p.subject = owner, g[0].stem
+			if len(p.groups) == 1 {
+				break // the "all" rows are those
+			}
+			// (subject) AND (any word, stop words included): the subject's
+			// copy weighs nothing, so rows rank as in the "all" query.
+			first := make([]phrase, len(g))
+			for i, ph := range g {
+				first[i] = phrase{term: ph.term, weight: 0, group: -1}
+			}
+			rest := append(append([]phrase{}, any...), p.stops...)
+			p.about = "(" + joinPhrases(first) + ") AND (" + joinPhrases(rest) + ")"
+			p.aboutArgs = rankArgs(append(first, rest...), len(p.groups))
+			break
+		}
+	}
 	return p
 }
 
@@ -238,7 +267,10 @@ func matchExpr(terms []term, op string) string {
 // code blocks), weighted per word and raised by the share of the query's
 // words a chunk contains. Every content word (or a synonym) must match; only
 // if that finds nothing are hits matching any of them returned (so a
-// question in plain words, "who is my dentist?", still finds notes). Among
+// question in plain words, "who is my dentist?", still finds notes); a
+// question naming someone's something ("where does my partner work?")
+// also finds the lines naming it without the other words ("My partner
+// switched jobs to Spotify."). Among
 // the best candidates, notes that state a fact are preferred over notes
 // that mention the topic, the newer statement wins (recency applies to
 // statements, see rerank), and a line marked superseded ranks below its
@@ -269,8 +301,18 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if err != nil {
 		return nil, err
 	}
-	if len(hits) == 0 && len(p.groups) > 1 {
+	switch {
+	case len(hits) == 0 && len(p.groups) > 1:
 		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
+			return nil, err
+		}
+	case p.question && p.about != "":
+		// The newest statement of a fact often lacks a word of the
+		// question ("where does my partner work?": "My partner switched
+		// jobs to Spotify."): a question about someone's something also
+		// takes the lines naming that something with any other of its
+		// words, a superset of the "all" rows.
+		if hits, err = s.query(ctx, p.about, p.aboutArgs, kind, fetch); err != nil {
 			return nil, err
 		}
 	}
@@ -313,6 +355,8 @@ type hit struct {
 	score              float64 // higher is better
 	class              lineClass
 	owner              bool // not about someone else's (sameOwner)
+	about              bool // names the query's owner and subject (aboutSubject)
+	changed            bool // and says it changed (saysChange)
 	cover              int  // query words (groups) on its best line
 }
 
@@ -365,8 +409,8 @@ const (
 	mentionFactor     = 0.7 // a reminder, task or question about the topic
 	statementBonus    = 0.5 // a line that states a value the query lacks
 	supersededFactor  = 0.3 // a line marked superseded by a newer one
-	sameFactShare     = 0.6 // statements scoring this share of the best are taken as the same fact
-	otherOwnerFactor  = 0.6 // "Ana's dentist is ..." when asked about "my dentist"
+	sameFactShare     = 0.3 // statements (of the query's subject) scoring this share of the best are taken as the same fact
+	otherOwnerFactor  = 0.4 // "Ana's dentist is ..." when asked about "my dentist"
 	otherRecencyShare = 0.2 // of RecencyWeight, for lines that state no value
 )
 
@@ -383,10 +427,13 @@ const (
 //   - Recency raises daily notes that state a value, lines that state none
 //     by a fifth as much, and mentions not at all: "dentist check-up is
 //     due" in yesterday's note is not news about who the dentist is.
-//   - Statements that contain as many of the query's words as the best
-//     statement does and score nearly as well (sameFactShare) are taken as
-//     statements of the same fact and ordered newest first, so the newest
-//     value wins over older ones.
+//   - Statements of the same fact are ordered newest first, so the newest
+//     value wins over older ones. When the query names someone's something
+//     ("my partner", subjectOf), those are the statements naming it
+//     (aboutSubject) scoring at least sameFactShare of the best one, and
+//     they go above every other line: lines that only mention it, and
+//     other facts reached through a synonym. Otherwise they are the
+//     statements with as many of the query's words as the best one.
 //
 // Only the BM25 top candidates (candidatePool) are reordered.
 func (s *Store) rerank(hits []hit, p plan) {
@@ -412,8 +459,8 @@ func (s *Store) rerank(hits []hit, p plan) {
 			recency(h, s.opts.RecencyWeight)
 			continue
 		}
-		sentence := bestSentence(line, p)
-		h.class = classify(line, sentence, p)
+		var sentence string
+		h.class, sentence, h.about = lineFacts(line, p)
 		h.owner = sameOwner(sentence, p)
 		if !h.owner {
 			h.score *= otherOwnerFactor
@@ -427,28 +474,66 @@ func (s *Store) rerank(hits []hit, p plan) {
 		case lineOther:
 			recency(h, s.opts.RecencyWeight*otherRecencyShare)
 		}
-		h.cover = groupsOn(line, p)
+		h.cover = groupsOn(sentence, p)
+		h.changed = h.about && saysChange(sentence)
 		if h.class == lineStatement && h.owner {
 			maxCover = max(maxCover, h.cover)
 		}
 	}
-	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover {
-			best = max(best, h.score)
+	// Statements of the same fact: those naming the query's subject
+	// ("my partner ...") if it has one, else those containing as many of
+	// its words as the best statement does.
+	sameFact := func(h *hit) bool {
+		if h.class != lineStatement || !h.owner {
+			return false
 		}
+		if p.subject != "" {
+			return h.about
+		}
+		return h.cover == maxCover
+	}
+	bestCover, bestAt := 0, -1
+	for i := range hits {
+		if h := &hits[i]; sameFact(h) && h.score > best {
+			best, bestCover, bestAt = h.score, h.cover, i
+		}
+	}
+	var bestWords []string // the best statement's own words (predicateWords)
+	if p.subject != "" && bestAt >= 0 {
+		bestWords = predicateWords(bestSentence(bestLine(hits[bestAt].text, p), p), p)
 	}
 	// The same fact stated on several days: newest first, just above the
 	// best statement's score, keeping their order relative to the rest.
+	// Of the subject's statements, those with fewer of the query's words
+	// than the best one are another fact ("My sister lives in Porto." for
+	// "when is my sister's birthday?") unless they say that something
+	// changed ("My partner switched jobs to Spotify.") or say it with a
+	// word of the best one ("Ana's son goes to Montessori West." after
+	// "Ana's son goes to Hill Park School.").
 	var same []*hit
 	for i := range hits {
-		if h := &hits[i]; h.class == lineStatement && h.owner && h.cover == maxCover && h.score >= sameFactShare*best {
-			same = append(same, h)
+		h := &hits[i]
+		if !sameFact(h) || h.score < sameFactShare*best {
+			continue
+		}
+		if p.subject != "" && h.cover < bestCover && !h.changed && !sharesWord(predicateWords(bestSentence(bestLine(h.text, p), p), p), bestWords) {
+			continue
+		}
+		same = append(same, h)
+	}
+	top := best
+	if p.subject != "" {
+		// A question about someone's something ("who is my dentist?")
+		// is answered by a statement of it: those go above lines that
+		// only mention it or match through other words.
+		for i := range hits {
+			top = max(top, hits[i].score)
 		}
 	}
-	if len(same) > 1 {
+	if len(same) > 1 || top > best {
 		sort.SliceStable(same, func(i, j int) bool { return dateOf(same[i]) > dateOf(same[j]) })
 		for k, h := range same {
-			h.score = best * (1 + 1e-3*float64(len(same)-k))
+			h.score = top * (1 + 1e-3*float64(len(same)-k))
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {

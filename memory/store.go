@@ -113,6 +113,7 @@ type Store struct {
 	rdb   *sql.DB     // read-only pool for Search
 	ckdb  *sql.DB     // WAL checkpoints, off the write path
 	dirty atomic.Bool // written since the last checkpoint
+	segs  atomic.Bool // written since the last segment merge (mergeLoop)
 	lock  *os.File
 
 	locksMu sync.Mutex
@@ -189,6 +190,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.wg.Add(1)
 	go s.checkpointLoop()
+	s.wg.Add(1)
+	go s.mergeLoop()
 	if opts.Embedder != nil {
 		s.emb.kick = make(chan struct{}, 1)
 		s.wg.Add(1)

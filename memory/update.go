@@ -167,6 +167,25 @@ const (
 // mentionPrefixes start lines that are about doing something, not facts.
 var mentionPrefixes = []string{"reminder", "remind me", "todo", "to do", "to-do", "remember to", "don't forget", "do not forget", "need to"}
 
+// lineFacts classifies a candidate's best line for the query and returns
+// the sentence of it that best matches, and whether that sentence names
+// the query's subject other than after a preposition (aboutSubject).
+func lineFacts(line string, p plan) (c lineClass, sentence string, about bool) {
+	sentence = bestSentence(line, p)
+	clause, about, prep := aboutSubject(sentence, p)
+	c = classify(line, clause, p)
+	if prep && c == lineStatement {
+		c = lineMention
+	}
+	return c, sentence, about && !prep
+}
+
+// classifyLine is lineFacts' class alone.
+func classifyLine(line string, p plan) lineClass {
+	c, _, _ := lineFacts(line, p)
+	return c
+}
+
 // classify tells statements of a fact ("Ana's dentist is Dr. Okafor.") from
 // mentions of its topic ("Reminder: dentist check-up is due."). A statement
 // carries a value the query does not contain: a name (a capitalised word
@@ -195,34 +214,45 @@ func classifySentence(line string, p plan) lineClass {
 			return lineMention
 		}
 	}
+	// inQuery: a lower-cased word is one of the query's (any form).
 	inQuery := func(w string) bool {
-		w = strings.ToLower(w)
 		if IsStopWord(w) {
 			return false
 		}
+		if in, ok := p.known[w]; ok {
+			return in
+		}
+		in := false
 		ws := stemPrefix(w)
+	groups:
 		for _, g := range p.groups {
 			for _, ph := range g {
 				if strings.HasPrefix(w, ph.stem) || len(ws) >= 3 && strings.HasPrefix(ph.text, ws) {
-					return true
+					in = true
+					break groups
 				}
 			}
 		}
-		return false
+		if p.known != nil {
+			p.known[w] = in
+		}
+		return in
 	}
 	start := true // at the start of a sentence
 	prev := ""
 	// A value may also be a common noun after the topic, a linking word and
 	// an article: "My partner works at a bakery."
 	step := 0 // 1: topic seen, 2: then a linking word, 3: then an article
-	for _, w := range strings.Fields(t) {
+	fields := strings.Fields(t)
+	for i, w := range fields {
 		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 		lc := strings.ToLower(core)
+		q := core != "" && inQuery(lc)
 		switch {
 		case core == "":
-		case step == 3 && !IsStopWord(lc) && !inQuery(core):
+		case step == 3 && !IsStopWord(lc) && !q:
 			return lineStatement
-		case inQuery(core):
+		case q:
 			step = 1
 		case step == 1 && linkingWords[lc]:
 			step = 2
@@ -238,8 +268,11 @@ func classifySentence(line string, p plan) lineClass {
 			hasDigit := strings.ContainsFunc(core, unicode.IsDigit)
 			// "Ana's" names whose fact it is, not its value.
 			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
-			name := unicode.IsUpper(r) && !start && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
-			if (hasDigit || name) && !inQuery(core) {
+			// A capital starts every sentence; there it is a name only
+			// when "is" follows: "Raj is my manager."
+			named := !start || i+1 < len(fields) && linkingVerbs[strings.ToLower(fields[i+1])] && !IsStopWord(lc)
+			name := unicode.IsUpper(r) && named && !possessive && core != "I" && !strings.HasPrefix(core, "I'")
+			if (hasDigit || name) && !q {
 				return lineStatement
 			}
 			prev = core
@@ -251,6 +284,10 @@ func classifySentence(line string, p plan) lineClass {
 
 // linkingWords join a topic to its value: "is a", "at the".
 var linkingWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "at": true, "to": true, "with": true, "by": true, "from": true}
+
+// linkingVerbs after a sentence's first word make it the value: "Raj is
+// my manager."
+var linkingVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true}
 
 // endsSentence: a sentence ends at . ! ? (and a value may start after : ;)
 // unless the word is a short
@@ -300,16 +337,34 @@ func sameOwner(sentence string, p plan) bool {
 // determiners ("my") and names with 's ("ana" for "Ana's").
 func owners(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
-		w = strings.ReplaceAll(w, "’", "'")
-		switch {
-		case isPossessive(w):
-			out = append(out, w)
-		case strings.HasSuffix(w, "'s") && len(w) > 2:
-			out = append(out, strings.TrimSuffix(w, "'s"))
+	for _, w := range possessiveWords(text) {
+		if o, ok := possessor(w); ok {
+			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// possessiveWords cuts text into lower-case words keeping apostrophes
+// (straight or curly, made straight): "Ana's", "my".
+func possessiveWords(text string) []string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' && r != '’' })
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "’", "'")
+	}
+	return words
+}
+
+// possessor: whose a possessive word says ("my" -> "my", "ana's" ->
+// "ana"); ok is false for other words.
+func possessor(w string) (string, bool) {
+	switch {
+	case isPossessive(w):
+		return w, true
+	case strings.HasSuffix(w, "'s") && len(w) > 2:
+		return strings.TrimSuffix(w, "'s"), true
+	}
+	return "", false
 }
 
 // isQuestion: the query asks for a fact ("who is my dentist?", "where do I
@@ -335,4 +390,121 @@ func isQuestion(q string, terms []term) bool {
 func isCommentLine(l string) bool {
 	t := strings.TrimSpace(l)
 	return strings.HasPrefix(t, "<!--") && strings.HasSuffix(t, "-->")
+}
+
+// subjectOf finds whose fact a query asks about and what: the first
+// possessive ("my", "Ana's") and the content word after it ("dentist" in
+// "who is my dentist now?", "son" in "Ana's son's school"), lower case;
+// "" when the query has none.
+func subjectOf(q string) (owner, subject string) {
+	words := possessiveWords(q)
+	for i, w := range words {
+		owner, ok := possessor(w)
+		if !ok {
+			continue
+		}
+		for _, n := range words[i+1:] {
+			n = strings.TrimSuffix(strings.TrimSuffix(n, "'s"), "'")
+			if n != "" && !IsStopWord(n) && !timeQualifiers[n] {
+				return owner, n
+			}
+		}
+		return "", ""
+	}
+	return "", ""
+}
+
+// timeQualifiers before the subject say which of its values is meant
+// ("my new doctor", "my current address"), which the ranking of statements
+// by date answers; the subject is the word after them.
+var timeQualifiers = map[string]bool{"new": true, "old": true, "current": true, "present": true, "former": true, "previous": true, "latest": true}
+
+// prepositions before "my dentist" make a line about something else: "with
+// my manager", "at Ana's school".
+var prepositions = map[string]bool{"with": true, "at": true, "for": true, "to": true, "from": true, "about": true, "of": true, "on": true, "after": true, "by": true}
+
+// aboutSubject finds the query's owner and subject in a sentence ("my"
+// then "dentist" within three words) and returns the sentence from the
+// start of that clause (a value said before a comma is about something
+// else: "Bank holiday next Monday, my brother reminded me."); ok is false
+// when the sentence does not name them, prep is true when a preposition
+// comes before them ("One-on-one with my manager ...").
+func aboutSubject(sentence string, p plan) (clause string, ok, prep bool) {
+	if p.subject == "" {
+		return sentence, false, false
+	}
+	words := strings.Fields(sentence)
+	norm := func(w string) string {
+		w = strings.ToLower(strings.ReplaceAll(w, "’", "'"))
+		return strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' })
+	}
+	for i, w := range words {
+		n := norm(w)
+		if n != p.owner && n != p.owner+"'s" {
+			continue
+		}
+		for _, x := range words[i+1 : min(len(words), i+4)] {
+			if !strings.HasPrefix(strings.TrimSuffix(norm(x), "'s"), p.subject) {
+				continue
+			}
+			from := 0
+			for j := i - 1; j >= 0; j-- {
+				if strings.ContainsAny(words[j][len(words[j])-1:], ",;") {
+					from = j + 1
+					break
+				}
+			}
+			return strings.Join(words[from:], " "), true, i > 0 && prepositions[norm(words[i-1])]
+		}
+	}
+	return sentence, false, false
+}
+
+// changeWords say that a fact changed: "moved to", "switched to", "my new
+// doctor", "sold the car and bought ...". Compared by prefix, lower case.
+var changeWords = []string{"moved", "moving", "switch", "chang", "new", "now", "sold", "bought", "upgrad", "start", "became", "becom", "join", "left", "transferr", "replac", "instead", "no longer"}
+
+// saysChange reports whether a sentence says that something changed.
+func saysChange(sentence string) bool {
+	for _, w := range possessiveWords(sentence) {
+		for _, c := range changeWords {
+			if strings.HasPrefix(w, c) {
+				return true
+			}
+		}
+	}
+	return strings.Contains(strings.ToLower(sentence), "no longer")
+}
+
+// predicateWords are what a statement says about its subject, as stem
+// prefixes: its lower-case words other than stop words, the query's owner
+// and subject, and values (capitalised words and numbers): "goes" in
+// "Ana's son goes to Hill Park School.".
+func predicateWords(sentence string, p plan) []string {
+	var out []string
+	for _, w := range strings.Fields(sentence) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		if core == "" || strings.ContainsFunc(core, unicode.IsDigit) || strings.ContainsFunc(core, unicode.IsUpper) {
+			continue
+		}
+		lc, _ := possessor(core)
+		if lc == "" {
+			lc = core
+		}
+		if IsStopWord(lc) || lc == p.owner || strings.HasPrefix(lc, p.subject) {
+			continue
+		}
+		out = append(out, stemPrefix(lc))
+	}
+	return out
+}
+
+// sharesWord reports whether two lists of stem prefixes have one in common.
+func sharesWord(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

@@ -20,9 +20,19 @@ const stopWords = " a about above after again against all am an and any are as a
 	"up very was we were what when where which while who whom why will with would you your yours yourself yourselves " +
 	"s t don ll ve re d m "
 
+// stopSet is stopWords as a set: IsStopWord is called for every word of
+// every candidate line a search classifies.
+var stopSet = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(stopWords) {
+		m[w] = true
+	}
+	return m
+}()
+
 // IsStopWord reports whether w (lower case) is an English function word.
 func IsStopWord(w string) bool {
-	return len(w) <= 10 && strings.Contains(stopWords, " "+w+" ")
+	return stopSet[w]
 }
 
 // isPossessive: possessive determiners, stop words that still say whose

@@ -31,8 +31,8 @@ type question struct {
 	Q      string
 	Path   string // e.g. memory/2025-03-04.md
 	Line   int
-	Older  []loc // update questions: the replaced statements
-	Topics []string
+	Older  []loc    // update questions: the replaced statements
+	Values []string // update questions: the values stated, oldest first (the last is the answer)
 }
 
 type loc struct {
@@ -85,6 +85,7 @@ func corpus(dir string, seed uint64, perDay int) ([]question, int64, error) {
 		qi := len(qs) - 1
 		n := 2 + rng.IntN(2)
 		vals := pickN(rng, t.values, n)
+		qs[qi].Values = vals
 		dates := pickSorted(rng, days-40, n) // the last statement leaves room for later mentions
 		for j := 0; j < n; j++ {
 			form := t.states[rng.IntN(len(t.states))]
