@@ -1,6 +1,6 @@
 package proxy
 
-// Wire types of seed 002's Agent Protocol: what crosses HTTP between the
+// Wire types of docs/protocols/proxy-agents.md's Agent Protocol: what crosses HTTP between the
 // proxy agent and an external agent. Domain code uses Input and Response;
 // these exist to encode the default request and, for agents written in Go
 // (proxytest, adapters), to produce conforming responses.
@@ -38,7 +38,7 @@ type Part struct {
 	Content string `json:"content"`
 }
 
-// AgentResponse is the Agent Protocol response (seed 002).
+// AgentResponse is the Agent Protocol response (docs/protocols/proxy-agents.md).
 type AgentResponse struct {
 	MessageID   string       `json:"messageId,omitempty"`
 	Output      []Part       `json:"output,omitempty"`
