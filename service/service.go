@@ -2,9 +2,9 @@
 // API on loopback, sessions, streaming chat turns, and the loop that pauses a
 // turn on a tool call until the desktop posts its result.
 //
-// Layout: http.go is the edge (route table, guards, error envelope); sse.go
-// writes event streams; sessions.go and chat.go hold the handlers; turn.go
-// runs a turn. Everything a turn does is published through the event hub
+// Layout: http.go is the edge (route table, guards, error envelope);
+// sessions.go and chat.go hold the handlers, chat.go also writes event
+// streams (streamEvents); turn.go runs a turn. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at

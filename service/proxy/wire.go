@@ -8,10 +8,10 @@ package proxy
 // AgentRequest is the Agent Protocol request the proxy sends when a
 // definition has no body template.
 //
-// Seed 002's example is not valid JSON where it shows "input": it writes
+// The protocol's original example is not valid JSON where it shows "input": it writes
 // `"input": ["type": "text", "content": "User Input"]`, an array holding
 // key/value pairs. We send what it evidently means, an array of part
-// objects: "input": [{"type": "text", "content": "User Input"}]. The seed
+// objects: "input": [{"type": "text", "content": "User Input"}]. The original
 // also types debug.enable and stream.enable as "string" while its prose
 // says to set them to true; we send JSON booleans.
 type AgentRequest struct {
