@@ -227,7 +227,7 @@ func (s *Service) getJSON(ctx context.Context, method, url string, body []byte, 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := s.models.Do(req)
+	resp, err := s.hc.Do(req)
 	if err != nil {
 		return false
 	}
