@@ -140,7 +140,7 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 }
 
 // externalAgent is a scripted external agent: it accepts the service's
-// input payload (seed 000) and answers through the callback URL with a
+// input payload (docs/protocols/external-agents.md) and answers through the callback URL with a
 // reply that carries HTML and script, which the window must show inert.
 func (e *E2E) externalAgent(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/proxy" {
@@ -202,7 +202,7 @@ func (h *hooks) service(base, token string) {
 	}()
 }
 
-// proxyAgent is a scripted proxy agent answering the Agent Protocol (seed 002).
+// proxyAgent is a scripted proxy agent answering the Agent Protocol (docs/protocols/proxy-agents.md).
 func proxyAgent(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Input []struct {
@@ -225,7 +225,7 @@ func proxyAgent(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// roundTableAgent is two scripted round-table agents (seed 003) under
+// roundTableAgent is two scripted round-table agents (docs/protocols/roundtable-agents.md) under
 // /security and /performance: findings with evidence, a challenge, a
 // concession, and one dissenting vote, with some HTML the window must show
 // inert. Each call is a little slow so the progress card is visible.

@@ -1,5 +1,5 @@
 // Package api holds the wire types of the General Agent Service's HTTP API
-// (what crosses HTTP, with the field names of seed 004) and a typed Go client
+// (what crosses HTTP, with the field names of docs/protocols/service-api.md) and a typed Go client
 // for it, shared by the desktop app, the tests and the benchmarks.
 //
 // It imports nothing of the service, so the desktop depends on the API, not
@@ -8,7 +8,7 @@ package api
 
 import "encoding/json"
 
-// Event types on a session stream. The first five are seed 004's.
+// Event types on a session stream. The first five are docs/protocols/service-api.md's.
 const (
 	EventDelta       = "assistant.delta"
 	EventFinal       = "assistant.final"
@@ -25,7 +25,7 @@ type ErrorBody struct {
 	Error Error `json:"error"`
 }
 
-// Error is the error envelope of seed 004.
+// Error is the error envelope of docs/protocols/service-api.md.
 type Error struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
@@ -189,7 +189,7 @@ type StreamEvent struct {
 // EventSession is published when a session is renamed, cleared or deleted.
 const EventSession = "session"
 
-// SessionSummary is seed 001's SessionSummary.
+// SessionSummary is docs/protocols/agents.md's SessionSummary.
 type SessionSummary struct {
 	SessionID   string          `json:"sessionId"`
 	AgentID     string          `json:"agentId"`
@@ -257,7 +257,7 @@ type AgentInfo struct {
 	Provider    string      `json:"provider,omitempty"`
 	Model       string      `json:"model,omitempty"`
 	Status      AgentStatus `json:"status"`
-	// Proxy is set for proxy agents (seed 002).
+	// Proxy is set for proxy agents (docs/protocols/proxy-agents.md).
 	Proxy *ProxyAgentInfo `json:"proxy,omitempty"`
 }
 
@@ -269,7 +269,7 @@ type AgentList struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// CreateOperationRequest is seed 000's POST /api/plugins/sessions/operations/create.
+// CreateOperationRequest is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create.
 type CreateOperationRequest struct {
 	AgentID   string  `json:"agentId"`
 	SessionID *string `json:"sessionId,omitempty"`
@@ -281,12 +281,12 @@ type CreateOperationResponse struct {
 	Result SessionSummary `json:"result"`
 }
 
-// External agents (seed 000).
+// External agents (docs/protocols/external-agents.md).
 
 // EventOriginExternal is the origin of an assistant.final injected by an external agent.
 const EventOriginExternal = "external"
 
-// ExternalInput is what the service POSTs to an external agent's inputUrl (seed 000).
+// ExternalInput is what the service POSTs to an external agent's inputUrl (docs/protocols/external-agents.md).
 // The request carries Idempotency-Key (and, for agents with a secret, the
 // Standard Webhooks headers): a retried forward has the same key.
 type ExternalInput struct {
@@ -348,7 +348,7 @@ type ExternalAgentStatus struct {
 	CallbackAuth      string `json:"callbackAuth"` // token | token+signature | none
 }
 
-// Agents (seed 001): default routing and delegation.
+// Agents (docs/protocols/agents.md): default routing and delegation.
 
 // AgentSessionResponse answers POST /v1/agents/{agentId}/session: the agent's
 // most recently updated session, or a new one (Created, status 201).
@@ -357,7 +357,7 @@ type AgentSessionResponse struct {
 	Created bool           `json:"created"`
 }
 
-// AgentsMessageResult is the result of the agents_message tool (seed 001), as
+// AgentsMessageResult is the result of the agents_message tool (docs/protocols/agents.md), as
 // the calling model reads it. Sync mode has status complete or timeout; async
 // mode has status started.
 type AgentsMessageResult struct {
@@ -439,7 +439,7 @@ type MemoryEmbeddings struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// Proxy agents (seed 002).
+// Proxy agents (docs/protocols/proxy-agents.md).
 
 // ProxyAgentInfo is a proxy agent's part of AgentInfo. Status.State is
 // ok | failing | unknown from its last call (unconfigured for a bad
@@ -498,7 +498,7 @@ type ProxyCallbackResponse struct {
 	Duplicate bool `json:"duplicate,omitempty"` // a replayed webhook-id: ignored
 }
 
-// Round tables (seed 003). Progress of a deliberation is published on the
+// Round tables (docs/protocols/roundtable-agents.md). Progress of a deliberation is published on the
 // session stream it runs in, as roundtable.progress events, and its end as
 // one roundtable.result event (stored with the run: a client that sees it
 // can GET the run at once).
@@ -508,7 +508,7 @@ const (
 )
 
 // RoundtableAgentRegistration is the body of POST /api/v1/agents and
-// PUT /api/v1/agents/{name} (seed 003's fields, plus timeout_seconds).
+// PUT /api/v1/agents/{name} (docs/protocols/roundtable-agents.md's fields, plus timeout_seconds).
 type RoundtableAgentRegistration struct {
 	Name         string   `json:"name"`
 	Domain       string   `json:"domain"`

@@ -31,7 +31,7 @@ type StreamState struct {
 	LastID    string `json:"lastEventId,omitempty"`
 }
 
-// FollowOptions configures a follower. Zero values take the seed 004 defaults.
+// FollowOptions configures a follower. Zero values take the docs/protocols/service-api.md defaults.
 type FollowOptions struct {
 	FirstRetry time.Duration // first reconnect delay; default 1 s
 	MaxRetry   time.Duration // backoff cap; default 30 s

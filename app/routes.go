@@ -76,7 +76,7 @@ func (s svc) delete(ctx context.Context, id string) error {
 	return s.c.Do(ctx, http.MethodDelete, "/v1/sessions/"+url.PathEscape(id), nil, nil)
 }
 
-// attach is POST /api/plugins/sessions/operations/create (seed 000).
+// attach is POST /api/plugins/sessions/operations/create (docs/protocols/external-agents.md).
 func (s svc) attach(ctx context.Context, agentID, sessionID string) (Session, error) {
 	var out api.CreateOperationResponse
 	err := s.c.Do(ctx, http.MethodPost, "/api/plugins/sessions/operations/create", api.CreateOperationRequest{AgentID: agentID, SessionID: &sessionID}, &out)

@@ -118,7 +118,7 @@ func (s *Service) memoryEmbedder(c *config.Config) memory.Embedder {
 		key = v
 	}
 	s.log.Info("memory embeddings", "model", model, "baseUrl", baseURL)
-	return llm.NewEmbedder(llm.OpenAIOptions{BaseURL: baseURL, APIKey: key, HTTPClient: s.hc}, model)
+	return llm.NewEmbedder(llm.OpenAIOptions{BaseURL: baseURL, APIKey: key, HTTPClient: s.models}, model)
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a

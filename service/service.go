@@ -2,9 +2,9 @@
 // API on loopback, sessions, streaming chat turns, and the loop that pauses a
 // turn on a tool call until the desktop posts its result.
 //
-// Layout: http.go is the edge (route table, guards, error envelope); sse.go
-// writes event streams; sessions.go and chat.go hold the handlers; turn.go
-// runs a turn. Everything a turn does is published through the event hub
+// Layout: http.go is the edge (route table, guards, error envelope);
+// sessions.go and chat.go hold the handlers, chat.go also writes event
+// streams (streamEvents); turn.go runs a turn. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -84,6 +84,7 @@ type Service struct {
 	window  bool        // Options.Window
 	red     *redact.Set // secret values removed from all output (redact.go)
 	hc      *http.Client
+	models  *http.Client // hc with a pool sized for model calls (llm.PooledClient)
 	secrets Secrets
 	// rawSecrets is the secret store as given, for what it says besides values
 	// (where a key was found or went, its fallback file); every value goes
@@ -192,7 +193,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	red.Add(opts.Token)
 	opts.Logger = slog.New(redact.Handler(opts.Logger.Handler(), red))
 	s := &Service{
-		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
+		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient, models: llm.PooledClient(opts.HTTPClient),
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
 		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
@@ -333,5 +334,5 @@ func (s *Service) providerFor(a config.Agent) (llm.Provider, string, error) {
 	if ch.Model == "" {
 		return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: fmt.Sprintf("agent %q has no model configured (chat.model or providers.%s.model in config.json)", a.AgentID, ch.Provider)}
 	}
-	return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: ch.BaseURL, APIKey: key, HTTPClient: s.hc}), ch.Model, nil
+	return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: ch.BaseURL, APIKey: key, HTTPClient: s.models}), ch.Model, nil
 }

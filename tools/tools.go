@@ -77,7 +77,7 @@ type Definition struct {
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"` // JSON schema of the arguments object
 	Risk        Risk            `json:"risk"`       // default risk before argument-aware rules
-	// Capabilities are the capability names of seed 001's tool scoping
+	// Capabilities are the capability names of docs/protocols/agents.md's tool scoping
 	// (e.g. "fs.read"); empty means the tool is not capability-scoped.
 	Capabilities []string `json:"capabilities,omitempty"`
 }

@@ -1,4 +1,4 @@
-// Command agents measures the per-turn cost of seed 001's agent machinery:
+// Command agents measures the per-turn cost of docs/protocols/agents.md's agent machinery:
 // the effective-tool computation (getEffectiveTools over every tool) and the
 // system prompt construction (base, tools, skills, agents sections), with a
 // large configuration: 200 agents and 500 tools by default.

@@ -181,28 +181,19 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 		}
 		return first, total, nil
 	}
-	var dTTFE, dTotal, rTTFE, rTotal, sTTFE, sTotal []time.Duration
+	var dTTFE, dTotal, rTTFE, rTotal, sTTFE, sTotal, aTTFE, aTotal []time.Duration
 	var events []int
-	for i := 0; i < runs; i++ {
-		first, total, err := flood(oa, "direct")
+	// viaService streams the flood through a service: the time to its first
+	// delta event, to its end, and the events that carried the deltas.
+	viaService := func(cl *api.Client, name string) (first, total time.Duration, n int, err error) {
+		sid, err := cl.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: name})
 		if err != nil {
-			return err
-		}
-		dTTFE, dTotal = append(dTTFE, first), append(dTotal, total)
-		if first, total, err = flood(oaRelay, "bare relay"); err != nil {
-			return err
-		}
-		rTTFE, rTotal = append(rTTFE, first), append(rTotal, total)
-		// through the service
-		sid, err := c.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: fmt.Sprintf("relay-%d", i)})
-		if err != nil {
-			return err
+			return 0, 0, 0, err
 		}
 		runtime.GC()
 		t0 := time.Now()
-		first, n := time.Duration(0), 0
 		var text strings.Builder
-		err = c.ChatStream(ctx, sid.GeneralSessionID, msg, func(ev api.StreamEvent) error {
+		err = cl.ChatStream(ctx, sid.GeneralSessionID, msg, func(ev api.StreamEvent) error {
 			if ev.Type == api.EventDelta {
 				if n == 0 {
 					first = time.Since(t0)
@@ -218,14 +209,37 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 			return nil
 		})
 		if err != nil {
-			return err
+			return 0, 0, 0, err
 		}
-		sTTFE, sTotal = append(sTTFE, first), append(sTotal, time.Since(t0))
 		// Every delta's text arrived, in order (a flood is relayed in fewer events).
 		if text.String() != wantText {
-			return fmt.Errorf("service relayed %d bytes of text, want %d", text.Len(), len(wantText))
+			return 0, 0, 0, fmt.Errorf("service relayed %d bytes of text, want %d", text.Len(), len(wantText))
 		}
+		return first, time.Since(t0), n, nil
+	}
+	for i := 0; i < runs; i++ {
+		first, total, err := flood(oa, "direct")
+		if err != nil {
+			return err
+		}
+		dTTFE, dTotal = append(dTTFE, first), append(dTotal, total)
+		if first, total, err = flood(oaRelay, "bare relay"); err != nil {
+			return err
+		}
+		rTTFE, rTotal = append(rTTFE, first), append(rTotal, total)
+		// through the service
+		first, total, n, err := viaService(c, fmt.Sprintf("relay-%d", i))
+		if err != nil {
+			return err
+		}
+		sTTFE, sTotal = append(sTTFE, first), append(sTotal, total)
 		events = append(events, n)
+		if cAll != nil {
+			if first, total, _, err = viaService(cAll, fmt.Sprintf("relay-all-%d", i)); err != nil {
+				return err
+			}
+			aTTFE, aTotal = append(aTTFE, first), append(aTotal, total)
+		}
 	}
 	// The same with a paced upstream (a delta every millisecond, still far
 	// faster than a model): the service's own time to first event, without
@@ -271,6 +285,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{fmt.Sprintf("time to first delta, paced upstream (1 delta/ms), median of %d", len(pS)), measure.Ms(measure.Median(pS)), measure.Ms(measure.Median(pD)), "+" + measure.Ms(addPaced), "< 1 ms added", measure.Verdict(addPaced < time.Millisecond)})
 	addTTFE := measure.Median(sTTFE) - measure.Median(dTTFE)
 	rows = append(rows, row{"time to first delta, upstream flooding 10,000 deltas (median of " + strconv.Itoa(runs) + ")", measure.Ms(measure.Median(sTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addTTFE), "< 1 ms added", measure.Verdict(addTTFE < time.Millisecond)})
+	if len(aTTFE) > 0 {
+		addAll := measure.Median(aTTFE) - measure.Median(dTTFE)
+		rows = append(rows, row{fmt.Sprintf("the same, service with Go on all %d cores (GOMAXPROCS=%d)", allProcs, allProcs), measure.Ms(measure.Median(aTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addAll), "", ""})
+	}
 	addRelay := measure.Median(rTTFE) - measure.Median(dTTFE)
 	rows = append(rows, row{"the same through a bare relay process (no parsing, no storing): the floor of a third busy process", measure.Ms(measure.Median(rTTFE)), measure.Ms(measure.Median(dTTFE)), "+" + measure.Ms(addRelay), "", ""})
 	thrS := float64(deltaN) / measure.Median(sTotal).Seconds()
@@ -279,6 +297,10 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: SSE events carrying them (median)", deltaN), strconv.Itoa(events[len(events)/2]), strconv.Itoa(deltaN), "", "", ""})
 	rows = append(rows, row{fmt.Sprintf("relay of %d deltas: total time", deltaN), measure.Ms(measure.Median(sTotal)), measure.Ms(measure.Median(dTotal)), fmt.Sprintf("%.2f×", float64(measure.Median(sTotal))/float64(measure.Median(dTotal))), "", ""})
 	rows = append(rows, row{"relay throughput (deltas/s)", fmt.Sprintf("%.0f", thrS), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrS/thrD), "≥ 0.5 of direct", measure.Verdict(thrS/thrD >= 0.5)})
+	if len(aTotal) > 0 {
+		thrA := float64(deltaN) / measure.Median(aTotal).Seconds()
+		rows = append(rows, row{fmt.Sprintf("relay throughput, service with Go on all %d cores (deltas/s)", allProcs), fmt.Sprintf("%.0f", thrA), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrA/thrD), "", ""})
+	}
 	thrR := float64(deltaN) / measure.Median(rTotal).Seconds()
 	rows = append(rows, row{"bare relay process throughput (deltas/s)", fmt.Sprintf("%.0f", thrR), fmt.Sprintf("%.0f", thrD), fmt.Sprintf("%.2f of direct", thrR/thrD), "", ""})
 

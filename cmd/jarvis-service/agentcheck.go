@@ -17,7 +17,7 @@ import (
 // agentCheckUsage is printed for agent-check -h and usage errors.
 const agentCheckUsage = `usage: jarvis-service agent-check URL [--api-key KEY] [--json] [--timeout DURATION]
 
-Calls a round-table agent's POST /analyze, /challenge and /vote (seed 003)
+Calls a round-table agent's POST /analyze, /challenge and /vote (docs/protocols/roundtable-agents.md)
 with sample requests and reports, field by field, where its answers break
 the protocol. Exit status: 0 conforms (warnings allowed), 1 breaks the
 protocol, 2 usage error. The key may also come from $ROUNDTABLE_AGENT_API_KEY.

@@ -19,7 +19,7 @@ import (
 	"jarvis/service/webhook"
 )
 
-// Input is what Jarvis POSTs to the inputUrl (seed 000).
+// Input is what Jarvis POSTs to the inputUrl (docs/protocols/external-agents.md).
 type Input struct {
 	SessionID   string `json:"sessionId"`
 	AgentID     string `json:"agentId"`
@@ -46,7 +46,7 @@ type Agent struct {
 // ServeHTTP accepts one input: 202 at once, replies later.
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST the seed 000 input payload here", http.StatusMethodNotAllowed)
+		http.Error(w, "POST the external-agent input payload (docs/protocols/external-agents.md) here", http.StatusMethodNotAllowed)
 		return
 	}
 	var in Input

@@ -1,4 +1,4 @@
-// Command external-echo is a complete external agent (seed 000) in Go, with
+// Command external-echo is a complete external agent (docs/protocols/external-agents.md) in Go, with
 // no dependency outside the standard library. Jarvis POSTs each user message
 // to its inputUrl; it answers 202 at once and then replies later, several
 // times, with Markdown, by POSTing to the callbackUrl it was given.

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Wire types, copied from seed 003 so that this example stands alone.
+// Wire types, copied from docs/protocols/roundtable-agents.md so that this example stands alone.
 
 type analyzeRequest struct {
 	TaskID      string         `json:"task_id"`

@@ -1,4 +1,4 @@
-// Command roundtable-agent is a complete round-table agent (seed 003) in Go,
+// Command roundtable-agent is a complete round-table agent (docs/protocols/roundtable-agents.md) in Go,
 // with no dependency outside the standard library: it implements POST
 // /analyze, /challenge and /vote with simple rule-based reasoning, so that
 // it can be run, registered and read as a starting point.

@@ -35,7 +35,7 @@ func Handover(uniqueID string, args []string) error {
 		return err
 	}
 	defer conn.Close()
-	// The naming is Wails v2's (internal/frontend/desktop/linux/single_instance.go).
+	// The naming is Wails v2's (the single-instance lock of its Linux desktop frontend).
 	id := "wails_app_" + strings.ReplaceAll(strings.ReplaceAll(uniqueID, "-", "_"), ".", "_")
 	name, path := "org."+id+".SingleInstance", dbus.ObjectPath("/org/"+id+"/SingleInstance")
 	return conn.Object(name, path).Call(name+".SendMessage", 0, string(msg)).Store()

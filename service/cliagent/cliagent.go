@@ -51,7 +51,7 @@ import (
 	"jarvis/internal/childenv"
 )
 
-// Kind names a CLI chat provider; the values are the seeds' chat.provider
+// Kind names a CLI chat provider; the values are the chat.provider
 // strings.
 type Kind string
 
@@ -160,7 +160,7 @@ type Result struct {
 	Stderr string
 }
 
-// ToolCallCount is len(r.ToolCalls), the seeds' toolCallCount.
+// ToolCallCount is len(r.ToolCalls), agents_message's toolCallCount (docs/protocols/agents.md).
 func (r Result) ToolCallCount() int { return len(r.ToolCalls) }
 
 // Event is one streaming update; exactly one field is set.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// seedConfig is seed 001's configuration file, as written there.
+// seedConfig is docs/protocols/agents.md's configuration file, as written there.
 const seedConfig = `{
   "agents": [
     {

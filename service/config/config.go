@@ -1,5 +1,5 @@
 // Package config reads the service's JSON configuration file (README, "Configuration"):
-// agent definitions with every field of seed 001's AgentDefinition, provider
+// agent definitions with every field of docs/protocols/agents.md's AgentDefinition, provider
 // defaults, and the service's limits. A missing file means built-in defaults;
 // a malformed one is an error naming the file, line and field. Secrets are
 // never in the file: it names them (apiKeyRef) and package secrets resolves them.
@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-// Chat provider kinds of seed 001.
+// Chat provider kinds of docs/protocols/agents.md.
 const (
 	ProviderOpenAI           = "openai"
 	ProviderOpenAICompatible = "openai-compatible"
@@ -126,7 +126,7 @@ type Chat struct {
 // FlushMemory reports whether compaction first lets the agent save to memory.
 func (ch Chat) FlushMemory() bool { return ch.MemoryFlush == nil || *ch.MemoryFlush }
 
-// Agent is seed 001's AgentDefinition plus the runtime type and its settings.
+// Agent is docs/protocols/agents.md's AgentDefinition plus the runtime type and its settings.
 type Agent struct {
 	AgentID             string          `json:"agentId"`
 	DisplayName         string          `json:"displayName"`

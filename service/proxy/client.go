@@ -103,7 +103,7 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 func (c *Client) Health() *HealthTracker { return c.health }
 
 // HealthKey is the key under which calls with d are recorded: the profile
-// name (unique per seed 002), else the URL.
+// name (unique per docs/protocols/proxy-agents.md), else the URL.
 func (d Definition) HealthKey() string {
 	if d.Profile.Name != "" {
 		return d.Profile.Name

@@ -38,7 +38,7 @@ const (
 //	  "routeToUser": true
 //	}
 //
-// Without "body" the request is the Agent Protocol request of seed 002
+// Without "body" the request is the Agent Protocol request of docs/protocols/proxy-agents.md
 // (AgentRequest). With "body" it is a template (see Body); with
 // "responseMapping" a non-conforming answer can be read without an adapter.
 type Definition struct {
@@ -66,9 +66,9 @@ type Definition struct {
 	// Metadata is sent with every request (AgentRequest.Metadata); per-call
 	// Input.Metadata overrides keys of the same name.
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// Debug asks the agent for its thoughts (seed 002's "debug" field).
+	// Debug asks the agent for its thoughts (docs/protocols/proxy-agents.md's "debug" field).
 	Debug *DebugOptions `json:"debug,omitempty"`
-	// Stream asks the agent to stream its answer (seed 002's "stream").
+	// Stream asks the agent to stream its answer (docs/protocols/proxy-agents.md's "stream").
 	Stream *StreamOptions `json:"stream,omitempty"`
 
 	// ResponseMapping says where a non-conforming agent puts its answer.
@@ -90,7 +90,7 @@ type Definition struct {
 	MaxResponseBytes int64 `json:"maxResponseBytes,omitempty"`
 }
 
-// Profile is how the agent is presented (seed 002, "Agent Profile").
+// Profile is how the agent is presented (docs/protocols/proxy-agents.md, "Agent Profile").
 type Profile struct {
 	Name             string `json:"name"`
 	Description      string `json:"description,omitempty"`
@@ -235,7 +235,7 @@ func (d Definition) compile() (*compiled, error) {
 		switch d.Stream.StreamMode {
 		case "", "messages":
 		case "token":
-			bad("stream.streamMode", `"token" is not supported; only "messages" is (as in seed 002)`)
+			bad("stream.streamMode", `"token" is not supported; only "messages" is (as in docs/protocols/proxy-agents.md)`)
 		default:
 			bad("stream.streamMode", "%q is not supported; use \"messages\"", d.Stream.StreamMode)
 		}

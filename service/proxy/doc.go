@@ -1,4 +1,4 @@
-// Package proxy owns the proxy-agent client of seed 002: calling an agent
+// Package proxy owns the proxy-agent client of docs/protocols/proxy-agents.md: calling an agent
 // that already runs elsewhere, described only by an HTTP request definition
 // (method, URL, headers with keyring secret references, a body, metadata),
 // in the Agent Protocol format or through a body template and a response

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Streamed answers. In seed 002's "messages" mode the agent sends a series
+// Streamed answers. In docs/protocols/proxy-agents.md's "messages" mode the agent sends a series
 // of Agent Protocol responses, each with part of the output, and finally
 // the stitched whole under sessionInfo.output. They may come as Server-Sent
 // Events (each event's data is one JSON message; "[DONE]" ends the stream)

@@ -8,7 +8,7 @@ import (
 // testRawLimit caps TestReport.RawResponse.
 const testRawLimit = 16 << 10
 
-// TestReport is what the proxy-agent editor's Test button shows (seed 002:
+// TestReport is what the proxy-agent editor's Test button shows (docs/protocols/proxy-agents.md:
 // "The response from the API is displayed here when the Test is initiated
 // with sample values").
 type TestReport struct {

@@ -1,6 +1,6 @@
 package proxy
 
-// Wire types of seed 002's Agent Protocol: what crosses HTTP between the
+// Wire types of docs/protocols/proxy-agents.md's Agent Protocol: what crosses HTTP between the
 // proxy agent and an external agent. Domain code uses Input and Response;
 // these exist to encode the default request and, for agents written in Go
 // (proxytest, adapters), to produce conforming responses.
@@ -8,10 +8,10 @@ package proxy
 // AgentRequest is the Agent Protocol request the proxy sends when a
 // definition has no body template.
 //
-// Seed 002's example is not valid JSON where it shows "input": it writes
+// The protocol's original example is not valid JSON where it shows "input": it writes
 // `"input": ["type": "text", "content": "User Input"]`, an array holding
 // key/value pairs. We send what it evidently means, an array of part
-// objects: "input": [{"type": "text", "content": "User Input"}]. The seed
+// objects: "input": [{"type": "text", "content": "User Input"}]. The original
 // also types debug.enable and stream.enable as "string" while its prose
 // says to set them to true; we send JSON booleans.
 type AgentRequest struct {
@@ -38,7 +38,7 @@ type Part struct {
 	Content string `json:"content"`
 }
 
-// AgentResponse is the Agent Protocol response (seed 002).
+// AgentResponse is the Agent Protocol response (docs/protocols/proxy-agents.md).
 type AgentResponse struct {
 	MessageID   string       `json:"messageId,omitempty"`
 	Output      []Part       `json:"output,omitempty"`

@@ -30,7 +30,7 @@ type Agent struct {
 	Timeout time.Duration `json:"-"`
 }
 
-// Registration is the body of POST /api/v1/agents (seed 003).
+// Registration is the body of POST /api/v1/agents (docs/protocols/roundtable-agents.md).
 type Registration struct {
 	Name         string   `json:"name"`
 	Domain       string   `json:"domain"`

@@ -83,7 +83,7 @@ func checkRequests() (AnalyzeRequest, ChallengeRequest, VoteRequest) {
 }
 
 // Check calls an agent's three endpoints with sample requests and reports,
-// field by field, where its responses break seed 003. client may be nil
+// field by field, where its responses break docs/protocols/roundtable-agents.md. client may be nil
 // (NewSafeClient is used); its redirects are disabled either way. Each call
 // is bounded by DefaultCallTimeout and by ctx. When apiKey is set, Check
 // also makes one /vote call without it and warns if the agent accepts it.

@@ -1,4 +1,4 @@
-// Package roundtable owns the round-table deliberation engine of seed 003:
+// Package roundtable owns the round-table deliberation engine of docs/protocols/roundtable-agents.md:
 // validating agent registrations, choosing participants, calling each agent's
 // /analyze, /challenge and /vote endpoints, sanitising everything the agents
 // return, building a synthesis and producing a Result that can be stored and

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Defaults from seed 003.
+// Defaults from docs/protocols/roundtable-agents.md.
 const (
 	DefaultCallTimeout = 120 * time.Second
 	DefaultMaxBody     = 5 << 20

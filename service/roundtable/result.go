@@ -24,7 +24,7 @@ const (
 	PhaseVote      Phase = "vote"
 )
 
-// Severity of an observation (seed 003: critical, warning or info).
+// Severity of an observation (docs/protocols/roundtable-agents.md: critical, warning or info).
 type Severity string
 
 const (

@@ -3,7 +3,7 @@ package roundtable
 import "encoding/json"
 
 // Wire types: the bodies that cross HTTP to and from agents, named exactly
-// as seed 003 names them. Domain types (Analysis, Vote, ...) are what the
+// as docs/protocols/roundtable-agents.md names them. Domain types (Analysis, Vote, ...) are what the
 // engine builds from them after decoding and sanitising.
 
 // AnalyzeRequest is the body of POST /analyze.

@@ -6,7 +6,7 @@ import (
 )
 
 // LatestSession returns the agent's most recently updated non-deleted
-// session (seed 001's default routing), or ErrNotFound.
+// session (docs/protocols/agents.md's default routing), or ErrNotFound.
 //
 // It orders by julianday(updated_at) rather than by the text: RFC 3339 with
 // trimmed fractional seconds ("…:05Z" vs "…:05.1Z") does not sort as text.

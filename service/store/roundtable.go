@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// RoundtableAgent is a registered round-table agent (seed 003). The API key
+// RoundtableAgent is a registered round-table agent (docs/protocols/roundtable-agents.md). The API key
 // itself is never stored: APIKeyRef names it in the keyring.
 type RoundtableAgent struct {
 	Name           string

@@ -1,5 +1,5 @@
-// Package proxytest provides a scripted external agent that speaks seed
-// 002's Agent Protocol, for the proxy package's tests, the benchmarks and
+// Package proxytest provides a scripted external agent that speaks the
+// Agent Protocol (docs/protocols/proxy-agents.md), for the proxy package's tests, the benchmarks and
 // the service's end-to-end tests. It is a real HTTP handler meant to run
 // in httptest.NewServer.
 //
