@@ -596,7 +596,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 			runServer(i, st, tc.Name, args)
 			continue
 		}
-		def, known := tools.Lookup(tc.Name)
+		def, known := s.desktopTool(tc.Name)
 		if !known || !s.toolAllowed(agent, tc.Name) {
 			msg := fmt.Sprintf("unknown tool %q", tc.Name)
 			if known {

@@ -242,7 +242,7 @@ func (m *Manager) Apply(cfg Config) {
 		}
 		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
 		m.servers[name] = s
-		if !sc.Disabled {
+		if !sc.Disabled && !m.state.ServersOff[name] {
 			start = append(start, s)
 		}
 	}
@@ -278,6 +278,37 @@ func (m *Manager) stopServer(s *server) {
 		}
 	}
 	m.mu.Unlock()
+}
+
+// ConfigPath is the mcp.json the Manager reads.
+func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
+
+// SetServerEnabled is a server's switch: off stops it and takes its tools
+// out of the catalogue; on starts it.
+func (m *Manager) SetServerEnabled(name string, on bool) error {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP server %q", name)
+	}
+	if on {
+		delete(m.state.ServersOff, name)
+	} else {
+		m.state.ServersOff[name] = true
+	}
+	cfg := s.cfg
+	delete(m.servers, name) // Apply starts it again (or keeps it stopped)
+	snap := m.state.clone()
+	all := Config{}
+	for _, o := range m.servers {
+		all.Servers = append(all.Servers, o.cfg)
+	}
+	all.Servers = append(all.Servers, cfg)
+	m.mu.Unlock()
+	m.stopServer(s)
+	m.Apply(all)
+	return saveState(m.opts.StatePath, snap)
 }
 
 // Close stops every server.

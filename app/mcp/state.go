@@ -14,14 +14,17 @@ import (
 type persisted struct {
 	Pins map[string]string `json:"pins"`
 	Off  map[string]bool   `json:"off,omitempty"`
+	// ServersOff are the servers switched off in the panel (mcp.json's own
+	// "disabled" is the file's switch; this one leaves the file alone).
+	ServersOff map[string]bool `json:"servers_off,omitempty"`
 }
 
 func (p persisted) clone() persisted {
-	return persisted{Pins: maps.Clone(p.Pins), Off: maps.Clone(p.Off)}
+	return persisted{Pins: maps.Clone(p.Pins), Off: maps.Clone(p.Off), ServersOff: maps.Clone(p.ServersOff)}
 }
 
 func loadState(path string) (persisted, error) {
-	st := persisted{Pins: map[string]string{}, Off: map[string]bool{}}
+	st := persisted{Pins: map[string]string{}, Off: map[string]bool{}, ServersOff: map[string]bool{}}
 	if path == "" {
 		return st, nil
 	}
@@ -42,6 +45,9 @@ func loadState(path string) (persisted, error) {
 	}
 	if st.Off == nil {
 		st.Off = map[string]bool{}
+	}
+	if st.ServersOff == nil {
+		st.ServersOff = map[string]bool{}
 	}
 	return st, nil
 }
