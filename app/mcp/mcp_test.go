@@ -150,3 +150,35 @@ func TestEverythingServer(t *testing.T) {
 		t.Fatalf("the server's environment must lack Jarvis's secrets and carry its configured variables:\n%.2000s", out)
 	}
 }
+
+// TestFilesystemServer drives @modelcontextprotocol/server-filesystem over
+// stdio on a temp folder: reading a file inside works; the server's own
+// check refuses a path outside, and that refusal comes back as an error.
+func TestFilesystemServer(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "notes.md"), []byte("milk, eggs"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fs": map[string]any{"command": peer(t, "mcp-server-filesystem"), "args": []string{root}},
+	}})
+	m, _ := startManager(t, string(b), nil)
+	waitFor(t, m, "read_text_file", func() bool { return hasTool(m, "mcp__fs__read_text_file") })
+	d, _ := m.Definition("mcp__fs__write_file")
+	if d.Risk != "risky" {
+		t.Fatalf("write_file %+v", d)
+	}
+	if a := m.Assess("mcp__fs__write_file", json.RawMessage(`{"path":"x","content":"y"}`)); !a.Destructive {
+		t.Fatalf("write_file must be destructive (its destructiveHint, or the spec's default): %+v", a)
+	}
+	out, err := m.Call(context.Background(), "c", "mcp__fs__read_text_file", json.RawMessage(`{"path":`+strconvQuote(filepath.Join(root, "notes.md"))+`}`), nil)
+	if err != nil || !strings.Contains(out, "milk, eggs") {
+		t.Fatalf("read: %q %v", out, err)
+	}
+	_, err = m.Call(context.Background(), "c", "mcp__fs__read_text_file", json.RawMessage(`{"path":"/etc/passwd"}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "the tool reported an error") {
+		t.Fatalf("outside its roots: %v", err)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
