@@ -199,8 +199,8 @@ func run(n int) error {
 				return nil, fmt.Errorf("call %d: %w", i, err)
 			}
 			select {
-			case <-up.result:
-			default:
+			case <-up.result: // the handler may still be returning after the turn ended
+			case <-time.After(10 * time.Second):
 				return nil, fmt.Errorf("call %d: no result reached the model", i)
 			}
 		}
