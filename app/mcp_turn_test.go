@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,12 @@ import (
 // server (internal/testpeer's MCPPeer) over Streamable HTTP, its catalogue
 // sent to the service.
 func mcpDesktop(t *testing.T, policy string) (*realDesktop, *testpeer.MCPPeer) {
+	t.Helper()
+	d, peer, _ := mcpDesktopManager(t, policy)
+	return d, peer
+}
+
+func mcpDesktopManager(t *testing.T, policy string) (*realDesktop, *testpeer.MCPPeer, *mcp.Manager) {
 	t.Helper()
 	peer := testpeer.NewMCPPeer()
 	hs := httptest.NewServer(peer.Handler())
@@ -48,7 +56,7 @@ func mcpDesktop(t *testing.T, policy string) (*realDesktop, *testpeer.MCPPeer) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return d, peer
+	return d, peer, m
 }
 
 // auditRow waits for the audit row of the session's call to tool.
@@ -200,5 +208,48 @@ func TestMCPBadArgumentsForbidden(t *testing.T) {
 	e := d.auditRow(t, sid, "mcp__peer__big")
 	if e.Decision != audit.Denied || e.Class != "forbidden" || !strings.Contains(e.Reason, "bad arguments") {
 		t.Fatalf("row %+v", e)
+	}
+}
+
+// TestHeadlessHostsMCP: `jarvis --headless` runs MCP tools through the same
+// gate: a rule allows one, a call that would prompt is denied as headless.
+func TestHeadlessHostsMCP(t *testing.T) {
+	d, _, m := mcpDesktopManager(t, "")
+	Shutdown(d.app) // one gate per service: the window goes away
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o700)
+	policy := filepath.Join(dir, "policy.json")
+	os.WriteFile(policy, []byte(`{"rules":[{"tool":"mcp__peer__echo","action":"allow"}]}`), 0o600)
+	runner, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: policy, Headless: true, MCP: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunHeadless(ctx, HeadlessOptions{Client: d.c, Tools: runner, Poll: 20 * time.Millisecond}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	r, err := d.c.CreateSession(context.Background(), api.CreateSessionRequest{JarvisSessionID: "j_headless_mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.c.Chat(context.Background(), r.GeneralSessionID, `[[tool mcp__peer__echo {"text":"no window"}]] [[tool mcp__peer__big {"bytes":3}]]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Assistant.Text(), "no window") {
+		t.Fatalf("reply %+v", res)
+	}
+	rows := map[string]audit.Entry{}
+	es, _ := runner.Audit().List(context.Background(), audit.Filter{})
+	for _, e := range es {
+		rows[e.Tool] = e
+	}
+	if e := rows["mcp__peer__echo"]; e.Decision != audit.Allowed || e.DecidedBy != audit.ByPolicy {
+		t.Fatalf("echo %+v", e)
+	}
+	if e := rows["mcp__peer__big"]; e.Decision != audit.Denied || e.DecidedBy != audit.ByHeadless {
+		t.Fatalf("big %+v", e)
 	}
 }
