@@ -253,3 +253,35 @@ func TestHeadlessHostsMCP(t *testing.T) {
 		t.Fatalf("big %+v", e)
 	}
 }
+
+// TestMCPStopCancelsTheCall: Stop while an MCP call runs cancels it: the
+// server gets notifications/cancelled (its handler's context ends) well
+// before the call's timeout, and the row records the cancellation.
+func TestMCPStopCancelsTheCall(t *testing.T) {
+	d, peer := mcpDesktop(t, `{"rules":[{"tool":"mcp__peer__wait","action":"allow"}]}`)
+	sid := d.session(t)
+	if err := d.app.Send(sid, `[[tool mcp__peer__wait {}]]`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for peer.Waiting.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if ok, err := d.app.Cancel(sid); err != nil || !ok {
+		t.Fatalf("cancel %v %v", ok, err)
+	}
+	// The gate's row (the call ran and was cancelled), then the row of its
+	// undelivered result (the service had given up on it).
+	e := d.auditRow(t, sid, "mcp__peer__wait")
+	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: sid, Tool: "mcp__peer__wait"})
+	if err != nil || len(es) != 2 || !strings.Contains(es[0].Error, "mcp__peer__wait: cancelled") || es[0].Decision != audit.Allowed || e.Decision != audit.Withdrawn {
+		t.Fatalf("rows %+v %v", es, err)
+	}
+	deadline = time.Now().Add(5 * time.Second) // the notification is sent asynchronously
+	for peer.Cancelled.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if peer.Cancelled.Load() != 1 {
+		t.Fatal("the server's handler was not cancelled")
+	}
+}

@@ -18,6 +18,7 @@ import (
 //	rm {path}     marked destructive; returns "removed <path>"
 type MCPPeer struct {
 	Server    *mcp.Server
+	Waiting   atomic.Int32 // wait calls started
 	Cancelled atomic.Int32 // wait calls that ended by cancellation
 }
 
@@ -44,6 +45,7 @@ func NewMCPPeer() *MCPPeer {
 		})
 	mcp.AddTool(p.Server, &mcp.Tool{Name: "wait", Description: "Wait until cancelled."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ waitIn) (*mcp.CallToolResult, any, error) {
+			p.Waiting.Add(1)
 			<-ctx.Done()
 			p.Cancelled.Add(1)
 			return nil, nil, ctx.Err()
