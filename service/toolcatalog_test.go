@@ -114,3 +114,51 @@ func TestCatalogToolsOfferedAndScoped(t *testing.T) {
 		t.Fatalf("the refusal: %v", types(evs))
 	}
 }
+
+// TestLargeCatalogueOffersSearch: when the catalogue's definitions would
+// take more than a tenth of the model's context, the model is offered
+// mcp_tool_search instead; the tools it finds are offered from the next
+// step on, and calling one goes to the desktop as usual.
+func TestLargeCatalogueOffersSearch(t *testing.T) {
+	e := newEnv(t)
+	var cat api.ToolCatalog
+	for i := 0; i < 40; i++ {
+		cat.Tools = append(cat.Tools, api.CatalogTool{Name: fmt.Sprintf("mcp__big__tool%02d", i), Description: strings.Repeat("Does something unrelated. ", 8),
+			Parameters: []byte(`{"type":"object","properties":{"x":{"type":"string"}}}`)})
+	}
+	cat.Tools = append(cat.Tools, api.CatalogTool{Name: "mcp__w__weather", Description: "Current weather for a city.",
+		Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`)})
+	if _, err := e.c.PutToolCatalog(context.Background(), cat); err != nil {
+		t.Fatal(err)
+	}
+	sid := e.session("j-search")
+	evs := e.chat(sid, `[[tool mcp_tool_search {"query":"weather city"}]]`)
+	if res := text(evs, api.EventFinal) + text(evs, api.EventDelta); !strings.Contains(res, "mcp__w__weather") || !strings.Contains(res, "now available") {
+		t.Fatalf("search result: %q", res)
+	}
+	reqs := e.upstream.Requests()
+	names := func(i int) string {
+		var n []string
+		for _, tl := range reqs[i].Tools {
+			n = append(n, tl.Function.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	if first := names(len(reqs) - 2); strings.Contains(first, "mcp__") || !strings.Contains(first, "mcp_tool_search") {
+		t.Fatalf("first request's tools: %s", first)
+	}
+	if next := names(len(reqs) - 1); !strings.Contains(next, "mcp__w__weather") || strings.Contains(next, "mcp__big__") {
+		t.Fatalf("after the search: %s", next)
+	}
+	var requested []string
+	answer := e.answerTools(sid, func(tc api.ToolCall) api.ToolResult {
+		requested = append(requested, tc.Name)
+		return api.ToolResult{OK: true, Result: "sunny"}
+	})
+	if err := e.c.ChatStream(context.Background(), sid, `[[tool mcp__w__weather {"city":"Oslo"}]]`, func(ev api.StreamEvent) error { answer(ev); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(requested) != 1 || requested[0] != "mcp__w__weather" {
+		t.Fatalf("requested %v", requested)
+	}
+}

@@ -33,6 +33,9 @@ type Catalog struct {
 	mu    sync.RWMutex
 	tools []tools.Definition // sorted by name
 	index map[string]int
+	bytes int
+	// Loaded are the tools found with SearchTool, per session.
+	Loaded Loaded
 }
 
 // New returns an empty catalogue.
@@ -75,11 +78,13 @@ func (c *Catalog) Set(cat api.ToolCatalog) (int, error) {
 			Risk: tools.Risky, Capabilities: t.Capabilities})
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
+	size := 0
 	for i, d := range defs {
 		index[d.Name] = i
+		size += len(d.Name) + len(d.Description) + len(d.Parameters)
 	}
 	c.mu.Lock()
-	c.tools, c.index = defs, index
+	c.tools, c.index, c.bytes = defs, index, size
 	c.mu.Unlock()
 	return len(defs), nil
 }
