@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -219,5 +220,22 @@ func TestImport(t *testing.T) {
 	os.WriteFile(src, []byte("{\"mcpServers\":{\n\"x\":{}}}"), 0o600)
 	if _, _, err := Import(dst, src); err == nil || !strings.Contains(err.Error(), "claude_desktop_config.json:2:") {
 		t.Fatalf("a bad source: %v", err)
+	}
+}
+
+// TestMissingKeyringSecret: a server whose env names a secret the keyring
+// does not have is failed with a plain error, and not started.
+func TestMissingKeyringSecret(t *testing.T) {
+	exe, _ := os.Executable()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"gh": map[string]any{"command": exe, "env": map[string]string{"JARVIS_MCP_FAKE": "crash", "GITHUB_TOKEN": "${keyring:github}"}},
+	}})
+	m, _ := startManager(t, string(b), func(o *Options) {
+		o.Backoff = time.Hour
+		o.Secret = func(string) (string, error) { return "", errors.New("not in the keyring") }
+	})
+	waitFor(t, m, "the failure", func() bool { return serverState(m, "gh").State == StateFailed })
+	if e := serverState(m, "gh").Error; !strings.Contains(e, `GITHUB_TOKEN: keyring reference "github": not in the keyring`) {
+		t.Fatalf("error %q", e)
 	}
 }

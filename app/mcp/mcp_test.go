@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func serverState(m *Manager, name string) ServerStatus {
 
 func everythingConfig(t *testing.T) string {
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"every": map[string]any{"command": peer(t, "mcp-server-everything"), "args": []string{"stdio"}, "env": map[string]string{"EXTRA": "given"}},
+		"every": map[string]any{"command": peer(t, "mcp-server-everything"), "args": []string{"stdio"}, "env": map[string]string{"EXTRA": "given", "FROM_KEYRING": "${keyring:every-token}"}},
 	}})
 	return string(b)
 }
@@ -100,7 +101,14 @@ func everythingConfig(t *testing.T) string {
 func TestEverythingServer(t *testing.T) {
 	t.Setenv("JARVIS_TOKEN", "tok-must-not-leak")
 	t.Setenv("JARVIS_SECRET_OPENAI", "sk-must-not-leak")
-	m, _ := startManager(t, everythingConfig(t), nil)
+	m, _ := startManager(t, everythingConfig(t), func(o *Options) {
+		o.Secret = func(ref string) (string, error) {
+			if ref != "every-token" {
+				return "", errors.New("no such secret")
+			}
+			return "resolved-from-keyring", nil
+		}
+	})
 	waitFor(t, m, "the echo tool", func() bool { return hasTool(m, "mcp__every__echo") })
 	ctx := context.Background()
 
@@ -146,7 +154,7 @@ func TestEverythingServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out, "must-not-leak") || !strings.Contains(out, "EXTRA") {
+	if strings.Contains(out, "must-not-leak") || !strings.Contains(out, "EXTRA") || !strings.Contains(out, "resolved-from-keyring") {
 		t.Fatalf("the server's environment must lack Jarvis's secrets and carry its configured variables:\n%.2000s", out)
 	}
 }
