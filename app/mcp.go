@@ -79,7 +79,9 @@ type MCPState struct {
 }
 
 // NewMCPPanel returns the panel's binding; emit sends "mcp:servers".
-func NewMCPPanel(m *mcp.Manager, emit func(string, any)) *MCPPanel { return &MCPPanel{m: m, emit: emit} }
+func NewMCPPanel(m *mcp.Manager, emit func(string, any)) *MCPPanel {
+	return &MCPPanel{m: m, emit: emit}
+}
 
 // MCPServers returns the servers, their tools and the configuration error.
 func (p *MCPPanel) MCPServers() MCPState {
@@ -94,7 +96,9 @@ func (p *MCPPanel) MCPApproveTool(name string) error { return p.m.Approve(name) 
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }
 
 // MCPSetServerEnabled is a server's switch ("disabled" in mcp.json).
-func (p *MCPPanel) MCPSetServerEnabled(name string, on bool) error { return p.m.SetServerEnabled(name, on) }
+func (p *MCPPanel) MCPSetServerEnabled(name string, on bool) error {
+	return p.m.SetServerEnabled(name, on)
+}
 
 // Watch emits "mcp:servers" with the whole state on every change until
 // ctx ends.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"jarvis/internal/fsperm"
 )
 
 // ImportSources are the config files `jarvis mcp import` knows by name:
@@ -86,9 +88,5 @@ func Import(dst, src string) (added, skipped []string, err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return nil, nil, err
 	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return nil, nil, err
-	}
-	return added, skipped, os.Rename(tmp, dst)
+	return added, skipped, fsperm.WriteFile(dst, append(data, '\n'))
 }

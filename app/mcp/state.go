@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
+
+	"jarvis/internal/fsperm"
 )
 
 // persisted is the state file: each tool's pinned definition hash and the
@@ -52,7 +53,7 @@ func loadState(path string) (persisted, error) {
 	return st, nil
 }
 
-// saveState writes the file atomically (temp file, rename), 0600.
+// saveState writes the file atomically, 0600.
 func saveState(path string, st persisted) error {
 	if path == "" {
 		return nil
@@ -61,21 +62,5 @@ func saveState(path string, st persisted) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mcp-state-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return fsperm.WriteFile(path, append(b, '\n'))
 }
