@@ -4,7 +4,8 @@
 // for this launch) unless --service-url points it at a running one, and the
 // window talks to the service only over its HTTP API (package app).
 //
-//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version] [--headless]
+//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--mcp-config FILE] [--version] [--headless]
+//	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
 //
 // --mcp-config names the MCP servers file (default <user config
 // dir>/jarvis/mcp.json); `jarvis mcp import` fills it from Claude
@@ -223,7 +224,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		OnStartup: func(ctx context.Context) {
 			wctx.Store(&ctx)
 			app.Start(a)
-			go mcpPanel.Watch(mcpCtx)
+			go app.WatchMCP(mcpCtx, mcpPanel)
 			hooks.startup(ctx)
 		},
 		OnDomReady: hooks.domReady,

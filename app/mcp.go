@@ -100,9 +100,10 @@ func (p *MCPPanel) MCPSetServerEnabled(name string, on bool) error {
 	return p.m.SetServerEnabled(name, on)
 }
 
-// Watch emits "mcp:servers" with the whole state on every change until
-// ctx ends.
-func (p *MCPPanel) Watch(ctx context.Context) {
+// WatchMCP emits "mcp:servers" with the panel's whole state on every
+// change until ctx ends. A function, not a method: the window must not be
+// able to call it through the bindings.
+func WatchMCP(ctx context.Context, p *MCPPanel) {
 	for {
 		ch := p.m.Changed()
 		p.emit("mcp:servers", p.MCPServers())
