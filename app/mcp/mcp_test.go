@@ -142,6 +142,10 @@ func TestEverythingServer(t *testing.T) {
 	if err != nil || !strings.Contains(out, "temperature") {
 		t.Fatalf("structured content: %q %v", out, err)
 	}
+	out, err = m.Call(ctx, "c3b", "mcp__every__get-annotated-message", json.RawMessage(`{"messageType":"success","includeImage":true}`), nil)
+	if err != nil || !strings.Contains(out, "[image: image/png") || strings.Contains(out, "iVBOR") {
+		t.Fatalf("an image is summarized, not passed on: %.300q %v", out, err)
+	}
 	var got []Progress
 	out, err = m.Call(ctx, "c4", "mcp__every__trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":3}`), func(p Progress) { got = append(got, p) })
 	if err != nil {
