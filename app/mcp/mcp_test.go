@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -146,14 +147,22 @@ func TestEverythingServer(t *testing.T) {
 	if err != nil || !strings.Contains(out, "[image: image/png") || strings.Contains(out, "iVBOR") {
 		t.Fatalf("an image is summarized, not passed on: %.300q %v", out, err)
 	}
+	// Progress notifications arrive on the SDK's goroutines.
+	var mu sync.Mutex
 	var got []Progress
-	out, err = m.Call(ctx, "c4", "mcp__every__trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":3}`), func(p Progress) { got = append(got, p) })
+	out, err = m.Call(ctx, "c4", "mcp__every__trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":3}`), func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
 	if err != nil {
 		t.Fatalf("long-running: %q %v", out, err)
 	}
-	if len(got) == 0 || got[0].Call != "c4" || got[len(got)-1].Total != 3 {
+	mu.Lock()
+	if len(got) == 0 || got[0].Call != "c4" || got[0].Total != 3 {
 		t.Fatalf("progress notifications: %+v", got)
 	}
+	mu.Unlock()
 	out, err = m.Call(ctx, "c5", "mcp__every__get-env", json.RawMessage(`{}`), nil)
 	if err != nil {
 		t.Fatal(err)
