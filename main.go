@@ -4,7 +4,12 @@
 // for this launch) unless --service-url points it at a running one, and the
 // window talks to the service only over its HTTP API (package app).
 //
-//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version] [--headless]
+//	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--mcp-config FILE] [--version] [--headless]
+//	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
+//
+// --mcp-config names the MCP servers file (default <user config
+// dir>/jarvis/mcp.json); `jarvis mcp import` fills it from Claude
+// Desktop's or Cursor's config (main_mcp.go).
 //
 // --headless runs the gate, executor and audit log with no window
 // (app.RunHeadless): prompts are answered by the policy alone until SIGINT
@@ -45,6 +50,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/app"
+	"jarvis/app/mcp"
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/secrets"
@@ -78,6 +84,9 @@ type launch struct {
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
 	started := time.Now()
+	if len(args) > 0 && args[0] == "mcp" {
+		return runMCPCommand(args[1:], os.Stdout, stderr) // main_mcp.go
+	}
 	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serviceURL := fs.String("service-url", "", "use a running service at this URL instead of starting one (token: JARVIS_TOKEN or <data-dir>/token)")
@@ -86,6 +95,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	workspace := fs.String("workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	showVersion := fs.Bool("version", false, "print the version and commit, then exit")
+	mcpConfig := fs.String("mcp-config", "", "MCP servers file (default: <user config dir>/jarvis/mcp.json)")
 	headless := fs.Bool("headless", false, "no window: follow every session and answer tool calls by the policy alone (a call that would prompt is denied)")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
@@ -144,8 +154,21 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer stopService()
 	hooks.service(base, token)
 
+	mcpCtx, stopMCP := context.WithCancel(context.Background())
+	defer stopMCP()
+	mcpm, err := startMCP(mcpCtx, l, *mcpConfig, base, token) // main_mcp.go
+	if err != nil {
+		return 1, err
+	}
+	defer mcpm.Close()
+	var emitMCP atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless})
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless,
+		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
+			if e := emitMCP.Load(); e != nil {
+				(*e)("mcp:progress", p)
+			}
+		}})
 	if err != nil {
 		return 1, err
 	}
@@ -163,6 +186,8 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			wruntime.EventsEmit(*c, event, data)
 		}
 	}
+	emitMCP.Store(&emit)
+	mcpPanel := app.NewMCPPanel(mcpm, emit)
 	var saveFile func(string) (string, error)
 	if !l.noDialogs {
 		saveFile = func(name string) (string, error) {
@@ -199,11 +224,12 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		OnStartup: func(ctx context.Context) {
 			wctx.Store(&ctx)
 			app.Start(a)
+			go app.WatchMCP(mcpCtx, mcpPanel)
 			hooks.startup(ctx)
 		},
 		OnDomReady: hooks.domReady,
 		OnShutdown: func(context.Context) { app.Shutdown(a) },
-		Bind:       append([]any{a}, hooks.bind()...),
+		Bind:       append([]any{a, mcpPanel}, hooks.bind()...),
 		Linux:      &linux.Options{ProgramName: "jarvis", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 		// A second launch on this data dir hands over to this window.
 		SingleInstanceLock: singleInstance(l, &wctx, emit),

@@ -10,6 +10,7 @@ import (
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/gate"
+	"jarvis/app/mcp"
 	"jarvis/internal/fsperm"
 	"jarvis/tools"
 )
@@ -30,6 +31,11 @@ type ToolRunnerOptions struct {
 	// Headless answers prompts by the policy alone: a call that would
 	// prompt is denied (`jarvis --headless`, which has no window).
 	Headless bool
+	// MCP runs the tools of MCP servers (mcp__<server>__<tool>), judged by
+	// the same gate (mcptools.go); nil: none.
+	MCP *mcp.Manager
+	// MCPProgress receives the progress notifications of MCP calls.
+	MCPProgress func(sessionID string, p mcp.Progress)
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -40,6 +46,8 @@ type Runner struct {
 	gate    *gate.Gate
 	prompts *gate.Prompter
 	logger  *slog.Logger
+	mcp     *mcp.Manager
+	mcpProg func(sessionID string, p mcp.Progress)
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -98,13 +106,18 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.Headless {
 		asker = gate.NoOneToAsk
 	}
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: x, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger})
+	var assessor gate.Assessor = x
+	var lookup func(string) (tools.Definition, bool)
+	if opts.MCP != nil {
+		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
+	}
+	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup})
 	if err != nil {
 		x.Close()
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
@@ -132,7 +145,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.x.Execute)
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.exec(sessionID, call.ID))
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited

@@ -32,6 +32,13 @@ const realToken = "withdraw-token-0123456789abcdef"
 
 func newRealDesktop(t *testing.T, toolTimeout int, policy string, moreAgents ...string) *realDesktop {
 	t.Helper()
+	return newRealDesktopWith(t, toolTimeout, policy, nil, moreAgents...)
+}
+
+// newRealDesktopWith is newRealDesktop with the runner's options adjusted
+// by tweak (nil: none).
+func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func(*ToolRunnerOptions), moreAgents ...string) *realDesktop {
+	t.Helper()
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse("withdraw.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
@@ -58,8 +65,12 @@ func newRealDesktop(t *testing.T, toolTimeout int, policy string, moreAgents ...
 			t.Fatal(err)
 		}
 	}
-	runner, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: policyPath,
-		CommandAllowlist: []string{"sleep"}, Prompter: gate.PrompterOptions{Timeout: time.Minute}})
+	ro := ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: policyPath,
+		CommandAllowlist: []string{"sleep"}, Prompter: gate.PrompterOptions{Timeout: time.Minute}}
+	if tweak != nil {
+		tweak(&ro)
+	}
+	runner, err := NewToolRunner(ro)
 	if err != nil {
 		t.Fatal(err)
 	}

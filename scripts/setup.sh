@@ -36,3 +36,6 @@ fi
 # The third-party clients tests/conformance drives the service with (npm
 # standardwebhooks, eventsource), at the versions of their lock file.
 (cd tests/conformance/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# The third-party MCP servers app/mcp's tests run over stdio
+# (@modelcontextprotocol/server-everything, server-filesystem), locked.
+(cd app/mcp/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

@@ -30,6 +30,8 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/chat/cancel", s.adapt(s.handleCancel))
 	mux.Handle("GET /v1/stream", s.adapt(s.handleStream))
 	mux.Handle("POST /v1/tools/result", s.adapt(s.handleToolResult))
+	mux.Handle("PUT /v1/tools/catalog", s.adapt(s.handlePutToolCatalog)) // toolcatalog.go
+	mux.Handle("GET /v1/tools/catalog", s.adapt(s.handleGetToolCatalog))
 	mux.Handle("GET /v1/agents", s.adapt(s.handleAgents))
 	mux.Handle("GET /v1/providers", s.adapt(s.handleProviders))
 	mux.Handle("PUT /v1/providers", s.adapt(s.handleSetProvider))

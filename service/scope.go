@@ -64,7 +64,7 @@ func toolInScope(a config.Agent, name string, capabilities []string) bool {
 }
 
 func (s *Service) toolAllowed(a config.Agent, name string) bool {
-	def, ok := tools.Lookup(name)
+	def, ok := s.desktopTool(name)
 	return ok && toolInScope(a, name, def.Capabilities)
 }
 
@@ -118,6 +118,7 @@ func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
 			out = append(out, t.ToolSpec)
 		}
 	}
+	out = append(out, s.catalogSpecs(a)...) // the desktop's MCP tools
 	names := make([]string, 0, len(s.serverTools))
 	for n := range s.serverTools {
 		names = append(names, n)

@@ -28,6 +28,7 @@ import (
 	"jarvis/api"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/catalog"
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/injection"
@@ -113,6 +114,7 @@ type Service struct {
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
+	catalog     *catalog.Catalog      // tools the desktop announces (toolcatalog.go)
 	ext         externalState         // external agents (external.go)
 	rt          rtState               // round tables (roundtable_*.go)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
@@ -196,7 +198,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient, models: llm.PooledClient(opts.HTTPClient),
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true

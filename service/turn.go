@@ -422,7 +422,7 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		var reply llm.Reply
 		for retried := false; ; retried = true {
 			uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
-			reply, err = provider.Stream(uctx, llm.Request{Model: model, Messages: conv.messages(system, b), Tools: specs}, func(d string) {
+			reply, err = provider.Stream(uctx, llm.Request{Model: model, Messages: conv.messages(system, b), Tools: s.withLoaded(t.sessionID, agent, specs)}, func(d string) {
 				all.WriteString(d)
 				deltas.add(d)
 			})
@@ -580,7 +580,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	c := s.cfg()
 	for i, tc := range calls {
 		args, reason := splitReason(tc.Arguments)
-		if st, ok := s.serverTools[tc.Name]; ok {
+		if st, ok := s.serverToolFor(tc.Name); ok { // toolcatalog.go
 			if !toolInScope(agent, tc.Name, st.capabilities) {
 				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args, Refused: true})
 				continue
@@ -596,7 +596,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 			runServer(i, st, tc.Name, args)
 			continue
 		}
-		def, known := tools.Lookup(tc.Name)
+		def, known := s.desktopTool(tc.Name)
 		if !known || !s.toolAllowed(agent, tc.Name) {
 			msg := fmt.Sprintf("unknown tool %q", tc.Name)
 			if known {

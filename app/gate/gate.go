@@ -146,6 +146,9 @@ type Options struct {
 	SavePolicy func(Policy) error
 	Logger     *slog.Logger
 	Now        func() time.Time
+	// Lookup finds the definitions of tools beyond tools.Lookup's (the MCP
+	// tools of app/mcp); nil: none.
+	Lookup func(name string) (tools.Definition, bool)
 }
 
 // Gate classifies, prompts, executes and audits tool calls.
@@ -154,6 +157,7 @@ type Gate struct {
 	asker    Asker
 	audit    Recorder
 	save     func(Policy) error
+	extra    func(name string) (tools.Definition, bool)
 	log      *slog.Logger
 	now      func() time.Time
 
@@ -177,7 +181,7 @@ func New(opts Options) (*Gate, error) {
 		opts.Now = time.Now
 	}
 	return &Gate{
-		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy,
+		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy, extra: opts.Lookup,
 		log: opts.Logger, now: opts.Now, policy: opts.Policy.clone(), sessions: map[string][]Rule{},
 	}, nil
 }
@@ -198,6 +202,17 @@ func (g *Gate) SetPolicy(p Policy) error {
 	defer g.mu.Unlock()
 	g.policy = p.clone()
 	return nil
+}
+
+// lookup is tools.Lookup, then Options.Lookup.
+func (g *Gate) lookup(name string) (tools.Definition, bool) {
+	if d, ok := tools.Lookup(name); ok {
+		return d, true
+	}
+	if g.extra != nil {
+		return g.extra(name)
+	}
+	return tools.Definition{}, false
 }
 
 // EndSession forgets the session's "allow for this session" grants.
@@ -230,7 +245,7 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	deny := func(reason string) Decision {
 		return Decision{Class: tools.Forbidden, Action: Forbid, Reason: reason, DecidedBy: audit.ByPolicy}
 	}
-	def, ok := tools.Lookup(req.Name)
+	def, ok := g.lookup(req.Name)
 	if !ok {
 		return deny(fmt.Sprintf("unknown tool %q", req.Name)), nil
 	}
@@ -440,7 +455,7 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 // prompt asks the user and applies the answer to r, reporting whether to
 // run.
 func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.RawMessage, ask Asker, r *Ruling) bool {
-	def, _ := tools.Lookup(req.Name)
+	def, _ := g.lookup(req.Name)
 	p := Prompt{
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,

@@ -6,6 +6,7 @@ import "./style.css";
 import { api, errText, on, openExternal, type Agent, type AuditEntry, type AuditFilter, type ProvidersInfo, type Session } from "./bridge";
 import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "./panels";
 import { firstRunIntro, keyStorageNote, wireAbout } from "./about";
+import { mountMCP } from "./mcp";
 import { roundTableCard } from "./roundtable";
 import { argumentsText, decisiveList, requestedLine, type Prompt } from "./prompt";
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
@@ -863,6 +864,7 @@ function wire(): void {
   }
   $("open-audit").addEventListener("click", () => void openAudit());
   wireAbout(flash);
+  mountMCP(flash); // the MCP panel (mcp.ts)
   $("audit-close").addEventListener("click", () => ($("audit").hidden = true));
   $("audit").addEventListener("keydown", (e) => {
     if (e.key === "Escape") $("audit").hidden = true;

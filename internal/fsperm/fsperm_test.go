@@ -5,6 +5,7 @@ package fsperm
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,24 @@ func TestRepairCreateAndRefuse(t *testing.T) {
 	notDir := filepath.Join(dir, "x.db")
 	if err := Dir(notDir); err == nil {
 		t.Error("a file accepted as the data dir")
+	}
+}
+
+func TestWriteFileReplacesAtomically(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(p, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	st, _ := os.Stat(p)
+	if err != nil || string(b) != "new" || (runtime.GOOS != "windows" && st.Mode().Perm() != 0o600) {
+		t.Fatalf("%q %v %v", b, err, st.Mode())
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".state.json-*"))
+	if len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
 	}
 }

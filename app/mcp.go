@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"jarvis/api"
+	"jarvis/app/mcp"
+)
+
+// SyncMCPCatalog tells the service the MCP tools models may be offered
+// (PUT /v1/tools/catalog) now and after every change of the Manager's
+// catalogue (a server ready or gone, tools/list_changed, a switch, an
+// approval), until ctx ends. A failed PUT is retried every second: the
+// service may still be starting.
+func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var sent []byte
+	for {
+		ch := m.Changed()
+		cat := CatalogOf(m.Catalogue())
+		b, _ := json.Marshal(cat)
+		if string(b) != string(sent) {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := c.PutToolCatalog(rctx, cat)
+			cancel()
+			if err == nil {
+				sent = b
+				log.Info("mcp: tool catalogue sent to the service", "tools", len(cat.Tools))
+			} else if ctx.Err() == nil {
+				log.Warn("mcp: sending the tool catalogue failed; retrying", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// CatalogOf is the wire form of the Manager's enabled tools.
+func CatalogOf(ts []mcp.Tool) api.ToolCatalog {
+	out := api.ToolCatalog{Tools: make([]api.CatalogTool, 0, len(ts))}
+	for _, t := range ts {
+		desc := t.Description
+		if t.Title != "" && desc == "" {
+			desc = t.Title
+		}
+		out.Tools = append(out.Tools, api.CatalogTool{Name: t.Name, Description: desc, Parameters: t.InputSchema,
+			Capabilities: []string{"mcp." + t.Server}})
+	}
+	return out
+}
+
+// MCPPanel is the window's MCP panel binding: the servers with their state
+// and tools, the per-tool switch and the approval of a changed definition.
+// Main binds it beside the App.
+type MCPPanel struct {
+	m    *mcp.Manager
+	emit func(string, any)
+}
+
+// MCPState is what the panel shows.
+type MCPState struct {
+	Servers     []mcp.ServerStatus `json:"servers"`
+	ConfigError string             `json:"configError,omitempty"`
+	ConfigPath  string             `json:"configPath"`
+}
+
+// NewMCPPanel returns the panel's binding; emit sends "mcp:servers".
+func NewMCPPanel(m *mcp.Manager, emit func(string, any)) *MCPPanel {
+	return &MCPPanel{m: m, emit: emit}
+}
+
+// MCPServers returns the servers, their tools and the configuration error.
+func (p *MCPPanel) MCPServers() MCPState {
+	ss, cerr := p.m.Servers()
+	return MCPState{Servers: ss, ConfigError: cerr, ConfigPath: p.m.ConfigPath()}
+}
+
+// MCPApproveTool accepts a changed tool definition (it is enabled again).
+func (p *MCPPanel) MCPApproveTool(name string) error { return p.m.Approve(name) }
+
+// MCPSetToolEnabled is a tool's switch.
+func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }
+
+// MCPSetServerEnabled is a server's switch ("disabled" in mcp.json).
+func (p *MCPPanel) MCPSetServerEnabled(name string, on bool) error {
+	return p.m.SetServerEnabled(name, on)
+}
+
+// WatchMCP emits "mcp:servers" with the panel's whole state on every
+// change until ctx ends. A function, not a method: the window must not be
+// able to call it through the bindings.
+func WatchMCP(ctx context.Context, p *MCPPanel) {
+	for {
+		ch := p.m.Changed()
+		p.emit("mcp:servers", p.MCPServers())
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}

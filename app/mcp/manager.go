@@ -1,0 +1,631 @@
+// Package mcp is the desktop's Model Context Protocol client: it owns the
+// MCP servers of mcp.json (Claude Desktop's "mcpServers" shape), keeps each
+// connected (stdio child processes in their own process group with a
+// scrubbed environment, or Streamable HTTP), restarts them with backoff,
+// lists their tools into one catalogue (live on tools/list_changed), pins
+// each tool's definition by hash (a changed definition is disabled until
+// the user approves it), and runs calls with a timeout, progress and
+// cancellation. It decides nothing: the gate (app/gate) judges every call
+// through Assess and runs it through Call; the service only offers the
+// catalogue to models as mcp__<server>__<tool>.
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"jarvis/service/injection"
+	"jarvis/tools"
+)
+
+// Prefix starts the name of every MCP tool as models see it.
+const Prefix = "mcp__"
+
+// IsToolName reports whether name is an MCP tool's (mcp__<server>__<tool>).
+func IsToolName(name string) bool { return strings.HasPrefix(name, Prefix) }
+
+// ToolName is the name models see for a server's tool.
+func ToolName(server, tool string) string { return Prefix + server + "__" + tool }
+
+// splitName returns the server and tool of an mcp__ name.
+func splitName(name string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "__")
+}
+
+// toolNameOK: the model-facing name must fit OpenAI's function names.
+var toolNameOK = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Options configures a Manager.
+type Options struct {
+	ConfigPath string // mcp.json; watched for changes
+	StatePath  string // the pins and the per-tool switches (JSON, 0600); "" keeps them in memory
+	Logger     *slog.Logger
+	// Secret resolves "${keyring:REF}" values of env and headers.
+	Secret      func(ref string) (string, error)
+	HTTPClient  *http.Client  // for Streamable HTTP servers
+	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
+	Backoff     time.Duration // first pause before a restart; default 1 s
+	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+}
+
+// Tool is one catalogue entry.
+type Tool struct {
+	Name        string          `json:"name"` // mcp__<server>__<tool>
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	ReadOnly    bool            `json:"readOnly,omitempty"`
+	Destructive bool            `json:"destructive,omitempty"`
+	Hash        string          `json:"hash"`
+	// Enabled: offered to models and callable. Off when the user switched
+	// it off, or when its definition changed since it was pinned
+	// (Changed) and the user has not approved the new one.
+	Enabled bool `json:"enabled"`
+	Changed bool `json:"changed,omitempty"`
+	Off     bool `json:"off,omitempty"`
+	schema  *compiledSchema
+}
+
+// ServerStatus is one server as the panel shows it.
+type ServerStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // stdio | http
+	State     string `json:"state"`     // starting | ready | failed | off
+	Error     string `json:"error,omitempty"`
+	Restarts  int    `json:"restarts"`
+	Tools     []Tool `json:"tools"`
+}
+
+// Progress is one progress notification of a running call.
+type Progress struct {
+	Call     string  `json:"call"` // the tool call's id
+	Tool     string  `json:"tool"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// Manager owns the configured servers. Safe for concurrent use.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+	det  *injection.Detector
+
+	mu        sync.Mutex
+	servers   map[string]*server
+	catalogue map[string]*Tool // by model-facing name
+	state     persisted
+	cfgErr    string
+	subs      []chan struct{}
+	calls     map[string]func(Progress) // progress token → sink
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	seq       atomic.Int64
+}
+
+// New makes a Manager; Start starts its servers.
+func New(opts Options) (*Manager, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.InitTimeout <= 0 {
+		opts.InitTimeout = 30 * time.Second
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = time.Second
+	}
+	if opts.ResultCap <= 0 {
+		opts.ResultCap = 64 << 10
+	}
+	st, err := loadState(opts.StatePath)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{opts: opts, log: opts.Logger, det: injection.New(), servers: map[string]*server{},
+		catalogue: map[string]*Tool{}, state: st, calls: map[string]func(Progress){}, ctx: ctx, cancel: cancel}, nil
+}
+
+// Start reads the configuration, starts its servers and, with a
+// ConfigPath, reloads on every change of the file. A configuration error
+// is reported by Servers (and returned) and leaves the running servers be.
+func (m *Manager) Start() error {
+	err := m.Reload()
+	if m.opts.ConfigPath != "" {
+		w, werr := fsnotify.NewWatcher()
+		if werr != nil {
+			return errors.Join(err, werr)
+		}
+		// The folder, not the file: editors replace files by renaming.
+		dir := filepath.Dir(m.opts.ConfigPath)
+		if werr := w.Add(dir); werr != nil {
+			w.Close()
+			m.log.Warn("mcp: not watching the config folder", "dir", dir, "err", werr)
+			return err
+		}
+		m.wg.Add(1)
+		go m.watch(w)
+	}
+	return err
+}
+
+func (m *Manager) watch(w *fsnotify.Watcher) {
+	defer m.wg.Done()
+	defer w.Close()
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(m.opts.ConfigPath) {
+				debounce = time.After(150 * time.Millisecond)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			m.log.Warn("mcp: config watch", "err", err)
+		case <-debounce:
+			if err := m.Reload(); err != nil {
+				m.log.Warn("mcp: config not reloaded", "err", err)
+			}
+		}
+	}
+}
+
+// Reload applies the configuration file: new servers start, removed ones
+// stop, changed ones restart.
+func (m *Manager) Reload() error {
+	var cfg Config
+	var err error
+	if m.opts.ConfigPath != "" {
+		cfg, err = LoadConfig(m.opts.ConfigPath)
+	}
+	m.mu.Lock()
+	if err != nil {
+		m.cfgErr = err.Error()
+		m.mu.Unlock()
+		m.changed()
+		return err
+	}
+	m.cfgErr = ""
+	m.mu.Unlock()
+	m.Apply(cfg)
+	return nil
+}
+
+// Apply runs exactly the servers of cfg.
+func (m *Manager) Apply(cfg Config) {
+	want := map[string]ServerConfig{}
+	for _, sc := range cfg.Servers {
+		want[sc.Name] = sc
+	}
+	m.mu.Lock()
+	var stop []*server
+	for name, s := range m.servers {
+		if sc, ok := want[name]; !ok || !sameConfig(sc, s.cfg) {
+			stop = append(stop, s)
+			delete(m.servers, name)
+		}
+	}
+	var start []*server
+	for name, sc := range want {
+		if _, ok := m.servers[name]; ok {
+			continue
+		}
+		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
+		m.servers[name] = s
+		if !sc.Disabled && !m.state.ServersOff[name] {
+			start = append(start, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range stop {
+		m.stopServer(s)
+	}
+	for _, s := range start {
+		ctx, cancel := context.WithCancel(m.ctx)
+		s.cancel = cancel
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); s.run(ctx) }()
+	}
+	m.changed()
+}
+
+func sameConfig(a, b ServerConfig) bool {
+	a.line, b.line = 0, 0
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y) && a.Disabled == b.Disabled
+}
+
+func (m *Manager) stopServer(s *server) {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	m.mu.Lock()
+	for k, t := range m.catalogue {
+		if t.Server == s.cfg.Name {
+			delete(m.catalogue, k)
+		}
+	}
+	m.mu.Unlock()
+}
+
+// ConfigPath is the mcp.json the Manager reads.
+func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
+
+// SetServerEnabled is a server's switch: off stops it and takes its tools
+// out of the catalogue; on starts it.
+func (m *Manager) SetServerEnabled(name string, on bool) error {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP server %q", name)
+	}
+	if on {
+		delete(m.state.ServersOff, name)
+	} else {
+		m.state.ServersOff[name] = true
+	}
+	cfg := s.cfg
+	delete(m.servers, name) // Apply starts it again (or keeps it stopped)
+	snap := m.state.clone()
+	all := Config{}
+	for _, o := range m.servers {
+		all.Servers = append(all.Servers, o.cfg)
+	}
+	all.Servers = append(all.Servers, cfg)
+	m.mu.Unlock()
+	m.stopServer(s)
+	m.Apply(all)
+	return saveState(m.opts.StatePath, snap)
+}
+
+// Close stops every server.
+func (m *Manager) Close() error {
+	m.cancel()
+	m.mu.Lock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		m.stopServer(s)
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// Changed returns a channel closed at the next change of the servers or
+// the catalogue.
+func (m *Manager) Changed() <-chan struct{} {
+	ch := make(chan struct{})
+	m.mu.Lock()
+	m.subs = append(m.subs, ch)
+	m.mu.Unlock()
+	return ch
+}
+
+func (m *Manager) changed() {
+	m.mu.Lock()
+	subs := m.subs
+	m.subs = nil
+	m.mu.Unlock()
+	for _, ch := range subs {
+		close(ch)
+	}
+}
+
+// toolsListed replaces a server's tools in the catalogue, pinning each
+// definition the first time it is seen.
+func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
+	m.mu.Lock()
+	for k, t := range m.catalogue {
+		if t.Server == serverName {
+			delete(m.catalogue, k)
+		}
+	}
+	pinsChanged := false
+	for _, st := range list {
+		name := ToolName(serverName, st.Name)
+		if !toolNameOK.MatchString(name) {
+			m.log.Warn("mcp: tool skipped: its name does not fit a model's tool names", "server", serverName, "tool", st.Name)
+			continue
+		}
+		schema, _ := json.Marshal(st.InputSchema)
+		t := &Tool{Name: name, Server: serverName, Tool: st.Name, Title: st.Title, Description: st.Description, InputSchema: schema}
+		if a := st.Annotations; a != nil {
+			t.ReadOnly = a.ReadOnlyHint
+			t.Destructive = a.DestructiveHint == nil || *a.DestructiveHint // the spec's default is true
+			if t.Title == "" {
+				t.Title = a.Title
+			}
+			t.Destructive = t.Destructive && !a.ReadOnlyHint
+		}
+		t.Hash = definitionHash(st)
+		key := serverName + "/" + st.Name
+		switch pinned, ok := m.state.Pins[key]; {
+		case !ok:
+			m.state.Pins[key] = t.Hash // trust on first use
+			pinsChanged = true
+		case pinned != t.Hash:
+			t.Changed = true
+		}
+		t.Off = m.state.Off[key]
+		t.Enabled = !t.Changed && !t.Off
+		c, err := compileSchema(schema)
+		if err != nil {
+			m.log.Warn("mcp: tool skipped: its input schema does not compile", "server", serverName, "tool", st.Name, "err", err)
+			continue
+		}
+		t.schema = c
+		m.catalogue[name] = t
+	}
+	var snap persisted
+	if pinsChanged {
+		snap = m.state.clone()
+	}
+	m.mu.Unlock()
+	if pinsChanged {
+		if err := saveState(m.opts.StatePath, snap); err != nil {
+			m.log.Error("mcp: saving tool pins failed", "err", err)
+		}
+	}
+	m.changed()
+}
+
+// definitionHash is the pin of a tool: its description, input schema and
+// annotations, in canonical JSON.
+func definitionHash(t *sdk.Tool) string {
+	var v struct {
+		Description string `json:"description"`
+		InputSchema any    `json:"inputSchema"`
+		Annotations any    `json:"annotations"`
+	}
+	v.Description, v.InputSchema, v.Annotations = t.Description, t.InputSchema, t.Annotations
+	b, _ := json.Marshal(v)
+	var generic any
+	json.Unmarshal(b, &generic) // maps marshal with sorted keys: one canonical form
+	b, _ = json.Marshal(generic)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Catalogue returns the enabled tools, sorted by name: what models are
+// offered.
+func (m *Manager) Catalogue() []Tool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Tool, 0, len(m.catalogue))
+	for _, t := range m.catalogue {
+		if t.Enabled {
+			out = append(out, *t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Servers returns every configured server with its tools (enabled or not)
+// and the configuration error, if the file could not be applied.
+func (m *Manager) Servers() ([]ServerStatus, string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ServerStatus, 0, len(m.servers))
+	for name, s := range m.servers {
+		s.mu.Lock()
+		ss := ServerStatus{Name: name, Transport: "stdio", State: s.state, Error: s.err, Restarts: s.restarts, Tools: []Tool{}}
+		s.mu.Unlock()
+		if s.cfg.IsHTTP() {
+			ss.Transport = "http"
+		}
+		for _, t := range m.catalogue {
+			if t.Server == name {
+				ss.Tools = append(ss.Tools, *t)
+			}
+		}
+		sort.Slice(ss.Tools, func(i, j int) bool { return ss.Tools[i].Name < ss.Tools[j].Name })
+		out = append(out, ss)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, m.cfgErr
+}
+
+// Approve accepts a tool's current definition: its new hash becomes the
+// pin and the tool is enabled again.
+func (m *Manager) Approve(name string) error {
+	m.mu.Lock()
+	t, ok := m.catalogue[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP tool %q", name)
+	}
+	m.state.Pins[t.Server+"/"+t.Tool] = t.Hash
+	t.Changed = false
+	t.Enabled = !t.Off
+	snap := m.state.clone()
+	m.mu.Unlock()
+	m.changed()
+	return saveState(m.opts.StatePath, snap)
+}
+
+// SetToolEnabled is a tool's switch.
+func (m *Manager) SetToolEnabled(name string, on bool) error {
+	m.mu.Lock()
+	t, ok := m.catalogue[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP tool %q", name)
+	}
+	key := t.Server + "/" + t.Tool
+	if on {
+		delete(m.state.Off, key)
+	} else {
+		m.state.Off[key] = true
+	}
+	t.Off = !on
+	t.Enabled = !t.Off && !t.Changed
+	snap := m.state.clone()
+	m.mu.Unlock()
+	m.changed()
+	return saveState(m.opts.StatePath, snap)
+}
+
+// Definition is the gate's view of an MCP tool: risky by default (a
+// server's readOnlyHint never lowers it; only a user's policy rule can).
+func (m *Manager) Definition(name string) (tools.Definition, bool) {
+	m.mu.Lock()
+	t, ok := m.catalogue[name]
+	m.mu.Unlock()
+	if !ok {
+		return tools.Definition{}, false
+	}
+	desc := t.Description
+	if t.Title != "" {
+		desc = t.Title + ": " + desc
+	}
+	return tools.Definition{Name: name, Description: fmt.Sprintf("MCP server %q, tool %q. %s", t.Server, t.Tool, desc),
+		Parameters: t.InputSchema, Risk: tools.Risky, Capabilities: []string{"mcp." + t.Server}}, true
+}
+
+// Assess is the gate's argument-aware check of an MCP call: the tool must
+// be in the catalogue and enabled, its arguments must satisfy its input
+// schema; the canonical form is the arguments in canonical JSON (sorted
+// keys, no spaces). destructiveHint marks the call destructive.
+func (m *Manager) Assess(name string, args json.RawMessage) tools.Assessment {
+	m.mu.Lock()
+	t, ok := m.catalogue[name]
+	var tc Tool
+	if ok {
+		tc = *t
+	}
+	m.mu.Unlock()
+	server, tool, _ := splitName(name)
+	switch {
+	case !ok:
+		return tools.Assessment{Risk: tools.Forbidden, Reason: fmt.Sprintf("no MCP tool %q is connected (server %q)", tool, server)}
+	case tc.Changed:
+		return tools.Assessment{Risk: tools.Forbidden, Reason: fmt.Sprintf("the definition of MCP tool %q changed since it was approved; it stays disabled until you approve the new one in the MCP panel", name)}
+	case tc.Off:
+		return tools.Assessment{Risk: tools.Forbidden, Reason: fmt.Sprintf("MCP tool %q is switched off", name)}
+	}
+	canon, err := tc.schema.validate(args)
+	if err != nil {
+		return tools.Assessment{Risk: tools.Forbidden, Reason: fmt.Sprintf("%s: bad arguments: %v", name, err)}
+	}
+	a := tools.Assessment{Risk: tools.Risky, Canonical: canon, Destructive: tc.Destructive}
+	if tc.Destructive {
+		a.Reason = "the server marks it destructive"
+	}
+	return a
+}
+
+// Call runs an MCP tool with canonical arguments and returns the text the
+// model reads: content as text, images and resources summarized, the
+// structured content, capped at ResultCap and flagged when it reads like
+// instructions to a model. callID ties progress notifications to the call;
+// cancelling ctx sends the server notifications/cancelled.
+func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMessage, onProgress func(Progress)) (string, error) {
+	server, tool, ok := splitName(name)
+	if !ok {
+		return "", fmt.Errorf("%q is not an MCP tool", name)
+	}
+	m.mu.Lock()
+	s := m.servers[server]
+	m.mu.Unlock()
+	if s == nil {
+		return "", fmt.Errorf("MCP server %q is not configured", server)
+	}
+	cs := s.current()
+	if cs == nil {
+		return "", fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	}
+	var argv map[string]any
+	if err := json.Unmarshal(args, &argv); err != nil {
+		return "", fmt.Errorf("%s: arguments: %w", name, err)
+	}
+	timeout := s.cfg.CallTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := &sdk.CallToolParams{Name: tool, Arguments: argv}
+	token := fmt.Sprintf("jarvis-%d", m.seq.Add(1))
+	params.SetProgressToken(token)
+	m.mu.Lock()
+	m.calls[token] = func(p Progress) {
+		p.Call, p.Tool = callID, name
+		if onProgress != nil {
+			onProgress(p)
+		}
+	}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.calls, token)
+		m.mu.Unlock()
+	}()
+	res, err := cs.CallTool(cctx, params)
+	switch {
+	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return "", fmt.Errorf("%s: no answer from MCP server %q within %s (the call was cancelled)", name, server, timeout)
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("%s: cancelled", name)
+	case err != nil:
+		return "", fmt.Errorf("%s: MCP server %q: %w", name, server, err)
+	}
+	text := m.render(res)
+	if res.IsError {
+		return "", fmt.Errorf("%s: the tool reported an error: %s", name, text)
+	}
+	return text, nil
+}
+
+func (s *server) statusLine() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != "" {
+		first, _, _ := strings.Cut(s.err, "\n")
+		return s.state + ": " + first
+	}
+	return s.state
+}
+
+func (m *Manager) progress(p *sdk.ProgressNotificationParams) {
+	token, _ := p.ProgressToken.(string)
+	m.mu.Lock()
+	sink := m.calls[token]
+	m.mu.Unlock()
+	if sink != nil {
+		sink(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}

@@ -1,0 +1,157 @@
+// The MCP panel: the desktop's MCP servers (from mcp.json) with their state
+// (starting, ready, failed with the error), their tools, a switch per server
+// and per tool, and the approval of a tool whose definition changed. It
+// mounts itself (mountMCP): a button beside About and its own section, fed
+// by the MCPPanel binding (app/mcp.go) and its "mcp:servers" events.
+import { errText, on } from "./bridge";
+import { h } from "./view";
+
+export interface MCPTool {
+  name: string;
+  server: string;
+  tool: string;
+  title?: string;
+  description: string;
+  readOnly?: boolean;
+  destructive?: boolean;
+  enabled: boolean;
+  changed?: boolean;
+  off?: boolean;
+}
+export interface MCPServer {
+  name: string;
+  transport: string;
+  state: string;
+  error?: string;
+  restarts: number;
+  tools: MCPTool[];
+}
+export interface MCPState {
+  servers: MCPServer[];
+  configError?: string;
+  configPath: string;
+}
+export interface MCPProgress {
+  call: string;
+  tool: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+interface MCPPanelAPI {
+  MCPServers(): Promise<MCPState>;
+  MCPApproveTool(name: string): Promise<void>;
+  MCPSetToolEnabled(name: string, on: boolean): Promise<void>;
+  MCPSetServerEnabled(name: string, on: boolean): Promise<void>;
+}
+
+function panelAPI(): MCPPanelAPI {
+  const p = (window as unknown as { go?: { app?: { MCPPanel?: MCPPanelAPI } } }).go?.app?.MCPPanel;
+  if (!p) throw new Error("the MCP bindings are not available");
+  return p;
+}
+
+export interface MCPActions {
+  approve(tool: string): void;
+  setTool(tool: string, on: boolean): void;
+  setServer(server: string, on: boolean): void;
+}
+
+/** A progress notification as a status line. */
+export function progressLine(p: MCPProgress): string {
+  const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
+  return `${p.tool}: ${of}${p.message ? ` — ${p.message}` : ""}`;
+}
+
+function switchBox(checked: boolean, label: string, change: (on: boolean) => void): HTMLElement {
+  const box = h("input", { type: "checkbox", "aria-label": label }) as HTMLInputElement;
+  box.checked = checked;
+  box.addEventListener("change", () => change(box.checked));
+  return box;
+}
+
+/** The panel's content for a state. */
+export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
+  const root = h("div", { class: "mcp" });
+  if (st.configError) root.append(h("p", { class: "warn", "data-mcp": "config-error" }, `mcp.json was not applied: ${st.configError}`));
+  if (!st.servers.length) {
+    root.append(h("p", { class: "hint" }, `No MCP servers. Add them to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
+    return root;
+  }
+  for (const s of st.servers) {
+    const head = h(
+      "div",
+      { class: "mcp-server-head" },
+      switchBox(s.state !== "off", `Server ${s.name}`, (on) => act.setServer(s.name, on)),
+      h("strong", {}, ` ${s.name} `),
+      h("span", { class: `mcp-state mcp-${s.state}`, "data-mcp-state": s.name }, s.state),
+      h("span", { class: "hint" }, ` ${s.transport}${s.restarts ? `, restarted ${s.restarts}×` : ""}`),
+    );
+    const box = h("section", { class: "mcp-server", "data-mcp-server": s.name }, head);
+    if (s.error) box.append(h("pre", { class: "mcp-error" }, s.error));
+    const list = h("ul", { class: "mcp-tools" });
+    for (const t of s.tools) {
+      const li = h(
+        "li",
+        { "data-mcp-tool": t.name },
+        switchBox(!t.off, `Tool ${t.tool}`, (on) => act.setTool(t.name, on)),
+        h("span", { class: "mono" }, ` ${t.tool}`),
+        h("span", { class: "hint" }, ` ${t.title || t.description}`),
+      );
+      if (t.destructive) li.append(h("span", { class: "badge" }, " destructive"));
+      if (t.changed) {
+        const ok = h("button", { class: "small", type: "button" }, "Approve the new definition");
+        ok.addEventListener("click", () => act.approve(t.name));
+        li.append(h("span", { class: "warn" }, " Its definition changed since you approved it: disabled. "), ok);
+      }
+      list.append(li);
+    }
+    box.append(list);
+    root.append(box);
+  }
+  return root;
+}
+
+/** Adds the MCP button beside About and the panel's section; keeps the panel current. */
+export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
+  const about = document.getElementById("open-about");
+  if (!about || document.getElementById("open-mcp")) return;
+  const btn = h("button", { id: "open-mcp", class: "small", type: "button", title: "MCP servers and their tools" }, "MCP");
+  about.before(btn);
+  const sec = h("section", { id: "mcp", role: "region", "aria-label": "MCP servers" });
+  sec.hidden = true;
+  (document.getElementById("about") ?? document.body.lastElementChild ?? document.body).after(sec);
+  let state: MCPState | null = null;
+  const run = (p: Promise<void>) => p.catch((e) => flash(errText(e)));
+  const act: MCPActions = {
+    approve: (t) => run(panelAPI().MCPApproveTool(t).then(() => flash(`Approved the new definition of ${t}.`, true))),
+    setTool: (t, on) => run(panelAPI().MCPSetToolEnabled(t, on)),
+    setServer: (s, on) => run(panelAPI().MCPSetServerEnabled(s, on)),
+  };
+  const draw = () => {
+    if (!state) return;
+    const close = h("button", { class: "icon", type: "button", "aria-label": "Close" }, "✕");
+    close.addEventListener("click", () => (sec.hidden = true));
+    sec.replaceChildren(h("div", { class: "setup-head" }, h("h2", {}, "MCP servers"), close), renderMCP(state, act));
+  };
+  btn.addEventListener("click", async () => {
+    if (!sec.hidden) {
+      sec.hidden = true;
+      return;
+    }
+    try {
+      state = await panelAPI().MCPServers();
+    } catch (e) {
+      flash(errText(e));
+      return;
+    }
+    draw();
+    sec.hidden = false;
+  });
+  on("mcp:servers", (s: MCPState) => {
+    state = s;
+    if (!sec.hidden) draw();
+  });
+  on("mcp:progress", (p: MCPProgress) => flash(progressLine(p), true));
+}

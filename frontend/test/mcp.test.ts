@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { progressLine, renderMCP, type MCPState } from "../src/mcp";
+
+const state: MCPState = {
+  configPath: "/home/u/.config/jarvis/mcp.json",
+  servers: [
+    {
+      name: "files",
+      transport: "stdio",
+      state: "ready",
+      restarts: 0,
+      tools: [
+        { name: "mcp__files__read", server: "files", tool: "read", description: "Read a file.", enabled: true },
+        { name: "mcp__files__write", server: "files", tool: "write", description: "Write a file.", enabled: false, changed: true, destructive: true },
+      ],
+    },
+    { name: "broken", transport: "http", state: "failed", error: "the server did not finish initialize within 30s\nboom", restarts: 3, tools: [] },
+  ],
+};
+
+describe("MCP panel", () => {
+  it("shows each server's state, error and tools, and asks to approve a changed tool", () => {
+    const calls: string[] = [];
+    const el = renderMCP(state, {
+      approve: (t) => calls.push(`approve ${t}`),
+      setTool: (t, on) => calls.push(`tool ${t} ${on}`),
+      setServer: (s, on) => calls.push(`server ${s} ${on}`),
+    });
+    expect(el.querySelector('[data-mcp-state="files"]')!.textContent).toBe("ready");
+    expect(el.querySelector('[data-mcp-state="broken"]')!.textContent).toBe("failed");
+    expect(el.querySelector('[data-mcp-server="broken"] .mcp-error')!.textContent).toContain("did not finish initialize");
+    expect(el.textContent).toContain("restarted 3×");
+    const changed = el.querySelector('[data-mcp-tool="mcp__files__write"]')!;
+    expect(changed.textContent).toContain("definition changed");
+    (changed.querySelector("button") as HTMLButtonElement).click();
+    const toolSwitch = el.querySelector('[data-mcp-tool="mcp__files__read"] input') as HTMLInputElement;
+    toolSwitch.checked = false;
+    toolSwitch.dispatchEvent(new Event("change"));
+    const serverSwitch = el.querySelector('[data-mcp-server="broken"] input') as HTMLInputElement;
+    serverSwitch.checked = false;
+    serverSwitch.dispatchEvent(new Event("change"));
+    expect(calls).toEqual(["approve mcp__files__write", "tool mcp__files__read false", "server broken false"]);
+    expect(el.querySelector('[data-mcp-tool="mcp__files__read"] button')).toBeNull();
+  });
+  it("says where to add servers when there are none, and shows a config error", () => {
+    const el = renderMCP({ servers: [], configPath: "/x/mcp.json", configError: "mcp.json:3: server \"a\": give command" }, { approve() {}, setTool() {}, setServer() {} });
+    expect(el.querySelector('[data-mcp="config-error"]')!.textContent).toContain("mcp.json:3");
+    expect(el.textContent).toContain("/x/mcp.json");
+  });
+  it("turns progress into a status line", () => {
+    expect(progressLine({ call: "c", tool: "mcp__e__long", progress: 2, total: 5, message: "step 2" })).toBe("mcp__e__long: 2/5 — step 2");
+    expect(progressLine({ call: "c", tool: "t", progress: 7 })).toBe("t: 7");
+  });
+});
