@@ -1,0 +1,319 @@
+// What the user and the Go side do to the window's state: open, send, stop,
+// rename, delete, answer a prompt, and the events of app (stream events,
+// stream state, prompts, decisions). Each action calls the bridge (the
+// bound App object) and updates the store, which tells the views. No DOM:
+// the actions are unit-tested against a fake of the bridge.
+import { errText, type AppAPI, type Session } from "./bridge";
+import type { Prompt } from "./prompt";
+import type { StreamState, Store } from "./store";
+import type { Effect, StreamEvent } from "./transcript";
+
+export class Actions {
+  constructor(
+    readonly store: Store,
+    readonly api: () => AppAPI,
+    // Loads what a shown reply needs (the Markdown renderer) while a transcript is fetched.
+    private readonly prepare: () => Promise<unknown> = () => Promise.resolve(),
+  ) {}
+
+  private notice(text: string, good = false): void {
+    this.store.publish("notice", { text, good });
+  }
+
+  /** Applies a transcript change and tells the views. */
+  apply(sessionId: string, eff: Effect): void {
+    if (eff.notConfigured) this.store.publish("setup", { message: eff.notConfigured });
+    this.store.publish("effect", { sessionId, eff });
+  }
+
+  /** The first load: service state, agents, sessions, prompts, the newest session. */
+  async start(): Promise<void> {
+    const s = this.store;
+    try {
+      const info = await this.api().Info();
+      if (info.error) this.notice(`Service: ${info.error}`);
+      else if (info.warning) this.notice(`Service: ${info.warning}`);
+      s.agents = await this.api().Agents();
+      s.agentId = s.agents[0]?.agentId ?? "general";
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    s.publish("agents");
+    await this.refreshSessions();
+    try {
+      s.prompts = (await this.api().PendingPrompts()) ?? [];
+      s.publish("prompts");
+    } catch {
+      // no prompts
+    }
+    const first = s.sessions[0];
+    if (first) await this.openSession(first.sessionId);
+    this.checkSetup();
+  }
+
+  /** A config file deleted while the service runs is reported when the window comes to the front. */
+  async checkServiceWarning(): Promise<void> {
+    try {
+      const info = await this.api().Info();
+      if (info.warning) this.notice(`Service: ${info.warning}`);
+    } catch {
+      // the connection state says it
+    }
+  }
+
+  async refreshAgents(): Promise<void> {
+    try {
+      this.store.agents = await this.api().Agents();
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("agents");
+  }
+
+  async refreshSessions(): Promise<void> {
+    try {
+      this.store.sessions = await this.api().Sessions("");
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("sessions");
+  }
+
+  selectAgent(agentId: string): void {
+    this.store.agentId = agentId;
+    this.store.publish("agents");
+    this.checkSetup();
+  }
+
+  /** First run with no provider: the service marks the agent "unconfigured" and the setup form opens. */
+  checkSetup(): void {
+    const a = this.store.agent(this.store.agentId);
+    if (a?.status?.state === "unconfigured") this.store.publish("setup", { message: a.status.detail || "This agent has no model provider configured." });
+    else this.store.publish("setup", { message: "" });
+  }
+
+  async newSession(agentId = this.store.defaultAgent()): Promise<Session | undefined> {
+    try {
+      const s = await this.api().NewSession(agentId);
+      this.store.sessions.unshift(s);
+      await this.openSession(s.sessionId);
+      return s;
+    } catch (ex) {
+      this.notice(errText(ex));
+      return undefined;
+    }
+  }
+
+  async attachSession(agentId: string, externalId: string): Promise<void> {
+    const s = await this.api().AttachSession(agentId, externalId);
+    this.store.attachFor = "";
+    await this.refreshSessions();
+    if (!this.store.session(s.sessionId)) this.store.sessions.unshift(s);
+    await this.openSession(s.sessionId);
+  }
+
+  async openSession(id: string): Promise<void> {
+    const st = this.store;
+    st.sessionId = id;
+    const s = st.current();
+    if (s && s.agentId !== st.agentId) {
+      st.agentId = s.agentId;
+      st.publish("agents");
+      this.checkSetup();
+    }
+    st.publish("sessions");
+    st.publish("context", id);
+    // The pane follows the sidebar at once, so that it never shows one
+    // conversation while the next message would go to another.
+    const fresh = !st.transcripts.has(id);
+    st.publish("messages", { loading: fresh });
+    try {
+      const [tr] = await Promise.all([this.api().OpenSession(id), this.prepare().catch(() => undefined)]);
+      // A transcript already in the window is kept current by its stream;
+      // loading it again could drop events that arrived meanwhile.
+      if (fresh && !tr.unavailable) st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    if (st.sessionId === id && fresh) st.publish("messages", {});
+    st.publish("opened", id);
+  }
+
+  async reload(id: string): Promise<void> {
+    try {
+      const [tr] = await Promise.all([this.api().Reload(id), this.prepare().catch(() => undefined)]);
+      if (!tr.unavailable) this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+      if (id === this.store.sessionId) this.store.publish("messages", {});
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  /** Shows the rename field of a session ("" closes it). */
+  startRename(id: string): void {
+    this.store.renaming = id;
+    this.store.publish("sessions");
+  }
+
+  /** Opens or closes the "Attach" form of an external agent. */
+  toggleAttach(agentId: string): void {
+    this.store.attachFor = this.store.attachFor === agentId ? "" : agentId;
+    this.store.publish("sessions");
+  }
+
+  setSpeak(on: boolean): void {
+    this.store.speak = on;
+  }
+
+  async renameSession(id: string, name: string): Promise<void> {
+    const s = this.store.session(id);
+    this.store.renaming = "";
+    if (s && name !== (s.name ?? "")) {
+      try {
+        await this.api().RenameSession(id, name);
+        s.name = name;
+      } catch (ex) {
+        this.notice(errText(ex));
+      }
+    }
+    this.store.publish("sessions");
+  }
+
+  async clearSession(id: string): Promise<void> {
+    try {
+      await this.api().ClearSession(id);
+      this.store.transcript(id).load([]);
+      if (id === this.store.sessionId) this.store.publish("messages", {});
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    try {
+      await this.api().DeleteSession(id);
+      this.forget(id);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  private forget(id: string): void {
+    const st = this.store;
+    st.sessions = st.sessions.filter((x) => x.sessionId !== id);
+    st.transcripts.delete(id);
+    if (st.sessionId === id) {
+      st.sessionId = "";
+      st.publish("messages", {});
+    }
+    st.publish("sessions");
+  }
+
+  /** Sends text to the open session, starting one with the selected agent if none is open; false: nothing was sent. */
+  async send(text: string): Promise<boolean> {
+    if (!text.trim()) return false;
+    const st = this.store;
+    if (!st.sessionId && !(await this.newSession())) return false;
+    const id = st.sessionId;
+    const t = st.transcript(id);
+    this.apply(id, t.localUser(text));
+    const s = st.current();
+    if (s) {
+      s.lastSnippet = text.slice(0, 80);
+      if (!s.name) st.publish("sessions");
+    }
+    try {
+      await this.api().Send(id, text);
+    } catch (ex) {
+      this.apply(id, t.apply({ id: "", type: "error", data: { code: "send_failed", message: errText(ex) } }));
+    }
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.store.sessionId) return;
+    try {
+      await this.api().Cancel(this.store.sessionId);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  /**
+   * Answers the first prompt of the queue. edited is the arguments' text as
+   * the user left it, or "" when unchanged. Returns an error to show in the
+   * prompt, or "" (the queue comes back as a "tool:prompts" event).
+   */
+  async answerPrompt(choice: string, edited: string): Promise<string> {
+    const p = this.store.prompts[0];
+    if (!p) return "";
+    let args = "";
+    if (choice !== "deny" && edited) {
+      try {
+        const v = JSON.parse(edited);
+        if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("the arguments must be a JSON object");
+        args = JSON.stringify(v);
+      } catch (ex) {
+        return `Not valid JSON: ${errText(ex)}`;
+      }
+    }
+    try {
+      await this.api().ResolvePrompt(p.id, choice, args);
+    } catch (ex) {
+      return errText(ex);
+    }
+    return "";
+  }
+
+  // ---------- events of app ----------
+
+  onStreamEvent(ev: StreamEvent & { sessionId: string }): void {
+    const st = this.store;
+    const eff = st.transcript(ev.sessionId).apply(ev);
+    this.apply(ev.sessionId, eff);
+    if (eff.reload) void this.reload(ev.sessionId);
+    if (ev.type === "session") this.onSessionChange(ev.sessionId, ev.data);
+    if (/^(assistant\.final|error|session\.compacted)$/.test(ev.type)) st.publish("context", ev.sessionId);
+    if (ev.type === "user.message" || ev.type === "assistant.final") {
+      const s = st.session(ev.sessionId);
+      if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);
+    }
+  }
+
+  // A session was renamed, cleared or deleted (here or by another client).
+  private onSessionChange(id: string, d: { change: string; session?: Session }): void {
+    const st = this.store;
+    switch (d?.change) {
+      case "deleted":
+        this.forget(id);
+        return;
+      case "cleared":
+        st.transcript(id).load([]);
+        if (st.sessionId === id) st.publish("messages", {});
+        break;
+      default: {
+        const s = st.session(id);
+        if (s && d?.session) Object.assign(s, d.session);
+      }
+    }
+    st.publish("sessions");
+  }
+
+  onStreamState(s: StreamState): void {
+    this.store.conn.set(s.sessionId, s);
+    this.store.publish("conn", s.sessionId);
+  }
+
+  onPrompts(ps: Prompt[] | null): void {
+    this.store.prompts = ps ?? [];
+    this.store.publish("prompts");
+  }
+
+  onDecision(d: any): void {
+    this.apply(d.sessionId, this.store.transcript(d.sessionId).decide(d));
+  }
+
+  onSendError(d: { sessionId: string; code: string; message: string }): void {
+    this.apply(d.sessionId, this.store.transcript(d.sessionId).apply({ id: "", type: "error", data: { code: d.code, message: d.message } }));
+  }
+}

@@ -1,0 +1,76 @@
+// @vitest-environment jsdom
+// The views mounted on the window's real markup (index.html), driven like a
+// user, with the store and actions over a fake of the bridge.
+import { beforeEach, describe, expect, it } from "vitest";
+import { Actions } from "../src/actions";
+import { Store } from "../src/store";
+import { mountConversation } from "../src/views/conversation";
+import { mountHeader } from "../src/views/header";
+import { mountNotice } from "../src/views/notice";
+import { mountPrompt } from "../src/views/prompt";
+import { mountSidebar } from "../src/views/sidebar";
+import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+
+let fb: FakeBridge;
+let store: Store;
+let actions: Actions;
+const $ = (s: string) => document.querySelector(s) as HTMLElement;
+
+beforeEach(async () => {
+  loadPage();
+  fb = fakeBridge();
+  store = new Store();
+  actions = new Actions(store, () => fb.api);
+  const flash = mountNotice(store);
+  mountSidebar(actions);
+  mountHeader(actions, flash);
+  mountConversation(actions);
+  mountPrompt(actions);
+  await actions.start();
+});
+
+function typeAndEnter(text: string): void {
+  const input = $("#input") as HTMLTextAreaElement;
+  input.value = text;
+  input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+}
+
+describe("views", () => {
+  it("sends on Enter: a session appears in the sidebar, the message in the conversation, the title in the header", async () => {
+    typeAndEnter("Plan a picnic");
+    await flush();
+    await flush();
+    expect($("#input") as HTMLTextAreaElement).toHaveProperty("value", "");
+    expect($("#messages .msg.user")?.textContent).toBe("Plan a picnic");
+    expect(document.querySelectorAll('.agent-group[data-agent="general"] li.session.current')).toHaveLength(1);
+    expect($("#session-title").textContent).toBe("Plan a picnic");
+    expect($("#stop").hidden).toBe(false);
+  });
+
+  it("streams a reply into one message and hides Stop when it ends", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "assistant.delta", data: { text: "Hel", turn_id: "t" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "lo", turn_id: "t" } });
+    expect(document.querySelectorAll("#messages .msg.assistant")).toHaveLength(1);
+    expect($("#messages .msg.assistant").classList.contains("streaming")).toBe(true);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.final", data: { text: "Hello", turn_id: "t" } });
+    expect($("#messages .msg.assistant").classList.contains("streaming")).toBe(false);
+    expect($("#stop").hidden).toBe(true);
+  });
+
+  it("shows the stream state in the header", async () => {
+    await actions.newSession();
+    actions.onStreamState({ sessionId: store.sessionId, state: "reconnecting", attempt: 2, retryInMs: 3000, error: "connection refused" });
+    expect($("#conn").textContent).toBe("Reconnecting in 3 s");
+    expect($("#conn").title).toBe("connection refused");
+  });
+
+  it("shows a prompt from the queue and hides it when the queue is empty", () => {
+    actions.onPrompts([{ id: "p1", tool_call_id: "t1", tool: "write_file", arguments: { path: "/tmp/x" }, risk: "risky", reason: "writes a file", choices: ["once", "session", "always", "deny"], deadline: new Date(Date.now() + 60000).toISOString() }]);
+    expect($("#prompt").hidden).toBe(false);
+    expect($("#prompt-title").textContent).toBe("Allow “write_file”?");
+    actions.onPrompts([]);
+    expect($("#prompt").hidden).toBe(true);
+  });
+});
