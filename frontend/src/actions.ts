@@ -4,7 +4,7 @@
 // bound App object) and updates the store, which tells the views. No DOM:
 // the actions are unit-tested against a fake of the bridge.
 import { errText, type AppAPI, type Session } from "./bridge";
-import type { Prompt } from "./prompt";
+import type { PolicyRule, Prompt } from "./prompt";
 import type { StreamState, Store } from "./store";
 import type { Effect, StreamEvent } from "./transcript";
 
@@ -46,6 +46,7 @@ export class Actions {
     } catch {
       // no prompts
     }
+    await this.loadRules();
     const first = s.sessions[0];
     if (first) await this.openSession(first.sessionId);
     this.checkSetup();
@@ -244,7 +245,7 @@ export class Actions {
    * the user left it, or "" when unchanged. Returns an error to show in the
    * prompt, or "" (the queue comes back as a "tool:prompts" event).
    */
-  async answerPrompt(choice: string, edited: string): Promise<string> {
+  async answerPrompt(choice: string, edited: string, scope = 0): Promise<string> {
     const p = this.store.prompts[0];
     if (!p) return "";
     let args = "";
@@ -258,11 +259,52 @@ export class Actions {
       }
     }
     try {
-      await this.api().ResolvePrompt(p.id, choice, args);
+      await this.api().ResolvePromptScoped(p.id, choice, args, choice === "always" ? scope : 0);
     } catch (ex) {
       return errText(ex);
     }
     return "";
+  }
+
+  // ---------- permissions ----------
+
+  /** Reads the policy's rules and the workspace; "" when the window runs no tools. */
+  async loadRules(): Promise<string> {
+    try {
+      const p = await this.api().PermissionRules();
+      this.store.workspace = p.workspace;
+      this.store.rules = p.rules ?? [];
+      return "";
+    } catch (ex) {
+      this.store.rules = [];
+      return errText(ex);
+    } finally {
+      this.store.publish("rules");
+    }
+  }
+
+  /** Revokes rule i as listed; the list is read again either way. Returns an error or "". */
+  async revokeRule(i: number): Promise<string> {
+    const seen = this.store.rules[i];
+    let err = "";
+    try {
+      if (seen) await this.api().RevokeRule(i, seen);
+    } catch (ex) {
+      err = errText(ex);
+    }
+    return (await this.loadRules()) || err;
+  }
+
+  /** Replaces rule i as listed with next. Returns an error or "". */
+  async editRule(i: number, next: PolicyRule): Promise<string> {
+    const seen = this.store.rules[i];
+    let err = "";
+    try {
+      if (seen) await this.api().EditRule(i, seen, next);
+    } catch (ex) {
+      err = errText(ex);
+    }
+    return (await this.loadRules()) || err;
   }
 
   // ---------- events of app ----------

@@ -1,6 +1,7 @@
 // The window's link to the Go side: the methods main binds (package app's
 // App) and the events app emits. Wails injects window.go and window.runtime.
 import { externalURL } from "./links";
+import type { PolicyRule } from "./prompt";
 
 export interface Agent {
   agentId: string;
@@ -156,6 +157,11 @@ export interface AppAPI {
   Send(sessionId: string, text: string): Promise<void>;
   Cancel(sessionId: string): Promise<boolean>;
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
+  /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */
+  ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
+  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
+  RevokeRule(index: number, seen: PolicyRule): Promise<void>;
+  EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;
   PendingPrompts(): Promise<any[]>;
   AuditList(f: AuditFilter): Promise<{ entries: AuditEntry[]; more: boolean }>;
   AuditVerify(): Promise<VerifyReport>;

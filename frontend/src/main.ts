@@ -14,6 +14,7 @@ import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountNotice } from "./views/notice";
+import { mountPermissions } from "./views/permissions";
 import { mountPrompt } from "./views/prompt";
 import { mountSetup } from "./views/setup";
 import { mountSidebar } from "./views/sidebar";
@@ -29,6 +30,7 @@ async function start(): Promise<void> {
   mountSetup(actions, flash);
   mountAudit(actions);
   mountAgentTest(actions);
+  mountPermissions(actions);
   wireAbout(flash);
 
   window.addEventListener("focus", () => void actions.checkServiceWarning());

@@ -4,7 +4,7 @@
 // keep a second copy; actions.ts is the only writer. No DOM here, so the
 // store and the actions are unit-tested against a fake bridge.
 import type { Agent, Session } from "./bridge";
-import type { Prompt } from "./prompt";
+import type { PolicyRule, Prompt } from "./prompt";
 import { Transcript, type Effect } from "./transcript";
 
 /** The state of one session's event stream, as app reports it. */
@@ -38,6 +38,8 @@ export interface Topics {
   notice: { text: string; good: boolean };
   /** The setup form: open with a message, or "" to close unless the user opened it. */
   setup: { message: string };
+  /** The policy rules or the workspace changed. */
+  rules: void;
   /** Open the Test dialog of a proxy agent. */
   agentTest: Agent;
 }
@@ -52,6 +54,10 @@ export class Store {
   transcripts = new Map<string, Transcript>();
   conn = new Map<string, StreamState>();
   prompts: Prompt[] = [];
+  /** The folder the file tools are confined to (for full paths in prompts). */
+  workspace = "";
+  /** The gate's policy rules (the Permissions page). */
+  rules: PolicyRule[] = [];
   /** Replies are read aloud. */
   speak = false;
   /** The external agent whose "Attach" form is open. */

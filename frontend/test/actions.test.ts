@@ -118,10 +118,28 @@ describe("actions", () => {
     expect(await actions.answerPrompt("once", "{oops")).toMatch(/^Not valid JSON/);
     expect(fb.calls.some((c) => c.method === "ResolvePrompt")).toBe(false);
     expect(await actions.answerPrompt("once", '{ "path": "a.txt" }')).toBe("");
-    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePrompt", args: ["p1", "once", '{"path":"a.txt"}'] });
-    // A denial never sends edits.
-    await actions.answerPrompt("deny", "{oops");
-    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePrompt", args: ["p1", "deny", ""] });
+    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "once", '{"path":"a.txt"}', 0] });
+    // A denial never sends edits, nor a scope.
+    await actions.answerPrompt("deny", "{oops", 2);
+    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "deny", "", 0] });
+  });
+
+  it("lists, revokes and edits permission rules, reading the list again after each change", async () => {
+    fb.rules = [
+      { tool: "write_file", args: { path: "notes.txt" }, action: "allow" },
+      { tool: "run_command", args: { program: "rm" }, action: "deny" },
+    ];
+    await actions.start();
+    expect(store.workspace).toBe("/home/ada/Jarvis");
+    expect(store.rules).toHaveLength(2);
+    expect(await actions.revokeRule(0)).toBe("");
+    expect(store.rules).toEqual([{ tool: "run_command", args: { program: "rm" }, action: "deny" }]);
+    expect(await actions.editRule(0, { tool: "run_command", args: { program: "rm" }, action: "ask" })).toBe("");
+    expect(store.rules[0].action).toBe("ask");
+    // Changed elsewhere meanwhile: refused, and the page shows the new list.
+    fb.rules = [{ tool: "notify", action: "allow" }];
+    expect(await actions.revokeRule(0)).toMatch(/changed meanwhile/);
+    expect(store.rules).toEqual([{ tool: "notify", action: "allow" }]);
   });
 
   it("opens the setup form when the selected agent has no provider", async () => {

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Agent, AppAPI, Session } from "../src/bridge";
+import type { PolicyRule } from "../src/prompt";
 
 export interface FakeBridge {
   api: AppAPI;
@@ -11,6 +12,7 @@ export interface FakeBridge {
   sessions: Session[];
   messages: Map<string, any[]>;
   agents: Agent[];
+  rules: PolicyRule[];
   /** Sends an event as app would (stream:event, tool:prompts, ...). */
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
@@ -26,6 +28,7 @@ export function fakeBridge(): FakeBridge {
     sessions: [],
     messages: new Map(),
     agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
+    rules: [],
     emit(name, data) {
       for (const f of handlers.get(name) ?? []) f(data);
     },
@@ -53,6 +56,17 @@ export function fakeBridge(): FakeBridge {
     Send: () => undefined,
     Cancel: () => true,
     ResolvePrompt: () => undefined,
+    ResolvePromptScoped: () => undefined,
+    PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),
+    // As the gate: the rule must still be the one listed.
+    RevokeRule: (i: number, seen: PolicyRule) => {
+      if (JSON.stringify(fb.rules[i]) !== JSON.stringify(seen)) throw "gate: the rule changed meanwhile; reload the list";
+      fb.rules.splice(i, 1);
+    },
+    EditRule: (i: number, seen: PolicyRule, next: PolicyRule) => {
+      if (JSON.stringify(fb.rules[i]) !== JSON.stringify(seen)) throw "gate: the rule changed meanwhile; reload the list";
+      fb.rules[i] = next;
+    },
     PendingPrompts: () => [],
     Providers: () => ({ configured: true, defaultProvider: "openai-compatible", providers: {}, openaiKeyStored: false, discovered: [] }),
   };

@@ -69,7 +69,7 @@ describe("views", () => {
   it("shows a prompt from the queue and hides it when the queue is empty", () => {
     actions.onPrompts([{ id: "p1", tool_call_id: "t1", tool: "write_file", arguments: { path: "/tmp/x" }, risk: "risky", reason: "writes a file", choices: ["once", "session", "always", "deny"], deadline: new Date(Date.now() + 60000).toISOString() }]);
     expect($("#prompt").hidden).toBe(false);
-    expect($("#prompt-title").textContent).toBe("Allow “write_file”?");
+    expect($("#prompt-title").textContent).toBe("Write the file /tmp/x?");
     actions.onPrompts([]);
     expect($("#prompt").hidden).toBe(true);
   });

@@ -223,7 +223,10 @@ export function toolCard(it: Item): HTMLElement {
   if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
   if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
   const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
-  if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
+  // The allowlist, not a rule of the user's, refused the program: say so.
+  const blocked = decision === "denied" && /not on the command allowlist/.test(`${t.reason ?? ""} ${t.error ?? ""} ${t.result ?? ""}`);
+  if (blocked) badges.append(h("span", { class: "badge decision-blocked", "data-decision": "denied" }, "blocked by the command allowlist"));
+  else if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
   else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
   const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
     h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
