@@ -123,6 +123,22 @@ export class Transcript {
     return undefined;
   }
 
+  /**
+   * The text of the turn's replies already shown and finished above tool
+   * cards (the parts before each tool call), oldest first, concatenated as
+   * the service concatenates the turn's deltas; open is the reply still
+   * streaming, which is not one of them.
+   */
+  private earlierParts(open: Item | undefined, turnId: string | undefined): string {
+    let text = "";
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const it = this.items[i];
+      if (it.kind === "user") break;
+      if (it !== open && it.kind === "assistant" && it.final && (!turnId || it.turnId === turnId)) text = it.text + text;
+    }
+    return text;
+  }
+
   /** The user's own message, shown before the service echoes it. */
   localUser(text: string): Effect {
     const eff: Effect = { changed: [], removed: [] };
@@ -327,9 +343,10 @@ export class Transcript {
           break;
         }
         let it = this.lastAssistant(d.turn_id);
+        const shown = this.earlierParts(it, d.turn_id);
         if (!it) it = this.add({ key: `a-${ev.id || this.newKey("a")}`, kind: "assistant", text: "", turnId: d.turn_id }, eff);
         else eff.changed.push(it.key);
-        it.text = d.text ?? it.text;
+        it.text = finalPart(d.text ?? it.text, shown, it.text);
         it.final = true;
         this.running = false;
         if (it.text) eff.finished = { text: it.text };
@@ -479,6 +496,18 @@ function hasRoundTableCall(m: any): boolean {
 }
 
 /** A card's state from a stored run: the result when it ended, else waiting for the stream's progress. */
+/**
+ * The last part of a turn's reply: the service's final text is the whole
+ * turn's text, whose start (shown) is already on screen above the tool
+ * cards. When the final does not start with it (rewritten, e.g. redacted),
+ * the streamed text stands, or the final whole when nothing streamed.
+ */
+function finalPart(final: string, shown: string, streamed: string): string {
+  if (!shown) return final;
+  if (final.startsWith(shown)) return final.slice(shown.length).replace(/^\s+/, "");
+  return streamed || final;
+}
+
 export function storedRoundTable(r: RoundtableInfo): RoundTable {
   const rt: RoundTable = { runId: r.runId, participants: (r.participants ?? []).map(String), phase: "", waitingFor: [], responded: {}, failures: [], log: [], done: false };
   if (r.status && r.status !== "running") applyResult(rt, { status: r.status, outcome: r.outcome, summary: r.summary, markdown: r.markdown, result: r.result });

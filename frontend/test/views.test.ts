@@ -74,3 +74,38 @@ describe("views", () => {
     expect($("#prompt").hidden).toBe(true);
   });
 });
+
+describe("following the end of the conversation", () => {
+  // jsdom does no layout: the box's heights are set by the test.
+  function layout() {
+    const box = $("#messages");
+    let height = 1000;
+    Object.defineProperty(box, "clientHeight", { configurable: true, get: () => 100 });
+    Object.defineProperty(box, "scrollHeight", { configurable: true, get: () => height });
+    return { box, grow: (px: number) => (height += px), bottom: () => height - 100 };
+  }
+
+  it("keeps following after a tool card grows the view, stops when the user scrolls up, and shows a message the user sends", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    const { box, grow, bottom } = layout();
+    box.scrollTop = bottom();
+    box.dispatchEvent(new Event("scroll"));
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "tool.request", data: { id: "c1", name: "write_file", arguments: { path: "a" }, turn_id: "t" } });
+    // The card's result, a reply rendered off the thread: the view grows
+    // by more than a screen between two events.
+    grow(400);
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "more", turn_id: "t" } });
+    expect(box.scrollTop).toBe(1400);
+    // The user scrolls up to read: new output no longer pulls the view down.
+    box.scrollTop = 200;
+    box.dispatchEvent(new Event("scroll"));
+    grow(50);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.delta", data: { text: " text", turn_id: "t" } });
+    expect(box.scrollTop).toBe(200);
+    // A message the user sends is always brought into view.
+    typeAndEnter("next question");
+    await flush();
+    expect(box.scrollTop).toBe(1450);
+  });
+});

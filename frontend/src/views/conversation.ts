@@ -29,6 +29,19 @@ export function mountConversation(actions: Actions): ConversationView {
   const stopBtn = document.getElementById("stop")!;
   const els = new Map<string, HTMLElement>();
   let shownFrom = 0;
+  // Whether the view follows the end: the user's own scrolling decides
+  // (a scroll event leaves it on only near the end), not the height at the
+  // moment of an event, which a tool card or a reply rendered off the
+  // thread may have grown in between.
+  let follow = true;
+  const toEnd = () => {
+    if (follow) box.scrollTop = box.scrollHeight;
+  };
+  box.addEventListener("scroll", () => {
+    follow = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  });
+  // Content that grows after its event (a reply parsed off the thread) is followed too.
+  new MutationObserver(toEnd).observe(box, { childList: true, subtree: true, characterData: true });
 
   const messageEl = (it: Item): HTMLElement => {
     let el = els.get(it.key);
@@ -75,7 +88,8 @@ export function mountConversation(actions: Actions): ConversationView {
     } else {
       shownFrom = Math.max(0, store.transcript(store.sessionId).items.length - WINDOW);
       renderWindow();
-      box.scrollTop = box.scrollHeight;
+      follow = true;
+      toEnd();
     }
     showStop();
   };
@@ -83,7 +97,6 @@ export function mountConversation(actions: Actions): ConversationView {
   const applyEffect = (sessionId: string, eff: Effect) => {
     if (eff.finished && store.speak && sessionId === store.sessionId) speak(eff.finished.text);
     if (sessionId !== store.sessionId) return;
-    const stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
     for (const k of eff.removed) {
       els.get(k)?.remove();
       els.delete(k);
@@ -99,7 +112,7 @@ export function mountConversation(actions: Actions): ConversationView {
         box.append(el);
       }
     }
-    if (stick) box.scrollTop = box.scrollHeight;
+    toEnd();
     showStop();
   };
 
@@ -127,6 +140,7 @@ export function mountConversation(actions: Actions): ConversationView {
     const text = input.value;
     if (!text.trim()) return;
     input.value = "";
+    follow = true; // what the user sends is always brought into view
     void actions.send(text).then((sent) => {
       if (!sent && !input.value) input.value = text; // no session could be started: keep the words
     });
