@@ -132,7 +132,10 @@ export class Actions {
       const [tr] = await Promise.all([this.api().OpenSession(id), this.prepare().catch(() => undefined)]);
       // A transcript already in the window is kept current by its stream;
       // loading it again could drop events that arrived meanwhile.
-      if (fresh && !tr.unavailable) st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+      if (fresh && !tr.unavailable) {
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        await this.restoreDecisions(id);
+      }
     } catch (ex) {
       this.notice(errText(ex));
     }
@@ -143,7 +146,10 @@ export class Actions {
   async reload(id: string): Promise<void> {
     try {
       const [tr] = await Promise.all([this.api().Reload(id), this.prepare().catch(() => undefined)]);
-      if (!tr.unavailable) this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+      if (!tr.unavailable) {
+        this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        await this.restoreDecisions(id);
+      }
       if (id === this.store.sessionId) this.store.publish("messages", {});
     } catch (ex) {
       this.notice(errText(ex));
@@ -164,6 +170,16 @@ export class Actions {
 
   setSpeak(on: boolean): void {
     this.store.speak = on;
+  }
+
+  // The tool cards' risk and decision badges, from the audit log (a window
+  // without tool calls has none to show).
+  private async restoreDecisions(id: string): Promise<void> {
+    try {
+      this.store.transcript(id).restoreDecisions((await this.api().SessionDecisions(id)) ?? []);
+    } catch {
+      // no audit log in this window: the cards keep what the history says
+    }
   }
 
   async renameSession(id: string, name: string): Promise<void> {

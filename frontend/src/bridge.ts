@@ -159,6 +159,8 @@ export interface AppAPI {
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
   /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */
   ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
+  /** The gate's decision on each tool call of a session, from the audit log. */
+  SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
   PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;

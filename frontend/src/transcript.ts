@@ -461,6 +461,24 @@ export class Transcript {
     return eff;
   }
 
+  /**
+   * Puts the gate's recorded decisions (app.SessionDecisions, from the
+   * audit log) on the loaded tool cards: the stored history has the calls
+   * and results but not how the desktop decided.
+   */
+  restoreDecisions(rows: { toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]): Effect {
+    const eff: Effect = { changed: [], removed: [] };
+    for (const r of rows) {
+      const it = this.byKey.get(`tool-${r.toolCallId}`);
+      if (!it?.tool || it.tool.source === "service") continue;
+      Object.assign(it.tool, { class: r.class, decision: r.decision, decidedBy: r.decidedBy, edited: r.edited || it.tool.edited });
+      if (!it.tool.risk && r.proposedRisk) it.tool.risk = r.proposedRisk;
+      if (r.reason && !it.tool.reason) it.tool.reason = r.reason;
+      eff.changed.push(it.key);
+    }
+    return eff;
+  }
+
   private toolItem(id: string, eff: Effect, name = "tool"): Item {
     const key = `tool-${id}`;
     let it = this.byKey.get(key);

@@ -53,6 +53,23 @@ describe("actions", () => {
     expect(told).toContain("opened");
   });
 
+  it("gives loaded tool cards their decisions back from the audit log (after a restart)", async () => {
+    fb.sessions.push({ sessionId: "old", agentId: "general" });
+    fb.messages.set("old", [
+      { id: 1, role: "user", text: "tidy up" },
+      { id: 2, role: "assistant", text: "", toolCalls: [{ id: "c1", function: { name: "run_command", arguments: '{"program":"rm"}' } }, { id: "c2", function: { name: "write_file", arguments: '{"path":"a"}' } }] },
+      { id: 3, role: "tool", toolCallId: "c1", text: "denied: not allowed" },
+      { id: 4, role: "tool", toolCallId: "c2", text: "wrote 1 byte" },
+    ]);
+    fb.decisions.set("old", [
+      { toolCallId: "c1", proposedRisk: "risky", class: "risky", decision: "denied", decidedBy: "user" },
+      { toolCallId: "c2", proposedRisk: "risky", class: "risky", decision: "allowed", decidedBy: "session" },
+    ]);
+    await actions.start();
+    const cards = store.transcript("old").items.filter((i) => i.kind === "tool").map((i) => [i.tool!.risk, i.tool!.decision, i.tool!.decidedBy]);
+    expect(cards).toEqual([["risky", "denied", "user"], ["risky", "allowed", "session"]]);
+  });
+
   it("sends with no session open: starts one with the selected agent, shows the words at once, then sends", async () => {
     await actions.start();
     const sent = await actions.send("What is 2+2?");

@@ -13,6 +13,7 @@ export interface FakeBridge {
   messages: Map<string, any[]>;
   agents: Agent[];
   rules: PolicyRule[];
+  decisions: Map<string, any[]>;
   /** Sends an event as app would (stream:event, tool:prompts, ...). */
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
@@ -29,6 +30,7 @@ export function fakeBridge(): FakeBridge {
     messages: new Map(),
     agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
     rules: [],
+    decisions: new Map(),
     emit(name, data) {
       for (const f of handlers.get(name) ?? []) f(data);
     },
@@ -57,6 +59,7 @@ export function fakeBridge(): FakeBridge {
     Cancel: () => true,
     ResolvePrompt: () => undefined,
     ResolvePromptScoped: () => undefined,
+    SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
     PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),
     // As the gate: the rule must still be the one listed.
     RevokeRule: (i: number, seen: PolicyRule) => {
