@@ -8,6 +8,9 @@ import type { PolicyRule, Prompt } from "./prompt";
 import type { StreamState, Store } from "./store";
 import type { Effect, StreamEvent } from "./transcript";
 
+/** Error codes that say the model server could not be reached (service/llm). */
+const MODEL_DOWN = new Set(["upstream_unreachable", "upstream_timeout"]);
+
 export class Actions {
   constructor(
     readonly store: Store,
@@ -332,10 +335,24 @@ export class Actions {
     if (eff.reload) void this.reload(ev.sessionId);
     if (ev.type === "session") this.onSessionChange(ev.sessionId, ev.data);
     if (/^(assistant\.final|error|session\.compacted)$/.test(ev.type)) st.publish("context", ev.sessionId);
+    this.trackModel(ev);
     if (ev.type === "user.message" || ev.type === "assistant.final") {
       const s = st.session(ev.sessionId);
       if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);
     }
+  }
+
+  // The stream to the service can be live while the model server behind it
+  // is down: a turn that failed to reach it marks its agent until a reply
+  // comes through again.
+  private trackModel(ev: StreamEvent & { sessionId: string }): void {
+    const agentId = this.store.session(ev.sessionId)?.agentId;
+    if (!agentId) return;
+    const down = this.store.modelDown;
+    const was = down.get(agentId);
+    if (ev.type === "error" && MODEL_DOWN.has(ev.data?.code)) down.set(agentId, String(ev.data?.message || ev.data?.code));
+    else if (ev.type === "assistant.delta" || (ev.type === "assistant.final" && ev.data?.kind !== "status")) down.delete(agentId);
+    if (down.get(agentId) !== was) this.store.publish("conn", ev.sessionId);
   }
 
   // A session was renamed, cleared or deleted (here or by another client).

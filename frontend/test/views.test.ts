@@ -109,3 +109,18 @@ describe("following the end of the conversation", () => {
     expect(box.scrollTop).toBe(1450);
   });
 });
+
+describe("the status in the header", () => {
+  it("is not green and Live while the model server is down, and recovers with the next reply", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    actions.onStreamState({ sessionId: id, state: "live", attempt: 0 });
+    expect($("#conn").textContent).toBe("Live");
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "error", data: { code: "upstream_unreachable", message: "the model server at http://127.0.0.1:11434/v1 is not answering", turn_id: "t" } });
+    expect($("#conn").textContent).toBe("Model unreachable");
+    expect($("#conn").classList.contains("live")).toBe(false);
+    expect($("#conn").title).toContain("127.0.0.1:11434");
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.final", data: { text: "back", turn_id: "t2" } });
+    expect($("#conn").textContent).toBe("Live");
+  });
+});

@@ -4,7 +4,7 @@ import type { Actions } from "../actions";
 import { mountContext } from "../context";
 import { agentColor, agentInitial, h, sessionTitle } from "../view";
 
-const CONN_TEXT: Record<string, string> = { idle: "No session open", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting", closed: "Disconnected" };
+const CONN_TEXT: Record<string, string> = { idle: "No session open", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting", closed: "Disconnected", "model-down": "Model unreachable" };
 
 export function mountHeader(actions: Actions, flash: (text: string) => void): void {
   const store = actions.store;
@@ -14,13 +14,15 @@ export function mountHeader(actions: Actions, flash: (text: string) => void): vo
 
   const renderConn = () => {
     const c = store.sessionId ? store.conn.get(store.sessionId) : undefined;
-    const st = c?.state ?? "idle";
+    let st = c?.state ?? "idle";
+    const down = st === "live" ? store.modelDown.get(store.current()?.agentId ?? "") : undefined;
+    if (down) st = "model-down";
     conn.className = `conn ${st}`;
     conn.dataset.state = st;
     let text = CONN_TEXT[st] ?? st;
     if (st === "reconnecting" && c?.retryInMs) text += ` in ${Math.round(c.retryInMs / 1000)} s`;
     conn.textContent = text;
-    conn.title = c?.error ?? "";
+    conn.title = down ? `Connected to Jarvis's service, but the model server did not answer: ${down}` : c?.error ?? "";
   };
   const render = () => {
     sel.replaceChildren(
