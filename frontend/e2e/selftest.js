@@ -226,7 +226,10 @@
     $("#permissions").hidden = true;
     // A rich reply (the scripted model echoes the Markdown it is sent), dark and light.
     await say("a rich reply:\n\n## Plan\n\nSome **bold** and `inline code`, then a list:\n\n1. first\n2. second\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n\n| name | size |\n|:-----|-----:|\n| a.txt | 12 |\n| b.txt | 3400 |");
-    await waitFor(() => lastAssistantDone("a rich reply"), "the rich reply");
+    const rich = await waitFor(() => lastAssistantDone("a rich reply"), "the rich reply");
+    await frames(3);
+    assert(box.scrollHeight - box.scrollTop - box.clientHeight < 80, "the view followed the rich reply to its end");
+    rich.scrollIntoView({ block: "start" });
     await frames(3);
     await E.Screenshot("rich-reply-dark");
     for (const [k] of dark) document.documentElement.style.removeProperty(k);

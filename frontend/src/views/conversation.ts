@@ -40,14 +40,18 @@ export function mountConversation(actions: Actions): ConversationView {
   box.addEventListener("scroll", () => {
     follow = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
   });
-  // Content that grows after its event (a reply parsed off the thread) is followed too.
+  // Content that grows after its event is followed too: a reply parsed off
+  // the thread (a mutation), and a message whose real height replaces its
+  // estimate once it is on screen (content-visibility: a resize).
   new MutationObserver(toEnd).observe(box, { childList: true, subtree: true, characterData: true });
+  const sizes = typeof ResizeObserver === "undefined" ? undefined : new ResizeObserver(toEnd);
 
   const messageEl = (it: Item): HTMLElement => {
     let el = els.get(it.key);
     if (!el) {
       el = h("div", { class: `msg ${it.kind}`, "data-key": it.key });
       els.set(it.key, el);
+      sizes?.observe(el);
     }
     try {
       fill(el, it, actions);
@@ -83,6 +87,7 @@ export function mountConversation(actions: Actions): ConversationView {
 
   const render = () => {
     els.clear();
+    sizes?.disconnect();
     if (!store.sessionId) {
       box.replaceChildren(h("div", { class: "empty" }, "Pick a session on the left or just type: a new conversation starts with the selected agent."));
     } else {
@@ -98,7 +103,9 @@ export function mountConversation(actions: Actions): ConversationView {
     if (eff.finished && store.speak && sessionId === store.sessionId) speak(eff.finished.text);
     if (sessionId !== store.sessionId) return;
     for (const k of eff.removed) {
-      els.get(k)?.remove();
+      const gone = els.get(k);
+      if (gone) sizes?.unobserve(gone);
+      gone?.remove();
       els.delete(k);
     }
     const t = store.transcript(sessionId);
