@@ -270,7 +270,8 @@
     await say("Count slowly [[slow 150]] [[deltas 60]]");
     await waitFor(() => !$("#stop").hidden && assistants().some((x) => x.classList.contains("streaming")), "a streaming turn with a stop button");
     $("#stop").click();
-    await waitFor(() => $$("#messages .msg.error").some((x) => x.textContent === "Stopped."), "the stopped line");
+    const stoppedLine = await waitFor(() => $$("#messages .msg.stopped").find((x) => x.querySelector(".msg-text")?.textContent === "Stopped."), "the stopped line (a state, not an error)");
+    assert(stoppedLine.querySelector('[data-action="continue"]'), "a stopped turn offers Continue");
     await waitFor(() => $("#stop").hidden, "the stop button to hide");
     log("stop cancelled the turn");
     await frames(2);

@@ -250,6 +250,16 @@ export class Actions {
     return true;
   }
 
+  /**
+   * Asks again what was asked before the item with key (Regenerate on a
+   * reply, Retry on an error). The service keeps every turn, so the new
+   * answer comes below; nothing earlier is rewritten.
+   */
+  async askAgain(key: string): Promise<boolean> {
+    const text = this.store.sessionId ? this.store.transcript(this.store.sessionId).lastUserText(key) : "";
+    return text ? this.send(text) : false;
+  }
+
   async stop(): Promise<void> {
     if (!this.store.sessionId) return;
     try {

@@ -4,7 +4,8 @@
 import type { RoundtableInfo } from "./bridge";
 import { compactedLine } from "./context";
 
-export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
+// "stopped": the user pressed Stop; a state of the turn, not an error.
+export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable";
 
 export interface Item {
   key: string; // stable id for the view
@@ -137,6 +138,14 @@ export class Transcript {
       if (it !== open && it.kind === "assistant" && it.final && (!turnId || it.turnId === turnId)) text = it.text + text;
     }
     return text;
+  }
+
+  /** The text of the last user message before the item with key (or at the end), "" if none. */
+  lastUserText(key?: string): string {
+    let end = key ? this.items.findIndex((it) => it.key === key) : this.items.length;
+    if (end < 0) end = this.items.length;
+    for (let i = end - 1; i >= 0; i--) if (this.items[i].kind === "user") return this.items[i].text;
+    return "";
   }
 
   /** The user's own message, shown before the service echoes it. */
@@ -417,7 +426,8 @@ export class Transcript {
           last.final = true;
           eff.changed.push(last.key);
         }
-        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: "error", text: d.code === "cancelled" ? "Stopped." : msg, turnId: d.turn_id }, eff);
+        const stopped = d.code === "cancelled";
+        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id }, eff);
         if (d.code === "not_configured" || d.code === "provider_not_configured") eff.notConfigured = msg;
         this.running = false;
         break;

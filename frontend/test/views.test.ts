@@ -41,7 +41,7 @@ describe("views", () => {
     await flush();
     await flush();
     expect($("#input") as HTMLTextAreaElement).toHaveProperty("value", "");
-    expect($("#messages .msg.user")?.textContent).toBe("Plan a picnic");
+    expect($("#messages .msg.user .msg-text")?.textContent).toBe("Plan a picnic");
     expect(document.querySelectorAll('.agent-group[data-agent="general"] li.session.current')).toHaveLength(1);
     expect($("#session-title").textContent).toBe("Plan a picnic");
     expect($("#stop").hidden).toBe(false);
@@ -122,5 +122,40 @@ describe("the status in the header", () => {
     expect($("#conn").title).toContain("127.0.0.1:11434");
     actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.final", data: { text: "back", turn_id: "t2" } });
     expect($("#conn").textContent).toBe("Live");
+  });
+});
+
+describe("message actions", () => {
+  it("copies, edits a copy, regenerates, retries, and shows Stop as a state with Continue", async () => {
+    let copied = "";
+    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t: string) => void (copied = t) } });
+    typeAndEnter("What is **2+2**?");
+    await flush();
+    await flush();
+    const id = store.sessionId;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "What is **2+2**?", turn_id: "t1" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.final", data: { text: "It is **4**.", turn_id: "t1" } });
+    const reply = $("#messages .msg.assistant");
+    (reply.querySelector('[data-action="copy"]') as HTMLElement).click();
+    await flush();
+    expect(copied).toBe("It is **4**.");
+    ($("#messages .msg.user") .querySelector('[data-action="edit"]') as HTMLElement).click();
+    expect(($("#input") as HTMLTextAreaElement).value).toBe("What is **2+2**?");
+    ($("#input") as HTMLTextAreaElement).value = "";
+    const sends = () => fb.calls.filter((c) => c.method === "Send").map((c) => c.args[1]);
+    (reply.querySelector('[data-action="regenerate"]') as HTMLElement).click();
+    await flush();
+    expect(sends()).toEqual(["What is **2+2**?", "What is **2+2**?"]);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "error", data: { code: "upstream_error", message: "the model failed", turn_id: "t2" } });
+    ($("#messages .msg.error") .querySelector('[data-action="retry"]') as HTMLElement).click();
+    await flush();
+    expect(sends()).toHaveLength(3);
+    actions.onStreamEvent({ sessionId: id, id: "4", type: "error", data: { code: "cancelled", message: "cancelled", turn_id: "t3" } });
+    const stopped = $("#messages .msg.stopped");
+    expect(stopped.getAttribute("role")).toBeNull();
+    expect(stopped.querySelector(".msg-text")!.textContent).toBe("Stopped.");
+    (stopped.querySelector('[data-action="continue"]') as HTMLElement).click();
+    await flush();
+    expect(sends().at(-1)).toBe("Continue from where you stopped.");
   });
 });

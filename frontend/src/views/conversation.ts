@@ -180,17 +180,89 @@ function speak(text: string): void {
   window.speechSynthesis.speak(new SpeechSynthesisUtterance(plainText(text).slice(0, 2000)));
 }
 
+/** Copies text to the clipboard: the async API where the window has it, else a selection. */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
+  const ta = h("textarea", { "aria-hidden": "true" }) as HTMLTextAreaElement;
+  ta.value = text;
+  ta.style.position = "fixed";
+  ta.style.opacity = "0";
+  document.body.append(ta);
+  ta.select();
+  const ok = document.execCommand("copy");
+  ta.remove();
+  if (!ok) throw new Error("the clipboard is not available");
+}
+
+/** A message's actions: copy, edit a copy, ask again, retry, continue. */
+function messageActions(it: Item, actions: Actions): HTMLElement {
+  const bar = h("div", { class: "msg-actions" });
+  const add = (action: string, label: string, title: string, fn: (b: HTMLElement) => void) => {
+    const b = h("button", { class: "icon", type: "button", "data-action": action, title }, label);
+    b.addEventListener("click", () => fn(b));
+    bar.append(b);
+  };
+  const notice = (text: string, good = false) => actions.store.publish("notice", { text, good });
+  if (it.kind === "user" || it.kind === "assistant") {
+    add("copy", "Copy", it.kind === "assistant" ? "Copy the reply (its Markdown)" : "Copy the message", (b) => {
+      copyText(it.text).then(
+        () => {
+          b.textContent = "Copied";
+          setTimeout(() => (b.textContent = "Copy"), 1500);
+        },
+        (ex) => notice(`Could not copy: ${ex?.message ?? ex}`),
+      );
+    });
+  }
+  if (it.kind === "user") {
+    add("edit", "Edit", "Put a copy in the message box to change and send again", () => {
+      const input = document.getElementById("input") as HTMLTextAreaElement;
+      input.value = it.text;
+      input.focus();
+      input.setSelectionRange(it.text.length, it.text.length);
+    });
+  }
+  if (it.kind === "assistant") add("regenerate", "Regenerate", "Ask the same question again; the new answer comes below", () => void actions.askAgain(it.key));
+  if (it.kind === "error") add("retry", "Retry", "Send the last message again", () => void actions.askAgain(it.key));
+  if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
+  return bar;
+}
+
+/** The part of a message element that holds its text (the actions sit beside it). */
+function body(el: HTMLElement, tag = "div"): HTMLElement {
+  let b = el.querySelector<HTMLElement>(":scope > .msg-text");
+  if (!b) {
+    b = h(tag, { class: "msg-text" });
+    el.prepend(b);
+  }
+  return b;
+}
+
+function withActions(el: HTMLElement, it: Item, actions: Actions): void {
+  el.querySelector(":scope > .msg-actions")?.remove();
+  el.append(messageActions(it, actions));
+}
+
 function fill(el: HTMLElement, it: Item, actions: Actions): void {
   switch (it.kind) {
     case "user":
-      el.textContent = it.text;
+      body(el).textContent = it.text;
+      withActions(el, it, actions);
       break;
-    case "assistant":
+    case "assistant": {
       // A complete reply shown for the first time (opening a session) is
       // parsed off the window's thread; a streaming one as it grows.
-      if (it.final && !el.hasChildNodes()) void showReplyLater(el, it.text); // sanitized
-      else showReply(el, it.text, !!it.final); // sanitized
+      const b = body(el);
+      if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text); // sanitized
+      else showReply(b, it.text, !!it.final); // sanitized
       el.classList.toggle("streaming", !it.final);
+      if (it.final) withActions(el, it, actions);
+      else el.querySelector(":scope > .msg-actions")?.remove();
+      break;
+    }
+    case "stopped":
+      body(el).textContent = it.text;
+      withActions(el, it, actions);
       break;
     case "status":
       el.replaceChildren(h("em", {}, it.text));
@@ -202,8 +274,9 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       break;
     }
     case "error":
-      el.textContent = it.text;
+      body(el).textContent = it.text;
       el.setAttribute("role", "alert");
+      withActions(el, it, actions);
       break;
     case "tool":
       el.replaceChildren(toolCard(it));
