@@ -383,9 +383,16 @@
     for (let i = 0; i < 40 && !cleared; i++) { cleared = (await App.Reload(general.sessionId)).messages.length === 0; if (!cleared) await sleep(100); }
     assert(cleared, "the history was cleared");
     if (ext) {
+      // Delete has no blocking dialog: the session goes at once, Undo brings it back.
       $('.session[data-session="E2E-EXT-1"] button[data-action="delete"]').click();
       await waitFor(() => !$('.session[data-session="E2E-EXT-1"]'), "the deleted session to leave the sidebar");
-      assert(!(await App.Sessions("")).some((x) => x.sessionId === "E2E-EXT-1"), "the service deleted the session");
+      (await waitFor(() => $('#notice button[data-action="undo"]'), "the Undo button")).click();
+      await waitFor(() => $('.session[data-session="E2E-EXT-1"]'), "the session back after Undo");
+      $('.session[data-session="E2E-EXT-1"] button[data-action="delete"]').click();
+      await waitFor(() => !$('.session[data-session="E2E-EXT-1"]'), "the deleted session to leave the sidebar again");
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) { gone = !(await App.Sessions("")).some((x) => x.sessionId === "E2E-EXT-1"); if (!gone) await sleep(100); }
+      assert(gone, "the service deleted the session after the undo time");
     }
     log("rename, clear and delete ok");
 

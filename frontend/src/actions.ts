@@ -4,6 +4,7 @@
 // bound App object) and updates the store, which tells the views. No DOM:
 // the actions are unit-tested against a fake of the bridge.
 import { errText, type AppAPI, type Session } from "./bridge";
+import { titleFrom } from "./view";
 import type { PolicyRule, Prompt } from "./prompt";
 import type { StreamState, Store } from "./store";
 import type { Effect, StreamEvent } from "./transcript";
@@ -209,6 +210,33 @@ export class Actions {
     }
   }
 
+  /**
+   * Deletes a session after a grace period in which the user can undo: it
+   * leaves the list at once, and the service deletes it only when the time
+   * is up. Returns the function that undoes it.
+   */
+  deleteLater(id: string, graceMs = 6000): () => void {
+    const st = this.store;
+    const s = st.session(id);
+    const at = st.sessions.findIndex((x) => x.sessionId === id);
+    const wasOpen = st.sessionId === id;
+    if (!s) return () => {};
+    st.sessions = st.sessions.filter((x) => x.sessionId !== id);
+    if (wasOpen) {
+      st.sessionId = "";
+      st.publish("messages", {});
+    }
+    st.publish("sessions");
+    const timer = setTimeout(() => void this.deleteSession(id), graceMs);
+    return () => {
+      clearTimeout(timer);
+      if (st.session(id)) return;
+      st.sessions.splice(Math.min(at, st.sessions.length), 0, s);
+      st.publish("sessions");
+      if (wasOpen) void this.openSession(id);
+    };
+  }
+
   async deleteSession(id: string): Promise<void> {
     try {
       await this.api().DeleteSession(id);
@@ -236,11 +264,13 @@ export class Actions {
     if (!st.sessionId && !(await this.newSession())) return false;
     const id = st.sessionId;
     const t = st.transcript(id);
+    const first = !t.items.some((it) => it.kind === "user");
     this.apply(id, t.localUser(text));
     const s = st.current();
     if (s) {
       s.lastSnippet = text.slice(0, 80);
-      if (!s.name) st.publish("sessions");
+      // Named once, from the first message: the title does not change every turn.
+      if (!s.name && first && titleFrom(text)) void this.renameSession(id, titleFrom(text));
     }
     try {
       await this.api().Send(id, text);

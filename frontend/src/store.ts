@@ -35,7 +35,7 @@ export interface Topics {
   /** A session's context use may have changed (its id). */
   context: string;
   /** A short notice for the user; good: a success. */
-  notice: { text: string; good: boolean };
+  notice: { text: string; good: boolean; undo?: () => void };
   /** The setup form: open with a message, or "" to close unless the user opened it. */
   setup: { message: string };
   /** The policy rules or the workspace changed. */

@@ -25,3 +25,24 @@ export function sessionTitle(s: Session): string {
   if (s.lastSnippet) return s.lastSnippet.length > 40 ? s.lastSnippet.slice(0, 40) + "…" : s.lastSnippet;
   return "New conversation";
 }
+
+/**
+ * A conversation's title from its first message: the first line with the
+ * Markdown marks taken out, at most 60 characters, cut at a word.
+ */
+export function titleFrom(text: string): string {
+  let t = text
+    .replace(/```[\s\S]*?(```|$)/g, " ")
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[\[[^\]]*\]\]/g, " ")
+    .replace(/<[^>]+>/g, " ")
+    .split("\n")
+    .map((l) => l.replace(/^\s*(#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)/, "").trim())
+    .find((l) => l.replace(/[*_`~]/g, "").trim() !== "") ?? "";
+  t = t.replace(/[*_`~]+/g, "").replace(/\s+/g, " ").trim();
+  if (t.length <= 60) return t;
+  const cut = t.slice(0, 60);
+  const at = cut.lastIndexOf(" ");
+  return (at > 30 ? cut.slice(0, at) : cut) + "…";
+}

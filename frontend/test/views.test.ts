@@ -1,7 +1,7 @@
 // @vitest-environment jsdom
 // The views mounted on the window's real markup (index.html), driven like a
 // user, with the store and actions over a fake of the bridge.
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Actions } from "../src/actions";
 import { Store } from "../src/store";
 import { mountConversation } from "../src/views/conversation";
@@ -157,5 +157,40 @@ describe("message actions", () => {
     (stopped.querySelector('[data-action="continue"]') as HTMLElement).click();
     await flush();
     expect(sends().at(-1)).toBe("Continue from where you stopped.");
+  });
+});
+
+describe("the conversation list", () => {
+  it("names a conversation once from its first message, Markdown stripped", async () => {
+    typeAndEnter("## Plan a **picnic** for [Saturday](https://example.com)\n\nwith details");
+    await flush();
+    await flush();
+    const id = store.sessionId;
+    expect(fb.calls.find((c) => c.method === "RenameSession")?.args).toEqual([id, "Plan a picnic for Saturday"]);
+    typeAndEnter("second message");
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "RenameSession")).toHaveLength(1);
+    expect($("#session-title").textContent).toBe("Plan a picnic for Saturday");
+  });
+
+  it("deletes without a blocking dialog, with Undo for a few seconds", async () => {
+    vi.useFakeTimers();
+    try {
+      const s = (await actions.newSession())!;
+      const row = () => document.querySelector(`.session[data-session="${s.sessionId}"]`) as HTMLElement | null;
+      row()!.querySelector<HTMLElement>('[data-action="delete"]')!.click();
+      expect(row()).toBeNull();
+      $('#notice [data-action="undo"]').click();
+      expect(row()).not.toBeNull();
+      vi.advanceTimersByTime(10_000);
+      expect(fb.calls.some((c) => c.method === "DeleteSession")).toBe(false);
+      row()!.querySelector<HTMLElement>('[data-action="delete"]')!.click();
+      vi.advanceTimersByTime(5_000);
+      expect(fb.calls.some((c) => c.method === "DeleteSession")).toBe(false);
+      vi.advanceTimersByTime(1_500);
+      expect(fb.calls.filter((c) => c.method === "DeleteSession").map((c) => c.args)).toEqual([[s.sessionId]]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -109,7 +109,9 @@ function sessionRow(actions: Actions, s: Session): HTMLElement {
       if (confirm(`Clear the history of “${sessionTitle(s)}”? Its name and agent stay.`)) void actions.clearSession(s.sessionId);
     }),
     mk("✕", "Delete", "delete", () => {
-      if (confirm(`Delete “${sessionTitle(s)}”?`)) void actions.deleteSession(s.sessionId);
+      // No blocking dialog: it goes at once, and Undo brings it back for a few seconds.
+      const undo = actions.deleteLater(s.sessionId);
+      store.publish("notice", { text: `Deleted “${sessionTitle(s)}”.`, good: true, undo });
     }),
   );
   li.append(title, menu);
