@@ -46,3 +46,17 @@ export function titleFrom(text: string): string {
   const at = cut.lastIndexOf(" ");
   return (at > 30 ? cut.slice(0, at) : cut) + "…";
 }
+
+/** Copies text to the clipboard: the async API where the window has it, else a selection. */
+export async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
+  const ta = h("textarea", { "aria-hidden": "true" }) as HTMLTextAreaElement;
+  ta.value = text;
+  ta.style.position = "fixed";
+  ta.style.opacity = "0";
+  document.body.append(ta);
+  ta.select();
+  const ok = document.execCommand("copy");
+  ta.remove();
+  if (!ok) throw new Error("the clipboard is not available");
+}

@@ -31,6 +31,7 @@ const pairs: [string, string][] = [
   ["fg", "bg"], ["fg", "bg2"], ["fg", "bg3"], ["fg", "user"], ["fg", "code"],
   ["muted", "bg"], ["muted", "bg2"],
   ["accent", "bg"], ["danger", "bg"],
+  ["hl-keyword", "code"], ["hl-string", "code"], ["hl-comment", "code"], ["hl-number", "code"], ["hl-title", "code"],
   ["on-color", "accent"], ["on-color", "danger"], ["on-color", "ok"], ["on-color", "warn"],
 ];
 

@@ -7,7 +7,7 @@ import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
 import type { Effect, Item } from "../transcript";
-import { h } from "../view";
+import { copyText, h } from "../view";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -180,20 +180,6 @@ function speak(text: string): void {
   window.speechSynthesis.speak(new SpeechSynthesisUtterance(plainText(text).slice(0, 2000)));
 }
 
-/** Copies text to the clipboard: the async API where the window has it, else a selection. */
-async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
-  const ta = h("textarea", { "aria-hidden": "true" }) as HTMLTextAreaElement;
-  ta.value = text;
-  ta.style.position = "fixed";
-  ta.style.opacity = "0";
-  document.body.append(ta);
-  ta.select();
-  const ok = document.execCommand("copy");
-  ta.remove();
-  if (!ok) throw new Error("the clipboard is not available");
-}
-
 /** A message's actions: copy, edit a copy, ask again, retry, continue. */
 function messageActions(it: Item, actions: Actions): HTMLElement {
   const bar = h("div", { class: "msg-actions" });
@@ -228,6 +214,16 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   return bar;
 }
 
+// A finished reply's code blocks get highlighting, a label and Copy (the
+// highlighter loads on the first reply that has code).
+function decorate(b: HTMLElement, actions: Actions): void {
+  if (!b.querySelector("pre")) return;
+  void import("../codeblocks").then(
+    (m) => m.decorateCode(b, (text) => actions.store.publish("notice", { text, good: false })),
+    () => undefined, // left plain
+  );
+}
+
 /** The part of a message element that holds its text (the actions sit beside it). */
 function body(el: HTMLElement, tag = "div"): HTMLElement {
   let b = el.querySelector<HTMLElement>(":scope > .msg-text");
@@ -253,8 +249,9 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       // A complete reply shown for the first time (opening a session) is
       // parsed off the window's thread; a streaming one as it grows.
       const b = body(el);
-      if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text); // sanitized
+      if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text).then(() => decorate(b, actions)); // sanitized
       else showReply(b, it.text, !!it.final); // sanitized
+      if (it.final) decorate(b, actions);
       el.classList.toggle("streaming", !it.final);
       if (it.final) withActions(el, it, actions);
       else el.querySelector(":scope > .msg-actions")?.remove();
