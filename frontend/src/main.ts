@@ -13,6 +13,7 @@ import { mountAgentTest } from "./views/agenttest";
 import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
+import { mountKeys } from "./views/keys";
 import { mountNotice } from "./views/notice";
 import { mountPermissions } from "./views/permissions";
 import { mountPrompt } from "./views/prompt";
@@ -31,6 +32,7 @@ async function start(): Promise<void> {
   mountAudit(actions);
   mountAgentTest(actions);
   mountPermissions(actions);
+  mountKeys(actions);
   wireAbout(flash);
 
   window.addEventListener("focus", () => void actions.checkServiceWarning());

@@ -194,3 +194,33 @@ describe("the conversation list", () => {
     }
   });
 });
+
+describe("keyboard", () => {
+  it("Ctrl+N starts a conversation, Ctrl+K finds one by title, Esc stops a reply, Ctrl+= zooms", async () => {
+    const { mountKeys } = await import("../src/views/keys");
+    mountKeys(actions);
+    const key = (k: string, ctrl = true) => document.body.dispatchEvent(new KeyboardEvent("keydown", { key: k, ctrlKey: ctrl, bubbles: true, cancelable: true }));
+    key("n");
+    await flush();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "NewSession")).toHaveLength(1);
+    await actions.renameSession(store.sessionId, "Garden plans");
+    await actions.newSession();
+    await actions.renameSession(store.sessionId, "Tax return");
+    key("k");
+    const filter = document.activeElement as HTMLInputElement;
+    expect(filter.id).toBe("session-filter");
+    filter.value = "garden";
+    filter.dispatchEvent(new Event("input"));
+    expect(Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent)).toEqual(["Garden plans"]);
+    typeAndEnter("a long question");
+    await flush();
+    key("Escape", false);
+    await flush();
+    expect(fb.calls.some((c) => c.method === "Cancel")).toBe(true);
+    key("=");
+    expect(document.documentElement.style.getPropertyValue("--zoom")).toBe("1.1");
+    key("0");
+    expect(document.documentElement.style.getPropertyValue("--zoom")).toBe("1");
+  });
+});

@@ -8,8 +8,18 @@ import { agentColor, agentInitial, h, sessionTitle } from "../view";
 export function mountSidebar(actions: Actions): void {
   const store = actions.store;
   const box = document.getElementById("agents")!;
+  // Ctrl+K: find a conversation by its title.
+  const filter = h("input", { id: "session-filter", class: "session-filter", type: "search", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
+  box.before(filter);
+  filter.addEventListener("input", () => render());
+  filter.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      filter.value = "";
+      render();
+    }
+  });
 
-  const render = () => {
+  function render(): void {
     box.replaceChildren();
     for (const a of store.agents) {
       const group = h("section", { class: "agent-group", "data-agent": a.agentId });
@@ -39,11 +49,16 @@ export function mountSidebar(actions: Actions): void {
       group.append(head, buttons);
       if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
       const list = h("ul", { class: "sessions" });
-      for (const s of store.sessions) if (s.agentId === a.agentId) list.append(sessionRow(actions, s));
+      const q = filter.value.trim().toLowerCase();
+      for (const s of store.sessions) {
+        if (s.agentId !== a.agentId) continue;
+        if (q && !`${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q)) continue;
+        list.append(sessionRow(actions, s));
+      }
       group.append(list);
       box.append(group);
     }
-  };
+  }
   store.subscribe("agents", render);
   store.subscribe("sessions", render);
 }
