@@ -3,6 +3,7 @@
 import type { Actions } from "../actions";
 import { errText, type AuditEntry, type AuditFilter } from "../bridge";
 import { auditDetail, auditTable, upgradeLazyInputs, verifyText } from "../panels";
+import { sessionTitle } from "../view";
 
 export function mountAudit(actions: Actions): void {
   const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -22,10 +23,20 @@ export function mountAudit(actions: Actions): void {
     el.className = `audit-status ${cls}`;
   };
   const render = () => {
+    const conv = {
+      name: (id: string) => {
+        const s = actions.store.session(id);
+        return s ? sessionTitle(s) : undefined;
+      },
+      open: (id: string) => {
+        dlg.hidden = true;
+        void actions.openSession(id);
+      },
+    };
     $("audit-list").replaceChildren(...auditTable(entries, selected, (e) => {
       selected = e.id;
       render();
-    }));
+    }, conv));
     $("audit-detail").replaceChildren(auditDetail(entries.find((e) => e.id === selected)));
   };
   const load = async () => {
