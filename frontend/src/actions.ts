@@ -4,7 +4,8 @@
 // bound App object) and updates the store, which tells the views. No DOM:
 // the actions are unit-tested against a fake of the bridge.
 import { errText, type AppAPI, type Session } from "./bridge";
-import { titleFrom } from "./view";
+import { conversationJSON, conversationMarkdown } from "./export";
+import { sessionTitle, titleFrom } from "./view";
 import type { PolicyRule, Prompt } from "./prompt";
 import type { StreamState, Store } from "./store";
 import type { Effect, StreamEvent } from "./transcript";
@@ -288,6 +289,25 @@ export class Actions {
   async askAgain(key: string): Promise<boolean> {
     const text = this.store.sessionId ? this.store.transcript(this.store.sessionId).lastUserText(key) : "";
     return text ? this.send(text) : false;
+  }
+
+  /** Exports a conversation as Markdown ("md") or JSON; says where it went in a notice. */
+  async exportSession(id: string, format: "md" | "json"): Promise<void> {
+    const st = this.store;
+    const s = st.session(id);
+    try {
+      if (!st.transcripts.has(id)) {
+        const tr = await this.api().OpenSession(id);
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+      }
+      const items = st.transcript(id).items;
+      const agent = st.agent(s?.agentId ?? "")?.displayName ?? s?.agentId ?? "";
+      const content = format === "md" ? conversationMarkdown(s ? sessionTitle(s) : id, items, agent) : conversationJSON(s, items);
+      const x = await this.api().ExportConversation(id, format, content);
+      if (!x.cancelled) this.notice(`Exported to ${x.path}`, true);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
   }
 
   async stop(): Promise<void> {

@@ -161,6 +161,8 @@ export interface AppAPI {
   ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
   /** The gate's decision on each tool call of a session, from the audit log. */
   SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
+  /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
+  ExportConversation(sessionId: string, format: string, content: string): Promise<{ path?: string; bytes: number; cancelled?: boolean }>;
   PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;

@@ -159,6 +159,29 @@ describe("actions", () => {
     expect(store.rules).toEqual([{ tool: "notify", action: "allow" }]);
   });
 
+  it("exports a conversation as Markdown and as JSON, with tool calls and their decisions", async () => {
+    fb.sessions.push({ sessionId: "old", agentId: "general", name: "Notes" });
+    fb.messages.set("old", [
+      { id: 1, role: "user", text: "save it" },
+      { id: 2, role: "assistant", text: "Saving.", toolCalls: [{ id: "c1", function: { name: "write_file", arguments: '{"path":"a.txt"}' } }] },
+      { id: 3, role: "tool", toolCallId: "c1", text: "wrote 2 bytes", meta: { decision: "allowed" } },
+      { id: 4, role: "assistant", text: "Done **now**." },
+    ]);
+    await actions.start();
+    await actions.exportSession("old", "md");
+    const md = fb.calls.at(-1)!.args[2] as string;
+    expect(fb.calls.at(-1)!.args.slice(0, 2)).toEqual(["old", "md"]);
+    expect(md).toMatch(/^# Notes\n/);
+    expect(md).toContain("**You:**\n\nsave it");
+    expect(md).toContain("**Tool `write_file`** (allowed)");
+    expect(md).toContain("wrote 2 bytes");
+    expect(md).toContain("**Assistant:**\n\nDone **now**.");
+    await actions.exportSession("old", "json");
+    const js = JSON.parse(fb.calls.at(-1)!.args[2] as string);
+    expect(js.session.sessionId).toBe("old");
+    expect(js.items.map((i: any) => i.kind)).toEqual(["user", "assistant", "tool", "assistant"]);
+  });
+
   it("opens the setup form when the selected agent has no provider", async () => {
     fb.agents = [{ agentId: "general", displayName: "G", type: "chat", status: { state: "unconfigured", detail: "no provider" } }];
     const setup: string[] = [];

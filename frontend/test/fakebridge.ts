@@ -59,6 +59,7 @@ export function fakeBridge(): FakeBridge {
     Cancel: () => true,
     ResolvePrompt: () => undefined,
     ResolvePromptScoped: () => undefined,
+    ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
     PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),
     // As the gate: the rule must still be the one listed.

@@ -120,6 +120,8 @@ function sessionRow(actions: Actions, s: Session): HTMLElement {
   };
   menu.append(
     mk("✎", "Rename", "rename", () => actions.startRename(s.sessionId)),
+    mk("⇩", "Export as Markdown", "export-md", () => void actions.exportSession(s.sessionId, "md")),
+    mk("{}", "Export as JSON", "export-json", () => void actions.exportSession(s.sessionId, "json")),
     mk("⟲", "Clear history", "clear", () => {
       if (confirm(`Clear the history of “${sessionTitle(s)}”? Its name and agent stay.`)) void actions.clearSession(s.sessionId);
     }),
