@@ -224,3 +224,15 @@ describe("keyboard", () => {
     expect(document.documentElement.style.getPropertyValue("--zoom")).toBe("1");
   });
 });
+
+describe("a new conversation", () => {
+  it("names the agent and its model and offers a start", async () => {
+    fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", model: "llama3.2", status: { state: "ok" } }];
+    await actions.refreshAgents();
+    await actions.newSession();
+    expect($("#messages .empty").textContent).toContain("General Assistant (model llama3.2)");
+    expect($("#agent-switch").textContent).toContain("llama3.2");
+    $('#messages [data-action="starter"]').click();
+    expect(($("#input") as HTMLTextAreaElement).value).toBe("Summarize the files in my workspace");
+  });
+});

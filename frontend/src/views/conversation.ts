@@ -63,6 +63,22 @@ export function mountConversation(actions: Actions): ConversationView {
     return el;
   };
 
+  // A new conversation names who answers (agent and model) and offers a start.
+  const emptyState = (): HTMLElement => {
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    const who = a ? `${a.displayName}${a.model ? ` (model ${a.model})` : ""}` : "the selected agent";
+    const starts = h("div", { class: "starters" });
+    for (const text of ["Summarize the files in my workspace", "Help me plan my day", "Explain a piece of code I paste"]) {
+      const b = h("button", { class: "small", type: "button", "data-action": "starter" }, text);
+      b.addEventListener("click", () => {
+        input.value = text;
+        input.focus();
+      });
+      starts.append(b);
+    }
+    return h("div", { class: "empty" }, h("p", {}, `A new conversation with ${who}. Enter sends, Shift+Enter adds a line.`), starts);
+  };
+
   const showStop = () => {
     stopBtn.hidden = !(store.sessionId && store.transcripts.get(store.sessionId)?.running);
   };
@@ -81,7 +97,7 @@ export function mountConversation(actions: Actions): ConversationView {
       frag.append(more);
     }
     for (const it of t.items.slice(shownFrom)) frag.append(messageEl(it));
-    if (t.items.length === 0) frag.append(h("div", { class: "empty" }, "No messages yet. Say hello — Enter sends, Shift+Enter adds a line."));
+    if (t.items.length === 0) frag.append(emptyState());
     box.replaceChildren(frag);
   };
 

@@ -27,7 +27,7 @@ export function mountHeader(actions: Actions, flash: (text: string) => void): vo
   const render = () => {
     sel.replaceChildren(
       ...store.agents.map((a) => {
-        const o = h("option", { value: a.agentId }, `${a.displayName} · ${a.type} · ${a.status?.state ?? "unknown"}`) as HTMLOptionElement;
+        const o = h("option", { value: a.agentId }, `${a.displayName} · ${a.model || a.type} · ${a.status?.state ?? "unknown"}`) as HTMLOptionElement;
         o.selected = a.agentId === store.agentId;
         return o;
       }),
