@@ -60,3 +60,15 @@ export async function copyText(text: string): Promise<void> {
   ta.remove();
   if (!ok) throw new Error("the clipboard is not available");
 }
+
+/** The group a conversation is listed under, by its last activity: Today, Yesterday, Previous 7 days, Older. */
+export function dateGroup(iso: string | undefined, now = new Date()): string {
+  const t = iso ? new Date(iso) : undefined;
+  if (!t || isNaN(t.getTime())) return "Older";
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(t)) / 86_400_000);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days < 7) return "Previous 7 days";
+  return "Older";
+}

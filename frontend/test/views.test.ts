@@ -236,3 +236,24 @@ describe("a new conversation", () => {
     expect(($("#input") as HTMLTextAreaElement).value).toBe("Summarize the files in my workspace");
   });
 });
+
+describe("date groups", () => {
+  it("lists conversations newest first under Today, Yesterday, Previous 7 days and Older", async () => {
+    const { dateGroup } = await import("../src/view");
+    const now = new Date(2026, 10, 25, 15, 0);
+    expect([new Date(2026, 10, 25, 1, 0), new Date(2026, 10, 24, 23, 0), new Date(2026, 10, 20), new Date(2026, 9, 1)].map((d) => dateGroup(d.toISOString(), now))).toEqual(["Today", "Yesterday", "Previous 7 days", "Older"]);
+    expect(dateGroup(undefined, now)).toBe("Older");
+    const at = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+    fb.sessions = [
+      { sessionId: "a", agentId: "general", name: "old one", updatedAt: at(30) },
+      { sessionId: "b", agentId: "general", name: "today", updatedAt: at(0) },
+      { sessionId: "c", agentId: "general", name: "this week", updatedAt: at(3) },
+      { sessionId: "d", agentId: "general", name: "also today", updatedAt: at(0) },
+    ];
+    await actions.refreshSessions();
+    const rows = Array.from(document.querySelectorAll('.agent-group[data-agent="general"] .sessions > li')).map((x) => (x.classList.contains("date-group") ? `[${x.textContent}]` : x.querySelector(".session-title")!.textContent));
+    expect(rows[0]).toBe("[Today]");
+    expect(rows.slice(1, 3).sort()).toEqual(["also today", "today"]);
+    expect(rows.slice(3)).toEqual(["[Previous 7 days]", "this week", "[Older]", "old one"]);
+  });
+});

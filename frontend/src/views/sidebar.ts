@@ -3,7 +3,7 @@
 import type { Actions } from "../actions";
 import type { Agent, Session } from "../bridge";
 import { errText } from "../bridge";
-import { agentColor, agentInitial, h, sessionTitle } from "../view";
+import { agentColor, agentInitial, dateGroup, h, sessionTitle } from "../view";
 
 export function mountSidebar(actions: Actions): void {
   const store = actions.store;
@@ -50,9 +50,16 @@ export function mountSidebar(actions: Actions): void {
       if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
       const list = h("ul", { class: "sessions" });
       const q = filter.value.trim().toLowerCase();
-      for (const s of store.sessions) {
-        if (s.agentId !== a.agentId) continue;
-        if (q && !`${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q)) continue;
+      const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || `${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q)));
+      // Newest first, under date headings once there are a few.
+      // (One without a time was just made here: it is the newest.)
+      const when = (s: Session) => s.updatedAt ?? s.createdAt ?? new Date().toISOString();
+      shown.sort((x, y) => when(y).localeCompare(when(x)));
+      let heading = "";
+      for (const s of shown) {
+        const g = dateGroup(when(s));
+        if (shown.length > 3 && g !== heading) list.append(h("li", { class: "date-group" }, g));
+        heading = g;
         list.append(sessionRow(actions, s));
       }
       group.append(list);
