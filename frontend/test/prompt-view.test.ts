@@ -40,6 +40,7 @@ describe("permission prompt view", () => {
   it("denies on Enter for a risky call: focus starts on Deny", async () => {
     actions.onPrompts([prompt()]);
     expect((document.activeElement as HTMLElement).dataset.choice).toBe("deny");
+    expect($('#prompt button[data-choice="once"]').classList.contains("primary")).toBe(false);
     enter();
     await flush();
     const answers = fb.calls.filter((c) => c.method.startsWith("ResolvePrompt"));

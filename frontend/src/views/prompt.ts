@@ -67,6 +67,8 @@ export function mountPrompt(actions: Actions): void {
       if (left > 0) setTimeout(tick, 1000);
     };
     tick();
+    // For a risky call no approval looks like the default either.
+    dlg.querySelector("button[data-choice=once]")!.classList.toggle("primary", !riskyPrompt(p));
     const first = riskyPrompt(p) ? "deny" : "once";
     (dlg.querySelector(`button[data-choice=${first}]`) as HTMLButtonElement).focus();
   };
