@@ -108,7 +108,7 @@ export function mountPrompt(actions: Actions): void {
     // Enter answers only the button that has the focus (Deny, unless the
     // user moved to another on purpose); elsewhere it does nothing.
     const t = e.target as HTMLElement;
-    if (t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement) return;
+    if (t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || t.tagName === "SUMMARY") return;
     e.preventDefault();
     if (t instanceof HTMLButtonElement && t.dataset.choice) void answer(t.dataset.choice);
   });
