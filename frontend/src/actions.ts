@@ -201,6 +201,17 @@ export class Actions {
     this.store.publish("sessions");
   }
 
+  async pinSession(id: string, pinned: boolean): Promise<void> {
+    try {
+      await this.api().PinSession(id, pinned);
+      const s = this.store.session(id);
+      if (s) s.pinnedAt = pinned ? new Date().toISOString() : undefined;
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("sessions");
+  }
+
   async clearSession(id: string): Promise<void> {
     try {
       await this.api().ClearSession(id);

@@ -20,6 +20,8 @@ export interface Session {
   createdAt?: string;
   updatedAt?: string;
   lastSnippet?: string;
+  /** When it was pinned; pinned conversations are listed first. */
+  pinnedAt?: string;
 }
 
 export interface Transcript {
@@ -163,6 +165,7 @@ export interface AppAPI {
   SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
   /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
   ExportConversation(sessionId: string, format: string, content: string): Promise<{ path?: string; bytes: number; cancelled?: boolean }>;
+  PinSession(sessionId: string, pinned: boolean): Promise<void>;
   PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;

@@ -59,6 +59,11 @@ export function fakeBridge(): FakeBridge {
     Cancel: () => true,
     ResolvePrompt: () => undefined,
     ResolvePromptScoped: () => undefined,
+    PinSession: (id: string, pinned: boolean) => {
+      const s = fb.sessions.find((x) => x.sessionId === id);
+      if (!s) throw "session not found";
+      s.pinnedAt = pinned ? "2026-11-25T12:00:00Z" : undefined;
+    },
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
     PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),

@@ -255,5 +255,14 @@ describe("date groups", () => {
     expect(rows[0]).toBe("[Today]");
     expect(rows.slice(1, 3).sort()).toEqual(["also today", "today"]);
     expect(rows.slice(3)).toEqual(["[Previous 7 days]", "this week", "[Older]", "old one"]);
+    // Pinned goes first, under its own heading, and back when unpinned.
+    document.querySelector<HTMLElement>('.session[data-session="a"] [data-action="pin"]')!.click();
+    await flush();
+    const titles = () => Array.from(document.querySelectorAll('.agent-group[data-agent="general"] .sessions > li')).map((x) => (x.classList.contains("date-group") ? `[${x.textContent}]` : x.querySelector(".session-title")!.textContent));
+    expect(titles().slice(0, 2)).toEqual(["[Pinned]", "old one"]);
+    expect(fb.calls.at(-1)).toEqual({ method: "PinSession", args: ["a", true] });
+    document.querySelector<HTMLElement>('.session[data-session="a"] [data-action="pin"]')!.click();
+    await flush();
+    expect(titles().at(-1)).toBe("old one");
   });
 });

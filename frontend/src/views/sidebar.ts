@@ -54,10 +54,10 @@ export function mountSidebar(actions: Actions): void {
       // Newest first, under date headings once there are a few.
       // (One without a time was just made here: it is the newest.)
       const when = (s: Session) => s.updatedAt ?? s.createdAt ?? new Date().toISOString();
-      shown.sort((x, y) => when(y).localeCompare(when(x)));
+      shown.sort((x, y) => (y.pinnedAt ? 1 : 0) - (x.pinnedAt ? 1 : 0) || when(y).localeCompare(when(x)));
       let heading = "";
       for (const s of shown) {
-        const g = dateGroup(when(s));
+        const g = s.pinnedAt ? "Pinned" : dateGroup(when(s));
         if (shown.length > 3 && g !== heading) list.append(h("li", { class: "date-group" }, g));
         heading = g;
         list.append(sessionRow(actions, s));
@@ -127,6 +127,7 @@ function sessionRow(actions: Actions, s: Session): HTMLElement {
   };
   menu.append(
     mk("✎", "Rename", "rename", () => actions.startRename(s.sessionId)),
+    mk(s.pinnedAt ? "★" : "☆", s.pinnedAt ? "Unpin" : "Pin to the top", "pin", () => void actions.pinSession(s.sessionId, !s.pinnedAt)),
     mk("⇩", "Export as Markdown", "export-md", () => void actions.exportSession(s.sessionId, "md")),
     mk("{}", "Export as JSON", "export-json", () => void actions.exportSession(s.sessionId, "json")),
     mk("⟲", "Clear history", "clear", () => {
