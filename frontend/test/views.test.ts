@@ -213,6 +213,11 @@ describe("keyboard", () => {
     filter.value = "garden";
     filter.dispatchEvent(new Event("input"));
     expect(Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent)).toEqual(["Garden plans"]);
+    // The text of a conversation loaded in the window matches too.
+    actions.onStreamEvent({ sessionId: store.sessionId, id: "9", type: "assistant.final", data: { text: "Your refund is 120 euros.", turn_id: "t9" } });
+    filter.value = "refund";
+    filter.dispatchEvent(new Event("input"));
+    expect(Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent)).toEqual(["Tax return"]);
     typeAndEnter("a long question");
     await flush();
     key("Escape", false);

@@ -50,7 +50,11 @@ export function mountSidebar(actions: Actions): void {
       if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
       const list = h("ul", { class: "sessions" });
       const q = filter.value.trim().toLowerCase();
-      const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || `${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q)));
+      // Titles, and the text of conversations this window has loaded.
+      const matches = (s: Session) =>
+        `${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q) ||
+        !!store.transcripts.get(s.sessionId)?.items.some((it) => it.text.toLowerCase().includes(q));
+      const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || matches(s)));
       // Newest first, under date headings once there are a few.
       // (One without a time was just made here: it is the newest.)
       const when = (s: Session) => s.updatedAt ?? s.createdAt ?? new Date().toISOString();
