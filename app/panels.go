@@ -141,21 +141,12 @@ func (a *App) AuditExportJSONL(f AuditFilter) (AuditExport, error) {
 	if err != nil {
 		return AuditExport{}, err
 	}
-	name := "audit-export-" + time.Now().Format("20060102-150405") + ".jsonl"
-	var path string
-	if a.saveFile != nil {
-		path, err = a.saveFile(name)
-		if err != nil {
-			return AuditExport{}, err
-		}
-		if path == "" {
-			return AuditExport{Cancelled: true}, nil
-		}
-	} else {
-		if a.dataDir == "" {
-			return AuditExport{}, errors.New("no folder to export to")
-		}
-		path = filepath.Join(a.dataDir, name)
+	path, err := a.exportPath("audit-export-" + time.Now().Format("20060102-150405") + ".jsonl")
+	if err != nil {
+		return AuditExport{}, err
+	}
+	if path == "" {
+		return AuditExport{Cancelled: true}, nil
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 2*time.Minute)
 	defer cancel()
@@ -164,6 +155,18 @@ func (a *App) AuditExportJSONL(f AuditFilter) (AuditExport, error) {
 		return AuditExport{}, fmt.Errorf("export to %s: %w", path, err)
 	}
 	return AuditExport{Path: path, Rows: n}, nil
+}
+
+// exportPath asks the user where to save an export named name (the native
+// save dialog), or, without one, puts it in the data dir; "" when cancelled.
+func (a *App) exportPath(name string) (string, error) {
+	if a.saveFile != nil {
+		return a.saveFile(name)
+	}
+	if a.dataDir == "" {
+		return "", errors.New("no folder to export to")
+	}
+	return filepath.Join(a.dataDir, name), nil
 }
 
 // lineCounter counts the lines written through it.

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 
 	"jarvis/api"
@@ -48,14 +46,7 @@ type Prompts interface {
 // ResolvePrompt answers a permission prompt. choice is once, session,
 // always or deny; editedArguments is a JSON object, or "" when unchanged.
 func (a *App) ResolvePrompt(promptID, choice, editedArguments string) error {
-	if a.prompts == nil {
-		return errors.New("no prompt is open")
-	}
-	var args json.RawMessage
-	if strings.TrimSpace(editedArguments) != "" {
-		args = json.RawMessage(editedArguments)
-	}
-	return a.prompts.Answer(promptID, gate.Answer{Choice: gate.Choice(choice), EditedArguments: args})
+	return a.ResolvePromptScoped(promptID, choice, editedArguments, 0)
 }
 
 // PendingPrompts returns the open permission prompts, oldest first.

@@ -43,8 +43,9 @@
 // it): the prompt is taken down, nothing runs even if an answer raced the
 // withdrawal, and the row says "withdrawn". An answer may edit the arguments; the edited call is
 // classified again and denied if it is forbidden or matches a deny rule.
-// "Always allow" appends an allow rule to the policy and hands the new
-// policy to Options.SavePolicy. A prompt for a destructive call offers only
+// "Always allow" appends an allow rule scoped to the call's target (the
+// scope the user picked among Prompt.Scopes, scope.go) to the policy and
+// hands the new policy to Options.SavePolicy. A prompt for a destructive call offers only
 // once/deny; one raised by an ask rule offers no "always" (an allow rule
 // could never outrank it).
 //
@@ -477,6 +478,9 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	case len(req.DelegatedBy) > 0:
 		p.Choices = []Choice{Once, Always, Refuse}
 	}
+	if containsChoice(p.Choices, Always) {
+		p.Scopes = alwaysScopes(req.Name, args)
+	}
 	r.Action = Forbid
 	ans, err := g.ask(ctx, ask, p)
 	if err == nil && withdrawn(ctx) {
@@ -543,7 +547,13 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		g.mu.Unlock()
 		r.Reason += "; allowed by the user for this session"
 	case Always:
-		rule := grantRule(req.Name, args)
+		// The scope the user saw and picked; after an edit, the same
+		// choice over the edited call's target.
+		scopes := p.Scopes
+		if r.Edited {
+			scopes = alwaysScopes(req.Name, args)
+		}
+		rule := pickScope(scopes, ans.Scope)
 		g.mu.Lock()
 		g.policy.Rules = append(g.policy.Rules, rule)
 		snapshot := g.policy.clone()

@@ -46,7 +46,10 @@ type Prompt struct {
 	// Target is where a service-run tool sends its data (Request.Target).
 	Target string `json:"target,omitempty"`
 	// Choices the user may give; a destructive call offers only once/deny.
-	Choices  []Choice  `json:"choices"`
+	Choices []Choice `json:"choices"`
+	// Scopes are the rules "always allow" may save, narrowest first (this
+	// file, its folder, ...): the user sees the one chosen before saving.
+	Scopes   []Scope   `json:"scopes,omitempty"`
 	Deadline time.Time `json:"deadline"`
 }
 
@@ -56,6 +59,9 @@ type Answer struct {
 	// EditedArguments, when set, replace the call's arguments. The gate
 	// classifies them again, and still denies them if they are forbidden.
 	EditedArguments json.RawMessage `json:"edited_arguments,omitempty"`
+	// Scope picks the rule "always" saves among Prompt.Scopes (0, the
+	// narrowest, by default; an index not offered saves the narrowest).
+	Scope int `json:"scope,omitempty"`
 }
 
 // Errors from Prompter. Every one of them means deny.
@@ -222,6 +228,9 @@ func (q *Prompter) Answer(id string, a Answer) error {
 	pd := q.queue[i]
 	if !slices.Contains(pd.p.Choices, a.Choice) {
 		return fmt.Errorf("%w: choice %q is not offered", ErrBadAnswer, a.Choice)
+	}
+	if a.Scope != 0 && (a.Choice != Always || a.Scope < 0 || a.Scope >= len(pd.p.Scopes)) {
+		return fmt.Errorf("%w: scope %d is not offered", ErrBadAnswer, a.Scope)
 	}
 	if len(a.EditedArguments) > 0 {
 		t := bytes.TrimSpace(a.EditedArguments)

@@ -127,7 +127,10 @@
     // 2. A risky tool call prompts, is allowed, runs, and is audited.
     await say('Please save a note [[tool write_file {"path":"e2e-note.txt","content":"hello from the e2e run"}]]');
     await waitFor(() => !$("#prompt").hidden, "the permission prompt");
-    assert($("#prompt-title").textContent.includes("write_file"), "prompt names the tool");
+    assert($("#prompt-meta").textContent.includes("write_file") && $("#prompt-title").textContent === "Write the file e2e-note.txt?", "prompt names the tool and says in words what it does: " + $("#prompt-title").textContent);
+    assert(document.activeElement?.dataset.choice === "deny", "the focus starts on Deny for a risky call, not on an approval");
+    assert($("#prompt-preview pre").textContent === "hello from the e2e run", "the prompt shows the content to be written as text");
+    assert($("#prompt-where").textContent.includes("/e2e-note.txt"), "the prompt shows the full path: " + $("#prompt-where").textContent);
     assert($("#prompt-args").value.includes("e2e-note.txt"), "prompt shows the arguments");
     assert($("#prompt-decisive dd").textContent === "e2e-note.txt", "prompt shows the path first: " + $("#prompt-decisive").textContent);
     await frames(2);
@@ -178,6 +181,67 @@
     assert(a.entries.length === 1 && a.entries[0].decision === "denied" && a.entries[0].class === "forbidden", "audit has the denied read_file: " + JSON.stringify(a.entries));
     log("forbidden tool denied without a prompt");
 
+    // 3b. Enter on a risky prompt denies; "Always allow" saves a rule for
+    // that file only, shown before saving, listed on the Permissions page,
+    // and revoked there. The view follows the end after the tool cards.
+    const deniedBefore = $$('.tool-card[data-decision="denied"]').length;
+    await say('Overwrite it [[tool write_file {"path":"e2e-enter.txt","content":"must not be written"}]]');
+    await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-enter.txt"), "the prompt for e2e-enter.txt");
+    document.activeElement.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+    await waitFor(() => $("#prompt").hidden, "the prompt to close on Enter");
+    await waitFor(() => $$('.tool-card[data-decision="denied"]').length > deniedBefore, "the denied card after Enter");
+    assert(!(await E.WorkspaceFile("e2e-enter.txt").catch(() => "")), "Enter denied: the file was not written");
+    log("Enter on a risky prompt denied it");
+
+    await say('Keep a list [[tool write_file {"path":"e2e-always.txt","content":"one"}]]');
+    await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-always.txt"), "the prompt for e2e-always.txt");
+    const scopeSel = $("#prompt-scope select");
+    assert(scopeSel && scopeSel.options[scopeSel.selectedIndex].textContent === "only the file e2e-always.txt", "Always allow is scoped to the file, shown before saving: " + $("#prompt-scope").textContent);
+    await frames(2);
+    await E.Screenshot("prompt-scope");
+    $('#prompt button[data-choice="always"]').click();
+    await waitFor(() => $("#prompt").hidden, "the prompt to close after Always allow");
+    await waitFor(() => $$('.tool-card[data-decision="allowed"]').length >= 2, "the second allowed card");
+    const rules = await window.go.app.App.PermissionRules();
+    assert(rules.rules.length === 1 && rules.rules[0].args?.path === "e2e-always.txt", "the saved rule covers that file only: " + JSON.stringify(rules.rules));
+    await say('Another file [[tool write_file {"path":"e2e-other.txt","content":"x"}]]');
+    await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-other.txt"), "a prompt for another file: the rule does not cover it");
+    $('#prompt button[data-choice="deny"]').click();
+    await waitFor(() => $("#prompt").hidden, "the prompt to close");
+    const box = $("#messages");
+    await waitFor(() => lastAssistantDone("Tool results:") && box.scrollHeight - box.scrollTop - box.clientHeight < 80, "the view to follow the end after the tool cards");
+    $("#open-permissions").click();
+    const prow = await waitFor(() => $('#permissions .permission-row[data-index="0"]'), "the rule on the Permissions page");
+    assert(prow.textContent.includes("e2e-always.txt"), "the page lists the rule in words: " + prow.textContent);
+    await frames(2);
+    await E.Screenshot("permissions");
+    // The same page in the dark palette (the window follows the system's).
+    const dark = [];
+    for (const sh of Array.from(document.styleSheets)) for (const r of Array.from(sh.cssRules)) {
+      if (r.media && /dark/.test(r.media.mediaText)) for (const inner of Array.from(r.cssRules)) if (inner.selectorText === ":root") for (const k of Array.from(inner.style)) dark.push([k, inner.style.getPropertyValue(k)]);
+    }
+    for (const [k, v] of dark) document.documentElement.style.setProperty(k, v);
+    await frames(2);
+    await E.Screenshot("permissions-dark");
+    $("#permissions").hidden = true;
+    // A rich reply (the scripted model echoes the Markdown it is sent), dark and light.
+    await say("a rich reply:\n\n## Plan\n\nSome **bold** and `inline code`, then a list:\n\n1. first\n2. second\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n\n| name | size |\n|:-----|-----:|\n| a.txt | 12 |\n| b.txt | 3400 |");
+    const rich = await waitFor(() => lastAssistantDone("a rich reply"), "the rich reply");
+    await frames(3);
+    assert(box.scrollHeight - box.scrollTop - box.clientHeight < 80, "the view followed the rich reply to its end");
+    rich.scrollIntoView({ block: "start" });
+    await frames(3);
+    await E.Screenshot("rich-reply-dark");
+    for (const [k] of dark) document.documentElement.style.removeProperty(k);
+    await frames(3);
+    await E.Screenshot("rich-reply");
+    $("#open-permissions").click();
+    $('#permissions .permission-row[data-index="0"] [data-action="revoke"]').click();
+    await waitFor(() => !$("#permissions .permission-row"), "the revoked rule to leave the page");
+    assert((await window.go.app.App.PermissionRules()).rules.length === 0, "the rule is revoked in the gate");
+    $("#permissions").hidden = true;
+    log("scoped Always allow rule shown, listed and revoked; the view followed the end");
+
     // 4. HTML and script in a reply are shown inert.
     window.__pwned = undefined;
     await say('Render this: <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> <a href="javascript:window.__pwned=3">link</a> **bold**');
@@ -206,7 +270,8 @@
     await say("Count slowly [[slow 150]] [[deltas 60]]");
     await waitFor(() => !$("#stop").hidden && assistants().some((x) => x.classList.contains("streaming")), "a streaming turn with a stop button");
     $("#stop").click();
-    await waitFor(() => $$("#messages .msg.error").some((x) => x.textContent === "Stopped."), "the stopped line");
+    const stoppedLine = await waitFor(() => $$("#messages .msg.stopped").find((x) => x.querySelector(".msg-text")?.textContent === "Stopped."), "the stopped line (a state, not an error)");
+    assert(stoppedLine.querySelector('[data-action="continue"]'), "a stopped turn offers Continue");
     await waitFor(() => $("#stop").hidden, "the stop button to hide");
     log("stop cancelled the turn");
     await frames(2);
@@ -318,9 +383,16 @@
     for (let i = 0; i < 40 && !cleared; i++) { cleared = (await App.Reload(general.sessionId)).messages.length === 0; if (!cleared) await sleep(100); }
     assert(cleared, "the history was cleared");
     if (ext) {
+      // Delete has no blocking dialog: the session goes at once, Undo brings it back.
       $('.session[data-session="E2E-EXT-1"] button[data-action="delete"]').click();
       await waitFor(() => !$('.session[data-session="E2E-EXT-1"]'), "the deleted session to leave the sidebar");
-      assert(!(await App.Sessions("")).some((x) => x.sessionId === "E2E-EXT-1"), "the service deleted the session");
+      (await waitFor(() => $('#notice button[data-action="undo"]'), "the Undo button")).click();
+      await waitFor(() => $('.session[data-session="E2E-EXT-1"]'), "the session back after Undo");
+      $('.session[data-session="E2E-EXT-1"] button[data-action="delete"]').click();
+      await waitFor(() => !$('.session[data-session="E2E-EXT-1"]'), "the deleted session to leave the sidebar again");
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) { gone = !(await App.Sessions("")).some((x) => x.sessionId === "E2E-EXT-1"); if (!gone) await sleep(100); }
+      assert(gone, "the service deleted the session after the undo time");
     }
     log("rename, clear and delete ok");
 

@@ -1,6 +1,7 @@
 // The window's link to the Go side: the methods main binds (package app's
 // App) and the events app emits. Wails injects window.go and window.runtime.
 import { externalURL } from "./links";
+import type { PolicyRule } from "./prompt";
 
 export interface Agent {
   agentId: string;
@@ -19,6 +20,8 @@ export interface Session {
   createdAt?: string;
   updatedAt?: string;
   lastSnippet?: string;
+  /** When it was pinned; pinned conversations are listed first. */
+  pinnedAt?: string;
 }
 
 export interface Transcript {
@@ -156,6 +159,16 @@ export interface AppAPI {
   Send(sessionId: string, text: string): Promise<void>;
   Cancel(sessionId: string): Promise<boolean>;
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
+  /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */
+  ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
+  /** The gate's decision on each tool call of a session, from the audit log. */
+  SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
+  /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
+  ExportConversation(sessionId: string, format: string, content: string): Promise<{ path?: string; bytes: number; cancelled?: boolean }>;
+  PinSession(sessionId: string, pinned: boolean): Promise<void>;
+  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
+  RevokeRule(index: number, seen: PolicyRule): Promise<void>;
+  EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;
   PendingPrompts(): Promise<any[]>;
   AuditList(f: AuditFilter): Promise<{ entries: AuditEntry[]; more: boolean }>;
   AuditVerify(): Promise<VerifyReport>;

@@ -38,8 +38,15 @@ function pretty(v: unknown): string {
 }
 
 /** The audit table: one row per entry, newest first as given. */
-export function auditTable(entries: AuditEntry[], selected: number | undefined, onPick: (e: AuditEntry) => void): HTMLElement[] {
-  const head = h("tr", {}, ...["#", "time", "tool", "class", "decision", "decided by", "session", "ms"].map((x) => h("th", {}, x)));
+export function auditTable(
+  entries: AuditEntry[],
+  selected: number | undefined,
+  onPick: (e: AuditEntry) => void,
+  // The conversation's name for a session id, and opening it (the audit view).
+  conv?: { name: (sessionId: string) => string | undefined; open: (sessionId: string) => void },
+): HTMLElement[] {
+  const head = h("tr", {}, ...["#", "time", "tool", "class", "decision", "decided by", "conversation"].map((x) => h("th", {}, x)),
+    h("th", { title: "From the request to the result, including the time you took to answer the prompt" }, "time taken (incl. your decision)"));
   const rows: HTMLElement[] = [h("thead", {}, head)];
   const body = h("tbody", {});
   for (const e of entries) {
@@ -50,8 +57,8 @@ export function auditTable(entries: AuditEntry[], selected: number | undefined, 
       h("td", {}, h("span", { class: `badge risk-${e.class}` }, e.class)),
       h("td", {}, h("span", { class: `badge decision-${e.decision}` }, e.decision)),
       h("td", {}, e.decided_by),
-      h("td", { class: "mono ellipsis", title: e.session_id ?? "" }, e.session_id ?? ""),
-      h("td", { class: "num" }, String(e.duration_ms ?? 0)),
+      h("td", { class: "ellipsis", title: e.session_id ?? "" }, sessionCell(e.session_id ?? "", conv)),
+      h("td", { class: "num" }, `${e.duration_ms ?? 0} ms`),
     );
     tr.addEventListener("click", () => onPick(e));
     tr.addEventListener("keydown", (ev) => {
@@ -62,6 +69,18 @@ export function auditTable(entries: AuditEntry[], selected: number | undefined, 
   if (!entries.length) body.append(h("tr", {}, h("td", { colspan: "8", class: "empty-row" }, "No audit rows match.")));
   rows.push(body);
   return rows;
+}
+
+// A row's conversation: its name, a link that opens it; the id when the window does not know it.
+function sessionCell(id: string, conv?: { name: (sessionId: string) => string | undefined; open: (sessionId: string) => void }): Node {
+  const name = id && conv?.name(id);
+  if (!name) return h("span", { class: "mono" }, id);
+  const a = h("button", { class: "link", type: "button", "data-action": "open-session", "data-session": id }, name);
+  a.addEventListener("click", (ev) => {
+    ev.stopPropagation();
+    conv!.open(id);
+  });
+  return a;
 }
 
 /** A row's detail: arguments, result or error, duration and hashes. */
@@ -78,13 +97,15 @@ export function auditDetail(e: AuditEntry | undefined): HTMLElement {
   add("session", e.session_id ?? "", "mono");
   add("decision", `${e.decision} by ${e.decided_by} (class ${e.class}${e.proposed_risk ? `, proposed ${e.proposed_risk}` : ""})`);
   add("reason", e.reason ?? "");
-  add("duration", `${e.duration_ms ?? 0} ms`);
+  add("time taken", `${e.duration_ms ?? 0} ms (including the time you took to decide)`);
   const box = h("div", { class: "audit-detail-box", "data-id": String(e.id) }, dl);
   box.append(h("div", { class: "label" }, "arguments"), h("pre", { class: "audit-pre" }, pretty(e.arguments)));
   if (e.edited_arguments) box.append(h("div", { class: "label" }, "edited by the user to"), h("pre", { class: "audit-pre" }, pretty(e.edited_arguments)));
   if (e.result) box.append(h("div", { class: "label" }, "result"), h("pre", { class: "audit-pre ok" }, e.result));
   if (e.error) box.append(h("div", { class: "label" }, "error"), h("pre", { class: "audit-pre failed" }, e.error));
-  box.append(h("div", { class: "label" }, "hash"), h("div", { class: "mono hash" }, e.hash), h("div", { class: "label" }, "previous hash"), h("div", { class: "mono hash" }, e.prev_hash));
+  // The chain's hashes matter to "Verify chain", rarely to a reader: folded.
+  box.append(h("details", { class: "audit-hashes" }, h("summary", {}, "Hashes"),
+    h("div", { class: "label" }, "hash"), h("div", { class: "mono hash" }, e.hash), h("div", { class: "label" }, "previous hash"), h("div", { class: "mono hash" }, e.prev_hash)));
   return box;
 }
 

@@ -23,6 +23,73 @@ export interface Prompt {
   destructive?: boolean;
   choices: string[];
   deadline: string;
+  /** The rules "always allow" may save, narrowest first (app/gate.Scope). */
+  scopes?: { label: string; rule: PolicyRule }[];
+}
+
+/** A rule of the gate's policy (app/gate.Rule). */
+export interface PolicyRule {
+  tool: string;
+  args?: Record<string, string>;
+  action: string;
+}
+
+/** Enter must never approve these: the focus starts on Deny. */
+export function riskyPrompt(p: Prompt): boolean {
+  return !!p.destructive || p.risk !== "safe";
+}
+
+/** The question in plain words: what the call does to what, e.g. "Write the file notes.txt?". */
+export function promptTitle(p: Prompt): string {
+  const a = (p.arguments ?? {}) as Record<string, any>;
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  switch (p.tool) {
+    case "write_file":
+      return `Write the file ${str(a.path)}?`;
+    case "read_file":
+      return `Read the file ${str(a.path)}?`;
+    case "list_dir":
+      return `List the folder ${str(a.path) || "."}?`;
+    case "open_path":
+      return `Open ${str(a.path)}?`;
+    case "open_url":
+      return `Open ${str(a.url)} in your browser?`;
+    case "open_app":
+      return `Start the app ${str(a.app_id)}?`;
+    case "run_command":
+      return `${p.destructive ? "Delete with" : "Run"} the program ${str(a.program)}?`;
+    case "clipboard_read":
+      return "Read your clipboard?";
+    case "clipboard_write":
+      return "Replace what is on your clipboard?";
+    case "agents_message":
+      return `Send a message to the agent ${str(a.agentId)}?`;
+  }
+  return `Allow “${p.tool}”?`;
+}
+
+/** The full path a file tool acts on, inside the workspace; "" for other tools. */
+export function workspacePath(p: Prompt, workspace: string): string {
+  const path = (p.arguments as Record<string, unknown> | null)?.path;
+  if (!workspace || typeof path !== "string" || !["write_file", "read_file", "list_dir", "open_path"].includes(p.tool)) return "";
+  if (path.startsWith("/")) return path;
+  return path === "." || path === "" ? workspace : `${workspace.replace(/\/+$/, "")}/${path}`;
+}
+
+/** The text a call will write, shown as text (not as an escaped JSON string). */
+export function contentPreview(p: Prompt): { label: string; text: string } | undefined {
+  const a = (p.arguments ?? {}) as Record<string, unknown>;
+  if (p.tool === "write_file" && typeof a.content === "string") return { label: "It will write exactly this (replacing the file if it exists):", text: a.content };
+  if (p.tool === "clipboard_write" && typeof a.text === "string") return { label: "It will put this on the clipboard:", text: a.text };
+  if (p.tool === "agents_message" && typeof a.content === "string") return { label: "The message:", text: a.content };
+  return undefined;
+}
+
+/** A policy rule in plain words, e.g. "Allow write_file on path notes/*". */
+export function ruleText(r: PolicyRule): string {
+  const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
+  const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
+  return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}`;
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { RoundtableInfo } from "./bridge";
 import { compactedLine } from "./context";
 
-export type ItemKind = "user" | "assistant" | "status" | "error" | "tool" | "thought" | "roundtable";
+// "stopped": the user pressed Stop; a state of the turn, not an error.
+export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable";
 
 export interface Item {
   key: string; // stable id for the view
@@ -121,6 +122,30 @@ export class Transcript {
       if (it.kind === "assistant" && !it.final && (turnId === undefined || it.turnId === turnId || !it.turnId)) return it;
     }
     return undefined;
+  }
+
+  /**
+   * The text of the turn's replies already shown and finished above tool
+   * cards (the parts before each tool call), oldest first, concatenated as
+   * the service concatenates the turn's deltas; open is the reply still
+   * streaming, which is not one of them.
+   */
+  private earlierParts(open: Item | undefined, turnId: string | undefined): string {
+    let text = "";
+    for (let i = this.items.length - 1; i >= 0; i--) {
+      const it = this.items[i];
+      if (it.kind === "user") break;
+      if (it !== open && it.kind === "assistant" && it.final && (!turnId || it.turnId === turnId)) text = it.text + text;
+    }
+    return text;
+  }
+
+  /** The text of the last user message before the item with key (or at the end), "" if none. */
+  lastUserText(key?: string): string {
+    let end = key ? this.items.findIndex((it) => it.key === key) : this.items.length;
+    if (end < 0) end = this.items.length;
+    for (let i = end - 1; i >= 0; i--) if (this.items[i].kind === "user") return this.items[i].text;
+    return "";
   }
 
   /** The user's own message, shown before the service echoes it. */
@@ -327,9 +352,10 @@ export class Transcript {
           break;
         }
         let it = this.lastAssistant(d.turn_id);
+        const shown = this.earlierParts(it, d.turn_id);
         if (!it) it = this.add({ key: `a-${ev.id || this.newKey("a")}`, kind: "assistant", text: "", turnId: d.turn_id }, eff);
         else eff.changed.push(it.key);
-        it.text = d.text ?? it.text;
+        it.text = finalPart(d.text ?? it.text, shown, it.text);
         it.final = true;
         this.running = false;
         if (it.text) eff.finished = { text: it.text };
@@ -400,7 +426,8 @@ export class Transcript {
           last.final = true;
           eff.changed.push(last.key);
         }
-        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: "error", text: d.code === "cancelled" ? "Stopped." : msg, turnId: d.turn_id }, eff);
+        const stopped = d.code === "cancelled";
+        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id }, eff);
         if (d.code === "not_configured" || d.code === "provider_not_configured") eff.notConfigured = msg;
         this.running = false;
         break;
@@ -444,6 +471,24 @@ export class Transcript {
     return eff;
   }
 
+  /**
+   * Puts the gate's recorded decisions (app.SessionDecisions, from the
+   * audit log) on the loaded tool cards: the stored history has the calls
+   * and results but not how the desktop decided.
+   */
+  restoreDecisions(rows: { toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]): Effect {
+    const eff: Effect = { changed: [], removed: [] };
+    for (const r of rows) {
+      const it = this.byKey.get(`tool-${r.toolCallId}`);
+      if (!it?.tool || it.tool.source === "service") continue;
+      Object.assign(it.tool, { class: r.class, decision: r.decision, decidedBy: r.decidedBy, edited: r.edited || it.tool.edited });
+      if (!it.tool.risk && r.proposedRisk) it.tool.risk = r.proposedRisk;
+      if (r.reason && !it.tool.reason) it.tool.reason = r.reason;
+      eff.changed.push(it.key);
+    }
+    return eff;
+  }
+
   private toolItem(id: string, eff: Effect, name = "tool"): Item {
     const key = `tool-${id}`;
     let it = this.byKey.get(key);
@@ -479,6 +524,18 @@ function hasRoundTableCall(m: any): boolean {
 }
 
 /** A card's state from a stored run: the result when it ended, else waiting for the stream's progress. */
+/**
+ * The last part of a turn's reply: the service's final text is the whole
+ * turn's text, whose start (shown) is already on screen above the tool
+ * cards. When the final does not start with it (rewritten, e.g. redacted),
+ * the streamed text stands, or the final whole when nothing streamed.
+ */
+function finalPart(final: string, shown: string, streamed: string): string {
+  if (!shown) return final;
+  if (final.startsWith(shown)) return final.slice(shown.length).replace(/^\s+/, "");
+  return streamed || final;
+}
+
 export function storedRoundTable(r: RoundtableInfo): RoundTable {
   const rt: RoundTable = { runId: r.runId, participants: (r.participants ?? []).map(String), phase: "", waitingFor: [], responded: {}, failures: [], log: [], done: false };
   if (r.status && r.status !== "running") applyResult(rt, { status: r.status, outcome: r.outcome, summary: r.summary, markdown: r.markdown, result: r.result });

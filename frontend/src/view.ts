@@ -25,3 +25,50 @@ export function sessionTitle(s: Session): string {
   if (s.lastSnippet) return s.lastSnippet.length > 40 ? s.lastSnippet.slice(0, 40) + "…" : s.lastSnippet;
   return "New conversation";
 }
+
+/**
+ * A conversation's title from its first message: the first line with the
+ * Markdown marks taken out, at most 60 characters, cut at a word.
+ */
+export function titleFrom(text: string): string {
+  let t = text
+    .replace(/```[\s\S]*?(```|$)/g, " ")
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[\[[^\]]*\]\]/g, " ")
+    .replace(/<[^>]+>/g, " ")
+    .split("\n")
+    .map((l) => l.replace(/^\s*(#{1,6}\s+|>\s*|[-*+]\s+|\d+[.)]\s+)/, "").trim())
+    .find((l) => l.replace(/[*_`~]/g, "").trim() !== "") ?? "";
+  t = t.replace(/[*_`~]+/g, "").replace(/\s+/g, " ").trim();
+  if (t.length <= 60) return t;
+  const cut = t.slice(0, 60);
+  const at = cut.lastIndexOf(" ");
+  return (at > 30 ? cut.slice(0, at) : cut) + "…";
+}
+
+/** Copies text to the clipboard: the async API where the window has it, else a selection. */
+export async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
+  const ta = h("textarea", { "aria-hidden": "true" }) as HTMLTextAreaElement;
+  ta.value = text;
+  ta.style.position = "fixed";
+  ta.style.opacity = "0";
+  document.body.append(ta);
+  ta.select();
+  const ok = document.execCommand("copy");
+  ta.remove();
+  if (!ok) throw new Error("the clipboard is not available");
+}
+
+/** The group a conversation is listed under, by its last activity: Today, Yesterday, Previous 7 days, Older. */
+export function dateGroup(iso: string | undefined, now = new Date()): string {
+  const t = iso ? new Date(iso) : undefined;
+  if (!t || isNaN(t.getTime())) return "Older";
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(t)) / 86_400_000);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days < 7) return "Previous 7 days";
+  return "Older";
+}

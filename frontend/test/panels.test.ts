@@ -54,6 +54,20 @@ describe("audit panel", () => {
     expect(auditTable([], undefined, () => {})[1].textContent).toContain("No audit rows match");
   });
 
+  it("names the conversation and opens it, says the time includes the user's decision, folds the hashes", () => {
+    let opened = "";
+    const [thead, tbody] = auditTable([entry(), entry({ id: 6, session_id: "gone" })], 7, () => {}, { name: (id) => (id === "s1" ? "Garden plans" : undefined), open: (id) => (opened = id) });
+    expect(thead.textContent).toContain("incl. your decision");
+    const link = tbody.querySelector<HTMLElement>('[data-action="open-session"]')!;
+    expect(link.textContent).toBe("Garden plans");
+    link.click();
+    expect(opened).toBe("s1");
+    expect(tbody.querySelectorAll("tr")[1].textContent).toContain("gone"); // unknown: the id
+    const d = auditDetail(entry());
+    expect(d.querySelector("details.audit-hashes")!.hasAttribute("open")).toBe(false);
+    expect(d.textContent).toContain("including the time you took to decide");
+  });
+
   it("shows arguments, result, duration and hashes as text", () => {
     const d = auditDetail(entry({ error: "boom " + EVIL, edited_arguments: { path: "other.txt" } }));
     inert(d);

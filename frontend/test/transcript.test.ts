@@ -77,7 +77,7 @@ describe("Transcript", () => {
     t.localUser("go");
     t.apply(ev(1, "assistant.delta", { text: "w0 ", turn_id: "t1" }));
     t.apply(ev(2, "error", { code: "cancelled", message: "cancelled by the user", turn_id: "t1" }));
-    expect(t.items.at(-1)).toMatchObject({ kind: "error", text: "Stopped." });
+    expect(t.items.at(-1)).toMatchObject({ kind: "stopped", text: "Stopped." });
     expect(t.items[1].final).toBe(true);
     expect(t.running).toBe(false);
   });

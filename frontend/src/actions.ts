@@ -1,0 +1,465 @@
+// What the user and the Go side do to the window's state: open, send, stop,
+// rename, delete, answer a prompt, and the events of app (stream events,
+// stream state, prompts, decisions). Each action calls the bridge (the
+// bound App object) and updates the store, which tells the views. No DOM:
+// the actions are unit-tested against a fake of the bridge.
+import { errText, type AppAPI, type Session } from "./bridge";
+import { conversationJSON, conversationMarkdown } from "./export";
+import { sessionTitle, titleFrom } from "./view";
+import type { PolicyRule, Prompt } from "./prompt";
+import type { StreamState, Store } from "./store";
+import type { Effect, StreamEvent } from "./transcript";
+
+/** Error codes that say the model server could not be reached (service/llm). */
+const MODEL_DOWN = new Set(["upstream_unreachable", "upstream_timeout"]);
+
+export class Actions {
+  constructor(
+    readonly store: Store,
+    readonly api: () => AppAPI,
+    // Loads what a shown reply needs (the Markdown renderer) while a transcript is fetched.
+    private readonly prepare: () => Promise<unknown> = () => Promise.resolve(),
+  ) {}
+
+  private notice(text: string, good = false): void {
+    this.store.publish("notice", { text, good });
+  }
+
+  /** Applies a transcript change and tells the views. */
+  apply(sessionId: string, eff: Effect): void {
+    if (eff.notConfigured) this.store.publish("setup", { message: eff.notConfigured });
+    this.store.publish("effect", { sessionId, eff });
+  }
+
+  /** The first load: service state, agents, sessions, prompts, the newest session. */
+  async start(): Promise<void> {
+    const s = this.store;
+    try {
+      const info = await this.api().Info();
+      if (info.error) this.notice(`Service: ${info.error}`);
+      else if (info.warning) this.notice(`Service: ${info.warning}`);
+      s.agents = await this.api().Agents();
+      s.agentId = s.agents[0]?.agentId ?? "general";
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    s.publish("agents");
+    await this.refreshSessions();
+    try {
+      s.prompts = (await this.api().PendingPrompts()) ?? [];
+      s.publish("prompts");
+    } catch {
+      // no prompts
+    }
+    await this.loadRules();
+    const first = s.sessions[0];
+    if (first) await this.openSession(first.sessionId);
+    this.checkSetup();
+  }
+
+  /** A config file deleted while the service runs is reported when the window comes to the front. */
+  async checkServiceWarning(): Promise<void> {
+    try {
+      const info = await this.api().Info();
+      if (info.warning) this.notice(`Service: ${info.warning}`);
+    } catch {
+      // the connection state says it
+    }
+  }
+
+  async refreshAgents(): Promise<void> {
+    try {
+      this.store.agents = await this.api().Agents();
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("agents");
+  }
+
+  async refreshSessions(): Promise<void> {
+    try {
+      this.store.sessions = await this.api().Sessions("");
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("sessions");
+  }
+
+  selectAgent(agentId: string): void {
+    this.store.agentId = agentId;
+    this.store.publish("agents");
+    this.checkSetup();
+  }
+
+  /** First run with no provider: the service marks the agent "unconfigured" and the setup form opens. */
+  checkSetup(): void {
+    const a = this.store.agent(this.store.agentId);
+    if (a?.status?.state === "unconfigured") this.store.publish("setup", { message: a.status.detail || "This agent has no model provider configured." });
+    else this.store.publish("setup", { message: "" });
+  }
+
+  async newSession(agentId = this.store.defaultAgent()): Promise<Session | undefined> {
+    try {
+      const s = await this.api().NewSession(agentId);
+      this.store.sessions.unshift(s);
+      await this.openSession(s.sessionId);
+      return s;
+    } catch (ex) {
+      this.notice(errText(ex));
+      return undefined;
+    }
+  }
+
+  async attachSession(agentId: string, externalId: string): Promise<void> {
+    const s = await this.api().AttachSession(agentId, externalId);
+    this.store.attachFor = "";
+    await this.refreshSessions();
+    if (!this.store.session(s.sessionId)) this.store.sessions.unshift(s);
+    await this.openSession(s.sessionId);
+  }
+
+  async openSession(id: string): Promise<void> {
+    const st = this.store;
+    st.sessionId = id;
+    const s = st.current();
+    if (s && s.agentId !== st.agentId) {
+      st.agentId = s.agentId;
+      st.publish("agents");
+      this.checkSetup();
+    }
+    st.publish("sessions");
+    st.publish("context", id);
+    // The pane follows the sidebar at once, so that it never shows one
+    // conversation while the next message would go to another.
+    const fresh = !st.transcripts.has(id);
+    st.publish("messages", { loading: fresh });
+    try {
+      const [tr] = await Promise.all([this.api().OpenSession(id), this.prepare().catch(() => undefined)]);
+      // A transcript already in the window is kept current by its stream;
+      // loading it again could drop events that arrived meanwhile.
+      if (fresh && !tr.unavailable) {
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        await this.restoreDecisions(id);
+      }
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    if (st.sessionId === id && fresh) st.publish("messages", {});
+    st.publish("opened", id);
+  }
+
+  async reload(id: string): Promise<void> {
+    try {
+      const [tr] = await Promise.all([this.api().Reload(id), this.prepare().catch(() => undefined)]);
+      if (!tr.unavailable) {
+        this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        await this.restoreDecisions(id);
+      }
+      if (id === this.store.sessionId) this.store.publish("messages", {});
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  /** Shows the rename field of a session ("" closes it). */
+  startRename(id: string): void {
+    this.store.renaming = id;
+    this.store.publish("sessions");
+  }
+
+  /** Opens or closes the "Attach" form of an external agent. */
+  toggleAttach(agentId: string): void {
+    this.store.attachFor = this.store.attachFor === agentId ? "" : agentId;
+    this.store.publish("sessions");
+  }
+
+  setSpeak(on: boolean): void {
+    this.store.speak = on;
+  }
+
+  // The tool cards' risk and decision badges, from the audit log (a window
+  // without tool calls has none to show).
+  private async restoreDecisions(id: string): Promise<void> {
+    try {
+      this.store.transcript(id).restoreDecisions((await this.api().SessionDecisions(id)) ?? []);
+    } catch {
+      // no audit log in this window: the cards keep what the history says
+    }
+  }
+
+  async renameSession(id: string, name: string): Promise<void> {
+    const s = this.store.session(id);
+    this.store.renaming = "";
+    if (s && name !== (s.name ?? "")) {
+      try {
+        await this.api().RenameSession(id, name);
+        s.name = name;
+      } catch (ex) {
+        this.notice(errText(ex));
+      }
+    }
+    this.store.publish("sessions");
+  }
+
+  async pinSession(id: string, pinned: boolean): Promise<void> {
+    try {
+      await this.api().PinSession(id, pinned);
+      const s = this.store.session(id);
+      if (s) s.pinnedAt = pinned ? new Date().toISOString() : undefined;
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+    this.store.publish("sessions");
+  }
+
+  async clearSession(id: string): Promise<void> {
+    try {
+      await this.api().ClearSession(id);
+      this.store.transcript(id).load([]);
+      if (id === this.store.sessionId) this.store.publish("messages", {});
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  /**
+   * Deletes a session after a grace period in which the user can undo: it
+   * leaves the list at once, and the service deletes it only when the time
+   * is up. Returns the function that undoes it.
+   */
+  deleteLater(id: string, graceMs = 6000): () => void {
+    const st = this.store;
+    const s = st.session(id);
+    const at = st.sessions.findIndex((x) => x.sessionId === id);
+    const wasOpen = st.sessionId === id;
+    if (!s) return () => {};
+    st.sessions = st.sessions.filter((x) => x.sessionId !== id);
+    if (wasOpen) {
+      st.sessionId = "";
+      st.publish("messages", {});
+    }
+    st.publish("sessions");
+    const timer = setTimeout(() => void this.deleteSession(id), graceMs);
+    return () => {
+      clearTimeout(timer);
+      if (st.session(id)) return;
+      st.sessions.splice(Math.min(at, st.sessions.length), 0, s);
+      st.publish("sessions");
+      if (wasOpen) void this.openSession(id);
+    };
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    try {
+      await this.api().DeleteSession(id);
+      this.forget(id);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  private forget(id: string): void {
+    const st = this.store;
+    st.sessions = st.sessions.filter((x) => x.sessionId !== id);
+    st.transcripts.delete(id);
+    if (st.sessionId === id) {
+      st.sessionId = "";
+      st.publish("messages", {});
+    }
+    st.publish("sessions");
+  }
+
+  /** Sends text to the open session, starting one with the selected agent if none is open; false: nothing was sent. */
+  async send(text: string): Promise<boolean> {
+    if (!text.trim()) return false;
+    const st = this.store;
+    if (!st.sessionId && !(await this.newSession())) return false;
+    const id = st.sessionId;
+    const t = st.transcript(id);
+    const first = !t.items.some((it) => it.kind === "user");
+    this.apply(id, t.localUser(text));
+    const s = st.current();
+    if (s) {
+      s.lastSnippet = text.slice(0, 80);
+      // Named once, from the first message: the title does not change every turn.
+      if (!s.name && first && titleFrom(text)) void this.renameSession(id, titleFrom(text));
+    }
+    try {
+      await this.api().Send(id, text);
+    } catch (ex) {
+      this.apply(id, t.apply({ id: "", type: "error", data: { code: "send_failed", message: errText(ex) } }));
+    }
+    return true;
+  }
+
+  /**
+   * Asks again what was asked before the item with key (Regenerate on a
+   * reply, Retry on an error). The service keeps every turn, so the new
+   * answer comes below; nothing earlier is rewritten.
+   */
+  async askAgain(key: string): Promise<boolean> {
+    const text = this.store.sessionId ? this.store.transcript(this.store.sessionId).lastUserText(key) : "";
+    return text ? this.send(text) : false;
+  }
+
+  /** Exports a conversation as Markdown ("md") or JSON; says where it went in a notice. */
+  async exportSession(id: string, format: "md" | "json"): Promise<void> {
+    const st = this.store;
+    const s = st.session(id);
+    try {
+      if (!st.transcripts.has(id)) {
+        const tr = await this.api().OpenSession(id);
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+      }
+      const items = st.transcript(id).items;
+      const agent = st.agent(s?.agentId ?? "")?.displayName ?? s?.agentId ?? "";
+      const content = format === "md" ? conversationMarkdown(s ? sessionTitle(s) : id, items, agent) : conversationJSON(s, items);
+      const x = await this.api().ExportConversation(id, format, content);
+      if (!x.cancelled) this.notice(`Exported to ${x.path}`, true);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (!this.store.sessionId) return;
+    try {
+      await this.api().Cancel(this.store.sessionId);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
+  /**
+   * Answers the first prompt of the queue. edited is the arguments' text as
+   * the user left it, or "" when unchanged. Returns an error to show in the
+   * prompt, or "" (the queue comes back as a "tool:prompts" event).
+   */
+  async answerPrompt(choice: string, edited: string, scope = 0): Promise<string> {
+    const p = this.store.prompts[0];
+    if (!p) return "";
+    let args = "";
+    if (choice !== "deny" && edited) {
+      try {
+        const v = JSON.parse(edited);
+        if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("the arguments must be a JSON object");
+        args = JSON.stringify(v);
+      } catch (ex) {
+        return `Not valid JSON: ${errText(ex)}`;
+      }
+    }
+    try {
+      await this.api().ResolvePromptScoped(p.id, choice, args, choice === "always" ? scope : 0);
+    } catch (ex) {
+      return errText(ex);
+    }
+    return "";
+  }
+
+  // ---------- permissions ----------
+
+  /** Reads the policy's rules and the workspace; "" when the window runs no tools. */
+  async loadRules(): Promise<string> {
+    try {
+      const p = await this.api().PermissionRules();
+      this.store.workspace = p.workspace;
+      this.store.rules = p.rules ?? [];
+      return "";
+    } catch (ex) {
+      this.store.rules = [];
+      return errText(ex);
+    } finally {
+      this.store.publish("rules");
+    }
+  }
+
+  /** Revokes rule i as listed; the list is read again either way. Returns an error or "". */
+  async revokeRule(i: number): Promise<string> {
+    const seen = this.store.rules[i];
+    let err = "";
+    try {
+      if (seen) await this.api().RevokeRule(i, seen);
+    } catch (ex) {
+      err = errText(ex);
+    }
+    return (await this.loadRules()) || err;
+  }
+
+  /** Replaces rule i as listed with next. Returns an error or "". */
+  async editRule(i: number, next: PolicyRule): Promise<string> {
+    const seen = this.store.rules[i];
+    let err = "";
+    try {
+      if (seen) await this.api().EditRule(i, seen, next);
+    } catch (ex) {
+      err = errText(ex);
+    }
+    return (await this.loadRules()) || err;
+  }
+
+  // ---------- events of app ----------
+
+  onStreamEvent(ev: StreamEvent & { sessionId: string }): void {
+    const st = this.store;
+    const eff = st.transcript(ev.sessionId).apply(ev);
+    this.apply(ev.sessionId, eff);
+    if (eff.reload) void this.reload(ev.sessionId);
+    if (ev.type === "session") this.onSessionChange(ev.sessionId, ev.data);
+    if (/^(assistant\.final|error|session\.compacted)$/.test(ev.type)) st.publish("context", ev.sessionId);
+    this.trackModel(ev);
+    if (ev.type === "user.message" || ev.type === "assistant.final") {
+      const s = st.session(ev.sessionId);
+      if (s && ev.data?.text) s.lastSnippet = String(ev.data.text).slice(0, 80);
+    }
+  }
+
+  // The stream to the service can be live while the model server behind it
+  // is down: a turn that failed to reach it marks its agent until a reply
+  // comes through again.
+  private trackModel(ev: StreamEvent & { sessionId: string }): void {
+    const agentId = this.store.session(ev.sessionId)?.agentId;
+    if (!agentId) return;
+    const down = this.store.modelDown;
+    const was = down.get(agentId);
+    if (ev.type === "error" && MODEL_DOWN.has(ev.data?.code)) down.set(agentId, String(ev.data?.message || ev.data?.code));
+    else if (ev.type === "assistant.delta" || (ev.type === "assistant.final" && ev.data?.kind !== "status")) down.delete(agentId);
+    if (down.get(agentId) !== was) this.store.publish("conn", ev.sessionId);
+  }
+
+  // A session was renamed, cleared or deleted (here or by another client).
+  private onSessionChange(id: string, d: { change: string; session?: Session }): void {
+    const st = this.store;
+    switch (d?.change) {
+      case "deleted":
+        this.forget(id);
+        return;
+      case "cleared":
+        st.transcript(id).load([]);
+        if (st.sessionId === id) st.publish("messages", {});
+        break;
+      default: {
+        const s = st.session(id);
+        if (s && d?.session) Object.assign(s, d.session);
+      }
+    }
+    st.publish("sessions");
+  }
+
+  onStreamState(s: StreamState): void {
+    this.store.conn.set(s.sessionId, s);
+    this.store.publish("conn", s.sessionId);
+  }
+
+  onPrompts(ps: Prompt[] | null): void {
+    this.store.prompts = ps ?? [];
+    this.store.publish("prompts");
+  }
+
+  onDecision(d: any): void {
+    this.apply(d.sessionId, this.store.transcript(d.sessionId).decide(d));
+  }
+
+  onSendError(d: { sessionId: string; code: string; message: string }): void {
+    this.apply(d.sessionId, this.store.transcript(d.sessionId).apply({ id: "", type: "error", data: { code: d.code, message: d.message } }));
+  }
+}

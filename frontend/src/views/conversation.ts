@@ -1,0 +1,347 @@
+// The conversation pane and the composer: the open session's transcript
+// (transcript.ts) as messages, tool cards and round-table cards, streamed
+// replies as sanitized Markdown (reply.ts), only the newest messages in the
+// DOM, following the end while the user is there; Enter sends, Stop stops.
+import type { Actions } from "../actions";
+import { errText, openExternal } from "../bridge";
+import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
+import { roundTableCard } from "../roundtable";
+import type { Effect, Item } from "../transcript";
+import { copyText, h } from "../view";
+
+/** What the conversation view offers its host (the e2e build's benchmark hooks). */
+export interface ConversationView {
+  render(): void;
+  applyEffect(sessionId: string, eff: Effect): void;
+  /** The element shown for each item key. */
+  els: Map<string, HTMLElement>;
+  box: HTMLElement;
+}
+
+// Only the newest messages are in the DOM; older ones are added on demand.
+// This keeps appending a delta cheap however long the session is.
+const WINDOW = 120;
+
+export function mountConversation(actions: Actions): ConversationView {
+  const store = actions.store;
+  const box = document.getElementById("messages")!;
+  const input = document.getElementById("input") as HTMLTextAreaElement;
+  const stopBtn = document.getElementById("stop")!;
+  const els = new Map<string, HTMLElement>();
+  let shownFrom = 0;
+  // Whether the view follows the end: the user's own scrolling decides
+  // (a scroll event leaves it on only near the end), not the height at the
+  // moment of an event, which a tool card or a reply rendered off the
+  // thread may have grown in between.
+  let follow = true;
+  const toEnd = () => {
+    if (follow) box.scrollTop = box.scrollHeight;
+  };
+  box.addEventListener("scroll", () => {
+    follow = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  });
+  // Content that grows after its event is followed too: a reply parsed off
+  // the thread (a mutation), and a message whose real height replaces its
+  // estimate once it is on screen (content-visibility: a resize).
+  new MutationObserver(toEnd).observe(box, { childList: true, subtree: true, characterData: true });
+  const sizes = typeof ResizeObserver === "undefined" ? undefined : new ResizeObserver(toEnd);
+
+  const messageEl = (it: Item): HTMLElement => {
+    let el = els.get(it.key);
+    if (!el) {
+      el = h("div", { class: `msg ${it.kind}`, "data-key": it.key });
+      els.set(it.key, el);
+      sizes?.observe(el);
+    }
+    try {
+      fill(el, it, actions);
+    } catch (ex) {
+      // One message must not stop the rest of a conversation from showing.
+      console.error("message", it.key, ex);
+      el.textContent = it.text;
+    }
+    return el;
+  };
+
+  // A new conversation names who answers (agent and model) and offers a start.
+  const emptyState = (): HTMLElement => {
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    const who = a ? `${a.displayName}${a.model ? ` (model ${a.model})` : ""}` : "the selected agent";
+    const starts = h("div", { class: "starters" });
+    for (const text of ["Summarize the files in my workspace", "Help me plan my day", "Explain a piece of code I paste"]) {
+      const b = h("button", { class: "small", type: "button", "data-action": "starter" }, text);
+      b.addEventListener("click", () => {
+        input.value = text;
+        input.focus();
+      });
+      starts.append(b);
+    }
+    return h("div", { class: "empty" }, h("p", {}, `A new conversation with ${who}. Enter sends, Shift+Enter adds a line.`), starts);
+  };
+
+  const showStop = () => {
+    stopBtn.hidden = !(store.sessionId && store.transcripts.get(store.sessionId)?.running);
+  };
+
+  const renderWindow = () => {
+    const t = store.transcript(store.sessionId);
+    const frag = document.createDocumentFragment();
+    if (shownFrom > 0) {
+      const more = h("button", { class: "small earlier", type: "button" }, `Show ${Math.min(WINDOW, shownFrom)} earlier messages`);
+      more.addEventListener("click", () => {
+        const fromBottom = box.scrollHeight - box.scrollTop;
+        shownFrom = Math.max(0, shownFrom - WINDOW);
+        renderWindow();
+        box.scrollTop = box.scrollHeight - fromBottom;
+      });
+      frag.append(more);
+    }
+    for (const it of t.items.slice(shownFrom)) frag.append(messageEl(it));
+    if (t.items.length === 0) frag.append(emptyState());
+    box.replaceChildren(frag);
+  };
+
+  const render = () => {
+    els.clear();
+    sizes?.disconnect();
+    if (!store.sessionId) {
+      box.replaceChildren(h("div", { class: "empty" }, "Pick a session on the left or just type: a new conversation starts with the selected agent."));
+    } else {
+      shownFrom = Math.max(0, store.transcript(store.sessionId).items.length - WINDOW);
+      renderWindow();
+      follow = true;
+      toEnd();
+    }
+    showStop();
+  };
+
+  const applyEffect = (sessionId: string, eff: Effect) => {
+    if (eff.finished && store.speak && sessionId === store.sessionId) speak(eff.finished.text);
+    if (sessionId !== store.sessionId) return;
+    for (const k of eff.removed) {
+      const gone = els.get(k);
+      if (gone) sizes?.unobserve(gone);
+      gone?.remove();
+      els.delete(k);
+    }
+    const t = store.transcript(sessionId);
+    for (const k of new Set(eff.changed)) {
+      const it = t.get(k);
+      if (!it) continue;
+      const existed = els.has(k);
+      const el = messageEl(it);
+      if (!existed || !el.isConnected) {
+        box.querySelector(":scope > .empty")?.remove();
+        box.append(el);
+      }
+    }
+    toEnd();
+    showStop();
+  };
+
+  store.subscribe("messages", ({ loading }) => {
+    if (loading && store.sessionId) {
+      els.clear();
+      box.replaceChildren(h("div", { class: "empty" }, "Loading…"));
+      showStop();
+    } else render();
+  });
+  store.subscribe("effect", ({ sessionId, eff }) => applyEffect(sessionId, eff));
+  store.subscribe("opened", () => input.focus());
+
+  // Replies rendered before the Markdown renderer loaded are shown again.
+  onMarkdownLoaded(() => {
+    if (!store.sessionId) return;
+    const t = store.transcript(store.sessionId);
+    for (const [key, el] of els) {
+      const it = t.get(key);
+      if (it && (it.kind === "assistant" || it.kind === "thought" || it.kind === "roundtable")) fill(el, it, actions);
+    }
+  });
+
+  const send = () => {
+    const text = input.value;
+    if (!text.trim()) return;
+    input.value = "";
+    follow = true; // what the user sends is always brought into view
+    void actions.send(text).then((sent) => {
+      if (!sent && !input.value) input.value = text; // no session could be started: keep the words
+    });
+  };
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send();
+    }
+  });
+  document.getElementById("composer")!.addEventListener("submit", (e) => {
+    e.preventDefault();
+    send();
+  });
+  stopBtn.addEventListener("click", () => void actions.stop());
+  // Links in replies open in the user's browser, never in this window.
+  document.addEventListener("click", (e) => {
+    const a = (e.target as Element | null)?.closest?.("a");
+    if (!a) return;
+    e.preventDefault();
+    const href = a.getAttribute("href");
+    if (href && a.dataset.external) openExternal(href);
+  });
+  render();
+  return { render, applyEffect, els, box };
+}
+
+function speak(text: string): void {
+  if (!("speechSynthesis" in window)) return;
+  window.speechSynthesis.speak(new SpeechSynthesisUtterance(plainText(text).slice(0, 2000)));
+}
+
+/** A message's actions: copy, edit a copy, ask again, retry, continue. */
+function messageActions(it: Item, actions: Actions): HTMLElement {
+  const bar = h("div", { class: "msg-actions" });
+  const add = (action: string, label: string, title: string, fn: (b: HTMLElement) => void) => {
+    const b = h("button", { class: "icon", type: "button", "data-action": action, title }, label);
+    b.addEventListener("click", () => fn(b));
+    bar.append(b);
+  };
+  const notice = (text: string, good = false) => actions.store.publish("notice", { text, good });
+  if (it.kind === "user" || it.kind === "assistant") {
+    add("copy", "Copy", it.kind === "assistant" ? "Copy the reply (its Markdown)" : "Copy the message", (b) => {
+      copyText(it.text).then(
+        () => {
+          b.textContent = "Copied";
+          setTimeout(() => (b.textContent = "Copy"), 1500);
+        },
+        (ex) => notice(`Could not copy: ${ex?.message ?? ex}`),
+      );
+    });
+  }
+  if (it.kind === "user") {
+    add("edit", "Edit", "Put a copy in the message box to change and send again", () => {
+      const input = document.getElementById("input") as HTMLTextAreaElement;
+      input.value = it.text;
+      input.focus();
+      input.setSelectionRange(it.text.length, it.text.length);
+    });
+  }
+  if (it.kind === "assistant") add("regenerate", "Regenerate", "Ask the same question again; the new answer comes below", () => void actions.askAgain(it.key));
+  if (it.kind === "error") add("retry", "Retry", "Send the last message again", () => void actions.askAgain(it.key));
+  if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
+  return bar;
+}
+
+// A finished reply's code blocks get highlighting, a label and Copy (the
+// highlighter loads on the first reply that has code).
+function decorate(b: HTMLElement, actions: Actions): void {
+  if (!b.querySelector("pre")) return;
+  void import("../codeblocks").then(
+    (m) => m.decorateCode(b, (text) => actions.store.publish("notice", { text, good: false })),
+    () => undefined, // left plain
+  );
+}
+
+/** The part of a message element that holds its text (the actions sit beside it). */
+function body(el: HTMLElement, tag = "div"): HTMLElement {
+  let b = el.querySelector<HTMLElement>(":scope > .msg-text");
+  if (!b) {
+    b = h(tag, { class: "msg-text" });
+    el.prepend(b);
+  }
+  return b;
+}
+
+function withActions(el: HTMLElement, it: Item, actions: Actions): void {
+  el.querySelector(":scope > .msg-actions")?.remove();
+  el.append(messageActions(it, actions));
+}
+
+function fill(el: HTMLElement, it: Item, actions: Actions): void {
+  switch (it.kind) {
+    case "user":
+      body(el).textContent = it.text;
+      withActions(el, it, actions);
+      break;
+    case "assistant": {
+      // A complete reply shown for the first time (opening a session) is
+      // parsed off the window's thread; a streaming one as it grows.
+      const b = body(el);
+      if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text).then(() => decorate(b, actions)); // sanitized
+      else showReply(b, it.text, !!it.final); // sanitized
+      if (it.final) decorate(b, actions);
+      el.classList.toggle("streaming", !it.final);
+      if (it.final) withActions(el, it, actions);
+      else el.querySelector(":scope > .msg-actions")?.remove();
+      break;
+    }
+    case "stopped":
+      body(el).textContent = it.text;
+      withActions(el, it, actions);
+      break;
+    case "status":
+      el.replaceChildren(h("em", {}, it.text));
+      break;
+    case "thought": {
+      const body = h("div", {});
+      void showReplyLater(body, it.text); // sanitized
+      el.replaceChildren(h("details", { class: "thought" }, h("summary", {}, "Thoughts"), body));
+      break;
+    }
+    case "error":
+      body(el).textContent = it.text;
+      el.setAttribute("role", "alert");
+      withActions(el, it, actions);
+      break;
+    case "tool":
+      el.replaceChildren(toolCard(it));
+      break;
+    case "roundtable":
+      el.replaceChildren(roundTableCard(it.rt!));
+      if (it.rt!.done) el.firstElementChild!.append(runDetailsButton(actions, it.rt!.runId));
+      break;
+  }
+}
+
+// The whole stored run (every agent's answers), on demand.
+function runDetailsButton(actions: Actions, runId: string): HTMLElement {
+  const box = h("div", { class: "rt-answers" });
+  const b = h("button", { class: "small", type: "button", "data-action": "rt-answers" }, "Show every agent's answers");
+  b.addEventListener("click", async () => {
+    b.setAttribute("disabled", "");
+    try {
+      const run = await actions.api().Roundtable(runId);
+      const ul = h("ul", {});
+      for (const x of run.answers ?? []) {
+        ul.append(h("li", {}, h("b", {}, String(x.agent)), ` · ${x.phase} · ${x.kind}`, h("pre", { class: "audit-pre" }, JSON.stringify(x.data, null, 2))));
+      }
+      box.replaceChildren(h("div", { class: "hint" }, `Run ${run.id}: ${run.status}, ${run.participants?.length ?? 0} participants, started ${run.created_at}`), ul);
+    } catch (ex) {
+      box.replaceChildren(h("div", { class: "form-error" }, errText(ex)));
+      b.removeAttribute("disabled");
+    }
+  });
+  box.append(b);
+  return box;
+}
+
+/** A tool call's card: name, risk and decision badges, arguments, result. */
+export function toolCard(it: Item): HTMLElement {
+  const t = it.tool!;
+  const badges = h("span", { class: "badges" });
+  if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
+  if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
+  const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
+  // The allowlist, not a rule of the user's, refused the program: say so.
+  const blocked = decision === "denied" && /not on the command allowlist/.test(`${t.reason ?? ""} ${t.error ?? ""} ${t.result ?? ""}`);
+  if (blocked) badges.append(h("span", { class: "badge decision-blocked", "data-decision": "denied" }, "blocked by the command allowlist"));
+  else if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
+  else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
+  const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
+    h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
+  );
+  if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
+  card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
+  if (!t.pending && (t.result || t.error)) {
+    card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+  }
+  return card;
+}

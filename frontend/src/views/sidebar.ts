@@ -1,0 +1,148 @@
+// The sidebar: the agents, each with its sessions, and per session rename,
+// clear and delete; per agent New, and Test (proxy) or Attach (external).
+import type { Actions } from "../actions";
+import type { Agent, Session } from "../bridge";
+import { errText } from "../bridge";
+import { agentColor, agentInitial, dateGroup, h, sessionTitle } from "../view";
+
+export function mountSidebar(actions: Actions): void {
+  const store = actions.store;
+  const box = document.getElementById("agents")!;
+  // Ctrl+K: find a conversation by its title.
+  const filter = h("input", { id: "session-filter", class: "session-filter", type: "search", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
+  box.before(filter);
+  filter.addEventListener("input", () => render());
+  filter.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      filter.value = "";
+      render();
+    }
+  });
+
+  function render(): void {
+    box.replaceChildren();
+    for (const a of store.agents) {
+      const group = h("section", { class: "agent-group", "data-agent": a.agentId });
+      const icon = h("span", { class: "agent-icon", title: `${a.displayName} (${a.type})` }, agentInitial(a.displayName));
+      icon.style.background = agentColor(a.agentId);
+      const head = h("div", { class: "agent-head" + (a.agentId === store.agentId ? " current" : "") },
+        icon,
+        h("span", { class: "agent-name" }, a.displayName),
+        h("span", { class: `badge type-${a.type}` }, a.type),
+        h("span", { class: `status-dot ${a.status?.state ?? "unknown"}`, title: `status: ${a.status?.state ?? "unknown"}${a.status?.detail ? " — " + a.status.detail : ""}` }),
+      );
+      head.addEventListener("click", () => actions.selectAgent(a.agentId));
+      const buttons = h("div", { class: "agent-actions" });
+      const add = h("button", { class: "small", "data-action": "new", title: `New ${a.displayName} session` }, "+ New");
+      add.addEventListener("click", () => void actions.newSession(a.agentId));
+      buttons.append(add);
+      if (a.type === "proxy") {
+        const test = h("button", { class: "small", "data-action": "test", title: "Send the agent a sample request and show its response" }, "Test");
+        test.addEventListener("click", () => store.publish("agentTest", a));
+        buttons.append(test);
+      }
+      if (a.type === "external") {
+        const attach = h("button", { class: "small", "data-action": "attach", title: "Attach a session by its ID" }, "Attach…");
+        attach.addEventListener("click", () => actions.toggleAttach(a.agentId));
+        buttons.append(attach);
+      }
+      group.append(head, buttons);
+      if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
+      const list = h("ul", { class: "sessions" });
+      const q = filter.value.trim().toLowerCase();
+      // Titles, and the text of conversations this window has loaded.
+      const matches = (s: Session) =>
+        `${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q) ||
+        !!store.transcripts.get(s.sessionId)?.items.some((it) => it.text.toLowerCase().includes(q));
+      const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || matches(s)));
+      // Newest first, under date headings once there are a few.
+      // (One without a time was just made here: it is the newest.)
+      const when = (s: Session) => s.updatedAt ?? s.createdAt ?? new Date().toISOString();
+      shown.sort((x, y) => (y.pinnedAt ? 1 : 0) - (x.pinnedAt ? 1 : 0) || when(y).localeCompare(when(x)));
+      let heading = "";
+      for (const s of shown) {
+        const g = s.pinnedAt ? "Pinned" : dateGroup(when(s));
+        if (shown.length > 3 && g !== heading) list.append(h("li", { class: "date-group" }, g));
+        heading = g;
+        list.append(sessionRow(actions, s));
+      }
+      group.append(list);
+      box.append(group);
+    }
+  }
+  store.subscribe("agents", render);
+  store.subscribe("sessions", render);
+}
+
+function attachForm(actions: Actions, a: Agent): HTMLElement {
+  const input = h("input", { type: "text", placeholder: "External session ID", maxlength: "128", "aria-label": "External session ID" }) as HTMLInputElement;
+  const err = h("div", { class: "form-error", role: "alert" });
+  const go = h("button", { class: "small primary", type: "submit" }, "Attach");
+  const form = h("form", { class: "attach-form" }, input, go, err);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    err.textContent = "";
+    const id = input.value.trim();
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+      err.textContent = "Use 1–128 letters, digits, '-' or '_'.";
+      return;
+    }
+    try {
+      await actions.attachSession(a.agentId, id);
+    } catch (ex) {
+      err.textContent = errText(ex);
+    }
+  });
+  setTimeout(() => input.focus(), 0);
+  return form;
+}
+
+function sessionRow(actions: Actions, s: Session): HTMLElement {
+  const store = actions.store;
+  const li = h("li", { class: "session" + (s.sessionId === store.sessionId ? " current" : ""), "data-session": s.sessionId });
+  if (store.renaming === s.sessionId) {
+    const input = h("input", { type: "text", value: s.name ?? "", "aria-label": "Session name" }) as HTMLInputElement;
+    let done = false;
+    const finish = (save: boolean) => {
+      if (done) return;
+      done = true;
+      if (save) void actions.renameSession(s.sessionId, input.value.trim());
+      else actions.startRename("");
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") finish(true);
+      if (e.key === "Escape") finish(false);
+    });
+    input.addEventListener("blur", () => finish(true));
+    li.append(input);
+    setTimeout(() => input.select(), 0);
+    return li;
+  }
+  const title = h("span", { class: "session-title", title: s.sessionId }, sessionTitle(s));
+  title.addEventListener("click", () => void actions.openSession(s.sessionId));
+  const menu = h("span", { class: "session-actions" });
+  const mk = (glyph: string, label: string, action: string, fn: () => void) => {
+    const b = h("button", { class: "icon", title: label, "aria-label": label, "data-action": action }, glyph);
+    b.addEventListener("click", (e) => {
+      e.stopPropagation();
+      fn();
+    });
+    return b;
+  };
+  menu.append(
+    mk("✎", "Rename", "rename", () => actions.startRename(s.sessionId)),
+    mk(s.pinnedAt ? "★" : "☆", s.pinnedAt ? "Unpin" : "Pin to the top", "pin", () => void actions.pinSession(s.sessionId, !s.pinnedAt)),
+    mk("⇩", "Export as Markdown", "export-md", () => void actions.exportSession(s.sessionId, "md")),
+    mk("{}", "Export as JSON", "export-json", () => void actions.exportSession(s.sessionId, "json")),
+    mk("⟲", "Clear history", "clear", () => {
+      if (confirm(`Clear the history of “${sessionTitle(s)}”? Its name and agent stay.`)) void actions.clearSession(s.sessionId);
+    }),
+    mk("✕", "Delete", "delete", () => {
+      // No blocking dialog: it goes at once, and Undo brings it back for a few seconds.
+      const undo = actions.deleteLater(s.sessionId);
+      store.publish("notice", { text: `Deleted “${sessionTitle(s)}”.`, good: true, undo });
+    }),
+  );
+  li.append(title, menu);
+  return li;
+}

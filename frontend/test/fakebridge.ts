@@ -1,0 +1,114 @@
+// A fake of the Wails bridge (the bound App object and the runtime's
+// events): the window's boundary, kept in memory so the store, the actions
+// and the views run against it in Vitest. It records every call.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Agent, AppAPI, Session } from "../src/bridge";
+import type { PolicyRule } from "../src/prompt";
+
+export interface FakeBridge {
+  api: AppAPI;
+  calls: { method: string; args: unknown[] }[];
+  sessions: Session[];
+  messages: Map<string, any[]>;
+  agents: Agent[];
+  rules: PolicyRule[];
+  decisions: Map<string, any[]>;
+  /** Sends an event as app would (stream:event, tool:prompts, ...). */
+  emit(name: string, data: unknown): void;
+  /** Makes the next call of method fail with message. */
+  failNext(method: string, message: string): void;
+}
+
+export function fakeBridge(): FakeBridge {
+  const handlers = new Map<string, ((d: any) => void)[]>();
+  const fails = new Map<string, string>();
+  let n = 0;
+  const fb: FakeBridge = {
+    calls: [],
+    sessions: [],
+    messages: new Map(),
+    agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
+    rules: [],
+    decisions: new Map(),
+    emit(name, data) {
+      for (const f of handlers.get(name) ?? []) f(data);
+    },
+    failNext(method, message) {
+      fails.set(method, message);
+    },
+    api: undefined as unknown as AppAPI,
+  };
+  const impl: Partial<Record<keyof AppAPI, (...a: any[]) => unknown>> = {
+    Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true }),
+    Agents: () => fb.agents,
+    Sessions: () => [...fb.sessions],
+    NewSession: (agentId: string) => {
+      const s = { sessionId: `s${++n}`, agentId };
+      fb.sessions.unshift(s);
+      return { ...s };
+    },
+    OpenSession: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0 }),
+    Reload: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0 }),
+    RenameSession: () => undefined,
+    ClearSession: (id: string) => void fb.messages.delete(id),
+    DeleteSession: (id: string) => {
+      fb.sessions = fb.sessions.filter((s) => s.sessionId !== id);
+    },
+    Send: () => undefined,
+    Cancel: () => true,
+    ResolvePrompt: () => undefined,
+    ResolvePromptScoped: () => undefined,
+    PinSession: (id: string, pinned: boolean) => {
+      const s = fb.sessions.find((x) => x.sessionId === id);
+      if (!s) throw "session not found";
+      s.pinnedAt = pinned ? "2026-11-25T12:00:00Z" : undefined;
+    },
+    ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
+    SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
+    PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),
+    // As the gate: the rule must still be the one listed.
+    RevokeRule: (i: number, seen: PolicyRule) => {
+      if (JSON.stringify(fb.rules[i]) !== JSON.stringify(seen)) throw "gate: the rule changed meanwhile; reload the list";
+      fb.rules.splice(i, 1);
+    },
+    EditRule: (i: number, seen: PolicyRule, next: PolicyRule) => {
+      if (JSON.stringify(fb.rules[i]) !== JSON.stringify(seen)) throw "gate: the rule changed meanwhile; reload the list";
+      fb.rules[i] = next;
+    },
+    PendingPrompts: () => [],
+    Providers: () => ({ configured: true, defaultProvider: "openai-compatible", providers: {}, openaiKeyStored: false, discovered: [] }),
+  };
+  fb.api = new Proxy({} as AppAPI, {
+    get(_, method: string) {
+      return async (...args: unknown[]) => {
+        fb.calls.push({ method, args });
+        const fail = fails.get(method);
+        if (fail !== undefined) {
+          fails.delete(method);
+          throw fail; // bound methods reject with a string
+        }
+        const f = impl[method as keyof AppAPI];
+        if (!f) throw `fake bridge: ${method} is not bound`;
+        return f(...args);
+      };
+    },
+  });
+  (window as any).go = { app: { App: fb.api } };
+  (window as any).runtime = {
+    EventsOn(name: string, cb: (d: any) => void) {
+      handlers.set(name, [...(handlers.get(name) ?? []), cb]);
+      return () => undefined;
+    },
+    BrowserOpenURL() {},
+  };
+  return fb;
+}
+
+/** The window's real markup (index.html's body), for view tests. */
+export function loadPage(): void {
+  const html = readFileSync(resolve(__dirname, "../index.html"), "utf8");
+  document.body.innerHTML = html.slice(html.indexOf("<body>") + 6, html.indexOf("<script type=\"module\""));
+}
+
+export const flush = () => new Promise((r) => setTimeout(r, 0));

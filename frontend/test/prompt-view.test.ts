@@ -1,0 +1,127 @@
+// @vitest-environment jsdom
+// The permission prompt cannot be approved by accident: Enter on a risky or
+// destructive prompt denies; "always allow" shows the rule it will save,
+// scoped to the call's target, and saves the scope the user picked.
+import { beforeEach, describe, expect, it } from "vitest";
+import { Actions } from "../src/actions";
+import type { Prompt } from "../src/prompt";
+import { Store } from "../src/store";
+import { mountPrompt } from "../src/views/prompt";
+import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+
+let fb: FakeBridge;
+let actions: Actions;
+const $ = (s: string) => document.querySelector(s) as HTMLElement;
+
+const prompt = (over: Partial<Prompt> = {}): Prompt => ({
+  id: "p1", tool_call_id: "t1", tool: "write_file", arguments: { path: "notes/todo.txt", content: "milk\neggs" },
+  decisive: [{ name: "path", value: "notes/todo.txt" }], risk: "risky", reason: "write_file is risky",
+  choices: ["once", "session", "always", "deny"], deadline: new Date(Date.now() + 60000).toISOString(),
+  scopes: [
+    { label: "only the file notes/todo.txt", rule: { tool: "write_file", args: { path: "notes/todo.txt" }, action: "allow" } },
+    { label: "any file in the folder notes and its subfolders", rule: { tool: "write_file", args: { path: "notes/*" }, action: "allow" } },
+    { label: "any file anywhere in the workspace", rule: { tool: "write_file", action: "allow" } },
+  ],
+  ...over,
+});
+
+function enter(): void {
+  (document.activeElement ?? document.body).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+}
+
+beforeEach(() => {
+  loadPage();
+  fb = fakeBridge();
+  actions = new Actions(new Store(), () => fb.api);
+  mountPrompt(actions);
+});
+
+describe("permission prompt view", () => {
+  it("denies on Enter for a risky call: focus starts on Deny", async () => {
+    actions.onPrompts([prompt()]);
+    expect((document.activeElement as HTMLElement).dataset.choice).toBe("deny");
+    expect($('#prompt button[data-choice="once"]').classList.contains("primary")).toBe(false);
+    enter();
+    await flush();
+    const answers = fb.calls.filter((c) => c.method.startsWith("ResolvePrompt"));
+    expect(answers).toHaveLength(1);
+    expect(answers[0].args.slice(0, 2)).toEqual(["p1", "deny"]);
+  });
+
+  it("denies on Enter for a destructive call", async () => {
+    actions.onPrompts([prompt({ tool: "run_command", destructive: true, choices: ["once", "deny"], scopes: undefined })]);
+    enter();
+    await flush();
+    expect(fb.calls.find((c) => c.method.startsWith("ResolvePrompt"))?.args[1]).toBe("deny");
+  });
+
+  it("does not approve on Enter in the arguments box", async () => {
+    actions.onPrompts([prompt()]);
+    ($("#prompt-args") as HTMLTextAreaElement).focus();
+    enter();
+    await flush();
+    expect(fb.calls.some((c) => c.method.startsWith("ResolvePrompt"))).toBe(false);
+  });
+
+  it("shows the rule Always allow will save, narrowest first, and saves the scope picked on purpose", async () => {
+    actions.onPrompts([prompt()]);
+    const sel = $("#prompt-scope select") as HTMLSelectElement;
+    expect($("#prompt-scope").hidden).toBe(false);
+    expect(sel.options[sel.selectedIndex].textContent).toBe("only the file notes/todo.txt");
+    sel.value = "1";
+    sel.dispatchEvent(new Event("change"));
+    ($('#prompt button[data-choice="always"]') as HTMLButtonElement).click();
+    await flush();
+    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "always", "", 1] });
+  });
+
+  it("shows what a file write will write as text, with the workspace path in full", async () => {
+    actions.store.workspace = "/home/ada/Jarvis";
+    actions.onPrompts([prompt()]);
+    expect($("#prompt-title").textContent).toBe("Write the file notes/todo.txt?");
+    expect($("#prompt-where").textContent).toContain("/home/ada/Jarvis/notes/todo.txt");
+    expect($("#prompt-preview pre").textContent).toBe("milk\neggs");
+    expect($("#prompt-meta .badge").textContent).toBe("risky");
+  });
+});
+
+describe("permissions page", () => {
+  it("lists every rule in plain words, revokes one and edits another", async () => {
+    const { mountPermissions } = await import("../src/views/permissions");
+    fb.rules = [
+      { tool: "write_file", args: { path: "notes/todo.txt" }, action: "allow" },
+      { tool: "run_command", args: { program: "rm" }, action: "deny" },
+    ];
+    mountPermissions(actions);
+    $("#open-permissions").click();
+    await flush();
+    await flush();
+    expect($("#permissions").hidden).toBe(false);
+    expect($("#permissions-workspace").textContent).toContain("/home/ada/Jarvis");
+    const texts = () => Array.from(document.querySelectorAll(".permission-row .permission-text")).map((x) => x.textContent);
+    expect(texts()).toEqual(["Allow write_file when path notes/todo.txt", "Never allow run_command when program rm"]);
+    ($('.permission-row[data-index="0"] [data-action="revoke"]') as HTMLButtonElement).click();
+    await flush();
+    await flush();
+    expect(texts()).toEqual(["Never allow run_command when program rm"]);
+    ($('.permission-row[data-index="0"] [data-action="edit"]') as HTMLButtonElement).click();
+    const form = $(".permission-edit") as HTMLFormElement;
+    (form.querySelector("select") as HTMLSelectElement).value = "ask";
+    (form.querySelector("textarea") as HTMLTextAreaElement).value = "program = rm\nargs = -rf *";
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    await flush();
+    await flush();
+    expect(fb.rules).toEqual([{ tool: "run_command", args: { program: "rm", args: "-rf *" }, action: "ask" }]);
+    expect(texts()).toEqual(["Always ask for run_command when program rm and args -rf *"]);
+  });
+});
+
+describe("tool card", () => {
+  it("says the command allowlist blocked a program, not a vague policy", async () => {
+    const { toolCard } = await import("../src/views/conversation");
+    const card = toolCard({ key: "tool-1", kind: "tool", text: "", tool: { id: "1", name: "run_command", arguments: { program: "curl" }, pending: false, decision: "denied", decidedBy: "policy", ok: false,
+      error: 'denied: run_command is risky; tools: not allowed: program "curl" is not on the command allowlist' } });
+    expect(card.querySelector(".badges")!.textContent).toContain("blocked by the command allowlist");
+    expect(card.querySelector(".badges")!.textContent).not.toContain("policy");
+  });
+});

@@ -1,0 +1,273 @@
+// @vitest-environment jsdom
+// The views mounted on the window's real markup (index.html), driven like a
+// user, with the store and actions over a fake of the bridge.
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { Actions } from "../src/actions";
+import { Store } from "../src/store";
+import { mountConversation } from "../src/views/conversation";
+import { mountHeader } from "../src/views/header";
+import { mountNotice } from "../src/views/notice";
+import { mountPrompt } from "../src/views/prompt";
+import { mountSidebar } from "../src/views/sidebar";
+import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+
+let fb: FakeBridge;
+let store: Store;
+let actions: Actions;
+const $ = (s: string) => document.querySelector(s) as HTMLElement;
+
+beforeEach(async () => {
+  loadPage();
+  fb = fakeBridge();
+  store = new Store();
+  actions = new Actions(store, () => fb.api);
+  const flash = mountNotice(store);
+  mountSidebar(actions);
+  mountHeader(actions, flash);
+  mountConversation(actions);
+  mountPrompt(actions);
+  await actions.start();
+});
+
+function typeAndEnter(text: string): void {
+  const input = $("#input") as HTMLTextAreaElement;
+  input.value = text;
+  input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+}
+
+describe("views", () => {
+  it("sends on Enter: a session appears in the sidebar, the message in the conversation, the title in the header", async () => {
+    typeAndEnter("Plan a picnic");
+    await flush();
+    await flush();
+    expect($("#input") as HTMLTextAreaElement).toHaveProperty("value", "");
+    expect($("#messages .msg.user .msg-text")?.textContent).toBe("Plan a picnic");
+    expect(document.querySelectorAll('.agent-group[data-agent="general"] li.session.current')).toHaveLength(1);
+    expect($("#session-title").textContent).toBe("Plan a picnic");
+    expect($("#stop").hidden).toBe(false);
+  });
+
+  it("streams a reply into one message and hides Stop when it ends", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "assistant.delta", data: { text: "Hel", turn_id: "t" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "lo", turn_id: "t" } });
+    expect(document.querySelectorAll("#messages .msg.assistant")).toHaveLength(1);
+    expect($("#messages .msg.assistant").classList.contains("streaming")).toBe(true);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.final", data: { text: "Hello", turn_id: "t" } });
+    expect($("#messages .msg.assistant").classList.contains("streaming")).toBe(false);
+    expect($("#stop").hidden).toBe(true);
+  });
+
+  it("shows the stream state in the header", async () => {
+    await actions.newSession();
+    actions.onStreamState({ sessionId: store.sessionId, state: "reconnecting", attempt: 2, retryInMs: 3000, error: "connection refused" });
+    expect($("#conn").textContent).toBe("Reconnecting in 3 s");
+    expect($("#conn").title).toBe("connection refused");
+  });
+
+  it("shows a prompt from the queue and hides it when the queue is empty", () => {
+    actions.onPrompts([{ id: "p1", tool_call_id: "t1", tool: "write_file", arguments: { path: "/tmp/x" }, risk: "risky", reason: "writes a file", choices: ["once", "session", "always", "deny"], deadline: new Date(Date.now() + 60000).toISOString() }]);
+    expect($("#prompt").hidden).toBe(false);
+    expect($("#prompt-title").textContent).toBe("Write the file /tmp/x?");
+    actions.onPrompts([]);
+    expect($("#prompt").hidden).toBe(true);
+  });
+});
+
+describe("following the end of the conversation", () => {
+  // jsdom does no layout: the box's heights are set by the test.
+  function layout() {
+    const box = $("#messages");
+    let height = 1000;
+    Object.defineProperty(box, "clientHeight", { configurable: true, get: () => 100 });
+    Object.defineProperty(box, "scrollHeight", { configurable: true, get: () => height });
+    return { box, grow: (px: number) => (height += px), bottom: () => height - 100 };
+  }
+
+  it("keeps following after a tool card grows the view, stops when the user scrolls up, and shows a message the user sends", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    const { box, grow, bottom } = layout();
+    box.scrollTop = bottom();
+    box.dispatchEvent(new Event("scroll"));
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "tool.request", data: { id: "c1", name: "write_file", arguments: { path: "a" }, turn_id: "t" } });
+    // The card's result, a reply rendered off the thread: the view grows
+    // by more than a screen between two events.
+    grow(400);
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "more", turn_id: "t" } });
+    expect(box.scrollTop).toBe(1400);
+    // The user scrolls up to read: new output no longer pulls the view down.
+    box.scrollTop = 200;
+    box.dispatchEvent(new Event("scroll"));
+    grow(50);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.delta", data: { text: " text", turn_id: "t" } });
+    expect(box.scrollTop).toBe(200);
+    // A message the user sends is always brought into view.
+    typeAndEnter("next question");
+    await flush();
+    expect(box.scrollTop).toBe(1450);
+  });
+});
+
+describe("the status in the header", () => {
+  it("is not green and Live while the model server is down, and recovers with the next reply", async () => {
+    await actions.newSession();
+    const id = store.sessionId;
+    actions.onStreamState({ sessionId: id, state: "live", attempt: 0 });
+    expect($("#conn").textContent).toBe("Live");
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "error", data: { code: "upstream_unreachable", message: "the model server at http://127.0.0.1:11434/v1 is not answering", turn_id: "t" } });
+    expect($("#conn").textContent).toBe("Model unreachable");
+    expect($("#conn").classList.contains("live")).toBe(false);
+    expect($("#conn").title).toContain("127.0.0.1:11434");
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.final", data: { text: "back", turn_id: "t2" } });
+    expect($("#conn").textContent).toBe("Live");
+  });
+});
+
+describe("message actions", () => {
+  it("copies, edits a copy, regenerates, retries, and shows Stop as a state with Continue", async () => {
+    let copied = "";
+    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t: string) => void (copied = t) } });
+    typeAndEnter("What is **2+2**?");
+    await flush();
+    await flush();
+    const id = store.sessionId;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "What is **2+2**?", turn_id: "t1" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.final", data: { text: "It is **4**.", turn_id: "t1" } });
+    const reply = $("#messages .msg.assistant");
+    (reply.querySelector('[data-action="copy"]') as HTMLElement).click();
+    await flush();
+    expect(copied).toBe("It is **4**.");
+    ($("#messages .msg.user") .querySelector('[data-action="edit"]') as HTMLElement).click();
+    expect(($("#input") as HTMLTextAreaElement).value).toBe("What is **2+2**?");
+    ($("#input") as HTMLTextAreaElement).value = "";
+    const sends = () => fb.calls.filter((c) => c.method === "Send").map((c) => c.args[1]);
+    (reply.querySelector('[data-action="regenerate"]') as HTMLElement).click();
+    await flush();
+    expect(sends()).toEqual(["What is **2+2**?", "What is **2+2**?"]);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "error", data: { code: "upstream_error", message: "the model failed", turn_id: "t2" } });
+    ($("#messages .msg.error") .querySelector('[data-action="retry"]') as HTMLElement).click();
+    await flush();
+    expect(sends()).toHaveLength(3);
+    actions.onStreamEvent({ sessionId: id, id: "4", type: "error", data: { code: "cancelled", message: "cancelled", turn_id: "t3" } });
+    const stopped = $("#messages .msg.stopped");
+    expect(stopped.getAttribute("role")).toBeNull();
+    expect(stopped.querySelector(".msg-text")!.textContent).toBe("Stopped.");
+    (stopped.querySelector('[data-action="continue"]') as HTMLElement).click();
+    await flush();
+    expect(sends().at(-1)).toBe("Continue from where you stopped.");
+  });
+});
+
+describe("the conversation list", () => {
+  it("names a conversation once from its first message, Markdown stripped", async () => {
+    typeAndEnter("## Plan a **picnic** for [Saturday](https://example.com)\n\nwith details");
+    await flush();
+    await flush();
+    const id = store.sessionId;
+    expect(fb.calls.find((c) => c.method === "RenameSession")?.args).toEqual([id, "Plan a picnic for Saturday"]);
+    typeAndEnter("second message");
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "RenameSession")).toHaveLength(1);
+    expect($("#session-title").textContent).toBe("Plan a picnic for Saturday");
+  });
+
+  it("deletes without a blocking dialog, with Undo for a few seconds", async () => {
+    vi.useFakeTimers();
+    try {
+      const s = (await actions.newSession())!;
+      const row = () => document.querySelector(`.session[data-session="${s.sessionId}"]`) as HTMLElement | null;
+      row()!.querySelector<HTMLElement>('[data-action="delete"]')!.click();
+      expect(row()).toBeNull();
+      $('#notice [data-action="undo"]').click();
+      expect(row()).not.toBeNull();
+      vi.advanceTimersByTime(10_000);
+      expect(fb.calls.some((c) => c.method === "DeleteSession")).toBe(false);
+      row()!.querySelector<HTMLElement>('[data-action="delete"]')!.click();
+      vi.advanceTimersByTime(5_000);
+      expect(fb.calls.some((c) => c.method === "DeleteSession")).toBe(false);
+      vi.advanceTimersByTime(1_500);
+      expect(fb.calls.filter((c) => c.method === "DeleteSession").map((c) => c.args)).toEqual([[s.sessionId]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("keyboard", () => {
+  it("Ctrl+N starts a conversation, Ctrl+K finds one by title, Esc stops a reply, Ctrl+= zooms", async () => {
+    const { mountKeys } = await import("../src/views/keys");
+    mountKeys(actions);
+    const key = (k: string, ctrl = true) => document.body.dispatchEvent(new KeyboardEvent("keydown", { key: k, ctrlKey: ctrl, bubbles: true, cancelable: true }));
+    key("n");
+    await flush();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "NewSession")).toHaveLength(1);
+    await actions.renameSession(store.sessionId, "Garden plans");
+    await actions.newSession();
+    await actions.renameSession(store.sessionId, "Tax return");
+    key("k");
+    const filter = document.activeElement as HTMLInputElement;
+    expect(filter.id).toBe("session-filter");
+    filter.value = "garden";
+    filter.dispatchEvent(new Event("input"));
+    expect(Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent)).toEqual(["Garden plans"]);
+    // The text of a conversation loaded in the window matches too.
+    actions.onStreamEvent({ sessionId: store.sessionId, id: "9", type: "assistant.final", data: { text: "Your refund is 120 euros.", turn_id: "t9" } });
+    filter.value = "refund";
+    filter.dispatchEvent(new Event("input"));
+    expect(Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent)).toEqual(["Tax return"]);
+    typeAndEnter("a long question");
+    await flush();
+    key("Escape", false);
+    await flush();
+    expect(fb.calls.some((c) => c.method === "Cancel")).toBe(true);
+    key("=");
+    expect(document.documentElement.style.getPropertyValue("--zoom")).toBe("1.1");
+    key("0");
+    expect(document.documentElement.style.getPropertyValue("--zoom")).toBe("1");
+  });
+});
+
+describe("a new conversation", () => {
+  it("names the agent and its model and offers a start", async () => {
+    fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", model: "llama3.2", status: { state: "ok" } }];
+    await actions.refreshAgents();
+    await actions.newSession();
+    expect($("#messages .empty").textContent).toContain("General Assistant (model llama3.2)");
+    expect($("#agent-switch").textContent).toContain("llama3.2");
+    $('#messages [data-action="starter"]').click();
+    expect(($("#input") as HTMLTextAreaElement).value).toBe("Summarize the files in my workspace");
+  });
+});
+
+describe("date groups", () => {
+  it("lists conversations newest first under Today, Yesterday, Previous 7 days and Older", async () => {
+    const { dateGroup } = await import("../src/view");
+    const now = new Date(2026, 10, 25, 15, 0);
+    expect([new Date(2026, 10, 25, 1, 0), new Date(2026, 10, 24, 23, 0), new Date(2026, 10, 20), new Date(2026, 9, 1)].map((d) => dateGroup(d.toISOString(), now))).toEqual(["Today", "Yesterday", "Previous 7 days", "Older"]);
+    expect(dateGroup(undefined, now)).toBe("Older");
+    const at = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
+    fb.sessions = [
+      { sessionId: "a", agentId: "general", name: "old one", updatedAt: at(30) },
+      { sessionId: "b", agentId: "general", name: "today", updatedAt: at(0) },
+      { sessionId: "c", agentId: "general", name: "this week", updatedAt: at(3) },
+      { sessionId: "d", agentId: "general", name: "also today", updatedAt: at(0) },
+    ];
+    await actions.refreshSessions();
+    const rows = Array.from(document.querySelectorAll('.agent-group[data-agent="general"] .sessions > li')).map((x) => (x.classList.contains("date-group") ? `[${x.textContent}]` : x.querySelector(".session-title")!.textContent));
+    expect(rows[0]).toBe("[Today]");
+    expect(rows.slice(1, 3).sort()).toEqual(["also today", "today"]);
+    expect(rows.slice(3)).toEqual(["[Previous 7 days]", "this week", "[Older]", "old one"]);
+    // Pinned goes first, under its own heading, and back when unpinned.
+    document.querySelector<HTMLElement>('.session[data-session="a"] [data-action="pin"]')!.click();
+    await flush();
+    const titles = () => Array.from(document.querySelectorAll('.agent-group[data-agent="general"] .sessions > li')).map((x) => (x.classList.contains("date-group") ? `[${x.textContent}]` : x.querySelector(".session-title")!.textContent));
+    expect(titles().slice(0, 2)).toEqual(["[Pinned]", "old one"]);
+    expect(fb.calls.at(-1)).toEqual({ method: "PinSession", args: ["a", true] });
+    document.querySelector<HTMLElement>('.session[data-session="a"] [data-action="pin"]')!.click();
+    await flush();
+    expect(titles().at(-1)).toBe("old one");
+  });
+});
