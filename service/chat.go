@@ -12,29 +12,30 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 )
 
 // handleChat is POST /v1/chat.
 func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	var req api.ChatRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if req.GeneralSessionID == "" {
-		return missing("general_session_id")
+		return httpapi.Missing("general_session_id")
 	}
 	if len(req.Message.Parts) == 0 {
-		return missing("message.parts")
+		return httpapi.Missing("message.parts")
 	}
 	for i, p := range req.Message.Parts {
 		if p.Type != "text" {
-			return errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).with("field", "message.parts")
+			return httpapi.Errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).With("field", "message.parts")
 		}
 	}
 	text := req.Message.Text()
 	if strings.TrimSpace(text) == "" {
-		return errorf(http.StatusBadRequest, "empty_message", "the message has no text").with("field", "message.parts")
+		return httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text").With("field", "message.parts")
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -106,9 +107,9 @@ func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, ru
 		return nil
 	}
 	if t.fail != nil {
-		return errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).with("turn_id", t.id)
+		return httpapi.Errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).With("turn_id", t.id)
 	}
-	return writeJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.final}}}, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.final}}}, TurnID: t.id})
 }
 
 // statusForCode maps a turn's error code to the HTTP status of a non-streamed chat.
@@ -130,7 +131,9 @@ func turnOf(data json.RawMessage) string {
 	var v struct {
 		TurnID string `json:"turn_id"`
 	}
-	json.Unmarshal(data, &v)
+	if json.Unmarshal(data, &v) != nil {
+		return "" // not an object: the event names no turn
+	}
 	return v.TurnID
 }
 
@@ -139,7 +142,7 @@ func turnOf(data json.RawMessage) string {
 // event of code "cancelled".
 func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	var req api.CancelRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
@@ -149,7 +152,7 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	t := s.turns[req.GeneralSessionID]
 	s.mu.Unlock()
 	if t == nil {
-		return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
+		return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
 	}
 	t.cancel(errCancelledByUser)
 	select {
@@ -157,17 +160,17 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	case <-time.After(5 * time.Second):
 	case <-r.Context().Done():
 	}
-	return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.id})
 }
 
 // handleToolResult is POST /v1/tools/result.
 func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error {
 	var req api.ToolResultRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if req.ToolResult.ID == "" {
-		return missing("tool_result.id")
+		return httpapi.Missing("tool_result.id")
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -183,7 +186,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 			if err := sl.await(r, req.ToolResult.ID); err != nil {
 				return err
 			}
-			return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+			return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
 		}
 		slot = sl
 	}
@@ -194,7 +197,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
 }
 
 // handleStream is GET /v1/stream?general_session_id=ID, the session's event
@@ -237,7 +240,7 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 	w.Header().Set("X-Accel-Buffering", "no")
 	sw, err := sse.Upgrade(w, r)
 	if err != nil {
-		return errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+		return httpapi.Errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
 	}
 	// The stream opens with its reconnection delay (retry:), so that an
 	// EventSource reconnects after sseRetry, not after its own default.

@@ -11,6 +11,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 )
@@ -341,7 +342,7 @@ func (s *Service) handleCompactions(w http.ResponseWriter, r *http.Request) erro
 	for _, sum := range sums {
 		out.Compactions = append(out.Compactions, compactedEvent(sum))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // cutPoint returns how many of c's first entries to summarize: as many as
@@ -510,21 +511,21 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req api.CompactRequest
 	if r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &req); err != nil {
+		if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 			return err
 		}
 	}
 	agent, ok := s.cfg().Agent(sess.AgentID)
 	if !ok {
-		return errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
+		return httpapi.Errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
 	}
 	if agent.Type != config.TypeChat || isCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
-		return errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
+		return httpapi.Errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
 	}
 	provider, model, err := s.providerFor(agent)
 	if err != nil {
 		e := llmErrorEvent(err)
-		return errorf(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
+		return httpapi.Errorf(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
 	}
 	// The compaction holds the session as a turn does: a message sent
 	// meanwhile gets 409, and POST /v1/chat/cancel stops it.
@@ -556,15 +557,15 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	ev, err := s.compact(ctx, sess.ID, agent, provider, model, b, c, compactOpts{reason: "manual", instructions: strings.TrimSpace(req.Instructions), before: before})
 	switch {
 	case errors.Is(err, errNothingToCompact):
-		return errorf(http.StatusConflict, "nothing_to_compact", "the conversation is already short: its newest messages are kept as they are and there is nothing older to summarize")
+		return httpapi.Errorf(http.StatusConflict, "nothing_to_compact", "the conversation is already short: its newest messages are kept as they are and there is nothing older to summarize")
 	case err != nil:
 		e := llmErrorEvent(err)
 		if e.Code == llm.CodeUpstream && !errors.As(err, new(*llm.Error)) {
 			return err
 		}
-		return errorf(http.StatusBadGateway, e.Code, "the conversation could not be compacted (it is unchanged): %s", e.Message)
+		return httpapi.Errorf(http.StatusBadGateway, e.Code, "the conversation could not be compacted (it is unchanged): %s", e.Message)
 	}
-	return writeJSON(w, http.StatusOK, ev)
+	return httpapi.WriteJSON(w, http.StatusOK, ev)
 }
 
 // contextInfo is a chat session's context use for GET /v1/sessions/{id};

@@ -29,6 +29,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/tools"
@@ -204,9 +205,9 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 		}
 	}
 	if err != nil {
-		var he *httpError
+		var he *httpapi.Error
 		if errors.As(err, &he) {
-			return "", errors.New(he.msg)
+			return "", errors.New(he.Msg)
 		}
 		return "", err
 	}
@@ -269,8 +270,8 @@ func marshalResult(r api.AgentsMessageResult) (string, error) {
 }
 
 func isTurnInProgress(err error) bool {
-	var he *httpError
-	return errors.As(err, &he) && he.code == "turn_in_progress"
+	var he *httpapi.Error
+	return errors.As(err, &he) && he.Code == "turn_in_progress"
 }
 
 // waitSessionIdle waits until the session has no running turn, ctx ends or
@@ -329,7 +330,7 @@ func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strat
 	case "latest":
 		sess, err := s.st.LatestSession(ctx, a.AgentID)
 		if errors.Is(err, store.ErrNotFound) {
-			return sess, false, errorf(http.StatusNotFound, "session_not_found", "agent %q has no session yet; use session \"create\" or \"latest-or-create\"", a.AgentID)
+			return sess, false, httpapi.Errorf(http.StatusNotFound, "session_not_found", "agent %q has no session yet; use session \"create\" or \"latest-or-create\"", a.AgentID)
 		}
 		return sess, false, err
 	case "create":
@@ -339,11 +340,11 @@ func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strat
 	sess, err := s.st.Session(ctx, strategy)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != ""):
-		return sess, false, errorf(http.StatusNotFound, "session_not_found", "no session %q (session must be \"latest\", \"create\", \"latest-or-create\" or an existing session id)", strategy)
+		return sess, false, httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q (session must be \"latest\", \"create\", \"latest-or-create\" or an existing session id)", strategy)
 	case err != nil:
 		return sess, false, err
 	case sess.AgentID != a.AgentID:
-		return sess, false, errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", strategy, sess.AgentID, a.AgentID)
+		return sess, false, httpapi.Errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", strategy, sess.AgentID, a.AgentID)
 	}
 	return sess, false, nil
 }
@@ -355,7 +356,7 @@ func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) err
 	id := r.PathValue("agentId")
 	a, ok := s.cfg().Agent(id)
 	if !ok {
-		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).with("field", "agentId")
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).With("field", "agentId")
 	}
 	if err := s.exposed(a); err != nil {
 		return err
@@ -368,5 +369,5 @@ func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) err
 	if created {
 		status = http.StatusCreated
 	}
-	return writeJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
+	return httpapi.WriteJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
 }

@@ -35,6 +35,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/netguard"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
@@ -453,17 +454,10 @@ func (s *Service) initExternal() {
 	}
 }
 
-// waitExternalReply waits for the first reply an external agent posts to a
-// session after the event afterSeq (typically the user.message seq that
-// startTurn returned) and returns its text. A forward failure (an error
-// event after afterSeq) ends the wait with that error; ctx bounds it.
-// For agents_message in sync mode.
-func (s *Service) waitExternalReply(ctx context.Context, sessionID string, afterSeq int64) (string, error) {
-	return s.waitExternal(ctx, sessionID, afterSeq, "")
-}
-
-// waitExternalTurnReply is waitExternalReply after the user message of a
-// turn (the delegated one); only that turn's failure ends the wait early.
+// waitExternalTurnReply waits for the first reply an external agent posts
+// to a session after the user message of a turn (the delegated one) and
+// returns its text; that turn's failure (an error event) ends the wait with
+// that error, and ctx bounds it. For agents_message in sync mode.
 func (s *Service) waitExternalTurnReply(ctx context.Context, sessionID, turnID string) (string, error) {
 	seq, err := s.st.ExternalTurnStartSeq(ctx, sessionID, turnID)
 	if err != nil {
@@ -485,7 +479,9 @@ func (s *Service) waitExternal(ctx context.Context, sessionID string, afterSeq i
 			}
 		case api.EventError:
 			var d api.ErrorEvent
-			json.Unmarshal(ev.Data, &d)
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return fmt.Errorf("external agent: reading an error event: %w", err)
+			}
 			if turnID != "" && d.TurnID != turnID {
 				return nil
 			}
@@ -516,15 +512,15 @@ func (s *Service) handleExternalSessionInfo(w http.ResponseWriter, r *http.Reque
 	}
 	agent, ok := s.cfg().Agent(sess.AgentID)
 	if !ok || agent.Type != config.TypeExternal {
-		return errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
+		return httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
 	}
 	x, err := parseExternalSettings(agent)
 	if err != nil {
-		return errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
+		return httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
 	}
 	cb, err := s.externalCallbackURL(r.Context(), x, sess.ID)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.ExternalSessionInfo{SessionID: sess.ID, AgentID: agent.AgentID, InputURL: x.InputURL, CallbackURL: cb})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalSessionInfo{SessionID: sess.ID, AgentID: agent.AgentID, InputURL: x.InputURL, CallbackURL: cb})
 }

@@ -27,6 +27,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/store"
 	"jarvis/service/webhook"
 )
@@ -95,7 +96,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	if len(au.SessionID) > maxIDLen {
 		au.SessionID = au.SessionID[:maxIDLen]
 	}
-	reject := func(he *httpError, reason string) error {
+	reject := func(he *httpapi.Error, reason string) error {
 		au.Reason = reason
 		s.auditRejected(au)
 		return he
@@ -108,20 +109,20 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "unknown session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "unknown session")
 	case err != nil:
 		return err
 	case sess.DeletedAt != "":
-		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "deleted session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "deleted session")
 	}
 	au.AgentID = sess.AgentID
 	agent, ok := s.cfg().Agent(sess.AgentID)
 	if !ok || agent.Type != config.TypeExternal {
-		return reject(errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
 	}
 	x, err := parseExternalSettings(agent)
 	if err != nil {
-		return reject(errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
+		return reject(httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
 	}
 
 	// The token is checked before the body is read: a caller without one
@@ -137,7 +138,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 		if tokenGiven {
 			reason = "wrong token"
 		}
-		return reject(errorf(http.StatusUnauthorized, "unauthorized",
+		return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized",
 			"%s: post to the callbackUrl the service gave the agent (it carries ?token=...), or sign with the agent's webhook secret", reason), reason)
 	}
 
@@ -147,7 +148,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			au.Bytes = max(au.Bytes, limit+1)
-			return reject(errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than %d bytes", limit).with("limit_bytes", limit), "body too large")
+			return reject(httpapi.Errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than %d bytes", limit).With("limit_bytes", limit), "body too large")
 		}
 		return err
 	}
@@ -158,11 +159,11 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	case signed && x.SecretRef != "":
 		key, err := s.externalSecret(x)
 		if err != nil {
-			return reject(errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
+			return reject(httpapi.Errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
 		}
 		if _, err := webhook.Verify(key, r.Header, body, s.now()); err != nil {
 			au.Auth = "failed"
-			return reject(errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
+			return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
 		}
 		auth = "signature"
 	case tokenOK:
@@ -170,7 +171,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	case x.CallbackAuth == externalAuthNone:
 		auth = externalAuthNone
 	default:
-		return reject(errorf(http.StatusUnauthorized, "unauthorized", "agent %q has no webhook secret (external.secretRef): post to the callbackUrl with its token", agent.AgentID), "signature without a configured secret")
+		return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "agent %q has no webhook secret (external.secretRef): post to the callbackUrl with its token", agent.AgentID), "signature without a configured secret")
 	}
 	au.Auth = auth
 
@@ -178,21 +179,21 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
 		var req api.ExternalMessageRequest
 		if err := json.Unmarshal([]byte(text), &req); err != nil {
-			return reject(errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v (send {\"text\": \"...\"} or a text body)", err), "invalid json")
+			return reject(httpapi.Errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v (send {\"text\": \"...\"} or a text body)", err), "invalid json")
 		}
 		var rep2 externalSanitizeReport
 		text, rep2 = sanitizeExternalText([]byte(req.Text))
 		rep.add(rep2)
 	}
 	if strings.TrimSpace(text) == "" {
-		return reject(errorf(http.StatusBadRequest, "empty_message", "the message has no text"), "empty message")
+		return reject(httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text"), "empty message")
 	}
 	delivery := r.Header.Get("webhook-id")
 	if delivery == "" {
 		delivery = r.Header.Get("Idempotency-Key")
 	}
 	if len(delivery) > externalMaxDeliveryIDLen {
-		return reject(errorf(http.StatusBadRequest, "invalid_delivery_id", "webhook-id / Idempotency-Key is longer than %d bytes", externalMaxDeliveryIDLen), "delivery id too long")
+		return reject(httpapi.Errorf(http.StatusBadRequest, "invalid_delivery_id", "webhook-id / Idempotency-Key is longer than %d bytes", externalMaxDeliveryIDLen), "delivery id too long")
 	}
 	au.DeliveryID = delivery
 
@@ -214,7 +215,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	if errors.Is(err, store.ErrDuplicateDelivery) {
 		au.Reason = "duplicate delivery"
 		s.auditExternal(au, true)
-		return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, Duplicate: true})
+		return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, Duplicate: true})
 	}
 	if err != nil {
 		return err
@@ -222,7 +223,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	au.Accepted, au.MessageID = true, msg.ID
 	s.auditExternal(au, false)
 	s.pruneExternal()
-	return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.changed()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.changed()})
 }
 
 // pruneExternal forgets old delivery ids and cuts external_audit to its

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"jarvis/service/httpapi"
 )
 
 // Idempotency keys. A client sends a POST twice when its connection died
@@ -42,7 +44,7 @@ type replaySlot struct {
 func idempotencyKey(r *http.Request) (string, error) {
 	k := r.Header.Get("Idempotency-Key")
 	if len(k) > maxIdempotentKey {
-		return "", errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).with("field", "Idempotency-Key")
+		return "", httpapi.Errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).With("field", "Idempotency-Key")
 	}
 	return k, nil
 }
@@ -82,7 +84,7 @@ func (sl *replaySlot) settle(t *turn, err error) {
 // reused for something else is refused.
 func (sl *replaySlot) await(r *http.Request, subject string) error {
 	if sl.subject != subject {
-		return errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").with("field", "Idempotency-Key")
+		return httpapi.Errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").With("field", "Idempotency-Key")
 	}
 	select {
 	case <-sl.ready:

@@ -474,42 +474,6 @@ func (s *Service) runProxy(ctx context.Context, t *turn, sess store.Session, age
 	return outcome{final: resp.Output, last: &answer}
 }
 
-// proxyRouteToUser reports whether a proxy agent's answers go to the user as
-// is (routeToUser on) rather than back to the supervising agent.
-func (s *Service) proxyRouteToUser(agent config.Agent) bool {
-	pc, err := s.px.definition(agent)
-	return err == nil && pc.RouteToUser
-}
-
-// callProxy sends text to a proxy agent on behalf of a supervising agent
-// (agents_message delegation) and returns the agent's whole answer.
-//
-// sessionID is the supervisor's session: it is the Agent Protocol
-// sessionReference, and for async agents the session of the callback URL.
-// callProxy publishes nothing on the session stream and stores nothing but a
-// late answer (a "status" message with meta late:true, so that the
-// supervisor's model never sees it as its own words). It blocks until the
-// answer, the definition's timeout, or ctx's end.
-//
-// Errors wrap the proxy package's (errors.Is(err, proxy.ErrTimeout), …);
-// proxyErrorCode(err) gives the error-event code ("proxy_timeout", …). The
-// caller decides what routeToUser means for its turn: proxyRouteToUser(agent)
-// says whether the output should reach the user as is.
-func (s *Service) callProxy(ctx context.Context, agent config.Agent, sessionID, text string) (output string, err error) {
-	if agent.Type != config.TypeProxy {
-		return "", fmt.Errorf("%w: agent %q is of type %q, not proxy", proxy.ErrInvalid, agent.AgentID, agent.Type)
-	}
-	pc, err := s.px.definition(agent)
-	if err != nil {
-		return "", err
-	}
-	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sessionID, "", text, false, nil)
-	if err != nil {
-		return "", fmt.Errorf("proxy agent %q: %w", agent.AgentID, err)
-	}
-	return resp.Output, nil
-}
-
 // proxyErrorCode is the error-event code of a proxy call's error.
 func proxyErrorCode(err error) string {
 	switch k := proxy.Kind(err); k {

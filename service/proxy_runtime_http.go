@@ -9,6 +9,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/proxy"
 	"jarvis/service/redact"
 	"jarvis/service/store"
@@ -27,11 +28,11 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 	agentID, sessionID, callID := r.PathValue("agentId"), r.PathValue("sessionId"), r.URL.Query().Get("call")
 	agent, ok := s.cfg().Agent(agentID)
 	if !ok || agent.Type != config.TypeProxy {
-		return errorf(http.StatusNotFound, "unknown_agent", "no proxy agent %q is configured", agentID)
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no proxy agent %q is configured", agentID)
 	}
 	pc, err := s.px.definition(agent)
 	if err != nil {
-		return errorf(http.StatusConflict, "proxy_invalid", "%v", err)
+		return httpapi.Errorf(http.StatusConflict, "proxy_invalid", "%v", err)
 	}
 	limit := pc.MaxResponseBytes
 	if limit <= 0 {
@@ -43,16 +44,16 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 	case err != nil:
 		return err
 	case !ok:
-		return errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing, wrong or expired")
+		return httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing, wrong or expired")
 	case dup: // Standard Webhooks: a replayed id is acknowledged and ignored
-		return writeJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
+		return httpapi.WriteJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
 	case !given:
-		return errorf(http.StatusNotFound, "proxy_call_not_found", "agent %q was given no call %q in session %q", agentID, callID, sessionID)
+		return httpapi.Errorf(http.StatusNotFound, "proxy_call_not_found", "agent %q was given no call %q in session %q", agentID, callID, sessionID)
 	}
 	wt := s.px.lookup(callID, agentID, sessionID)
 	if wt == nil || !wt.test {
 		if sess, err := s.st.Session(r.Context(), sessionID); errors.Is(err, store.ErrNotFound) || err == nil && sess.DeletedAt != "" {
-			return errorf(http.StatusNotFound, "not_found", "no session %s", sessionID)
+			return httpapi.Errorf(http.StatusNotFound, "not_found", "no session %s", sessionID)
 		} else if err != nil {
 			return err
 		}
@@ -62,20 +63,20 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 		if errors.As(readErr, &mbe) {
 			e := &proxy.TooLargeError{Limit: limit}
 			wt.failWith(e)
-			return errorf(http.StatusRequestEntityTooLarge, "proxy_too_large", "%v", e).with("limit_bytes", limit)
+			return httpapi.Errorf(http.StatusRequestEntityTooLarge, "proxy_too_large", "%v", e).With("limit_bytes", limit)
 		}
-		return errorf(http.StatusBadRequest, "bad_request", "reading the callback body: %v", readErr)
+		return httpapi.Errorf(http.StatusBadRequest, "bad_request", "reading the callback body: %v", readErr)
 	}
 	resp, err := proxy.ParseCallback(body, pc.ResponseMapping)
 	if err != nil {
 		wt.failWith(err)
-		return errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
+		return httpapi.Errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
 	}
 	out, err := s.deliverProxy(wt, agent, pc, sessionID, resp)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, out)
+	return httpapi.WriteJSON(w, http.StatusAccepted, out)
 }
 
 // failWith fails a waiting call (a malformed or oversized callback).
@@ -109,7 +110,7 @@ func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig,
 	defer w.mu.Unlock()
 	shown, err := w.turn.Add(resp)
 	if errors.Is(err, proxy.ErrTurnClosed) {
-		return api.ProxyCallbackResponse{}, errorf(http.StatusConflict, "proxy_turn_complete", "the answer to call %s is already complete", w.id)
+		return api.ProxyCallbackResponse{}, httpapi.Errorf(http.StatusConflict, "proxy_turn_complete", "the answer to call %s is already complete", w.id)
 	}
 	if w.late.Load() {
 		if shown.Final {
@@ -207,20 +208,20 @@ func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error 
 	agentID := r.PathValue("agentId")
 	agent, ok := s.cfg().Agent(agentID)
 	if !ok {
-		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", agentID)
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", agentID)
 	}
 	if agent.Type != config.TypeProxy {
-		return errorf(http.StatusBadRequest, "not_a_proxy_agent", "agent %q is of type %q; only proxy agents have a Test action", agentID, agent.Type)
+		return httpapi.Errorf(http.StatusBadRequest, "not_a_proxy_agent", "agent %q is of type %q; only proxy agents have a Test action", agentID, agent.Type)
 	}
 	var req api.ProxyTestRequest
 	if r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &req); err != nil {
+		if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 			return err
 		}
 	}
 	pc, err := s.px.definition(agent)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "proxy_invalid", "%v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "proxy_invalid", "%v", err)
 	}
 	if req.Text == "" {
 		req.Text = "Hello from Jarvis: this is a test message."
@@ -243,7 +244,7 @@ func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error 
 	}
 	rep := s.px.client.Test(r.Context(), pc.Definition, in)
 	// The agent's answer and the error may echo the credentials sent.
-	return writeJSON(w, http.StatusOK, redact.JSON(s.red, api.ProxyTestReport{
+	return httpapi.WriteJSON(w, http.StatusOK, redact.JSON(s.red, api.ProxyTestReport{
 		Status: rep.Status, LatencyMs: rep.LatencyMs, ContentType: rep.ContentType, RequestBody: rep.RequestBody,
 		RawResponse: rep.RawResponse, RawTruncated: rep.RawTruncated, Parsed: rep.Parsed, ParseError: rep.ParseError,
 		Error: rep.Error, ErrorKind: rep.ErrorKind, Output: rep.Output, Thoughts: rep.Thoughts, AgentStatus: rep.AgentStatus,

@@ -18,9 +18,11 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
+	"jarvis/service/textclean"
 	"jarvis/tools"
 )
 
@@ -46,9 +48,9 @@ func rtError(err error) error {
 	var up *rtUnknownParticipants
 	switch {
 	case errors.As(err, &up):
-		return errorf(http.StatusBadRequest, "unknown_participants", "%s", up.Error()).with("field", "participants").with("names", up.names)
+		return httpapi.Errorf(http.StatusBadRequest, "unknown_participants", "%s", up.Error()).With("field", "participants").With("names", up.names)
 	case errors.Is(err, errRTNoAgents):
-		return errorf(http.StatusConflict, "no_roundtable_agents", "%s", err.Error())
+		return httpapi.Errorf(http.StatusConflict, "no_roundtable_agents", "%s", err.Error())
 	}
 	return err
 }
@@ -58,23 +60,23 @@ func rtError(err error) error {
 // the deliberation runs in the background and reports on the session stream.
 func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 	var req api.StartRoundtableRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return missing("content")
+		return httpapi.Missing("content")
 	}
 	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > maxRTTimeoutSeconds {
-		return errorf(http.StatusBadRequest, "invalid_field", "timeout_seconds must be between 0 (default) and %d", maxRTTimeoutSeconds).with("field", "timeout_seconds")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "timeout_seconds must be between 0 (default) and %d", maxRTTimeoutSeconds).With("field", "timeout_seconds")
 	}
 	for i, c := range req.Constraints {
 		if strings.TrimSpace(c) == "" {
-			return errorf(http.StatusBadRequest, "invalid_field", "constraints[%d] is empty", i).with("field", fmt.Sprintf("constraints[%d]", i))
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "constraints[%d] is empty", i).With("field", fmt.Sprintf("constraints[%d]", i))
 		}
 	}
 	select {
 	case <-s.closing:
-		return errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	ctx := r.Context()
@@ -91,7 +93,7 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 		return rtError(err)
 	}
 	if sess.ID == "" {
-		if sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: s.rtSessionAgent(), Name: "Round table: " + snippetN(req.Content, 60)}); err != nil {
+		if sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: s.rtSessionAgent(), Name: "Round table: " + textclean.Snippet(req.Content, 60)}); err != nil {
 			return err
 		}
 	}
@@ -121,7 +123,7 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 		}()
 		s.runRT(rctx, run)
 	}()
-	return writeJSON(w, http.StatusAccepted, api.StartRoundtableResponse{ID: run.id, GeneralSessionID: sess.ID, Participants: plan.names(), Status: store.RunRunning})
+	return httpapi.WriteJSON(w, http.StatusAccepted, api.StartRoundtableResponse{ID: run.id, GeneralSessionID: sess.ID, Participants: plan.names(), Status: store.RunRunning})
 }
 
 // handleRTCancel is POST /v1/roundtables/{id}/cancel: the partial result is
@@ -135,15 +137,15 @@ func (s *Service) handleRTCancel(w http.ResponseWriter, r *http.Request) error {
 		if _, err := s.st.RoundtableRun(r.Context(), id); err != nil {
 			return rtRunNotFound(id, err)
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"cancelled": false, "id": id})
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": false, "id": id})
 	}
 	cancel(errCancelledByUser)
-	return writeJSON(w, http.StatusOK, map[string]any{"cancelled": true, "id": id})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": true, "id": id})
 }
 
 func rtRunNotFound(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "roundtable_not_found", "no round table %q", id).with("id", id)
+		return httpapi.Errorf(http.StatusNotFound, "roundtable_not_found", "no round table %q", id).With("id", id)
 	}
 	return err
 }
@@ -173,7 +175,7 @@ func (s *Service) handleRTGet(w http.ResponseWriter, r *http.Request) error {
 			out.Markdown = roundtable.RenderMarkdown(res)
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleRTList is GET /v1/roundtables[?general_session_id=ID&limit=N].
@@ -182,7 +184,7 @@ func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			return errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 500").with("field", "limit")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 500").With("field", "limit")
 		}
 		limit = n
 	}
@@ -194,7 +196,7 @@ func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		out.Runs = append(out.Runs, rtRunInfo(run))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func rtRunInfo(run store.RoundtableRun) api.RoundtableRun {
@@ -214,14 +216,6 @@ func (s *Service) rtSessionAgent() string {
 	}
 	a, _ := s.agentForNewSession("")
 	return a.AgentID
-}
-
-func snippetN(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return text
 }
 
 func (s *Service) registerRoundtableTool() {

@@ -30,6 +30,7 @@ import (
 	"jarvis/memory"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
 	"jarvis/service/redact"
@@ -137,7 +138,7 @@ type Service struct {
 	// most maxBytes of notes.
 	memoryPrompt func(maxBytes int) string
 	// externalReplyHook, when set by the external-agents runtime (to its
-	// waitExternalReply), makes a sync agents_message to an external agent
+	// waitExternalTurnReply), makes a sync agents_message to an external agent
 	// wait for the agent's first callback reply to the delegated turn
 	// rather than for the turn's end.
 	externalReplyHook func(ctx context.Context, sessionID, turnID string) (string, error)
@@ -303,7 +304,7 @@ func newID(prefix string) string {
 }
 
 func (s *Service) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})
 }
 
 // providerFor returns the model provider of a chat agent, or an *llm.Error

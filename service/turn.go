@@ -10,13 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/textclean"
 	"jarvis/tools"
 )
 
@@ -101,7 +102,7 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn, func(), error) {
 	select {
 	case <-s.closing:
-		return nil, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
@@ -137,7 +138,7 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text stri
 }
 
 func turnInProgress(sessionID string) error {
-	return errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sessionID)
+	return httpapi.Errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sessionID)
 }
 
 // release ends t's claim on its session.
@@ -149,17 +150,10 @@ func (s *Service) release(t *turn) {
 	s.mu.Unlock()
 }
 
-func snippet(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if len(text) <= 120 {
-		return text
-	}
-	cut := 120
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + "…"
-}
+// snippetRunes is how much of a message a session's last snippet keeps.
+const snippetRunes = 120
+
+func snippet(text string) string { return textclean.Snippet(text, snippetRunes) }
 
 // deltaRelay publishes a model step's text deltas. While a client follows
 // the session live, the first delta waits until it is stored (a model
@@ -291,9 +285,9 @@ func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
 func (s *Service) abandon(t *turn, err error) {
 	s.release(t)
 	t.fail = &api.ErrorEvent{Code: "internal", Message: err.Error(), TurnID: t.id}
-	var he *httpError
+	var he *httpapi.Error
 	if errors.As(err, &he) {
-		t.fail.Code, t.fail.Message = he.code, he.msg
+		t.fail.Code, t.fail.Message = he.Code, he.Msg
 	}
 }
 
@@ -454,7 +448,9 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		if err != nil {
 			deltas.flush()
 			if reply.Text != "" { // keep what the user already saw
-				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
+				if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`}); err != nil {
+					s.log.Error("store partial reply", "session", t.sessionID, "turn", t.id, "err", err)
+				}
 			}
 			var le *llm.Error
 			if errors.As(err, &le) && le.Code == llm.CodeContextOverflow {
@@ -681,17 +677,17 @@ func (s *Service) deliverToolResult(ctx context.Context, sessionID string, r api
 		err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "late", r.OK, "", "")
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
+			return httpapi.Errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
 		case errors.Is(err, store.ErrConflict):
-			return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+			return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
 		case err != nil:
 			return err
 		}
-		return errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
+		return httpapi.Errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
 	}
 	if w.resolved {
 		s.mu.Unlock()
-		return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+		return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
 	}
 	w.resolved = true
 	delete(s.waits, r.ID)
@@ -717,7 +713,9 @@ func splitReason(raw string) (json.RawMessage, string) {
 	}
 	var reason string
 	if r, ok := m["reason"]; ok {
-		json.Unmarshal(r, &reason)
+		if json.Unmarshal(r, &reason) != nil {
+			reason = "" // not a string: the call gives no reason
+		}
 		delete(m, "reason")
 	}
 	b, _ := json.Marshal(m)
