@@ -14,6 +14,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 )
 
 // handleChat is POST /v1/chat.
@@ -72,20 +73,20 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 // answerTurn answers POST /v1/chat with turn t: its events from the user's
 // message to its end (stream), or its reply. run, when not nil, runs the
 // turn; nil means another request started it (a replayed Idempotency-Key).
-func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, run func(), stream bool) error {
+func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn.Turn, run func(), stream bool) error {
 	if stream {
 		if run != nil {
-			t.streamed = true
+			t.Streamed = true
 			go run()
 		}
-		seq, err := t.stored()
+		seq, err := t.Stored()
 		if err != nil {
 			return err
 		}
 		// Follow the session from the user's message (included, as on the
 		// session stream) until this turn ends.
-		return s.streamEvents(w, r, t.sessionID, seq-1, func(ev events.Event) bool {
-			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
+		return s.streamEvents(w, r, t.SessionID, seq-1, func(ev events.Event) bool {
+			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.ID
 		})
 	}
 	if run != nil {
@@ -95,21 +96,21 @@ func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, ru
 		run()
 	} else {
 		select {
-		case <-t.done:
+		case <-t.Done:
 		case <-r.Context().Done():
 			return nil
 		}
 	}
-	if _, err := t.stored(); err != nil {
+	if _, err := t.Stored(); err != nil {
 		return err
 	}
 	if r.Context().Err() != nil {
 		return nil
 	}
-	if t.fail != nil {
-		return httpapi.Errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).With("turn_id", t.id)
+	if t.Fail != nil {
+		return httpapi.Errorf(statusForCode(t.Fail.Code), t.Fail.Code, "%s", t.Fail.Message).With("turn_id", t.ID)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.final}}}, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.Final}}}, TurnID: t.ID})
 }
 
 // statusForCode maps a turn's error code to the HTTP status of a non-streamed chat.
@@ -154,13 +155,13 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	if t == nil {
 		return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
 	}
-	t.cancel(errCancelledByUser)
+	t.Cancel(errCancelledByUser)
 	select {
-	case <-t.done:
+	case <-t.Done:
 	case <-time.After(5 * time.Second):
 	case <-r.Context().Done():
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.ID})
 }
 
 // handleToolResult is POST /v1/tools/result.

@@ -14,6 +14,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // Context management of the chat runtime: what a request sends is the
@@ -172,17 +173,17 @@ func estimateStatic(system string, specs []llm.ToolSpec) int {
 // messages after it (not the whole session), then t's user message. A tool
 // call whose result never came (an interrupted turn) gets a synthetic
 // result, as chat APIs require one for every call.
-func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
+func (s *Service) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) {
 	c := &convo{}
 	var after int64
-	sum, ok, err := s.st.LatestSummary(ctx, t.sessionID)
+	sum, ok, err := s.st.LatestSummary(ctx, t.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
 		c.sum, after = &sum, sum.UptoMessageID
 	}
-	rows, err := s.st.MessagesAfter(ctx, t.sessionID, after)
+	rows, err := s.st.MessagesAfter(ctx, t.SessionID, after)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 		open = nil
 	}
 	for _, m := range rows {
-		if m.TurnID == t.id {
+		if m.TurnID == t.ID {
 			continue // t's own message, added below
 		}
 		switch m.Role {
@@ -222,7 +223,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 	}
 	closeOpen()
 	c.cur = len(c.entries)
-	c.add(llm.Message{Role: "user", Content: t.user.Content}, 0)
+	c.add(llm.Message{Role: "user", Content: t.User.Content}, 0)
 	return c, nil
 }
 
@@ -498,8 +499,8 @@ func (s *Service) flushMemory(ctx context.Context, agent config.Agent, provider 
 
 // overflowFailure is how a turn ends when its conversation does not fit
 // even after compaction.
-func overflowFailure(b budget, detail string) outcome {
-	return failed(llm.CodeContextOverflow, "This conversation no longer fits the model's context window (%d tokens)%s. The session is still usable: send a shorter message, compact it (POST /v1/sessions/{id}/compact or the Compact button), start a new session, or raise contextWindow in config.json if the model's window is larger.", b.window, detail)
+func overflowFailure(b budget, detail string) turn.Outcome {
+	return turn.Failed(llm.CodeContextOverflow, "This conversation no longer fits the model's context window (%d tokens)%s. The session is still usable: send a shorter message, compact it (POST /v1/sessions/{id}/compact or the Compact button), start a new session, or raise contextWindow in config.json if the model's window is larger.", b.window, detail)
 }
 
 // handleCompact is POST /v1/sessions/{id}/compact: summarize the session's
@@ -519,7 +520,7 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return httpapi.Errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
 	}
-	if agent.Type != config.TypeChat || isCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
+	if agent.Type != config.TypeChat || config.IsCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
 		return httpapi.Errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
 	}
 	provider, model, err := s.providerFor(agent)
@@ -531,8 +532,8 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	// meanwhile gets 409, and POST /v1/chat/cancel stops it.
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), cancel: cancel}
-	defer close(t.done)
+	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Cancel: cancel}
+	defer close(t.Done)
 	s.mu.Lock()
 	if s.turns[sess.ID] != nil {
 		s.mu.Unlock()
@@ -572,14 +573,14 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 // nil for agents whose context the service does not manage.
 func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.ContextInfo {
 	agent, ok := s.cfg().Agent(sess.AgentID)
-	if !ok || agent.Type != config.TypeChat || isCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
+	if !ok || agent.Type != config.TypeChat || config.IsCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
 		return nil
 	}
 	specs := s.toolSpecs(agent)
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(s.systemPrompt(s.cfg(), agent, specs), specs))
 	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source}
 	info.Compactions, _ = s.st.CountSummaries(ctx, sess.ID)
-	if c, err := s.loadConvo(ctx, &turn{sessionID: sess.ID}); err == nil {
+	if c, err := s.loadConvo(ctx, &turn.Turn{SessionID: sess.ID}); err == nil {
 		c.entries = c.entries[:c.cur] // no message of a next turn yet
 		info.Tokens = s.contextUsed(ctx, sess.ID, c, b)
 	}

@@ -38,6 +38,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/netguard"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/service/webhook"
 )
 
@@ -252,16 +253,16 @@ func (s *Service) externalCallbackURL(ctx context.Context, x externalSettings, s
 
 // runExternal is the external runtime: forward the turn's user message to
 // the agent's inputUrl; the forward ends the turn (see the file comment).
-func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (s *Service) runExternal(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	bg := context.Background()
 	x, err := parseExternalSettings(agent)
 	if err != nil {
-		return failed("external_not_configured", "%s", err.Error())
+		return turn.Failed("external_not_configured", "%s", err.Error())
 	}
-	user := t.user
+	user := t.User
 	cb, err := s.externalCallbackURL(bg, x, sess.ID)
 	if err != nil {
-		return failed("external_not_configured", "Cannot forward to external agent %q: %v", agent.AgentID, err)
+		return turn.Failed("external_not_configured", "Cannot forward to external agent %q: %v", agent.AgentID, err)
 	}
 	created := user.CreatedAt
 	if ts, err := time.Parse(time.RFC3339Nano, created); err == nil {
@@ -271,9 +272,9 @@ func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, 
 		Message: api.ExternalInputMessage{Type: "user", Text: user.Content, CreatedAt: created}}
 	// Published before the POST: a reply posted while the agent is still
 	// answering it comes after this line, which it replaces.
-	s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: externalStatusSent, Kind: kindExternalSent, TurnID: t.id})
+	s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: externalStatusSent, Kind: kindExternalSent, TurnID: t.ID})
 	start := s.now()
-	detail, err := s.forwardExternal(ctx, x, in, t.id)
+	detail, err := s.forwardExternal(ctx, x, in, t.ID)
 	elapsed := s.now().Sub(start)
 	if serr := s.st.SetExternalForward(bg, agent.AgentID, err == nil, detail); serr != nil {
 		s.log.Error("external agent status", "agent", agent.AgentID, "err", serr)
@@ -281,12 +282,12 @@ func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, 
 	if err != nil {
 		s.log.Warn("forward to external agent failed", "session", sess.ID, "agent", agent.AgentID, "detail", detail, "ms", elapsed.Milliseconds())
 		msg := "Forward to external agent failed: " + detail
-		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: msg, Kind: kindExternalForwardFailed, TurnID: t.id})
-		line := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "status", Content: msg, Meta: `{"kind":"` + kindExternalForwardFailed + `"}`}
-		return outcome{fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, last: &line}
+		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: msg, Kind: kindExternalForwardFailed, TurnID: t.ID})
+		line := store.Message{SessionID: sess.ID, TurnID: t.ID, Role: "status", Content: msg, Meta: `{"kind":"` + kindExternalForwardFailed + `"}`}
+		return turn.Outcome{Fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, Last: &line}
 	}
 	s.log.Info("forwarded to external agent", "session", sess.ID, "agent", agent.AgentID, "result", detail, "ms", elapsed.Milliseconds())
-	return outcome{final: externalStatusSent, kind: "status"}
+	return turn.Outcome{Final: externalStatusSent, Kind: "status"}
 }
 
 // forwardExternal POSTs the input to inputUrl, retrying refused connections
@@ -423,10 +424,8 @@ func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
 	return out
 }
 
-// initExternal hooks external agents into agents_message (delegate.go) and
-// logs the agents that cannot run and those that accept unauthenticated callbacks.
+// initExternal logs the agents that cannot run and those that accept unauthenticated callbacks.
 func (s *Service) initExternal() {
-	s.externalReplyHook = s.waitExternalTurnReply
 	hc := *s.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if hc.Transport == nil {
@@ -452,6 +451,15 @@ func (s *Service) initExternal() {
 			s.log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
 		}
 	}
+}
+
+// externalOutbound says where a message to an external agent goes.
+func externalOutbound(_ *config.Config, target config.Agent) string {
+	where := ""
+	if x, err := parseExternalSettings(target); err == nil {
+		where = " at " + x.InputURL
+	}
+	return fmt.Sprintf("external agent %q%s (another program, possibly another machine)", target.AgentID, where)
 }
 
 // waitExternalTurnReply waits for the first reply an external agent posts

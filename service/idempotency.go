@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"jarvis/service/httpapi"
+	"jarvis/service/turn"
 )
 
 // Idempotency keys. A client sends a POST twice when its connection died
@@ -35,9 +36,9 @@ type replayKey struct{ session, route, key string }
 type replaySlot struct {
 	ready   chan struct{}
 	at      time.Time
-	subject string // what the key was used for: the message text, the tool call id
-	turn    *turn  // chat: the turn the message started
-	err     error  // the first request's refusal, or nil
+	subject string     // what the key was used for: the message text, the tool call id
+	turn    *turn.Turn // chat: the turn the message started
+	err     error      // the first request's refusal, or nil
 }
 
 // idempotencyKey returns the request's Idempotency-Key ("" when none).
@@ -75,7 +76,7 @@ func (rs *replays) claim(session, route, key, subject string, now time.Time) (*r
 }
 
 // settle records the first request's outcome.
-func (sl *replaySlot) settle(t *turn, err error) {
+func (sl *replaySlot) settle(t *turn.Turn, err error) {
 	sl.turn, sl.err = t, err
 	close(sl.ready)
 }

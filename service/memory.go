@@ -14,6 +14,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 )
 
 // memoryError maps the memory package's sentinels to the HTTP edge.
@@ -203,7 +204,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: memoryWriteTool, Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"},"replaces":{"type":"string","description":"Optional: where the old statement of a changed fact is, as memory_search showed it (PATH:LINE or PATH:START-END; several separated by commas)"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
-		run: func(ctx context.Context, t *turn, agent config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, agent config.Agent, raw json.RawMessage) (string, error) {
 			var a writeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -230,7 +231,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory; returns excerpts with their file path and line range.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.read"},
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a searchArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -264,7 +265,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: "memory_get", Description: "Read lines of a memory file (path as returned by memory_search).",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"line_start":{"type":"integer","minimum":1},"line_end":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.read"},
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a getArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)

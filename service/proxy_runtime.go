@@ -43,6 +43,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/proxy"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // proxyConfig is the "proxy" object of a proxy agent in the config file:
@@ -450,28 +451,28 @@ func (m proxyMessageMeta) json() string {
 
 // runProxy is the proxy runtime: it forwards the turn's user message to the
 // agent and shows its answer.
-func (s *Service) runProxy(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (s *Service) runProxy(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	pc, err := s.px.definition(agent)
 	if err != nil {
-		return outcome{fail: proxyErrorEvent(agent, err)}
+		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
-	text := t.user.Content
+	text := t.User.Content
 	// A delegated turn (t.chain set by agents_message) goes back to its
 	// supervisor anyway; only a user's own message needs the note.
-	if !pc.RouteToUser && len(t.chain) == 0 {
-		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.id,
+	if !pc.RouteToUser && len(t.Chain) == 0 {
+		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.ID,
 			Text: fmt.Sprintf("Route response to user is off for %s: its answers normally go to the supervising agent. You messaged it directly, so this answer is shown to you.", agent.DisplayName)})
 	}
 	// agent_status events say when the agent's status changes, not on every turn.
 	s.px.mu.Lock()
-	sink := &proxySink{s: s, sessionID: sess.ID, turnID: t.id, lastStatus: s.px.status[agent.AgentID].status}
+	sink := &proxySink{s: s, sessionID: sess.ID, turnID: t.ID, lastStatus: s.px.status[agent.AgentID].status}
 	s.px.mu.Unlock()
-	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.id, text, true, sink)
+	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.ID, text, true, sink)
 	if err != nil {
-		return outcome{fail: proxyErrorEvent(agent, err)}
+		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
-	answer := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "assistant", Content: resp.Output, Meta: proxyMeta(agent.AgentID, pc, resp).json()}
-	return outcome{final: resp.Output, last: &answer}
+	answer := store.Message{SessionID: sess.ID, TurnID: t.ID, Role: "assistant", Content: resp.Output, Meta: proxyMeta(agent.AgentID, pc, resp).json()}
+	return turn.Outcome{Final: resp.Output, Last: &answer}
 }
 
 // proxyErrorCode is the error-event code of a proxy call's error.
@@ -557,4 +558,20 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 		}
 	}
 	info.Proxy = pi
+}
+
+// proxyStatus is a proxy agent's status for GET /v1/agents.
+func (s *Service) proxyStatus(a config.Agent) api.AgentStatus {
+	var info api.AgentInfo
+	s.proxyAgentInfo(a, &info)
+	return info.Status
+}
+
+// proxyOutbound says where a message to a proxy agent goes.
+func proxyOutbound(_ *config.Config, target config.Agent) string {
+	where := ""
+	if pc, err := parseProxyConfig(target); err == nil {
+		where = " at " + pc.URL
+	}
+	return fmt.Sprintf("proxy agent %q%s (another program, possibly another machine)", target.AgentID, where)
 }

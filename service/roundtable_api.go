@@ -23,6 +23,7 @@ import (
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
 	"jarvis/service/textclean"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
@@ -228,7 +229,7 @@ func (s *Service) registerRoundtableTool() {
 			return "the round table's registered expert agents (other programs, possibly other machines)", true
 		},
 		capabilities: def.Capabilities,
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a tools.RoundTableArgs
 			if err := tools.DecodeServiceArgs(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -240,7 +241,7 @@ func (s *Service) registerRoundtableTool() {
 			if err != nil {
 				return "", err
 			}
-			run, err := s.recordRT(ctx, rtSourceTool, t.sessionID, t.id, plan)
+			run, err := s.recordRT(ctx, rtSourceTool, t.SessionID, t.ID, plan)
 			if err != nil {
 				return "", err
 			}
@@ -278,47 +279,47 @@ func parseRTAgentConfig(raw json.RawMessage) (rtAgentConfig, error) {
 
 // runRoundtable is the runtime of "roundtable" agents: the user's message is
 // the task, the rendered result the reply.
-func (s *Service) runRoundtable(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (s *Service) runRoundtable(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	conf, err := parseRTAgentConfig(agent.Roundtable)
 	if err != nil {
-		return failed("invalid_config", "Agent %q: %v", agent.AgentID, err)
+		return turn.Failed("invalid_config", "Agent %q: %v", agent.AgentID, err)
 	}
-	msgs, err := s.st.Messages(context.Background(), t.sessionID)
+	msgs, err := s.st.Messages(context.Background(), t.SessionID)
 	if err != nil {
-		return failed("internal", "could not read the conversation: %v", err)
+		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
 	content := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" && msgs[i].TurnID == t.id {
+		if msgs[i].Role == "user" && msgs[i].TurnID == t.ID {
 			content = msgs[i].Content
 			break
 		}
 	}
 	if strings.TrimSpace(content) == "" {
-		return failed("empty_message", "The message is empty: there is nothing to deliberate on.")
+		return turn.Failed("empty_message", "The message is empty: there is nothing to deliberate on.")
 	}
 	task := roundtable.Task{Content: content, Context: rtContext(map[string]any{"agent_id": agent.AgentID}), Constraints: conf.Constraints}
 	plan, err := s.prepareRT(ctx, task, conf.Participants, time.Duration(conf.TimeoutSeconds)*time.Second)
 	var up *rtUnknownParticipants
 	switch {
 	case errors.Is(err, errRTNoAgents):
-		return failed("no_roundtable_agents", "%v", err)
+		return turn.Failed("no_roundtable_agents", "%v", err)
 	case errors.As(err, &up):
-		return failed("invalid_config", "Agent %q: roundtable.participants: %v", agent.AgentID, err)
+		return turn.Failed("invalid_config", "Agent %q: roundtable.participants: %v", agent.AgentID, err)
 	case err != nil:
-		return failed("internal", "could not prepare the round table: %v", err)
+		return turn.Failed("internal", "could not prepare the round table: %v", err)
 	}
-	run, err := s.recordRT(ctx, rtSourceAgent, sess.ID, t.id, plan)
+	run, err := s.recordRT(ctx, rtSourceAgent, sess.ID, t.ID, plan)
 	if err != nil {
-		return failed("internal", "could not record the round table: %v", err)
+		return turn.Failed("internal", "could not record the round table: %v", err)
 	}
 	res, md := s.runRT(ctx, run)
 	if res.Status == roundtable.StatusCancelled || ctx.Err() != nil {
-		return failed("cancelled", "Stopped: the round table was cancelled.")
+		return turn.Failed("cancelled", "Stopped: the round table was cancelled.")
 	}
-	s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.id})
+	s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.ID})
 	meta, _ := json.Marshal(map[string]string{"roundtable_run_id": run.id})
-	return outcome{final: md, last: &store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: md, Meta: string(meta)}}
+	return turn.Outcome{Final: md, Last: &store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: md, Meta: string(meta)}}
 }
 
 // rtAgentStatus is the status of a "roundtable" agent in GET /v1/agents.

@@ -200,7 +200,7 @@ func parseSynthesisAnswer(text string) (llmSynthesisAnswer, error) {
 func (s *Service) rtSynthesizer() roundtable.Synthesizer {
 	c := s.cfg()
 	a, ok := defaultChatAgent(c)
-	if !ok || isCLIProvider(c.ResolvedChat(a).Provider) {
+	if !ok || config.IsCLIProvider(c.ResolvedChat(a).Provider) {
 		return nil
 	}
 	p, model, err := s.providerFor(a)

@@ -2,9 +2,10 @@
 // API on loopback, sessions, streaming chat turns, and the loop that pauses a
 // turn on a tool call until the desktop posts its result.
 //
-// Layout: http.go is the edge (route table, guards, error envelope); sse.go
-// writes event streams; sessions.go and chat.go hold the handlers; turn.go
-// runs a turn. Everything a turn does is published through the event hub
+// Layout: http.go is the route table (guards and the error envelope are
+// package httpapi's); chat.go writes event streams; sessions.go and chat.go
+// hold the handlers; turn.go runs a turn on the runtime the registry
+// (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -35,6 +36,7 @@ import (
 	"jarvis/service/llm"
 	"jarvis/service/redact"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // memoryPromptBytes caps the memory section of a chat agent's system prompt.
@@ -116,12 +118,13 @@ type Service struct {
 	ext         externalState         // external agents (external.go)
 	rt          rtState               // round tables (roundtable_*.go)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
+	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
 	handler     http.Handler
 	patterns    []string // the route table, for Routes
 
 	mu    sync.Mutex
-	turns map[string]*turn     // session id → running turn
-	waits map[string]*toolWait // tool call id → pending wait
+	turns map[string]*turn.Turn // session id → running turn
+	waits map[string]*toolWait  // tool call id → pending wait
 
 	// windows caches context windows servers report, by windowKey (budget.go).
 	windows sync.Map
@@ -129,7 +132,7 @@ type Service struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (seed 001): prompt.go, skills.go, delegate.go, cli.go.
+	// Agents (seed 001): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
 	dataDir     string
 	skills      skillCache // <data-dir>/skills/*/SKILL.md
 	agentSessMu sync.Mutex // serializes default routing's find-or-create
@@ -137,11 +140,6 @@ type Service struct {
 	// section of chat system prompts (after skills, before agents), of at
 	// most maxBytes of notes.
 	memoryPrompt func(maxBytes int) string
-	// externalReplyHook, when set by the external-agents runtime (to its
-	// waitExternalTurnReply), makes a sync agents_message to an external agent
-	// wait for the agent's first callback reply to the delegated turn
-	// rather than for the turn's end.
-	externalReplyHook func(ctx context.Context, sessionID, turnID string) (string, error)
 }
 
 // New opens the store, marks turns that a previous process left running as
@@ -196,7 +194,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient,
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, turns: map[string]*turn.Turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true
@@ -220,6 +218,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
 	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
+	s.registerRuntimes()
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
 	s.initRoundtable(ctx)
@@ -267,7 +266,7 @@ func (s *Service) Close() error {
 	close(s.closing)
 	s.mu.Lock()
 	for _, t := range s.turns {
-		t.cancel(errShutdown)
+		t.Cancel(errShutdown)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
