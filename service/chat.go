@@ -2,13 +2,10 @@ package service
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	sse "github.com/tmaxmax/go-sse"
 
 	"jarvis/api"
 	"jarvis/service/events"
@@ -231,69 +228,12 @@ func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
 	return s.streamEvents(w, r, sess.ID, after, func(events.Event) bool { return false }, reset)
 }
 
-// sseRetry is the reconnection delay every stream announces at its start.
-const sseRetry = time.Second
-
 // streamEvents writes a session's events after seq as SSE until the request
 // ends, the service shuts down, or last(ev) says ev was the final one.
 func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID string, after int64, last func(events.Event) bool, reset ...*api.ResetEvent) error {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	sw, err := sse.Upgrade(w, r)
-	if err != nil {
-		return httpapi.Errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+	o := httpapi.Stream{Hub: s.hub, SessionID: sessionID, After: after, Last: last, Closing: s.closing, HeartbeatEvery: s.hbEvery, Log: s.log}
+	if len(reset) > 0 {
+		o.Reset = reset[0]
 	}
-	// The stream opens with its reconnection delay (retry:), so that an
-	// EventSource reconnects after sseRetry, not after its own default.
-	if err := sw.Send(&sse.Message{Retry: sseRetry}); err != nil {
-		return nil
-	}
-	if err := sw.Flush(); err != nil { // send the headers now: the client sees the stream is open
-		return nil
-	}
-	if len(reset) > 0 && reset[0] != nil {
-		// The id is unknown: say so explicitly, then continue with new events.
-		b, _ := json.Marshal(reset[0])
-		m := &sse.Message{ID: sse.ID(strconv.FormatInt(after, 10)), Type: sse.Type(api.EventReset)}
-		m.AppendData(string(b))
-		if sw.Send(m) != nil || sw.Flush() != nil {
-			return nil
-		}
-	}
-	ctx := r.Context()
-	ctx, cancel := contextUntil(ctx, s.closing)
-	defer cancel()
-	heartbeat := func() error {
-		m := &sse.Message{}
-		m.AppendComment("heartbeat")
-		if err := sw.Send(m); err != nil {
-			return err
-		}
-		return sw.Flush()
-	}
-	err = s.hub.Follow(ctx, sessionID, after, events.FollowOptions{Idle: heartbeat, IdleEvery: s.hbEvery, Flush: sw.Flush}, func(ev events.Event) error {
-		if err := writeEvent(sw, ev); err != nil {
-			return err
-		}
-		if last(ev) {
-			return events.ErrStop
-		}
-		return nil
-	})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, events.ErrStop) {
-		s.log.Debug("stream ended", "session", sessionID, "err", err)
-	}
-	return nil // once streaming, errors cannot become a status
-}
-
-// writeEvent writes one event with its id; Follow flushes.
-func writeEvent(sw *sse.Session, ev events.Event) error {
-	m := &sse.Message{ID: sse.ID(strconv.FormatInt(ev.Seq, 10))}
-	t, err := sse.NewType(ev.Type)
-	if err != nil {
-		return err
-	}
-	m.Type = t
-	m.AppendData(string(ev.Data))
-	return sw.Send(m)
+	return o.Serve(w, r)
 }

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
@@ -162,9 +162,8 @@ func (x externalSettings) authLabel() string {
 
 // externalState is the process's state of external agents.
 type externalState struct {
-	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", the listener's address
-	lastPrune atomic.Int64           // unix seconds of the last pruning (pruneExternal)
-	rejects   rejectAudit            // counts of rejected callbacks (external_rejects.go)
+	lastPrune atomic.Int64 // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit  // counts of rejected callbacks (external_rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the
@@ -175,33 +174,10 @@ type externalState struct {
 	tokens map[string]string // session id → callback token minted by this process
 }
 
-// noteBaseURL remembers the address the service listens on (the local
-// address of the connection a request arrived on), the default
-// callbackBaseUrl. Never the Host header: any request, even one without a
-// token, could otherwise make the service hand out callback URLs (and
-// their tokens) on an address it does not listen on, such as [::1]:PORT
-// while it listens on 127.0.0.1:PORT, which any local user can bind.
-// Called by guard for every request that passed it.
-func (s *Service) noteBaseURL(r *http.Request) {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return
-	}
-	addr := a.String()
-	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(addr) && (*p)[len("http://"):] == addr {
-		return
-	}
-	u := "http://" + addr
-	s.ext.baseURL.Store(&u)
-}
-
 // externalCallbackBase returns the base of an agent's callback URLs.
 func (s *Service) externalCallbackBase(x externalSettings) (string, error) {
-	if x.CallbackBaseURL != "" {
-		return x.CallbackBaseURL, nil
-	}
-	if p := s.ext.baseURL.Load(); p != nil {
-		return *p, nil
+	if b := s.base.Or(x.CallbackBaseURL); b != "" {
+		return b, nil
 	}
 	return "", errors.New("the service does not know its own URL yet; set external.callbackBaseUrl in config.json")
 }
@@ -213,7 +189,7 @@ func (s *Service) externalToken(ctx context.Context, sessionID string) (string, 
 	tok := s.ext.tokens[sessionID]
 	s.ext.mu.Unlock()
 	if tok != "" {
-		owner, err := s.st.ExternalTokenSession(ctx, hashCallbackToken(tok))
+		owner, err := s.st.ExternalTokenSession(ctx, callback.HashToken(tok))
 		if err == nil && owner == sessionID {
 			return tok, nil
 		}
@@ -222,7 +198,7 @@ func (s *Service) externalToken(ctx context.Context, sessionID string) (string, 
 		}
 		// Revoked (the session was deleted since): mint a new one.
 	}
-	tok, hash, err := newCallbackToken("xcb_") // callback_token.go
+	tok, hash, err := callback.NewToken("xcb_")
 	if err != nil {
 		return "", err
 	}

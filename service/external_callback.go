@@ -26,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
@@ -104,7 +105,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	tok := r.URL.Query().Get("token")
 	tokHash := ""
 	if tok != "" {
-		tokHash = hashCallbackToken(tok)
+		tokHash = callback.HashToken(tok)
 	}
 	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
 	switch {

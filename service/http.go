@@ -52,7 +52,7 @@ func (s *Service) routes() http.Handler {
 		return httpapi.NotFoundRoute(r)
 	}))
 	g := &httpapi.Guard{Token: s.token, AllowNonLoopbackHost: s.allowNonLoopbackHost, AllowedOrigins: s.allowedOrigins,
-		Seen: s.noteBaseURL} // the default callbackBaseUrl of external agents
+		Seen: s.base.Note} // the default base of callback URLs
 	return g.Wrap(mux)
 }
 

@@ -32,14 +32,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
 	"jarvis/service/store"
@@ -74,8 +73,8 @@ type proxyRuntime struct {
 	st      *store.Store     // callback tokens (hashes) of the calls made
 	now     func() time.Time // the service's clock
 	log     *slog.Logger
-	userID  string // the stable local user id (userReference)
-	baseURL atomic.Pointer[string]
+	userID  string         // the stable local user id (userReference)
+	baseURL *callback.Base // the service's own address (Service.base)
 
 	defs sync.Map // agent id → *cachedProxyDef
 
@@ -116,7 +115,7 @@ func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
-	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid,
+	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid, baseURL: &s.base,
 		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{}}
 	for _, a := range s.cfg().Agents {
 		if a.Type != config.TypeProxy {
@@ -178,29 +177,7 @@ func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	return pc, nil
 }
 
-// learnBaseURL notes the address the service is reached at (the local
-// address of the first connection), from which callback URLs are made.
-func (px *proxyRuntime) learnBaseURL(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if px.baseURL.Load() == nil {
-			if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-				u := "http://" + a.String()
-				px.baseURL.CompareAndSwap(nil, &u)
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (px *proxyRuntime) base(pc proxyConfig) string {
-	if pc.CallbackBaseURL != "" {
-		return pc.CallbackBaseURL
-	}
-	if p := px.baseURL.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
+func (px *proxyRuntime) base(pc proxyConfig) string { return px.baseURL.Or(pc.CallbackBaseURL) }
 
 // callbackPath is the callback route of an agent's session.
 func callbackPath(agentID, sessionID string) string {
@@ -208,7 +185,7 @@ func callbackPath(agentID, sessionID string) string {
 }
 
 // callbackURL is the URL handed to the agent for one call, with a token
-// made for that call alone (only its hash is stored, callback_token.go),
+// made for that call alone (only its hash is stored, package callback),
 // valid for the call's timeout and then as long as a late answer is
 // recorded. The call id lets a late answer find the turn it belongs to.
 // "" when the service's address is not known or the token cannot be stored.
@@ -217,7 +194,7 @@ func (px *proxyRuntime) callbackURL(pc proxyConfig, agentID, sessionID, callID s
 	if b == "" {
 		return ""
 	}
-	tok, hash, err := newCallbackToken("pcb_")
+	tok, hash, err := callback.NewToken("pcb_")
 	if err == nil {
 		err = px.st.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
 			px.now().Add(pc.Timeout()+lateKeep))

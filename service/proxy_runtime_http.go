@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/proxy"
@@ -139,7 +140,7 @@ func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig,
 func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID, callID string, body []byte, secrets Secrets, now time.Time) (ok, dup, given bool, err error) {
 	ctx := r.Context()
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		c, err := px.st.ProxyCallToken(ctx, hashCallbackToken(tok))
+		c, err := px.st.ProxyCallToken(ctx, callback.HashToken(tok))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return false, false, false, err
 		}

@@ -29,6 +29,7 @@ import (
 	"jarvis/api"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
@@ -119,6 +120,7 @@ type Service struct {
 	rt          rtState               // round tables (roundtable_*.go)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
 	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
+	base        callback.Base         // the service's own URL, for callback URLs
 	handler     http.Handler
 	patterns    []string // the route table, for Routes
 
@@ -235,7 +237,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	s.handler = s.px.learnBaseURL(s.routes())
+	s.handler = s.routes()
 	s.wg.Add(1)
 	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
 	return s, nil

@@ -14,20 +14,12 @@ import (
 	"testing"
 
 	"jarvis/api"
+	"jarvis/internal/testpeer"
 	"jarvis/service/clirt"
 	"jarvis/service/config"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
-
-// A scripted claude turn in stream-json: thinking, text, a Bash tool use,
-// the final answer.
-const claudeTurn = `{"type":"system","subtype":"init","session_id":"sess-1","tools":["Bash"]}
-{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"thinking","thinking":"Look first."},{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go","is_error":false}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"One file: a.go."}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"result","subtype":"success","is_error":false,"result":"One file: a.go.","session_id":"sess-1"}
-`
 
 // recorder is the publisher the runtime is given: it keeps what it was told.
 type recorder struct {
@@ -56,7 +48,7 @@ func fakeClaude(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "out.jsonl"), []byte(claudeTurn), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "out.jsonl"), []byte(testpeer.ClaudeTurn), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))

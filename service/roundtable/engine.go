@@ -27,7 +27,7 @@ const (
 type Options struct {
 	// Client calls the agents. Nil means NewSafeClient(). A caller's client
 	// is copied with redirects disabled; its transport should dial through
-	// SafeDialer to keep the link-local/metadata guard.
+	// netguard.Dialer to keep the link-local/metadata guard.
 	Client *http.Client
 	// CallTimeout bounds each call to an agent whose own Timeout is 0
 	// (default 120 s).
