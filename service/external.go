@@ -79,6 +79,12 @@ type externalSettings struct {
 	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
 }
 
+// externalSettings is an external agent's settings, decoded and validated
+// once (at load and reload, see SetConfig).
+func (s *Service) externalSettings(a config.Agent) (externalSettings, error) {
+	return s.ext.settings.get(a)
+}
+
 // parseExternalSettings reads and validates an external agent's settings.
 func parseExternalSettings(a config.Agent) (externalSettings, error) {
 	var x externalSettings
@@ -162,8 +168,9 @@ func (x externalSettings) authLabel() string {
 
 // externalState is the process's state of external agents.
 type externalState struct {
-	lastPrune atomic.Int64 // unix seconds of the last pruning (pruneExternal)
-	rejects   rejectAudit  // counts of rejected callbacks (external_rejects.go)
+	settings  parsedSettings[externalSettings] // agents' "external" objects (settings.go)
+	lastPrune atomic.Int64                     // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit                      // counts of rejected callbacks (external_rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the
@@ -231,7 +238,7 @@ func (s *Service) externalCallbackURL(ctx context.Context, x externalSettings, s
 // the agent's inputUrl; the forward ends the turn (see the file comment).
 func (s *Service) runExternal(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	bg := context.Background()
-	x, err := parseExternalSettings(agent)
+	x, err := s.externalSettings(agent)
 	if err != nil {
 		return turn.Failed("external_not_configured", "%s", err.Error())
 	}
@@ -379,7 +386,7 @@ func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
 
 // externalAgentStatus is an external agent's entry status for GET /v1/agents.
 func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
-	x, err := parseExternalSettings(a)
+	x, err := s.externalSettings(a)
 	if err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 	}
@@ -400,8 +407,11 @@ func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
 	return out
 }
 
-// initExternal logs the agents that cannot run and those that accept unauthenticated callbacks.
+// initExternal sets up external agents' settings and client; parseSettings
+// logs the agents that cannot run and those that accept unauthenticated callbacks.
 func (s *Service) initExternal() {
+	s.ext.settings.raw = func(a config.Agent) json.RawMessage { return a.External }
+	s.ext.settings.parse = parseExternalSettings
 	hc := *s.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if hc.Transport == nil {
@@ -414,25 +424,12 @@ func (s *Service) initExternal() {
 		hc.Transport = t
 	}
 	s.ext.hc = &hc
-	for _, a := range s.cfg().Agents {
-		if a.Type != config.TypeExternal {
-			continue
-		}
-		x, err := parseExternalSettings(a)
-		if err != nil {
-			s.log.Warn("external agent is not usable", "agent", a.AgentID, "err", err)
-			continue
-		}
-		if x.CallbackAuth == externalAuthNone {
-			s.log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
-		}
-	}
 }
 
 // externalOutbound says where a message to an external agent goes.
-func externalOutbound(_ *config.Config, target config.Agent) string {
+func (s *Service) externalOutbound(_ *config.Config, target config.Agent) string {
 	where := ""
-	if x, err := parseExternalSettings(target); err == nil {
+	if x, err := s.externalSettings(target); err == nil {
 		where = " at " + x.InputURL
 	}
 	return fmt.Sprintf("external agent %q%s (another program, possibly another machine)", target.AgentID, where)
@@ -498,7 +495,7 @@ func (s *Service) handleExternalSessionInfo(w http.ResponseWriter, r *http.Reque
 	if !ok || agent.Type != config.TypeExternal {
 		return httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
 	}
-	x, err := parseExternalSettings(agent)
+	x, err := s.externalSettings(agent)
 	if err != nil {
 		return httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
 	}

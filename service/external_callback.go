@@ -121,7 +121,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	if !ok || agent.Type != config.TypeExternal {
 		return reject(httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
 	}
-	x, err := parseExternalSettings(agent)
+	x, err := s.externalSettings(agent)
 	if err != nil {
 		return reject(httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
 	}

@@ -76,19 +76,13 @@ type proxyRuntime struct {
 	userID  string         // the stable local user id (userReference)
 	baseURL *callback.Base // the service's own address (Service.base)
 
-	defs sync.Map // agent id → *cachedProxyDef
+	defs parsedSettings[proxyConfig] // agents' "proxy" objects, parsed once (settings.go)
 
 	mu      sync.Mutex
 	calls   map[string]*proxyWait // call id → async call (active, then late until lateKeep)
 	current map[string]*proxyWait // agent id \x00 session id → its latest async call
 	seen    map[string]time.Time  // webhook-id → when first seen (replay protection)
 	status  map[string]agentReport
-}
-
-type cachedProxyDef struct {
-	raw []byte
-	pc  proxyConfig
-	err error
 }
 
 // agentReport is the last sessionInfo.status an agent sent.
@@ -116,34 +110,14 @@ func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
 		return nil, err
 	}
 	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid, baseURL: &s.base,
-		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{}}
-	for _, a := range s.cfg().Agents {
-		if a.Type != config.TypeProxy {
-			continue
-		}
-		pc, err := px.definition(a)
-		switch {
-		case err != nil:
-			s.log.Warn("proxy agent cannot run until its definition is fixed", "agent", a.AgentID, "err", err)
-		case pc.CallbackAuth == "none":
-			s.log.Warn("proxy agent accepts unauthenticated callbacks (callbackAuth: none)", "agent", a.AgentID)
-		}
-	}
+		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{},
+		defs: parsedSettings[proxyConfig]{raw: func(a config.Agent) json.RawMessage { return a.Proxy }, parse: parseProxyConfig}}
 	return px, nil
 }
 
-// definition decodes and validates an agent's "proxy" object, cached per
-// agent until its bytes change.
-func (px *proxyRuntime) definition(a config.Agent) (proxyConfig, error) {
-	if v, ok := px.defs.Load(a.AgentID); ok {
-		if c := v.(*cachedProxyDef); bytes.Equal(c.raw, a.Proxy) {
-			return c.pc, c.err
-		}
-	}
-	pc, err := parseProxyConfig(a)
-	px.defs.Store(a.AgentID, &cachedProxyDef{raw: a.Proxy, pc: pc, err: err})
-	return pc, err
-}
+// definition is an agent's "proxy" object, decoded and validated once
+// (at load and reload, see SetConfig).
+func (px *proxyRuntime) definition(a config.Agent) (proxyConfig, error) { return px.defs.get(a) }
 
 func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	var pc proxyConfig
@@ -545,9 +519,9 @@ func (s *Service) proxyStatus(a config.Agent) api.AgentStatus {
 }
 
 // proxyOutbound says where a message to a proxy agent goes.
-func proxyOutbound(_ *config.Config, target config.Agent) string {
+func (s *Service) proxyOutbound(_ *config.Config, target config.Agent) string {
 	where := ""
-	if pc, err := parseProxyConfig(target); err == nil {
+	if pc, err := s.px.definition(target); err == nil {
 		where = " at " + pc.URL
 	}
 	return fmt.Sprintf("proxy agent %q%s (another program, possibly another machine)", target.AgentID, where)

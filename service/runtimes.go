@@ -27,12 +27,12 @@ func (s *Service) registerRuntimes() {
 	}
 	s.runtimes.Register(config.TypeChat, methodRuntime{run: s.runChat, status: s.chatStatus, describe: describeChat})
 	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt)) // claude-cli, codex-cli, pi-cli
-	s.runtimes.Register(config.TypeProxy, methodRuntime{run: afterStart(s.runProxy), status: s.proxyStatus, describe: s.proxyAgentInfo, outbound: proxyOutbound})
+	s.runtimes.Register(config.TypeProxy, methodRuntime{run: afterStart(s.runProxy), status: s.proxyStatus, describe: s.proxyAgentInfo, outbound: s.proxyOutbound})
 	s.runtimes.Register(config.TypeRoundtable, methodRuntime{run: afterStart(s.runRoundtable), status: s.rtAgentStatus, // roundtable_api.go
 		outbound: func(_ *config.Config, a config.Agent) string {
 			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)
 		}})
-	s.runtimes.Register(config.TypeExternal, awaitingRuntime{methodRuntime{run: afterStart(s.runExternal), status: s.externalAgentStatus, outbound: externalOutbound},
+	s.runtimes.Register(config.TypeExternal, awaitingRuntime{methodRuntime{run: afterStart(s.runExternal), status: s.externalAgentStatus, outbound: s.externalOutbound},
 		s.waitExternalTurnReply})
 }
 

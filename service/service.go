@@ -237,6 +237,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
+	s.parseSettings(opts.Config)
 	s.handler = s.routes()
 	s.wg.Add(1)
 	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
@@ -253,6 +254,7 @@ func (s *Service) cfg() *config.Config { return s.conf.Load() }
 
 // SetConfig replaces the configuration; running turns keep the one they started with.
 func (s *Service) SetConfig(c *config.Config) {
+	s.parseSettings(c)
 	s.conf.Store(c)
 	s.windows.Clear() // servers are asked for their windows again (one may have been reloaded too)
 }
