@@ -520,7 +520,7 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return httpapi.Errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
 	}
-	if agent.Type != config.TypeChat || config.IsCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
+	if turn.KindOf(s.cfg(), agent) != config.TypeChat { // the chat runtime manages its context, a CLI its own
 		return httpapi.Errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
 	}
 	provider, model, err := s.providerFor(agent)
@@ -573,7 +573,7 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 // nil for agents whose context the service does not manage.
 func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.ContextInfo {
 	agent, ok := s.cfg().Agent(sess.AgentID)
-	if !ok || agent.Type != config.TypeChat || config.IsCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
+	if !ok || turn.KindOf(s.cfg(), agent) != config.TypeChat {
 		return nil
 	}
 	specs := s.toolSpecs(agent)
