@@ -82,7 +82,7 @@ type externalSettings struct {
 // externalSettings is an external agent's settings, decoded and validated
 // once (at load and reload, see SetConfig).
 func (s *Service) externalSettings(a config.Agent) (externalSettings, error) {
-	return s.ext.settings.get(a)
+	return s.ext.settings.Get(a)
 }
 
 // parseExternalSettings reads and validates an external agent's settings.
@@ -168,9 +168,9 @@ func (x externalSettings) authLabel() string {
 
 // externalState is the process's state of external agents.
 type externalState struct {
-	settings  parsedSettings[externalSettings] // agents' "external" objects (settings.go)
-	lastPrune atomic.Int64                     // unix seconds of the last pruning (pruneExternal)
-	rejects   rejectAudit                      // counts of rejected callbacks (external_rejects.go)
+	settings  turn.Settings[externalSettings] // agents' "external" objects, parsed once
+	lastPrune atomic.Int64                    // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit                     // counts of rejected callbacks (external_rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the
@@ -410,8 +410,8 @@ func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
 // initExternal sets up external agents' settings and client; parseSettings
 // logs the agents that cannot run and those that accept unauthenticated callbacks.
 func (s *Service) initExternal() {
-	s.ext.settings.raw = func(a config.Agent) json.RawMessage { return a.External }
-	s.ext.settings.parse = parseExternalSettings
+	s.ext.settings.Raw = func(a config.Agent) json.RawMessage { return a.External }
+	s.ext.settings.Parse = parseExternalSettings
 	hc := *s.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if hc.Transport == nil {
@@ -424,6 +424,17 @@ func (s *Service) initExternal() {
 		hc.Transport = t
 	}
 	s.ext.hc = &hc
+}
+
+// loadExternal parses and validates an external agent's settings when its
+// configuration is loaded or reloaded, and logs what cannot run.
+func (s *Service) loadExternal(a config.Agent) {
+	x, err := s.externalSettings(a)
+	if err != nil {
+		s.log.Warn("external agent is not usable", "agent", a.AgentID, "err", err)
+	} else if x.CallbackAuth == externalAuthNone {
+		s.log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
+	}
 }
 
 // externalOutbound says where a message to an external agent goes.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"jarvis/service/httpapi"
+	"jarvis/service/turn"
 )
 
 // routes is the one route table of the service.
@@ -19,8 +20,6 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/agents", adapt(s.handleAgents))
 	mux.Handle("GET /v1/providers", adapt(s.handleProviders))
 	mux.Handle("PUT /v1/providers", adapt(s.handleSetProvider))
-	mux.Handle("POST /v1/agents/{agentId}/test", adapt(s.handleProxyTest))
-	mux.Handle("POST /proxy/agents/{agentId}/sessions/{sessionId}/callback", adapt(s.handleProxyCallback))
 	mux.Handle("POST /v1/agents/{agentId}/session", adapt(s.handleAgentSession))
 	mux.Handle("GET /v1/sessions", adapt(s.handleListSessions))
 	mux.Handle("GET /v1/sessions/{id}", adapt(s.handleGetSession))
@@ -47,6 +46,13 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/roundtables", adapt(s.handleRTList))
 	mux.Handle("GET /v1/roundtables/{id}", adapt(s.handleRTGet))
 	mux.Handle("POST /v1/roundtables/{id}/cancel", adapt(s.handleRTCancel))
+	for _, rt := range s.runtimes.All() { // the runtimes' own routes
+		if ra, ok := rt.(turn.RouteAdder); ok {
+			for _, r := range ra.Routes() {
+				mux.Handle(r.Pattern, adapt(r.Handle))
+			}
+		}
+	}
 	s.patterns = mux.patterns
 	mux.ServeMux.Handle("/", adapt(func(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.NotFoundRoute(r)

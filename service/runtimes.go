@@ -19,21 +19,25 @@ import (
 // methods of the service (chat, external, proxy, round table) are adapted
 // by methodRuntime until they move out.
 func (s *Service) registerRuntimes() {
-	env := turn.Env{Store: s.st, Publisher: turn.PublisherFunc(s.publish), Config: s.cfg, Log: s.log, Now: s.now,
-		Secrets: s.secrets, HTTPClient: s.hc, DataDir: s.dataDir}
+	env := s.runtimeEnv()
 	describeChat := func(a config.Agent, info *api.AgentInfo) {
 		ch := s.cfg().ResolvedChat(a)
 		info.Provider, info.Model = ch.Provider, ch.Model
 	}
 	s.runtimes.Register(config.TypeChat, methodRuntime{run: s.runChat, status: s.chatStatus, describe: describeChat})
-	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt)) // claude-cli, codex-cli, pi-cli
-	s.runtimes.Register(config.TypeProxy, methodRuntime{run: afterStart(s.runProxy), status: s.proxyStatus, describe: s.proxyAgentInfo, outbound: s.proxyOutbound})
+	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt))                                                // claude-cli, codex-cli, pi-cli
 	s.runtimes.Register(config.TypeRoundtable, methodRuntime{run: afterStart(s.runRoundtable), status: s.rtAgentStatus, // roundtable_api.go
 		outbound: func(_ *config.Config, a config.Agent) string {
 			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)
 		}})
-	s.runtimes.Register(config.TypeExternal, awaitingRuntime{methodRuntime{run: afterStart(s.runExternal), status: s.externalAgentStatus, outbound: s.externalOutbound},
+	s.runtimes.Register(config.TypeExternal, awaitingRuntime{methodRuntime{run: afterStart(s.runExternal), status: s.externalAgentStatus, outbound: s.externalOutbound, load: s.loadExternal},
 		s.waitExternalTurnReply})
+}
+
+// runtimeEnv is what the service gives a runtime package.
+func (s *Service) runtimeEnv() turn.Env {
+	return turn.Env{Store: s.st, Publisher: turn.PublisherFunc(s.publish), Config: s.cfg, Log: s.log, Now: s.now,
+		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir}
 }
 
 // runtimeFor returns the function that runs an agent's turns; a type this
@@ -70,6 +74,13 @@ type methodRuntime struct {
 	status   func(config.Agent) api.AgentStatus
 	describe func(config.Agent, *api.AgentInfo)        // nil: nothing to add
 	outbound func(*config.Config, config.Agent) string // nil: its agents are in the process
+	load     func(config.Agent)                        // nil: no settings to parse
+}
+
+func (m methodRuntime) Load(a config.Agent) {
+	if m.load != nil {
+		m.load(a)
+	}
 }
 
 // waitsForStart: run waits for the turn's start itself (runChat once its

@@ -15,8 +15,6 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +33,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/turn"
@@ -106,7 +105,6 @@ type Service struct {
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
-	px         *proxyRuntime // proxy agents (proxy_runtime.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
 	memSection struct { // the last memory prompt section (memorySectionText)
@@ -231,12 +229,14 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		st.Close()
 		return nil, err
 	}
-	if s.px, err = newProxyRuntime(ctx, s); err != nil {
+	px, err := proxyrt.New(ctx, s.runtimeEnv(), &s.base, red)
+	if err != nil {
 		s.hub.Close()
 		mem.Close()
 		st.Close()
 		return nil, err
 	}
+	s.runtimes.Register(config.TypeProxy, px)
 	s.parseSettings(opts.Config)
 	s.handler = s.routes()
 	s.wg.Add(1)
@@ -298,13 +298,7 @@ func (s *Service) recoverInterrupted(ctx context.Context) error {
 	return nil
 }
 
-func newID(prefix string) string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return prefix + hex.EncodeToString(b[:])
-}
+func newID(prefix string) string { return turn.NewID(prefix) }
 
 func (s *Service) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sort"
 	"time"
 
 	"jarvis/api"
@@ -71,6 +72,20 @@ func KindOf(c *config.Config, a config.Agent) string {
 	return a.Type
 }
 
+// All returns every registered runtime, in the order of their kinds.
+func (r *Registry) All() []Runtime {
+	kinds := make([]string, 0, len(r.byKind))
+	for k := range r.byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	out := make([]Runtime, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, r.byKind[k])
+	}
+	return out
+}
+
 // For returns the runtime of an agent, or false when no runtime runs its kind.
 func (r *Registry) For(c *config.Config, a config.Agent) (Runtime, bool) {
 	rt, ok := r.byKind[KindOf(c, a)]
@@ -104,4 +119,21 @@ type ReplyAwaiter interface {
 // GET /v1/agents (the model it uses, a proxy agent's profile).
 type Describer interface {
 	Describe(agent config.Agent, info *api.AgentInfo)
+}
+
+// Route is an HTTP route a runtime adds to the service's table.
+type Route struct {
+	Pattern string // "METHOD /path/{var}"
+	Handle  func(w http.ResponseWriter, r *http.Request) error
+}
+
+// RouteAdder is a runtime with routes of its own (callbacks, actions).
+type RouteAdder interface {
+	Routes() []Route
+}
+
+// Loader is a runtime that parses and validates an agent's settings when
+// its configuration is loaded or reloaded, and logs what cannot run.
+type Loader interface {
+	Load(agent config.Agent)
 }

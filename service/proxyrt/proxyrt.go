@@ -1,7 +1,5 @@
-package service
-
-// The proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
-// reached through the proxy client (package proxy). This file owns what the
+// Package proxyrt is the proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
+// reached through the proxy client (package proxy). This package owns what the
 // client leaves to the session runtime: turning a user message into a call
 // and its answer into events and stored messages, the async callback wait,
 // the timeout on the whole wait, late answers, and the agent's status.
@@ -19,9 +17,10 @@ package service
 //	                  off but the user messaged the agent directly), "late" (an
 //	                  answer arrived after its turn timed out and was recorded)
 //
-// Concurrency: proxyRuntime's maps are guarded by its mu; a proxyWait's
+// Concurrency: Runtime's maps are guarded by its mu; a proxyWait's
 // stitching and publishing by its own mu, so that concurrent callbacks of one
 // call publish in the order they were stitched.
+package proxyrt
 
 import (
 	"bytes"
@@ -31,7 +30,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -41,6 +39,7 @@ import (
 	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -67,16 +66,15 @@ const (
 	maxTrackedCalls = 1024
 )
 
-// proxyRuntime is the state of the proxy agents of one Service.
-type proxyRuntime struct {
+// Runtime runs the turns of proxy agents and holds their state.
+type Runtime struct {
+	env     turn.Env
+	red     *redact.Set // what the agents' answers and errors may echo
 	client  *proxy.Client
-	st      *store.Store     // callback tokens (hashes) of the calls made
-	now     func() time.Time // the service's clock
-	log     *slog.Logger
 	userID  string         // the stable local user id (userReference)
-	baseURL *callback.Base // the service's own address (Service.base)
+	baseURL *callback.Base // the service's own address
 
-	defs parsedSettings[proxyConfig] // agents' "proxy" objects, parsed once (settings.go)
+	defs turn.Settings[proxyConfig] // agents' "proxy" objects, parsed once
 
 	mu      sync.Mutex
 	calls   map[string]*proxyWait // call id → async call (active, then late until lateKeep)
@@ -91,33 +89,34 @@ type agentReport struct {
 	at     time.Time
 }
 
-func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
+// New returns the proxy runtime: base is the service's own address (for
+// callback URLs), red the redactor of what agents may echo.
+func New(ctx context.Context, env turn.Env, base *callback.Base, red *redact.Set) (*Runtime, error) {
 	gen := func() string {
 		var b [32]byte
 		rand.Read(b[:])
 		return hex.EncodeToString(b[:])
 	}
-	uid, err := s.st.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
+	uid, err := env.Store.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
 	if err != nil {
 		return nil, fmt.Errorf("service: proxy user id: %w", err)
 	}
 	var secrets func(string) (string, error)
-	if s.secrets != nil {
-		secrets = s.secrets.Get
+	if env.Secrets != nil {
+		secrets = env.Secrets.Get
 	}
-	client, err := proxy.New(proxy.Options{Secrets: secrets, Logger: s.log, Now: s.now})
+	client, err := proxy.New(proxy.Options{Secrets: secrets, Logger: env.Log, Now: env.Now})
 	if err != nil {
 		return nil, err
 	}
-	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid, baseURL: &s.base,
+	return &Runtime{env: env, red: red, client: client, userID: uid, baseURL: base,
 		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{},
-		defs: parsedSettings[proxyConfig]{raw: func(a config.Agent) json.RawMessage { return a.Proxy }, parse: parseProxyConfig}}
-	return px, nil
+		defs: turn.Settings[proxyConfig]{Raw: func(a config.Agent) json.RawMessage { return a.Proxy }, Parse: parseProxyConfig}}, nil
 }
 
 // definition is an agent's "proxy" object, decoded and validated once
 // (at load and reload, see SetConfig).
-func (px *proxyRuntime) definition(a config.Agent) (proxyConfig, error) { return px.defs.get(a) }
+func (rt *Runtime) definition(a config.Agent) (proxyConfig, error) { return rt.defs.Get(a) }
 
 func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	var pc proxyConfig
@@ -151,7 +150,7 @@ func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	return pc, nil
 }
 
-func (px *proxyRuntime) base(pc proxyConfig) string { return px.baseURL.Or(pc.CallbackBaseURL) }
+func (rt *Runtime) base(pc proxyConfig) string { return rt.baseURL.Or(pc.CallbackBaseURL) }
 
 // callbackPath is the callback route of an agent's session.
 func callbackPath(agentID, sessionID string) string {
@@ -163,31 +162,31 @@ func callbackPath(agentID, sessionID string) string {
 // valid for the call's timeout and then as long as a late answer is
 // recorded. The call id lets a late answer find the turn it belongs to.
 // "" when the service's address is not known or the token cannot be stored.
-func (px *proxyRuntime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
-	b := px.base(pc)
+func (rt *Runtime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
+	b := rt.base(pc)
 	if b == "" {
 		return ""
 	}
 	tok, hash, err := callback.NewToken("pcb_")
 	if err == nil {
-		err = px.st.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
-			px.now().Add(pc.Timeout()+lateKeep))
+		err = rt.env.Store.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
+			rt.env.Now().Add(pc.Timeout()+lateKeep))
 	}
 	if err != nil {
-		px.log.Error("proxy callback token", "agent", agentID, "err", err)
+		rt.env.Log.Error("proxy callback token", "agent", agentID, "err", err)
 		return ""
 	}
 	q := url.Values{"token": {tok}, "call": {callID}}
 	return b + callbackPath(agentID, sessionID) + "?" + q.Encode()
 }
 
-func (px *proxyRuntime) noteStatus(agentID, status string, now time.Time) {
+func (rt *Runtime) noteStatus(agentID, status string, now time.Time) {
 	if status == "" {
 		return
 	}
-	px.mu.Lock()
-	px.status[agentID] = agentReport{status: status, at: now}
-	px.mu.Unlock()
+	rt.mu.Lock()
+	rt.status[agentID] = agentReport{status: status, at: now}
+	rt.mu.Unlock()
 }
 
 // proxyWait is one async call waiting for its callbacks.
@@ -205,42 +204,42 @@ type proxyWait struct {
 	fail  chan error          // buffered 1
 }
 
-func (px *proxyRuntime) register(w *proxyWait) {
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	if len(px.calls) >= maxTrackedCalls/2 {
-		for id, o := range px.calls {
-			if o.late.Load() && w.created.Sub(o.created) > lateKeep || len(px.calls) >= maxTrackedCalls {
-				px.forgetLocked(id, o)
+func (rt *Runtime) register(w *proxyWait) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.calls) >= maxTrackedCalls/2 {
+		for id, o := range rt.calls {
+			if o.late.Load() && w.created.Sub(o.created) > lateKeep || len(rt.calls) >= maxTrackedCalls {
+				rt.forgetLocked(id, o)
 			}
 		}
 	}
-	px.calls[w.id] = w
+	rt.calls[w.id] = w
 	if !w.test {
-		px.current[w.agentID+"\x00"+w.sessionID] = w
+		rt.current[w.agentID+"\x00"+w.sessionID] = w
 	}
 }
 
-func (px *proxyRuntime) forgetLocked(id string, w *proxyWait) {
-	delete(px.calls, id)
+func (rt *Runtime) forgetLocked(id string, w *proxyWait) {
+	delete(rt.calls, id)
 	k := w.agentID + "\x00" + w.sessionID
-	if px.current[k] == w {
-		delete(px.current, k)
+	if rt.current[k] == w {
+		delete(rt.current, k)
 	}
 }
 
 // lookup finds the call a callback belongs to: by its call id, else the
 // session's latest call with the agent.
-func (px *proxyRuntime) lookup(callID, agentID, sessionID string) *proxyWait {
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	if w, ok := px.calls[callID]; ok && w.agentID == agentID && w.sessionID == sessionID {
+func (rt *Runtime) lookup(callID, agentID, sessionID string) *proxyWait {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if w, ok := rt.calls[callID]; ok && w.agentID == agentID && w.sessionID == sessionID {
 		return w
 	}
 	if callID != "" {
 		return nil
 	}
-	return px.current[agentID+"\x00"+sessionID]
+	return rt.current[agentID+"\x00"+sessionID]
 }
 
 // expire ends the wait: it returns the final answer if one is already
@@ -259,7 +258,7 @@ func (w *proxyWait) expire() (proxy.Response, bool) {
 
 // proxySink publishes what a call shows as it arrives.
 type proxySink struct {
-	s                 *Service
+	rt                *Runtime
 	sessionID, turnID string
 	lastStatus        string
 }
@@ -268,7 +267,7 @@ func (k *proxySink) delta(text string) {
 	if k == nil || text == "" {
 		return
 	}
-	k.s.publish(k.sessionID, api.EventDelta, api.TextEvent{Text: text, TurnID: k.turnID})
+	k.rt.env.Publisher.Publish(k.sessionID, api.EventDelta, api.TextEvent{Text: text, TurnID: k.turnID})
 }
 
 func (k *proxySink) thoughts(ts []string) {
@@ -276,7 +275,7 @@ func (k *proxySink) thoughts(ts []string) {
 		return
 	}
 	for _, t := range ts {
-		k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: t, Kind: "thought", TurnID: k.turnID})
+		k.rt.env.Publisher.Publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: t, Kind: "thought", TurnID: k.turnID})
 	}
 }
 
@@ -285,7 +284,7 @@ func (k *proxySink) agentStatus(st string) {
 		return
 	}
 	k.lastStatus = st
-	k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: st, Kind: "agent_status", TurnID: k.turnID})
+	k.rt.env.Publisher.Publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: st, Kind: "agent_status", TurnID: k.turnID})
 }
 
 // errProxyNoCallback: an async agent needs a callback URL and the service
@@ -296,23 +295,22 @@ var errProxyNoCallback = fmt.Errorf("%w: async agent needs a callback URL, but t
 // response (sync), the stitched stream, or the callbacks (async), all
 // within the definition's timeout. Errors are the proxy package's typed
 // errors, or ctx's cause when the caller gave up.
-func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyConfig, sessionID, turnID, text string, direct bool, sink *proxySink) (proxy.Response, error) {
-	px := s.px
+func (rt *Runtime) proxyExchange(ctx context.Context, agentID string, pc proxyConfig, sessionID, turnID, text string, direct bool, sink *proxySink) (proxy.Response, error) {
 	start := time.Now()
-	in := proxy.Input{SessionID: sessionID, UserID: px.userID, Text: text}
+	in := proxy.Input{SessionID: sessionID, UserID: rt.userID, Text: text}
 	var w *proxyWait
 	if pc.Async {
-		w = &proxyWait{id: newID("pc_"), agentID: agentID, sessionID: sessionID, turnID: turnID, direct: direct, created: start, sink: sink,
+		w = &proxyWait{id: turn.NewID("pc_"), agentID: agentID, sessionID: sessionID, turnID: turnID, direct: direct, created: start, sink: sink,
 			final: make(chan proxy.Response, 1), fail: make(chan error, 1)}
-		if in.CallbackURL = px.callbackURL(pc, agentID, sessionID, w.id); in.CallbackURL == "" {
+		if in.CallbackURL = rt.callbackURL(pc, agentID, sessionID, w.id); in.CallbackURL == "" {
 			return proxy.Response{}, errProxyNoCallback
 		}
 		// Registered before the call: a fast agent may call back before its
 		// acknowledgement has been read.
-		px.register(w)
+		rt.register(w)
 	}
 	chunks := 0
-	resp, err := px.client.Call(ctx, pc.Definition, in, func(ch proxy.Chunk) {
+	resp, err := rt.client.Call(ctx, pc.Definition, in, func(ch proxy.Chunk) {
 		chunks++
 		sink.delta(ch.Text)
 		sink.thoughts(ch.Thoughts)
@@ -329,10 +327,10 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 			sink.thoughts(resp.Thoughts)
 		}
 		sink.agentStatus(resp.Status)
-		px.noteStatus(agentID, resp.Status, s.now())
+		rt.noteStatus(agentID, resp.Status, rt.env.Now())
 		return resp, nil
 	}
-	px.noteStatus(agentID, resp.Status, s.now())
+	rt.noteStatus(agentID, resp.Status, rt.env.Now())
 	w.mu.Lock()
 	sink.agentStatus(resp.Status)
 	w.mu.Unlock()
@@ -343,11 +341,11 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 	key := pc.HealthKey()
 	select {
 	case r := <-w.final:
-		px.client.Health().Record(key, nil)
+		rt.client.Health().Record(key, nil)
 		return r, nil
 	case err := <-w.fail:
 		w.expire()
-		px.client.Health().Record(key, err)
+		rt.client.Health().Record(key, err)
 		return proxy.Response{}, err
 	case <-ctx.Done():
 		if r, ok := w.expire(); ok {
@@ -356,11 +354,11 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 		return proxy.Response{}, context.Cause(ctx)
 	case <-timer.C:
 		if r, ok := w.expire(); ok {
-			px.client.Health().Record(key, nil)
+			rt.client.Health().Record(key, nil)
 			return r, nil
 		}
 		err := fmt.Errorf("%w: the agent acknowledged but sent no complete answer to the callback URL within %s", proxy.ErrTimeout, timeout)
-		px.client.Health().Record(key, err)
+		rt.client.Health().Record(key, err)
 		return proxy.Response{}, err
 	}
 }
@@ -400,10 +398,10 @@ func (m proxyMessageMeta) json() string {
 	return string(b)
 }
 
-// runProxy is the proxy runtime: it forwards the turn's user message to the
+// Run is the proxy runtime: it forwards the turn's user message to the
 // agent and shows its answer.
-func (s *Service) runProxy(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
-	pc, err := s.px.definition(agent)
+func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
+	pc, err := rt.definition(agent)
 	if err != nil {
 		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
@@ -411,14 +409,14 @@ func (s *Service) runProxy(ctx context.Context, t *turn.Turn, sess store.Session
 	// A delegated turn (t.chain set by agents_message) goes back to its
 	// supervisor anyway; only a user's own message needs the note.
 	if !pc.RouteToUser && len(t.Chain) == 0 {
-		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.ID,
+		rt.env.Publisher.Publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.ID,
 			Text: fmt.Sprintf("Route response to user is off for %s: its answers normally go to the supervising agent. You messaged it directly, so this answer is shown to you.", agent.DisplayName)})
 	}
 	// agent_status events say when the agent's status changes, not on every turn.
-	s.px.mu.Lock()
-	sink := &proxySink{s: s, sessionID: sess.ID, turnID: t.ID, lastStatus: s.px.status[agent.AgentID].status}
-	s.px.mu.Unlock()
-	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.ID, text, true, sink)
+	rt.mu.Lock()
+	sink := &proxySink{rt: rt, sessionID: sess.ID, turnID: t.ID, lastStatus: rt.status[agent.AgentID].status}
+	rt.mu.Unlock()
+	resp, err := rt.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.ID, text, true, sink)
 	if err != nil {
 		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
@@ -448,7 +446,7 @@ func proxyErrorEvent(agent config.Agent, err error) *api.ErrorEvent {
 }
 
 // recordLate stores an answer that arrived after its call had ended.
-func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, r proxy.Response) {
+func (rt *Runtime) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, r proxy.Response) {
 	meta := proxyMeta(agent.AgentID, pc, r)
 	meta.Late = true
 	role, turnID := "status", ""
@@ -457,26 +455,26 @@ func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, s
 		if w.direct {
 			role = "assistant"
 		}
-	} else if sess, err := s.st.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
+	} else if sess, err := rt.env.Store.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
 		role = "assistant"
 	}
-	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: s.red.String(r.Output), Meta: s.red.String(meta.json())}); err != nil {
-		s.log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
+	if _, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: rt.red.String(r.Output), Meta: rt.red.String(meta.json())}); err != nil {
+		rt.env.Log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
 		return
 	}
-	s.log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
-	s.publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
+	rt.env.Log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
+	rt.env.Publisher.Publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
 		Text: fmt.Sprintf("%s answered after the turn had timed out; the answer was recorded in the transcript.", agent.DisplayName)})
 }
 
-// proxyAgentInfo fills the status and proxy details of a proxy agent in GET /v1/agents.
-func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
-	pc, err := s.px.definition(a)
+// Describe fills the status and proxy details of a proxy agent in GET /v1/agents.
+func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
+	pc, err := rt.definition(a)
 	if err != nil {
 		info.Status = api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 		return
 	}
-	h := s.px.client.Health().Get(pc.HealthKey())
+	h := rt.client.Health().Get(pc.HealthKey())
 	switch h.State {
 	case proxy.HealthHealthy:
 		info.Status = api.AgentStatus{State: "ok"}
@@ -488,9 +486,9 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 	if !h.LastChecked.IsZero() {
 		info.Status.At = store.Timestamp(h.LastChecked)
 	}
-	s.px.mu.Lock()
-	rep := s.px.status[a.AgentID]
-	s.px.mu.Unlock()
+	rt.mu.Lock()
+	rep := rt.status[a.AgentID]
+	rt.mu.Unlock()
 	if rep.status == proxy.StatusError && info.Status.State == "ok" {
 		info.Status = api.AgentStatus{State: "failing", Detail: "the agent reported sessionInfo.status \"error\"", At: store.Timestamp(rep.at)}
 	}
@@ -498,7 +496,7 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 		Streaming: pc.Stream != nil && pc.Stream.Enable && !pc.Async, RouteToUser: pc.RouteToUser,
 		TimeoutSeconds: int(pc.Timeout() / time.Second), AgentStatus: rep.status, Failures: h.Failures}
 	if pc.Async {
-		if b := s.px.base(pc); b != "" {
+		if b := rt.base(pc); b != "" {
 			pi.CallbackURLTemplate = b + "/proxy/agents/" + url.PathEscape(a.AgentID) + "/sessions/{sessionId}/callback?token={per-call token}&call={call id}"
 		}
 		pi.CallbackAuth = "token"
@@ -511,17 +509,44 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 	info.Proxy = pi
 }
 
-// proxyStatus is a proxy agent's status for GET /v1/agents.
-func (s *Service) proxyStatus(a config.Agent) api.AgentStatus {
+// Status is a proxy agent's status for GET /v1/agents.
+func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
 	var info api.AgentInfo
-	s.proxyAgentInfo(a, &info)
+	rt.Describe(a, &info)
 	return info.Status
 }
 
-// proxyOutbound says where a message to a proxy agent goes.
-func (s *Service) proxyOutbound(_ *config.Config, target config.Agent) string {
+// Validate says why a proxy agent cannot run: its definition is invalid.
+func (rt *Runtime) Validate(a config.Agent) error {
+	_, err := rt.definition(a)
+	return err
+}
+
+// Load parses and validates a proxy agent's definition when its
+// configuration is loaded or reloaded, and logs what cannot run.
+func (rt *Runtime) Load(a config.Agent) {
+	pc, err := rt.definition(a)
+	switch {
+	case err != nil:
+		rt.env.Log.Warn("proxy agent cannot run until its definition is fixed", "agent", a.AgentID, "err", err)
+	case pc.CallbackAuth == "none":
+		rt.env.Log.Warn("proxy agent accepts unauthenticated callbacks (callbackAuth: none)", "agent", a.AgentID)
+	}
+}
+
+// Routes are the proxy agents' own routes: the callback of async agents
+// and the setup panel's Test action.
+func (rt *Runtime) Routes() []turn.Route {
+	return []turn.Route{
+		{Pattern: "POST /v1/agents/{agentId}/test", Handle: rt.handleProxyTest},
+		{Pattern: "POST /proxy/agents/{agentId}/sessions/{sessionId}/callback", Handle: rt.handleProxyCallback},
+	}
+}
+
+// Outbound says where a message to a proxy agent goes.
+func (rt *Runtime) Outbound(_ *config.Config, target config.Agent) string {
 	where := ""
-	if pc, err := s.px.definition(target); err == nil {
+	if pc, err := rt.definition(target); err == nil {
 		where = " at " + pc.URL
 	}
 	return fmt.Sprintf("proxy agent %q%s (another program, possibly another machine)", target.AgentID, where)
