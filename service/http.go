@@ -33,8 +33,6 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/memory/write", adapt(s.handleMemoryWrite))
 	mux.Handle("GET /v1/memory/search", adapt(s.handleMemorySearch))
 	mux.Handle("GET /v1/memory/get", adapt(s.handleMemoryGet))
-	mux.Handle("POST /external/sessions/{sessionId}/messages", adapt(s.handleExternalMessage)) // agents' replies (external_callback.go)
-	mux.Handle("GET /v1/external/sessions/{sessionId}", adapt(s.handleExternalSessionInfo))
 	// Round tables (seed 003): agent registration, runs (roundtable_agents.go, roundtable_api.go).
 	mux.Handle("POST /api/v1/agents", adapt(s.handleRTAgentCreate))
 	mux.Handle("GET /api/v1/agents", adapt(s.handleRTAgentList))

@@ -8,6 +8,7 @@ import (
 	"jarvis/api"
 	"jarvis/service/clirt"
 	"jarvis/service/config"
+	"jarvis/service/externalrt"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/service/turn"
@@ -16,7 +17,7 @@ import (
 // registerRuntimes fills the registry: the one place that maps an agent
 // type to the runtime that runs it. Runtimes in their own package receive
 // the environment (turn.Env), never the service; those still written as
-// methods of the service (chat, external, proxy, round table) are adapted
+// methods of the service (chat, round table) are adapted
 // by methodRuntime until they move out.
 func (s *Service) registerRuntimes() {
 	env := s.runtimeEnv()
@@ -30,14 +31,14 @@ func (s *Service) registerRuntimes() {
 		outbound: func(_ *config.Config, a config.Agent) string {
 			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)
 		}})
-	s.runtimes.Register(config.TypeExternal, awaitingRuntime{methodRuntime{run: afterStart(s.runExternal), status: s.externalAgentStatus, outbound: s.externalOutbound, load: s.loadExternal},
-		s.waitExternalTurnReply})
+	s.ext = externalrt.New(env, &s.base, s.red)
+	s.runtimes.Register(config.TypeExternal, s.ext)
 }
 
 // runtimeEnv is what the service gives a runtime package.
 func (s *Service) runtimeEnv() turn.Env {
 	return turn.Env{Store: s.st, Publisher: turn.PublisherFunc(s.publish), Config: s.cfg, Log: s.log, Now: s.now,
-		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir}
+		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir, Events: s.hub, Version: Version}
 }
 
 // runtimeFor returns the function that runs an agent's turns; a type this
@@ -92,16 +93,6 @@ func (m methodRuntime) Outbound(c *config.Config, a config.Agent) string {
 		return ""
 	}
 	return m.outbound(c, a)
-}
-
-// awaitingRuntime is a methodRuntime whose agents reply after their turn.
-type awaitingRuntime struct {
-	methodRuntime
-	await func(ctx context.Context, sessionID, turnID string) (string, error)
-}
-
-func (a awaitingRuntime) AwaitReply(ctx context.Context, sessionID, turnID string) (string, error) {
-	return a.await(ctx, sessionID, turnID)
 }
 
 func (m methodRuntime) Run(ctx context.Context, t *turn.Turn, sess store.Session, a config.Agent) turn.Outcome {

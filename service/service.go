@@ -30,6 +30,7 @@ import (
 	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/externalrt"
 	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
@@ -114,7 +115,7 @@ type Service struct {
 
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
-	ext         externalState         // external agents (external.go)
+	ext         *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
 	rt          rtState               // round tables (roundtable_*.go)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
 	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
@@ -201,7 +202,6 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	}
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
-	s.initExternal()
 	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
 	if err != nil {
 		st.Close()
@@ -218,11 +218,11 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
 	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
-	s.registerRuntimes()
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
 	s.initRoundtable(ctx)
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
+	s.registerRuntimes()
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()
@@ -240,7 +240,10 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.parseSettings(opts.Config)
 	s.handler = s.routes()
 	s.wg.Add(1)
-	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
+	go func() {
+		defer s.wg.Done()
+		s.ext.FlushRejectsEvery(s.closing) // counts of rejected external callbacks
+	}()
 	return s, nil
 }
 
@@ -274,7 +277,7 @@ func (s *Service) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.flushRejects(true)
+	s.ext.FlushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())
 }

@@ -13,9 +13,10 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
-const maxIDLen = 256
+const maxIDLen = turn.MaxIDLen
 
 // handleCreateSession is POST /v1/sessions: the same jarvis_session_id always
 // maps to the same general_session_id; preferred_session_id resumes a session
@@ -97,17 +98,7 @@ func (s *Service) agentForNewSession(id string) (config.Agent, error) {
 
 // liveSession returns a session that exists and is not deleted, or a 404.
 func (s *Service) liveSession(ctx context.Context, id, field string) (store.Session, error) {
-	if id == "" {
-		return store.Session{}, httpapi.Missing(field)
-	}
-	// A point read of microseconds: with a cancelable context the SQLite
-	// driver would arm a watch on it for this one statement, which costs
-	// more than the read (about 60 µs against 23 measured in process).
-	sess, err := s.st.Session(context.WithoutCancel(ctx), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != "") {
-		return sess, httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q", id).With("field", field)
-	}
-	return sess, err
+	return httpapi.LiveSession(ctx, s.st, id, field)
 }
 
 var externalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -16,7 +16,6 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
-	"jarvis/service/textclean"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
@@ -113,10 +112,7 @@ func (s *Service) release(t *turn.Turn) {
 	s.mu.Unlock()
 }
 
-// snippetRunes is how much of a message a session's last snippet keeps.
-const snippetRunes = 120
-
-func snippet(text string) string { return textclean.Snippet(text, snippetRunes) }
+func snippet(text string) string { return turn.Snippet(text) }
 
 // deltaRelay publishes a model step's text deltas. While a client follows
 // the session live, the first delta waits until it is stored (a model

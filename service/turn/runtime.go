@@ -9,7 +9,9 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/events"
 	"jarvis/service/store"
+	"jarvis/service/textclean"
 )
 
 // Runtime runs the turns of one kind of agent. Run publishes the turn's
@@ -44,7 +46,20 @@ type Env struct {
 	HTTPClient *http.Client
 	BaseURL    func() string // the service's own base URL, "" until known
 	DataDir    string
+	// Events is the session event hub, for a runtime that stores a message
+	// with its event in one transaction or follows a session's stream.
+	Events  *events.Hub
+	Version string // the service's version (User-Agent of calls out)
 }
+
+// MaxIDLen caps the ids clients choose (sessions, deliveries).
+const MaxIDLen = 256
+
+// Snippet is the last-message preview a session keeps of text.
+func Snippet(text string) string { return textclean.Snippet(text, snippetRunes) }
+
+// snippetRunes is how much of a message a session's snippet keeps.
+const snippetRunes = 120
 
 // Kinds of runtime beyond the agent types: a chat agent whose provider is
 // a coding CLI runs on the CLI runtime.
