@@ -209,7 +209,9 @@ func (s *Service) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) {
 			closeOpen()
 			var calls []llm.ToolCall
 			if m.ToolCalls != "" {
-				json.Unmarshal([]byte(m.ToolCalls), &calls)
+				if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
+					return nil, fmt.Errorf("message %d: tool calls: %w", m.ID, err)
+				}
 			}
 			c.add(llm.Message{Role: "assistant", Content: m.Content, ToolCalls: calls}, m.ID)
 			open = calls

@@ -191,7 +191,9 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 	}
 	providers := map[string]config.Provider{}
 	if raw, ok := doc["providers"]; ok {
-		json.Unmarshal(raw, &providers)
+		if err := json.Unmarshal(raw, &providers); err != nil {
+			return err // never replace providers the file has but this cannot read
+		}
 	}
 	providers[name] = keepWindow(providers[name], p)
 	doc["providers"], _ = json.Marshal(providers)

@@ -25,8 +25,6 @@ package proxyrt
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,12 +90,7 @@ type agentReport struct {
 // New returns the proxy runtime: base is the service's own address (for
 // callback URLs), red the redactor of what agents may echo.
 func New(ctx context.Context, env turn.Env, base *callback.Base, red *redact.Set) (*Runtime, error) {
-	gen := func() string {
-		var b [32]byte
-		rand.Read(b[:])
-		return hex.EncodeToString(b[:])
-	}
-	uid, err := env.Store.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
+	uid, err := env.Store.ProxyValue(ctx, "user_id", func() string { return turn.NewID("u_") })
 	if err != nil {
 		return nil, fmt.Errorf("service: proxy user id: %w", err)
 	}
