@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"jarvis/api"
@@ -19,22 +18,8 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/store"
 	"jarvis/service/turn"
+	"jarvis/service/turn/turntest"
 )
-
-// recorder is the publisher the runtime is given: it keeps what it was told.
-type recorder struct {
-	mu     sync.Mutex
-	events []string // "type text"
-}
-
-func (r *recorder) Publish(sessionID, typ string, data any) {
-	b, _ := json.Marshal(data)
-	var d struct{ Text string }
-	json.Unmarshal(b, &d)
-	r.mu.Lock()
-	r.events = append(r.events, typ+" "+d.Text)
-	r.mu.Unlock()
-}
 
 // fakeClaude puts a scripted claude first on PATH; it logs its argv, one
 // argument a line and "---" after each run.
@@ -55,7 +40,7 @@ func fakeClaude(t *testing.T) string {
 	return dir
 }
 
-func newRuntime(t *testing.T) (*clirt.Runtime, *store.Store, *recorder, *config.Config) {
+func newRuntime(t *testing.T) (*clirt.Runtime, *store.Store, *turntest.Recorder, *config.Config) {
 	t.Helper()
 	cfg, err := config.Parse("test.json", []byte(`{"agents":[
 		{"agentId":"coder","displayName":"Coder","chat":{"provider":"claude-cli","model":"sonnet"}},
@@ -69,7 +54,7 @@ func newRuntime(t *testing.T) (*clirt.Runtime, *store.Store, *recorder, *config.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	rec := &recorder{}
+	rec := &turntest.Recorder{}
 	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), DataDir: dir}
 	rt := clirt.New(env, func(*config.Config, config.Agent) string { return "Be brief." })
 	return rt, st, rec, cfg
@@ -111,8 +96,8 @@ func TestRunRelaysTheCLIAndResumesItsSession(t *testing.T) {
 	if calls, thinking := t1.Stats.Snapshot(); len(calls) != 1 || calls[0].Name != "Bash" || thinking != "Look first." {
 		t.Fatalf("turn stats %+v %q", calls, thinking)
 	}
-	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.events, want) {
-		t.Fatalf("published %q, want %q", rec.events, want)
+	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
+		t.Fatalf("published %q, want %q", rec.Lines("text"), want)
 	}
 
 	// The next turn resumes the CLI's session, from the stored answer's meta.

@@ -2,13 +2,11 @@ package proxyrt_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,26 +18,12 @@ import (
 	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/turn"
+	"jarvis/service/turn/turntest"
 )
-
-// recorder is the publisher the runtime is given: it keeps what it was told.
-type recorder struct {
-	mu    sync.Mutex
-	kinds []string // "type kind"
-}
-
-func (r *recorder) Publish(sessionID, typ string, data any) {
-	b, _ := json.Marshal(data)
-	var d struct{ Kind string }
-	json.Unmarshal(b, &d)
-	r.mu.Lock()
-	r.kinds = append(r.kinds, strings.TrimSpace(typ+" "+d.Kind))
-	r.mu.Unlock()
-}
 
 // newRuntime is the proxy runtime over a real store, with the scripted
 // Agent Protocol peer as its agents; no service and no HTTP server of ours.
-func newRuntime(t *testing.T) (*proxyrt.Runtime, *store.Store, *recorder, *config.Config, string) {
+func newRuntime(t *testing.T) (*proxyrt.Runtime, *store.Store, *turntest.Recorder, *config.Config, string) {
 	t.Helper()
 	pa := &proxytest.Agent{}
 	peer := httptest.NewServer(pa.Handler())
@@ -56,7 +40,7 @@ func newRuntime(t *testing.T) (*proxyrt.Runtime, *store.Store, *recorder, *confi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	rec := &recorder{}
+	rec := &turntest.Recorder{}
 	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), Now: time.Now}
 	rt, err := proxyrt.New(context.Background(), env, &callback.Base{}, &redact.Set{})
 	if err != nil {
@@ -78,8 +62,8 @@ func TestRunCallsTheAgentAndReportsItsHealth(t *testing.T) {
 	}
 	// routeToUser on: no note; a sync answer has no deltas; the agent's
 	// first sessionInfo.status is news.
-	if strings.Join(rec.kinds, "|") != "status agent_status" {
-		t.Fatalf("published %q", rec.kinds)
+	if strings.Join(rec.Lines("kind"), "|") != "status agent_status" {
+		t.Fatalf("published %q", rec.Lines("kind"))
 	}
 	if st := rt.Status(px); st.State != "ok" {
 		t.Fatalf("status after a good call %+v", st)
@@ -95,8 +79,8 @@ func TestRunCallsTheAgentAndReportsItsHealth(t *testing.T) {
 	if st := rt.Status(down); st.State != "failing" {
 		t.Fatalf("status after a failed call %+v", st)
 	}
-	if strings.Join(rec.kinds, "|") != "status agent_status|status route" {
-		t.Fatalf("published %q", rec.kinds)
+	if strings.Join(rec.Lines("kind"), "|") != "status agent_status|status route" {
+		t.Fatalf("published %q", rec.Lines("kind"))
 	}
 
 	// What the gate and GET /v1/agents are told.
