@@ -53,6 +53,7 @@ import (
 	"jarvis/app/mcp"
 	"jarvis/service"
 	"jarvis/service/config"
+	"jarvis/service/listener"
 	"jarvis/service/secrets"
 )
 
@@ -268,7 +269,7 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		return "", "", nil, err
 	}
 	token = hex.EncodeToString(raw[:])
-	ln, err := service.Listen("127.0.0.1:0", false)
+	ln, err := listener.Listen("127.0.0.1:0", false)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -289,7 +290,7 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 			l.log.Info("service started in-process", "addr", ln.Addr().String(), "data_dir", l.dataDir)
 		}
 	}()
-	srv := service.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := listener.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ready:
 		case <-r.Context().Done():
@@ -311,10 +312,10 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	}()
 	return "http://" + ln.Addr().String(), token, func() {
 		<-ready
-		go service.Shutdown(srv, 3*time.Second) // stop accepting; open streams end with Close
+		go listener.Shutdown(srv, 3*time.Second) // stop accepting; open streams end with Close
 		if svc != nil {
 			svc.Close()
 		}
-		service.Shutdown(srv, 3*time.Second)
+		listener.Shutdown(srv, 3*time.Second)
 	}, nil
 }

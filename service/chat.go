@@ -2,39 +2,38 @@ package service
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	sse "github.com/tmaxmax/go-sse"
-
 	"jarvis/api"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 )
 
 // handleChat is POST /v1/chat.
 func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	var req api.ChatRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if req.GeneralSessionID == "" {
-		return missing("general_session_id")
+		return httpapi.Missing("general_session_id")
 	}
 	if len(req.Message.Parts) == 0 {
-		return missing("message.parts")
+		return httpapi.Missing("message.parts")
 	}
 	for i, p := range req.Message.Parts {
 		if p.Type != "text" {
-			return errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).with("field", "message.parts")
+			return httpapi.Errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).With("field", "message.parts")
 		}
 	}
 	text := req.Message.Text()
 	if strings.TrimSpace(text) == "" {
-		return errorf(http.StatusBadRequest, "empty_message", "the message has no text").with("field", "message.parts")
+		return httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text").With("field", "message.parts")
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -71,20 +70,20 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 // answerTurn answers POST /v1/chat with turn t: its events from the user's
 // message to its end (stream), or its reply. run, when not nil, runs the
 // turn; nil means another request started it (a replayed Idempotency-Key).
-func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, run func(), stream bool) error {
+func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn.Turn, run func(), stream bool) error {
 	if stream {
 		if run != nil {
-			t.streamed = true
+			t.Streamed = true
 			go run()
 		}
-		seq, err := t.stored()
+		seq, err := t.Stored()
 		if err != nil {
 			return err
 		}
 		// Follow the session from the user's message (included, as on the
 		// session stream) until this turn ends.
-		return s.streamEvents(w, r, t.sessionID, seq-1, func(ev events.Event) bool {
-			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.id
+		return s.streamEvents(w, r, t.SessionID, seq-1, func(ev events.Event) bool {
+			return (ev.Type == api.EventFinal || ev.Type == api.EventError) && turnOf(ev.Data) == t.ID
 		})
 	}
 	if run != nil {
@@ -94,21 +93,21 @@ func (s *Service) answerTurn(w http.ResponseWriter, r *http.Request, t *turn, ru
 		run()
 	} else {
 		select {
-		case <-t.done:
+		case <-t.Done:
 		case <-r.Context().Done():
 			return nil
 		}
 	}
-	if _, err := t.stored(); err != nil {
+	if _, err := t.Stored(); err != nil {
 		return err
 	}
 	if r.Context().Err() != nil {
 		return nil
 	}
-	if t.fail != nil {
-		return errorf(statusForCode(t.fail.Code), t.fail.Code, "%s", t.fail.Message).with("turn_id", t.id)
+	if t.Fail != nil {
+		return httpapi.Errorf(statusForCode(t.Fail.Code), t.Fail.Code, "%s", t.Fail.Message).With("turn_id", t.ID)
 	}
-	return writeJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.final}}}, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ChatResponse{Assistant: api.Message{Parts: []api.MessagePart{{Type: "text", Text: t.Final}}}, TurnID: t.ID})
 }
 
 // statusForCode maps a turn's error code to the HTTP status of a non-streamed chat.
@@ -130,7 +129,9 @@ func turnOf(data json.RawMessage) string {
 	var v struct {
 		TurnID string `json:"turn_id"`
 	}
-	json.Unmarshal(data, &v)
+	if json.Unmarshal(data, &v) != nil {
+		return "" // not an object: the event names no turn
+	}
 	return v.TurnID
 }
 
@@ -139,7 +140,7 @@ func turnOf(data json.RawMessage) string {
 // event of code "cancelled".
 func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	var req api.CancelRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
@@ -149,25 +150,25 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	t := s.turns[req.GeneralSessionID]
 	s.mu.Unlock()
 	if t == nil {
-		return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
+		return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
 	}
-	t.cancel(errCancelledByUser)
+	t.Cancel(errCancelledByUser)
 	select {
-	case <-t.done:
+	case <-t.Done:
 	case <-time.After(5 * time.Second):
 	case <-r.Context().Done():
 	}
-	return writeJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.id})
+	return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: true, TurnID: t.ID})
 }
 
 // handleToolResult is POST /v1/tools/result.
 func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error {
 	var req api.ToolResultRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if req.ToolResult.ID == "" {
-		return missing("tool_result.id")
+		return httpapi.Missing("tool_result.id")
 	}
 	key, err := idempotencyKey(r)
 	if err != nil {
@@ -183,7 +184,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 			if err := sl.await(r, req.ToolResult.ID); err != nil {
 				return err
 			}
-			return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+			return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
 		}
 		slot = sl
 	}
@@ -194,7 +195,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
 }
 
 // handleStream is GET /v1/stream?general_session_id=ID, the session's event
@@ -227,69 +228,12 @@ func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
 	return s.streamEvents(w, r, sess.ID, after, func(events.Event) bool { return false }, reset)
 }
 
-// sseRetry is the reconnection delay every stream announces at its start.
-const sseRetry = time.Second
-
 // streamEvents writes a session's events after seq as SSE until the request
 // ends, the service shuts down, or last(ev) says ev was the final one.
 func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID string, after int64, last func(events.Event) bool, reset ...*api.ResetEvent) error {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	sw, err := sse.Upgrade(w, r)
-	if err != nil {
-		return errorf(http.StatusInternalServerError, "internal", "streaming is not supported by this connection")
+	o := httpapi.Stream{Hub: s.hub, SessionID: sessionID, After: after, Last: last, Closing: s.closing, HeartbeatEvery: s.hbEvery, Log: s.log}
+	if len(reset) > 0 {
+		o.Reset = reset[0]
 	}
-	// The stream opens with its reconnection delay (retry:), so that an
-	// EventSource reconnects after sseRetry, not after its own default.
-	if err := sw.Send(&sse.Message{Retry: sseRetry}); err != nil {
-		return nil
-	}
-	if err := sw.Flush(); err != nil { // send the headers now: the client sees the stream is open
-		return nil
-	}
-	if len(reset) > 0 && reset[0] != nil {
-		// The id is unknown: say so explicitly, then continue with new events.
-		b, _ := json.Marshal(reset[0])
-		m := &sse.Message{ID: sse.ID(strconv.FormatInt(after, 10)), Type: sse.Type(api.EventReset)}
-		m.AppendData(string(b))
-		if sw.Send(m) != nil || sw.Flush() != nil {
-			return nil
-		}
-	}
-	ctx := r.Context()
-	ctx, cancel := contextUntil(ctx, s.closing)
-	defer cancel()
-	heartbeat := func() error {
-		m := &sse.Message{}
-		m.AppendComment("heartbeat")
-		if err := sw.Send(m); err != nil {
-			return err
-		}
-		return sw.Flush()
-	}
-	err = s.hub.Follow(ctx, sessionID, after, events.FollowOptions{Idle: heartbeat, IdleEvery: s.hbEvery, Flush: sw.Flush}, func(ev events.Event) error {
-		if err := writeEvent(sw, ev); err != nil {
-			return err
-		}
-		if last(ev) {
-			return events.ErrStop
-		}
-		return nil
-	})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, events.ErrStop) {
-		s.log.Debug("stream ended", "session", sessionID, "err", err)
-	}
-	return nil // once streaming, errors cannot become a status
-}
-
-// writeEvent writes one event with its id; Follow flushes.
-func writeEvent(sw *sse.Session, ev events.Event) error {
-	m := &sse.Message{ID: sse.ID(strconv.FormatInt(ev.Seq, 10))}
-	t, err := sse.NewType(ev.Type)
-	if err != nil {
-		return err
-	}
-	m.Type = t
-	m.AppendData(string(ev.Data))
-	return sw.Send(m)
+	return o.Serve(w, r)
 }

@@ -12,16 +12,9 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/testpeer"
+	"jarvis/internal/testwait"
 )
-
-// A scripted claude: one turn with thinking, text, a Bash tool use and the
-// final answer, in stream-json (see service/cliagent's tests for the format).
-const claudeTurn = `{"type":"system","subtype":"init","session_id":"sess-1","tools":["Bash"]}
-{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"thinking","thinking":"Look first."},{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go","is_error":false}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"One file: a.go."}]},"parent_tool_use_id":null,"session_id":"sess-1"}
-{"type":"result","subtype":"success","is_error":false,"result":"One file: a.go.","session_id":"sess-1"}
-`
 
 // fakeClaude puts a scripted claude first on PATH. It appends its argv
 // (one argument per line, then "---") to argv.log and prints out.jsonl;
@@ -37,7 +30,7 @@ func fakeClaude(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "out.jsonl"), []byte(claudeTurn), 0o644)
+	os.WriteFile(filepath.Join(dir, "out.jsonl"), []byte(testpeer.ClaudeTurn), 0o644)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return dir
 }
@@ -152,7 +145,7 @@ func TestCLICancelStopsTheCLI(t *testing.T) {
 	sid := r.Session.SessionID
 	done := make(chan []api.StreamEvent, 1)
 	go func() { done <- e.agChat(sid, "take your time") }()
-	agEventually(t, "the CLI to start", func() bool { _, err := os.Stat(filepath.Join(dir, "argv.log")); return err == nil })
+	testwait.Until(t, "the CLI to start", 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "argv.log")); return err == nil })
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	if c, err := e.c.Cancel(context.Background(), sid); err != nil || !c.Cancelled {

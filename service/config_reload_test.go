@@ -16,9 +16,18 @@ import (
 
 	"jarvis/api"
 	"jarvis/service"
+
+	"jarvis/internal/testwait"
 )
 
 func (e *env) agentIDs() []string {
+	ids, _ := e.agentsAndWarning()
+	return ids
+}
+
+// agentsAndWarning is GET /v1/agents: the agents' ids and the warning of a
+// config reload the service refused.
+func (e *env) agentsAndWarning() ([]string, string) {
 	e.t.Helper()
 	var l api.AgentList
 	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
@@ -28,7 +37,7 @@ func (e *env) agentIDs() []string {
 	for _, a := range l.Agents {
 		ids = append(ids, a.AgentID)
 	}
-	return ids
+	return ids, l.Warning
 }
 
 func TestConfigReloadWithoutRestart(t *testing.T) {
@@ -55,7 +64,7 @@ func TestConfigReloadWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(`[{"agentId":"general"},{"agentId":"notes","displayName":"Notes"}]`)
-	agEventually(t, "the new agent", func() bool { return slices.Equal(e.agentIDs(), []string{"general", "notes"}) })
+	testwait.Until(t, "the new agent", 10*time.Second, func() bool { return slices.Equal(e.agentIDs(), []string{"general", "notes"}) })
 	// The new agent works at once.
 	r, _ := e.routeAgent("notes")
 	if f := text(e.agChat(r.Session.SessionID, "hi"), api.EventFinal); f != "You said: hi" {
@@ -66,7 +75,12 @@ func TestConfigReloadWithoutRestart(t *testing.T) {
 	bad := `[{"agentId":"general"},
 {"agentId":"general"}]`
 	write(bad)
-	time.Sleep(500 * time.Millisecond)
+	// The watcher's refusal is visible (GET /v1/agents' warning): only then
+	// is "the old config stays" a fact and not a race with the reload.
+	testwait.Until(t, "the refusal of the invalid file", 10*time.Second, func() bool {
+		_, w := e.agentsAndWarning()
+		return strings.Contains(w, "config reload refused")
+	})
 	if ids := e.agentIDs(); !slices.Equal(ids, []string{"general", "notes"}) {
 		t.Fatalf("an invalid config replaced the valid one: %v", ids)
 	}
@@ -76,7 +90,7 @@ func TestConfigReloadWithoutRestart(t *testing.T) {
 	}
 	// Fixing the file applies it.
 	write(`[{"agentId":"general"},{"agentId":"todo"}]`)
-	agEventually(t, "the fixed config", func() bool { return slices.Equal(e.agentIDs(), []string{"general", "todo"}) })
+	testwait.Until(t, "the fixed config", 10*time.Second, func() bool { return slices.Equal(e.agentIDs(), []string{"general", "todo"}) })
 
 	// A folder that does not exist cannot be watched: said clearly.
 	if err := e.svc.WatchConfig(ctx, filepath.Join(t.TempDir(), "absent", "config.json")); err == nil || !strings.Contains(err.Error(), "does not exist") {

@@ -11,8 +11,10 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // Context management of the chat runtime: what a request sends is the
@@ -171,17 +173,17 @@ func estimateStatic(system string, specs []llm.ToolSpec) int {
 // messages after it (not the whole session), then t's user message. A tool
 // call whose result never came (an interrupted turn) gets a synthetic
 // result, as chat APIs require one for every call.
-func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
+func (s *Service) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) {
 	c := &convo{}
 	var after int64
-	sum, ok, err := s.st.LatestSummary(ctx, t.sessionID)
+	sum, ok, err := s.st.LatestSummary(ctx, t.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
 		c.sum, after = &sum, sum.UptoMessageID
 	}
-	rows, err := s.st.MessagesAfter(ctx, t.sessionID, after)
+	rows, err := s.st.MessagesAfter(ctx, t.SessionID, after)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 		open = nil
 	}
 	for _, m := range rows {
-		if m.TurnID == t.id {
+		if m.TurnID == t.ID {
 			continue // t's own message, added below
 		}
 		switch m.Role {
@@ -207,7 +209,9 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 			closeOpen()
 			var calls []llm.ToolCall
 			if m.ToolCalls != "" {
-				json.Unmarshal([]byte(m.ToolCalls), &calls)
+				if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
+					return nil, fmt.Errorf("message %d: tool calls: %w", m.ID, err)
+				}
 			}
 			c.add(llm.Message{Role: "assistant", Content: m.Content, ToolCalls: calls}, m.ID)
 			open = calls
@@ -221,7 +225,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn) (*convo, error) {
 	}
 	closeOpen()
 	c.cur = len(c.entries)
-	c.add(llm.Message{Role: "user", Content: t.user.Content}, 0)
+	c.add(llm.Message{Role: "user", Content: t.User.Content}, 0)
 	return c, nil
 }
 
@@ -341,7 +345,7 @@ func (s *Service) handleCompactions(w http.ResponseWriter, r *http.Request) erro
 	for _, sum := range sums {
 		out.Compactions = append(out.Compactions, compactedEvent(sum))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // cutPoint returns how many of c's first entries to summarize: as many as
@@ -497,8 +501,8 @@ func (s *Service) flushMemory(ctx context.Context, agent config.Agent, provider 
 
 // overflowFailure is how a turn ends when its conversation does not fit
 // even after compaction.
-func overflowFailure(b budget, detail string) outcome {
-	return failed(llm.CodeContextOverflow, "This conversation no longer fits the model's context window (%d tokens)%s. The session is still usable: send a shorter message, compact it (POST /v1/sessions/{id}/compact or the Compact button), start a new session, or raise contextWindow in config.json if the model's window is larger.", b.window, detail)
+func overflowFailure(b budget, detail string) turn.Outcome {
+	return turn.Failed(llm.CodeContextOverflow, "This conversation no longer fits the model's context window (%d tokens)%s. The session is still usable: send a shorter message, compact it (POST /v1/sessions/{id}/compact or the Compact button), start a new session, or raise contextWindow in config.json if the model's window is larger.", b.window, detail)
 }
 
 // handleCompact is POST /v1/sessions/{id}/compact: summarize the session's
@@ -510,28 +514,28 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req api.CompactRequest
 	if r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &req); err != nil {
+		if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 			return err
 		}
 	}
 	agent, ok := s.cfg().Agent(sess.AgentID)
 	if !ok {
-		return errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
+		return httpapi.Errorf(http.StatusConflict, "unknown_agent", "the session's agent %q is no longer configured", sess.AgentID)
 	}
-	if agent.Type != config.TypeChat || isCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
-		return errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
+	if turn.KindOf(s.cfg(), agent) != config.TypeChat { // the chat runtime manages its context, a CLI its own
+		return httpapi.Errorf(http.StatusConflict, "compaction_unsupported", "agent %q keeps its conversation itself (type %s); only chat agents on OpenAI-compatible providers are compacted by the service", agent.AgentID, agent.Type)
 	}
 	provider, model, err := s.providerFor(agent)
 	if err != nil {
 		e := llmErrorEvent(err)
-		return errorf(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
+		return httpapi.Errorf(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
 	}
 	// The compaction holds the session as a turn does: a message sent
 	// meanwhile gets 409, and POST /v1/chat/cancel stops it.
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), cancel: cancel}
-	defer close(t.done)
+	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Cancel: cancel}
+	defer close(t.Done)
 	s.mu.Lock()
 	if s.turns[sess.ID] != nil {
 		s.mu.Unlock()
@@ -556,29 +560,29 @@ func (s *Service) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	ev, err := s.compact(ctx, sess.ID, agent, provider, model, b, c, compactOpts{reason: "manual", instructions: strings.TrimSpace(req.Instructions), before: before})
 	switch {
 	case errors.Is(err, errNothingToCompact):
-		return errorf(http.StatusConflict, "nothing_to_compact", "the conversation is already short: its newest messages are kept as they are and there is nothing older to summarize")
+		return httpapi.Errorf(http.StatusConflict, "nothing_to_compact", "the conversation is already short: its newest messages are kept as they are and there is nothing older to summarize")
 	case err != nil:
 		e := llmErrorEvent(err)
 		if e.Code == llm.CodeUpstream && !errors.As(err, new(*llm.Error)) {
 			return err
 		}
-		return errorf(http.StatusBadGateway, e.Code, "the conversation could not be compacted (it is unchanged): %s", e.Message)
+		return httpapi.Errorf(http.StatusBadGateway, e.Code, "the conversation could not be compacted (it is unchanged): %s", e.Message)
 	}
-	return writeJSON(w, http.StatusOK, ev)
+	return httpapi.WriteJSON(w, http.StatusOK, ev)
 }
 
 // contextInfo is a chat session's context use for GET /v1/sessions/{id};
 // nil for agents whose context the service does not manage.
 func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.ContextInfo {
 	agent, ok := s.cfg().Agent(sess.AgentID)
-	if !ok || agent.Type != config.TypeChat || isCLIProvider(s.cfg().ResolvedChat(agent).Provider) {
+	if !ok || turn.KindOf(s.cfg(), agent) != config.TypeChat {
 		return nil
 	}
 	specs := s.toolSpecs(agent)
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(s.systemPrompt(s.cfg(), agent, specs), specs))
 	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source}
 	info.Compactions, _ = s.st.CountSummaries(ctx, sess.ID)
-	if c, err := s.loadConvo(ctx, &turn{sessionID: sess.ID}); err == nil {
+	if c, err := s.loadConvo(ctx, &turn.Turn{SessionID: sess.ID}); err == nil {
 		c.entries = c.entries[:c.cur] // no message of a next turn yet
 		info.Tokens = s.contextUsed(ctx, sess.ID, c, b)
 	}

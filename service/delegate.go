@@ -23,14 +23,15 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
@@ -44,32 +45,6 @@ const (
 	// the whole reply stays in the target session.
 	maxDelegatedResponse = 32 << 10
 )
-
-// turnStats collects what agents_message reports about a turn: its tool
-// calls with their durations, and thinking text (CLI providers).
-type turnStats struct {
-	mu       sync.Mutex
-	tools    []api.DelegatedToolCall
-	thinking strings.Builder
-}
-
-func (st *turnStats) addTool(name string, d time.Duration) {
-	st.mu.Lock()
-	st.tools = append(st.tools, api.DelegatedToolCall{Name: name, DurationMs: d.Milliseconds()})
-	st.mu.Unlock()
-}
-
-func (st *turnStats) addThinking(s string) {
-	st.mu.Lock()
-	st.thinking.WriteString(s)
-	st.mu.Unlock()
-}
-
-func (st *turnStats) snapshot() ([]api.DelegatedToolCall, string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return append([]api.DelegatedToolCall{}, st.tools...), st.thinking.String()
-}
 
 // registerDelegation adds the agents_message service tool; its schema is
 // tools.ServiceDefinitions', which the desktop's gate judges it with.
@@ -96,32 +71,19 @@ func (s *Service) delegationTarget(c *config.Config, caller config.Agent, raw js
 	if !ok || !target.Visible() || !agentAllowed(caller, target.AgentID) {
 		return "", false
 	}
-	switch target.Type {
-	case config.TypeExternal:
-		where := ""
-		if x, err := parseExternalSettings(target); err == nil {
-			where = " at " + x.InputURL
-		}
-		return fmt.Sprintf("external agent %q%s (another program, possibly another machine)", target.AgentID, where), true
-	case config.TypeProxy:
-		where := ""
-		if pc, err := parseProxyConfig(target); err == nil {
-			where = " at " + pc.URL
-		}
-		return fmt.Sprintf("proxy agent %q%s (another program, possibly another machine)", target.AgentID, where), true
-	case config.TypeRoundtable:
-		return fmt.Sprintf("round-table agent %q (its registered expert agents)", target.AgentID), true
-	case config.TypeChat:
-		if p := c.ResolvedChat(target).Provider; isCLIProvider(p) {
-			return fmt.Sprintf("CLI agent %q (%s, a program on this computer that runs its own tools)", target.AgentID, p), true
-		}
-		return "", false
+	rt, ok := s.runtimes.For(c, target)
+	if !ok {
+		return fmt.Sprintf("agent %q of type %q", target.AgentID, target.Type), true
 	}
-	return fmt.Sprintf("agent %q of type %q", target.AgentID, target.Type), true
+	if o, ok := rt.(turn.Outbounder); ok {
+		where := o.Outbound(c, target)
+		return where, where != ""
+	}
+	return "", false
 }
 
 // agentsMessage runs agents_message for agent caller in turn t.
-func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agent, raw json.RawMessage) (string, error) {
+func (s *Service) agentsMessage(ctx context.Context, t *turn.Turn, caller config.Agent, raw json.RawMessage) (string, error) {
 	var args tools.AgentsMessageArgs
 	if err := tools.DecodeServiceArgs(raw, &args); err != nil {
 		return "", fmt.Errorf("invalid arguments: %v", err)
@@ -159,7 +121,7 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 		}
 		return "", fmt.Errorf("agent %q is not available to agent %q (available: %s)", args.AgentID, caller.AgentID, avail)
 	}
-	chain := t.chain
+	chain := t.Chain
 	if len(chain) == 0 {
 		chain = []string{caller.AgentID}
 	}
@@ -181,7 +143,7 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 	}
 	res := api.AgentsMessageResult{Mode: args.Mode, AgentID: target.AgentID, SessionID: sess.ID, SessionName: sess.Name, Created: created}
 
-	var tt *turn
+	var tt *turn.Turn
 	for {
 		// Delegated turns outlive the caller's: a timeout or a cancelled
 		// caller leaves them running in the target session.
@@ -204,15 +166,15 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 		}
 	}
 	if err != nil {
-		var he *httpError
+		var he *httpapi.Error
 		if errors.As(err, &he) {
-			return "", errors.New(he.msg)
+			return "", errors.New(he.Msg)
 		}
 		return "", err
 	}
-	res.ResponseID = tt.id
-	s.publish(t.sessionID, api.EventStatus, api.StatusEvent{
-		Text: fmt.Sprintf("Asked %s (%s, session %s)", target.DisplayName, args.Mode, sess.ID), Kind: "delegation", TurnID: t.id})
+	res.ResponseID = tt.ID
+	s.publish(t.SessionID, api.EventStatus, api.StatusEvent{
+		Text: fmt.Sprintf("Asked %s (%s, session %s)", target.DisplayName, args.Mode, sess.ID), Kind: "delegation", TurnID: t.ID})
 	if args.Mode == "async" {
 		res.Status = "started"
 		return marshalResult(res)
@@ -221,17 +183,17 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var reply string
-	if target.Type == config.TypeExternal && s.externalReplyHook != nil {
+	if aw, ok := s.awaiter(target); ok {
 		// An external agent's turn ends once the message is forwarded; its
 		// reply comes later, through the callback.
-		reply, err = s.externalReplyHook(wctx, sess.ID, tt.id)
+		reply, err = aw.AwaitReply(wctx, sess.ID, tt.ID)
 	} else {
 		select {
-		case <-tt.done:
-			if tt.fail != nil {
-				err = fmt.Errorf("agent %q failed (%s): %s", target.AgentID, tt.fail.Code, tt.fail.Message)
+		case <-tt.Done:
+			if tt.Fail != nil {
+				err = fmt.Errorf("agent %q failed (%s): %s", target.AgentID, tt.Fail.Code, tt.Fail.Message)
 			}
-			reply = tt.final
+			reply = tt.Final
 		case <-wctx.Done():
 			err = wctx.Err()
 		}
@@ -248,7 +210,7 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 		return "", err
 	}
 	res.Status = "complete"
-	calls, thinking := tt.stats.snapshot()
+	calls, thinking := tt.Stats.Snapshot()
 	n, d := len(calls), time.Since(started).Milliseconds()
 	res.ToolCallCount, res.ToolCalls, res.ThinkingText, res.DurationMs = &n, calls, thinking, &d
 	// The reply goes into the caller's context: at most a third of its budget.
@@ -263,14 +225,24 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn, caller config.Agen
 	return marshalResult(res)
 }
 
+// awaiter is the target's runtime when its reply comes after its turn.
+func (s *Service) awaiter(target config.Agent) (turn.ReplyAwaiter, bool) {
+	rt, ok := s.runtimes.For(s.cfg(), target)
+	if !ok {
+		return nil, false
+	}
+	aw, ok := rt.(turn.ReplyAwaiter)
+	return aw, ok
+}
+
 func marshalResult(r api.AgentsMessageResult) (string, error) {
 	b, err := json.Marshal(r)
 	return string(b), err
 }
 
 func isTurnInProgress(err error) bool {
-	var he *httpError
-	return errors.As(err, &he) && he.code == "turn_in_progress"
+	var he *httpapi.Error
+	return errors.As(err, &he) && he.Code == "turn_in_progress"
 }
 
 // waitSessionIdle waits until the session has no running turn, ctx ends or
@@ -283,7 +255,7 @@ func (s *Service) waitSessionIdle(ctx context.Context, sessionID string, deadlin
 	s.mu.Unlock()
 	var done <-chan struct{}
 	if rt != nil {
-		done = rt.done
+		done = rt.Done
 	} else {
 		// Between finishTurn's bookkeeping and its stored end: retry soon.
 		ch := make(chan struct{})
@@ -329,7 +301,7 @@ func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strat
 	case "latest":
 		sess, err := s.st.LatestSession(ctx, a.AgentID)
 		if errors.Is(err, store.ErrNotFound) {
-			return sess, false, errorf(http.StatusNotFound, "session_not_found", "agent %q has no session yet; use session \"create\" or \"latest-or-create\"", a.AgentID)
+			return sess, false, httpapi.Errorf(http.StatusNotFound, "session_not_found", "agent %q has no session yet; use session \"create\" or \"latest-or-create\"", a.AgentID)
 		}
 		return sess, false, err
 	case "create":
@@ -339,11 +311,11 @@ func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strat
 	sess, err := s.st.Session(ctx, strategy)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && sess.DeletedAt != ""):
-		return sess, false, errorf(http.StatusNotFound, "session_not_found", "no session %q (session must be \"latest\", \"create\", \"latest-or-create\" or an existing session id)", strategy)
+		return sess, false, httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q (session must be \"latest\", \"create\", \"latest-or-create\" or an existing session id)", strategy)
 	case err != nil:
 		return sess, false, err
 	case sess.AgentID != a.AgentID:
-		return sess, false, errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", strategy, sess.AgentID, a.AgentID)
+		return sess, false, httpapi.Errorf(http.StatusConflict, "session_agent_mismatch", "session %q belongs to agent %q, not %q", strategy, sess.AgentID, a.AgentID)
 	}
 	return sess, false, nil
 }
@@ -355,7 +327,7 @@ func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) err
 	id := r.PathValue("agentId")
 	a, ok := s.cfg().Agent(id)
 	if !ok {
-		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).with("field", "agentId")
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).With("field", "agentId")
 	}
 	if err := s.exposed(a); err != nil {
 		return err
@@ -368,5 +340,5 @@ func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) err
 	if created {
 		status = http.StatusCreated
 	}
-	return writeJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
+	return httpapi.WriteJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
 }

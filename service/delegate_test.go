@@ -16,6 +16,8 @@ import (
 	"jarvis/api"
 	"jarvis/internal/testpeer"
 	"jarvis/service/config"
+
+	"jarvis/internal/testwait"
 )
 
 // setAgents replaces the env's config with one holding these agents
@@ -84,16 +86,6 @@ func (e *env) agSessions(agentID string) []api.SessionSummary {
 }
 
 // eventually polls cond for up to 10 s.
-func agEventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 // agChat sends text in session sid and returns the turn's events.
 func (e *env) agChat(sid, text string) []api.StreamEvent {
 	e.t.Helper()
@@ -335,7 +327,7 @@ func TestDelegateAsync(t *testing.T) {
 	if d := time.Since(start); d > 400*time.Millisecond {
 		t.Fatalf("async delegation took %v: it waited for the reply", d)
 	}
-	agEventually(t, "the async reply in the notes session", func() bool {
+	testwait.Until(t, "the async reply in the notes session", 10*time.Second, func() bool {
 		tr := e.agTranscript(r.SessionID)
 		return len(tr) == 2 && tr[1].Text == "w0 w1 w2 w3 " && tr[1].TurnID == r.ResponseID
 	})
@@ -349,7 +341,7 @@ func TestDelegateTimeoutLeavesTheRunGoing(t *testing.T) {
 	if r.Status != "timeout" || r.TimeoutSeconds != 0.3 || !strings.Contains(r.Message, r.SessionID) || r.ResponseID == "" || r.Response != "" {
 		t.Fatalf("result %+v", r)
 	}
-	agEventually(t, "the run to finish in its session", func() bool {
+	testwait.Until(t, "the run to finish in its session", 10*time.Second, func() bool {
 		tr := e.agTranscript(r.SessionID)
 		return len(tr) == 2 && tr[1].Text == "w0 w1 w2 w3 w4 "
 	})
@@ -366,7 +358,7 @@ func TestDelegateWaitsForBusySession(t *testing.T) {
 		defer close(busy)
 		e.c.Chat(context.Background(), nsid, "[[slow 60]] [[deltas 5]]")
 	}()
-	agEventually(t, "the busy turn to start", func() bool { return len(agRequests(e, "You are Notes.")) == 1 })
+	testwait.Until(t, "the busy turn to start", 10*time.Second, func() bool { return len(agRequests(e, "You are Notes.")) == 1 })
 	evs := e.agChat(e.session("j1"), fmt.Sprintf(`[[tool agents_message {"agentId":"notes","content":"after you","session":%q}]]`, nsid))
 	r := delegationResult(t, agDelegations(t, evs)[0])
 	if r.Status != "complete" || r.Response != "You said: after you" || r.SessionID != nsid {

@@ -18,9 +18,9 @@ import (
 // error code it can return (error envelopes and error events) and fails
 // when the README's error table lacks one. A code is found where the code
 // base makes one, whoever adds it:
-//   - errorf(status, "code", ...) and failed("code", ...);
+//   - httpapi.Errorf(status, "code", ...) and turn.Failed("code", ...);
 //   - a composite literal field Code: "code" or code: "code" (api.Error,
-//     api.ErrorEvent, llm.Error, httpError);
+//     api.ErrorEvent, llm.Error, httpapi.Error);
 //   - a constant named Code... or code... with a string value;
 //   - in a function named ...Code, every string it returns, and "prefix" +
 //     k where k comes from a call: prefix + each string that function
@@ -125,12 +125,19 @@ func scanErrorCodes(t *testing.T, root string) map[string][]string {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch x := n.(type) {
 			case *ast.CallExpr:
-				if id, ok := x.Fun.(*ast.Ident); ok {
+				id, ok := x.Fun.(*ast.Ident)
+				if sel, isSel := x.Fun.(*ast.SelectorExpr); isSel {
+					// httpapi.Errorf and turn.Failed as other packages call them
+					if pkg, isPkg := sel.X.(*ast.Ident); isPkg && (pkg.Name == "httpapi" && sel.Sel.Name == "Errorf" || pkg.Name == "turn" && sel.Sel.Name == "Failed") {
+						id, ok = sel.Sel, true
+					}
+				}
+				if ok {
 					var code ast.Expr
 					switch {
-					case id.Name == "errorf" && len(x.Args) > 1:
+					case (id.Name == "Errorf" || id.Name == "errorf") && len(x.Args) > 1: // Errorf inside package httpapi
 						code = x.Args[1]
-					case id.Name == "failed" && len(x.Args) > 0:
+					case (id.Name == "Failed" || id.Name == "failed") && len(x.Args) > 0:
 						code = x.Args[0]
 					default:
 						return true

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 )
 
 // exposed refuses an agent configured with apiExposed: false to clients of
@@ -17,9 +18,9 @@ func (s *Service) exposed(a config.Agent) error {
 	if s.window || a.APIExposed == nil || *a.APIExposed {
 		return nil
 	}
-	return errorf(http.StatusForbidden, "agent_not_exposed",
+	return httpapi.Errorf(http.StatusForbidden, "agent_not_exposed",
 		"agent %q is not available through the API (apiExposed: false in the config); use it from the Jarvis window", a.AgentID).
-		with("agentId", a.AgentID)
+		With("agentId", a.AgentID)
 }
 
 // exposedSession is exposed for the agent a stored session belongs to (an

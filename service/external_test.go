@@ -29,6 +29,8 @@ import (
 	"jarvis/internal/testpeer"
 	"jarvis/service"
 	"jarvis/service/config"
+
+	"jarvis/internal/testwait"
 )
 
 // extPeer is a scripted external agent: it records what the service
@@ -156,15 +158,9 @@ func (e *env) extFollow(sid string) *collect {
 
 func extWaitEvents(t testing.TB, c *collect, what string, ok func([]api.StreamEvent) bool) []api.StreamEvent {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if evs := c.all(); ok(evs) {
-			return evs
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; events: %v", what, types(c.all()))
-	return nil
+	var evs []api.StreamEvent
+	testwait.Until(t, what, 15*time.Second, func() bool { evs = c.all(); return ok(evs) })
+	return evs
 }
 
 func extReplies(evs []api.StreamEvent) []api.ExternalReplyEvent {
@@ -346,25 +342,6 @@ func TestExternalForwardAndReply(t *testing.T) {
 	ins, hdrs = peer.got()
 	if len(ins) != 2 || ins[1].CallbackURL != in.CallbackURL || hdrs[1].Get("Idempotency-Key") == hdrs[0].Get("Idempotency-Key") {
 		t.Fatalf("second forward %+v", ins)
-	}
-
-	// Sync delegation waits for the first reply after the message.
-	after := e.extTranscript(sid).LastEventID
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		extPost(t, in.CallbackURL, "text/markdown", []byte("the delegated answer"), nil)
-		extPost(t, in.CallbackURL, "text/markdown", []byte("a later one"), nil)
-	}()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if text, err := e.svc.WaitExternalReply(wctx, sid, after); err != nil || text != "the delegated answer" {
-		t.Fatalf("WaitExternalReply = %q, %v", text, err)
-	}
-	short, cancel2 := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel2()
-	last := e.extTranscript(sid).LastEventID
-	if _, err := e.svc.WaitExternalReply(short, sid, last+5); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("wait without a reply: %v", err)
 	}
 
 	// The callback URL survives a restart (only its hash is stored).
@@ -671,9 +648,17 @@ func TestExternalConcurrentCallbacks(t *testing.T) {
 	if f := failures.Load(); f != 0 {
 		t.Fatalf("%d callbacks failed", f)
 	}
-	extWaitEvents(t, evs, "50 replies", func(evs []api.StreamEvent) bool { return len(extReplies(evs)) >= n })
-	time.Sleep(100 * time.Millisecond) // nothing more may come
+	// A last reply posted once all 50 were answered is published after
+	// every event they caused: once it is seen, nothing of theirs can come.
+	if r := extPost(t, u, "text/plain", []byte("the end"), nil); r.status != 200 {
+		t.Fatalf("last reply: %+v", r)
+	}
+	extWaitEvents(t, evs, "the last reply", func(evs []api.StreamEvent) bool {
+		rs := extReplies(evs)
+		return len(rs) > 0 && rs[len(rs)-1].Text == "the end"
+	})
 	got := extReplies(evs.all())
+	got = got[:len(got)-1] // the last reply
 	if len(got) != n {
 		t.Fatalf("%d replies published, want %d", len(got), n)
 	}
@@ -687,10 +672,10 @@ func TestExternalConcurrentCallbacks(t *testing.T) {
 	// Stored order = published order = the order the service accepted them
 	// (each response's event id tells where its reply went).
 	tr := e.extTranscript(sid)
-	if len(tr.Messages) != n {
-		t.Fatalf("%d stored, want %d", len(tr.Messages), n)
+	if len(tr.Messages) != n+1 {
+		t.Fatalf("%d stored, want %d and the last reply", len(tr.Messages), n)
 	}
-	for i, m := range tr.Messages {
+	for i, m := range tr.Messages[:n] {
 		if m.Text != got[i].Text {
 			t.Fatalf("stored #%d %q, published %q", i, m.Text, got[i].Text)
 		}

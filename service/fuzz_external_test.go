@@ -11,31 +11,8 @@ import (
 	"unicode/utf8"
 
 	"jarvis/api"
+	"jarvis/service/externalrt"
 )
-
-// FuzzSanitizeExternalText: the cleaner of external agents' callback bodies
-// keeps every valid byte, drops exactly the bytes it counts, and leaves valid
-// UTF-8 without NUL.
-func FuzzSanitizeExternalText(f *testing.F) {
-	for _, s := range []string{"", "plain", "nul\x00byte", "bad\xff\xfeutf8", "\xc3(", "\xe2\x82", "é\x00\xed\xa0\x80", "\x00\x00\x00", "ok \U0001F600"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		out, rep := sanitizeExternalText(in)
-		if !utf8.ValidString(out) || strings.IndexByte(out, 0) >= 0 {
-			t.Fatalf("%q -> %q: not clean", in, out)
-		}
-		if len(out)+rep.InvalidUTF8Bytes+rep.NULBytes != len(in) {
-			t.Fatalf("%q -> %q: %d kept + %+v removed != %d", in, out, len(out), rep, len(in))
-		}
-		if utf8.Valid(in) && bytes.IndexByte(in, 0) < 0 && (out != string(in) || rep.changed()) {
-			t.Fatalf("clean input %q changed to %q (%+v)", in, out, rep)
-		}
-		if again, rep2 := sanitizeExternalText([]byte(out)); again != out || rep2.changed() {
-			t.Fatalf("not idempotent: %q -> %q", out, again)
-		}
-	})
-}
 
 // FuzzExternalCallback posts arbitrary bodies (raw text or JSON) to the
 // callback route of the real handler: never a 5xx, and an accepted reply is
@@ -90,7 +67,7 @@ func FuzzExternalCallback(f *testing.F) {
 		if !utf8.ValidString(got.Text) || strings.IndexByte(got.Text, 0) >= 0 || strings.TrimSpace(got.Text) == "" {
 			t.Fatalf("stored %q for %q", got.Text, body)
 		}
-		if want, rep := sanitizeExternalText(body); !asJSON && (got.Text != want || rep.changed() != strings.Contains(string(got.Meta), `"sanitized"`)) {
+		if want, rep := externalrt.SanitizeText(body); !asJSON && (got.Text != want || rep.Changed() != strings.Contains(string(got.Meta), `"sanitized"`)) {
 			t.Fatalf("stored %q meta %s, want %q (%+v)", got.Text, got.Meta, want, rep)
 		}
 	})

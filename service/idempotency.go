@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"jarvis/service/httpapi"
+	"jarvis/service/turn"
 )
 
 // Idempotency keys. A client sends a POST twice when its connection died
@@ -33,16 +36,16 @@ type replayKey struct{ session, route, key string }
 type replaySlot struct {
 	ready   chan struct{}
 	at      time.Time
-	subject string // what the key was used for: the message text, the tool call id
-	turn    *turn  // chat: the turn the message started
-	err     error  // the first request's refusal, or nil
+	subject string     // what the key was used for: the message text, the tool call id
+	turn    *turn.Turn // chat: the turn the message started
+	err     error      // the first request's refusal, or nil
 }
 
 // idempotencyKey returns the request's Idempotency-Key ("" when none).
 func idempotencyKey(r *http.Request) (string, error) {
 	k := r.Header.Get("Idempotency-Key")
 	if len(k) > maxIdempotentKey {
-		return "", errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).with("field", "Idempotency-Key")
+		return "", httpapi.Errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).With("field", "Idempotency-Key")
 	}
 	return k, nil
 }
@@ -73,7 +76,7 @@ func (rs *replays) claim(session, route, key, subject string, now time.Time) (*r
 }
 
 // settle records the first request's outcome.
-func (sl *replaySlot) settle(t *turn, err error) {
+func (sl *replaySlot) settle(t *turn.Turn, err error) {
 	sl.turn, sl.err = t, err
 	close(sl.ready)
 }
@@ -82,7 +85,7 @@ func (sl *replaySlot) settle(t *turn, err error) {
 // reused for something else is refused.
 func (sl *replaySlot) await(r *http.Request, subject string) error {
 	if sl.subject != subject {
-		return errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").with("field", "Idempotency-Key")
+		return httpapi.Errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").With("field", "Idempotency-Key")
 	}
 	select {
 	case <-sl.ready:

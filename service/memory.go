@@ -12,24 +12,26 @@ import (
 	"jarvis/api"
 	"jarvis/memory"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 )
 
 // memoryError maps the memory package's sentinels to the HTTP edge.
 func memoryError(err error) error {
 	switch {
 	case errors.Is(err, memory.ErrTooLarge):
-		return errorf(http.StatusRequestEntityTooLarge, "memory_too_large", "%s", err.Error())
+		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "memory_too_large", "%s", err.Error())
 	case errors.Is(err, memory.ErrNotFound):
-		return errorf(http.StatusNotFound, "memory_not_found", "%s", err.Error())
+		return httpapi.Errorf(http.StatusNotFound, "memory_not_found", "%s", err.Error())
 	case errors.Is(err, memory.ErrInvalidTarget):
-		return errorf(http.StatusBadRequest, "invalid_target", "%s", err.Error()).with("field", "target")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_target", "%s", err.Error()).With("field", "target")
 	case errors.Is(err, memory.ErrInvalidPath):
-		return errorf(http.StatusBadRequest, "invalid_path", "%s", err.Error()).with("field", "path")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_path", "%s", err.Error()).With("field", "path")
 	case errors.Is(err, memory.ErrInvalidContent):
-		return errorf(http.StatusBadRequest, "invalid_content", "%s", err.Error()).with("field", "content")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_content", "%s", err.Error()).With("field", "content")
 	case errors.Is(err, memory.ErrInvalidRange):
-		return errorf(http.StatusBadRequest, "invalid_range", "%s", err.Error())
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_range", "%s", err.Error())
 	}
 	return err
 }
@@ -37,7 +39,7 @@ func memoryError(err error) error {
 // handleMemoryWrite is POST /v1/memory/write {general_session_id, target, content}.
 func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) error {
 	var req api.MemoryWriteRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	writer := "api client"
@@ -49,10 +51,10 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 		writer = "api client, session of " + sess.AgentID
 	}
 	if req.Target == "" {
-		return missing("target")
+		return httpapi.Missing("target")
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return missing("content")
+		return httpapi.Missing("content")
 	}
 	replaces, err := parseReplaces(req.Replaces)
 	if err != nil {
@@ -65,12 +67,12 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 		}
 		return memoryError(err)
 	}
-	return writeJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
+	return httpapi.WriteJSON(w, http.StatusOK, api.MemoryWriteResponse{Path: path})
 }
 
 // replacesError is a bad "replaces" reference: the field is named.
 func replacesError(err error) error {
-	return errorf(http.StatusBadRequest, replacesErrorCode(err), "replaces: %s", err.Error()).with("field", "replaces")
+	return httpapi.Errorf(http.StatusBadRequest, replacesErrorCode(err), "replaces: %s", err.Error()).With("field", "replaces")
 }
 
 func replacesErrorCode(err error) string {
@@ -129,7 +131,7 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 50 {
-			return errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 50").with("field", "limit")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 50").With("field", "limit")
 		}
 		limit = n
 	}
@@ -145,14 +147,14 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
 			Flags: s.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (seed 004's future endpoint).
 func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if q.Get("path") == "" {
-		return missing("path")
+		return httpapi.Missing("path")
 	}
 	num := func(k string) (int, error) {
 		v := q.Get(k)
@@ -161,7 +163,7 @@ func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error 
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return 0, errorf(http.StatusBadRequest, "invalid_field", "%s must be a non-negative integer", k).with("field", k)
+			return 0, httpapi.Errorf(http.StatusBadRequest, "invalid_field", "%s must be a non-negative integer", k).With("field", k)
 		}
 		return n, nil
 	}
@@ -177,7 +179,7 @@ func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return memoryError(err)
 	}
-	return writeJSON(w, http.StatusOK, rg)
+	return httpapi.WriteJSON(w, http.StatusOK, rg)
 }
 
 // registerMemoryTools gives chat agents memory_write, memory_search and
@@ -202,7 +204,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: memoryWriteTool, Description: "Append a note to the user's Markdown memory: target long_term (MEMORY.md, durable facts and preferences) or daily (today's note). When the note changes a fact already in memory (a new address, a new dentist), name the old statement in replaces so that it is marked superseded.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string","enum":["long_term","daily"]},"content":{"type":"string","description":"Markdown to append"},"replaces":{"type":"string","description":"Optional: where the old statement of a changed fact is, as memory_search showed it (PATH:LINE or PATH:START-END; several separated by commas)"}},"required":["target","content"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.write"},
-		run: func(ctx context.Context, t *turn, agent config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, agent config.Agent, raw json.RawMessage) (string, error) {
 			var a writeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -229,7 +231,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory; returns excerpts with their file path and line range.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.read"},
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a searchArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -263,7 +265,7 @@ func (s *Service) registerMemoryTools() {
 		spec: llm.ToolSpec{Name: "memory_get", Description: "Read lines of a memory file (path as returned by memory_search).",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"line_start":{"type":"integer","minimum":1},"line_end":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`)},
 		capabilities: []string{"memory.read"},
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a getArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)

@@ -18,6 +18,7 @@ package service
 
 import (
 	"fmt"
+	"jarvis/service/turn"
 	"regexp"
 	"strconv"
 	"strings"
@@ -62,14 +63,11 @@ var (
 // was in turn t when it wrote to memory: a tool result came back earlier in
 // the turn or is in the history the model read, or another agent's message
 // started it (turn.untrusted).
-func turnHadExternal(t *turn) string {
+func turnHadExternal(t *turn.Turn) string {
 	if t == nil {
 		return "unknown"
 	}
-	t.stats.mu.Lock()
-	n := len(t.stats.tools)
-	t.stats.mu.Unlock()
-	if n > 0 || len(t.chain) > 0 || t.untrusted.Load() {
+	if t.Stats.ToolCalls() > 0 || len(t.Chain) > 0 || t.Untrusted.Load() {
 		return "yes"
 	}
 	return "no"

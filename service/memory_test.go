@@ -18,6 +18,8 @@ import (
 	"jarvis/memory/wordnet"
 	"jarvis/service"
 	"jarvis/service/config"
+
+	"jarvis/internal/testwait"
 )
 
 func TestMemoryRoutes(t *testing.T) {
@@ -167,12 +169,13 @@ func TestMemoryInjectionIsFlagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res api.MemorySearchResponse
-	deadline := time.Now().Add(5 * time.Second)
-	for len(res.Results) == 0 && time.Now().Before(deadline) { // the watcher indexes the external edit
-		e.c.Do(ctx, "GET", "/v1/memory/search?q=files", nil, &res)
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(res.Results) == 0 || !slices.Contains(res.Results[0].Flags, "ignore_instructions") {
+	testwait.Until(t, "the watcher to index the external edit", 5*time.Second, func() bool {
+		if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=files", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Results) > 0
+	})
+	if !slices.Contains(res.Results[0].Flags, "ignore_instructions") {
 		t.Fatalf("search result not flagged: %+v", res)
 	}
 	if _, err := e.c.Chat(ctx, e.session("j1"), "hi"); err != nil {
@@ -316,19 +319,12 @@ func TestMemoryHybridSearch(t *testing.T) {
 		}
 	}
 	var res api.MemorySearchResponse
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, "the embeddings to catch up", 10*time.Second, func() bool {
 		if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=doctor", nil, &res); err != nil {
 			t.Fatal(err)
 		}
-		if res.Embeddings != nil && res.Embeddings.Total == 2 && res.Embeddings.Embedded == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("embeddings never caught up: %+v", res.Embeddings)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return res.Embeddings != nil && res.Embeddings.Total == 2 && res.Embeddings.Embedded == 2
+	})
 	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=doctor", nil, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/secrets"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) handleProviders(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	out.Discovered = s.discoverLocalServers(r.Context())
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // discoverLocalServers probes the default ports concurrently with a short
@@ -115,7 +116,7 @@ func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, err
 // handleSetProvider is PUT /v1/providers.
 func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) error {
 	var req api.SetProviderRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	entry := config.Provider{Model: strings.TrimSpace(req.Model)}
@@ -124,33 +125,33 @@ func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) erro
 		entry.APIKeyRef = "openai"
 		if req.APIKey != "" {
 			if _, err := s.putSecret(entry.APIKeyRef, strings.TrimSpace(req.APIKey)); err != nil {
-				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
+				return httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
 			}
 		}
 	case config.ProviderOpenAICompatible:
 		u, err := url.Parse(strings.TrimSpace(req.BaseURL))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").with("field", "baseUrl")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").With("field", "baseUrl")
 		}
 		if entry.Model == "" {
-			return missing("model")
+			return httpapi.Missing("model")
 		}
 		entry.BaseURL = u.String()
 		if req.APIKey != "" {
 			entry.APIKeyRef = "openai-compatible"
 			if _, err := s.putSecret(entry.APIKeyRef, req.APIKey); err != nil {
-				return errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
+				return httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(entry.APIKeyRef))
 			}
 		}
 	case "":
-		return missing("provider")
+		return httpapi.Missing("provider")
 	default:
-		return errorf(http.StatusBadRequest, "invalid_field", "provider must be openai or openai-compatible").with("field", "provider")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "provider must be openai or openai-compatible").With("field", "provider")
 	}
 	if err := s.saveProvider(req.Provider, entry); err != nil {
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			return errorf(http.StatusConflict, "config_invalid", "the config file cannot be updated: %v", err)
+			return httpapi.Errorf(http.StatusConflict, "config_invalid", "the config file cannot be updated: %v", err)
 		}
 		return err
 	}
@@ -190,7 +191,9 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 	}
 	providers := map[string]config.Provider{}
 	if raw, ok := doc["providers"]; ok {
-		json.Unmarshal(raw, &providers)
+		if err := json.Unmarshal(raw, &providers); err != nil {
+			return err // never replace providers the file has but this cannot read
+		}
 	}
 	providers[name] = keepWindow(providers[name], p)
 	doc["providers"], _ = json.Marshal(providers)

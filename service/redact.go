@@ -12,6 +12,7 @@ package service
 
 import (
 	"jarvis/service/redact"
+	"jarvis/service/turn"
 )
 
 // recordSecrets wraps the secret store so that every value it returns or
@@ -24,18 +25,18 @@ func recordSecrets(st Secrets, red *redact.Set) Secrets {
 }
 
 // redactOutcome removes secret values from a turn's end.
-func (s *Service) redactOutcome(o outcome) outcome {
-	o.final = s.red.String(o.final)
-	o.tail = s.red.String(o.tail)
-	if o.fail != nil {
-		f := *o.fail
+func (s *Service) redactOutcome(o turn.Outcome) turn.Outcome {
+	o.Final = s.red.String(o.Final)
+	o.Tail = s.red.String(o.Tail)
+	if o.Fail != nil {
+		f := *o.Fail
 		f.Message = s.red.String(f.Message)
-		o.fail = &f
+		o.Fail = &f
 	}
-	if o.last != nil {
-		m := *o.last
+	if o.Last != nil {
+		m := *o.Last
 		m.Content, m.Meta, m.ToolCalls = s.red.String(m.Content), s.red.String(m.Meta), s.red.String(m.ToolCalls)
-		o.last = &m
+		o.Last = &m
 	}
 	return o
 }

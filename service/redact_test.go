@@ -102,13 +102,13 @@ func TestEchoedSecretsAreRedactedEverywhere(t *testing.T) {
 
 	// Through agents_message: the result goes to the model.
 	gs := e.session("g1")
-	keep(e.chat(gs, `[[tool agents_message {"agentId":"px","content":"hi","mode":"sync"}]]`))
+	keep(e.agChat(gs, `[[tool agents_message {"agentId":"px","content":"hi","mode":"sync"}]]`))
 
 	// A round-table agent that echoes its key.
 	e.register(api.RoundtableAgentRegistration{Name: "echo", Domain: "general", BaseURL: echo, APIKey: rtSecret})
 	_, good := newRTAgent(t, "good", "good", "")
 	e.register(api.RoundtableAgentRegistration{Name: "good", Domain: "general", BaseURL: good})
-	keep(e.chat(gs, `[[tool round_table {"task":"Review the login handler","participants":["echo","good"]}]]`))
+	keep(e.agChat(gs, `[[tool round_table {"task":"Review the login handler","participants":["echo","good"]}]]`))
 	st, b = e.call("POST", "/v1/roundtables", api.StartRoundtableRequest{Content: "Review it", Participants: []string{"echo", "good"}})
 	if st != http.StatusAccepted {
 		t.Fatalf("%d %s", st, b)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"jarvis/api"
+	"jarvis/service/httpapi"
 	"jarvis/service/roundtable"
 	"jarvis/service/secrets"
 	"jarvis/service/store"
@@ -60,7 +61,7 @@ func rtKeyRef(name string) string { return "roundtable:" + name }
 
 func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) error {
 	var req api.RoundtableAgentRegistration
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -77,7 +78,7 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 	// agent's key.
 	created, err := s.st.CreateRoundtableAgent(ctx, row)
 	if errors.Is(err, store.ErrConflict) {
-		return errorf(http.StatusConflict, "agent_exists", "a round-table agent named %q is already registered (PUT or PATCH /api/v1/agents/%s to change it)", a.Name, a.Name).with("field", "name")
+		return httpapi.Errorf(http.StatusConflict, "agent_exists", "a round-table agent named %q is already registered (PUT or PATCH /api/v1/agents/%s to change it)", a.Name, a.Name).With("field", "name")
 	}
 	if err != nil {
 		return err
@@ -92,7 +93,7 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	s.log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
-	return writeJSON(w, http.StatusCreated, withKeyStorage(s.rtAgentInfo(created), where))
+	return httpapi.WriteJSON(w, http.StatusCreated, withKeyStorage(s.rtAgentInfo(created), where))
 }
 
 func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
@@ -104,7 +105,7 @@ func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) erro
 	for _, a := range rows {
 		out.Agents = append(out.Agents, s.rtAgentInfo(a))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *Service) handleRTAgentGet(w http.ResponseWriter, r *http.Request) error {
@@ -112,19 +113,19 @@ func (s *Service) handleRTAgentGet(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s.rtAgentInfo(a))
+	return httpapi.WriteJSON(w, http.StatusOK, s.rtAgentInfo(a))
 }
 
 // handleRTAgentPut replaces a registration; an absent api_key removes the key.
 func (s *Service) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error {
 	var req api.RoundtableAgentRegistration
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
 	if req.Name != "" && strings.TrimSpace(req.Name) != name {
-		return errorf(http.StatusBadRequest, "invalid_registration", "name %q in the body differs from %q in the path; an agent cannot be renamed (delete and register it again)", req.Name, name).
-			with("problems", []roundtable.FieldProblem{{Field: "name", Problem: "differs from the path"}}).with("fields", []string{"name"})
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_registration", "name %q in the body differs from %q in the path; an agent cannot be renamed (delete and register it again)", req.Name, name).
+			With("problems", []roundtable.FieldProblem{{Field: "name", Problem: "differs from the path"}}).With("fields", []string{"name"})
 	}
 	req.Name = name
 	return s.updateRTAgent(w, r, req)
@@ -133,7 +134,7 @@ func (s *Service) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error
 // handleRTAgentPatch changes the fields present in the body.
 func (s *Service) handleRTAgentPatch(w http.ResponseWriter, r *http.Request) error {
 	var p api.RoundtableAgentPatch
-	if err := s.decodeJSON(w, r, &p); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &p, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	cur, err := s.rtAgentRow(r.Context(), r.PathValue("name"))
@@ -193,7 +194,7 @@ func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.
 	if req.APIKey == "" && cur.APIKeyRef != "" {
 		s.deleteRTKey(cur.APIKeyRef)
 	}
-	return writeJSON(w, http.StatusOK, withKeyStorage(s.rtAgentInfo(updated), where))
+	return httpapi.WriteJSON(w, http.StatusOK, withKeyStorage(s.rtAgentInfo(updated), where))
 }
 
 // withKeyStorage marks an answer whose key went to the less protected
@@ -217,7 +218,7 @@ func (s *Service) updateRTAgentKeepKey(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+	return httpapi.WriteJSON(w, http.StatusOK, s.rtAgentInfo(updated))
 }
 
 func (s *Service) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) error {
@@ -238,7 +239,7 @@ func (s *Service) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) er
 }
 
 func rtAgentNotFound(name string) error {
-	return errorf(http.StatusNotFound, "agent_not_found", "no round-table agent named %q is registered (GET /api/v1/agents lists them)", name).with("name", name)
+	return httpapi.Errorf(http.StatusNotFound, "agent_not_found", "no round-table agent named %q is registered (GET /api/v1/agents lists them)", name).With("name", name)
 }
 
 func (s *Service) rtAgentRow(ctx context.Context, name string) (store.RoundtableAgent, error) {
@@ -275,10 +276,10 @@ func (s *Service) validateRTRegistration(ctx context.Context, req api.Roundtable
 		fields = append(fields, p.Field)
 		msgs = append(msgs, p.Field+" "+p.Problem)
 	}
-	he := errorf(http.StatusBadRequest, "invalid_registration", "invalid agent registration: %s", strings.Join(msgs, "; ")).
-		with("problems", problems).with("fields", fields)
+	he := httpapi.Errorf(http.StatusBadRequest, "invalid_registration", "invalid agent registration: %s", strings.Join(msgs, "; ")).
+		With("problems", problems).With("fields", fields)
 	if errors.Is(err, roundtable.ErrBlockedAddress) {
-		he = he.with("blocked_address", true)
+		he = he.With("blocked_address", true)
 	}
 	return a, he
 }
@@ -299,9 +300,9 @@ func (s *Service) storeRTKey(name, key string) (string, error) {
 		}
 	}
 	s.log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
-	return "", errorf(http.StatusServiceUnavailable, "keyring_unavailable",
+	return "", httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable",
 		"the API key could not be stored in the OS keyring (%v); set %s to the key in the service's environment and register again, or retry when the keyring is available",
-		err, secrets.EnvName(ref)).with("field", "api_key").with("env", secrets.EnvName(ref))
+		err, secrets.EnvName(ref)).With("field", "api_key").With("env", secrets.EnvName(ref))
 }
 
 func (s *Service) deleteRTKey(ref string) {

@@ -18,9 +18,12 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
+	"jarvis/service/textclean"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
@@ -46,9 +49,9 @@ func rtError(err error) error {
 	var up *rtUnknownParticipants
 	switch {
 	case errors.As(err, &up):
-		return errorf(http.StatusBadRequest, "unknown_participants", "%s", up.Error()).with("field", "participants").with("names", up.names)
+		return httpapi.Errorf(http.StatusBadRequest, "unknown_participants", "%s", up.Error()).With("field", "participants").With("names", up.names)
 	case errors.Is(err, errRTNoAgents):
-		return errorf(http.StatusConflict, "no_roundtable_agents", "%s", err.Error())
+		return httpapi.Errorf(http.StatusConflict, "no_roundtable_agents", "%s", err.Error())
 	}
 	return err
 }
@@ -58,23 +61,23 @@ func rtError(err error) error {
 // the deliberation runs in the background and reports on the session stream.
 func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 	var req api.StartRoundtableRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Content) == "" {
-		return missing("content")
+		return httpapi.Missing("content")
 	}
 	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > maxRTTimeoutSeconds {
-		return errorf(http.StatusBadRequest, "invalid_field", "timeout_seconds must be between 0 (default) and %d", maxRTTimeoutSeconds).with("field", "timeout_seconds")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "timeout_seconds must be between 0 (default) and %d", maxRTTimeoutSeconds).With("field", "timeout_seconds")
 	}
 	for i, c := range req.Constraints {
 		if strings.TrimSpace(c) == "" {
-			return errorf(http.StatusBadRequest, "invalid_field", "constraints[%d] is empty", i).with("field", fmt.Sprintf("constraints[%d]", i))
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "constraints[%d] is empty", i).With("field", fmt.Sprintf("constraints[%d]", i))
 		}
 	}
 	select {
 	case <-s.closing:
-		return errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	ctx := r.Context()
@@ -91,7 +94,7 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 		return rtError(err)
 	}
 	if sess.ID == "" {
-		if sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: s.rtSessionAgent(), Name: "Round table: " + snippetN(req.Content, 60)}); err != nil {
+		if sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: s.rtSessionAgent(), Name: "Round table: " + textclean.Snippet(req.Content, 60)}); err != nil {
 			return err
 		}
 	}
@@ -121,7 +124,7 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 		}()
 		s.runRT(rctx, run)
 	}()
-	return writeJSON(w, http.StatusAccepted, api.StartRoundtableResponse{ID: run.id, GeneralSessionID: sess.ID, Participants: plan.names(), Status: store.RunRunning})
+	return httpapi.WriteJSON(w, http.StatusAccepted, api.StartRoundtableResponse{ID: run.id, GeneralSessionID: sess.ID, Participants: plan.names(), Status: store.RunRunning})
 }
 
 // handleRTCancel is POST /v1/roundtables/{id}/cancel: the partial result is
@@ -135,15 +138,15 @@ func (s *Service) handleRTCancel(w http.ResponseWriter, r *http.Request) error {
 		if _, err := s.st.RoundtableRun(r.Context(), id); err != nil {
 			return rtRunNotFound(id, err)
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"cancelled": false, "id": id})
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": false, "id": id})
 	}
 	cancel(errCancelledByUser)
-	return writeJSON(w, http.StatusOK, map[string]any{"cancelled": true, "id": id})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": true, "id": id})
 }
 
 func rtRunNotFound(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "roundtable_not_found", "no round table %q", id).with("id", id)
+		return httpapi.Errorf(http.StatusNotFound, "roundtable_not_found", "no round table %q", id).With("id", id)
 	}
 	return err
 }
@@ -173,7 +176,7 @@ func (s *Service) handleRTGet(w http.ResponseWriter, r *http.Request) error {
 			out.Markdown = roundtable.RenderMarkdown(res)
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleRTList is GET /v1/roundtables[?general_session_id=ID&limit=N].
@@ -182,7 +185,7 @@ func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			return errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 500").with("field", "limit")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 500").With("field", "limit")
 		}
 		limit = n
 	}
@@ -194,7 +197,7 @@ func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		out.Runs = append(out.Runs, rtRunInfo(run))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func rtRunInfo(run store.RoundtableRun) api.RoundtableRun {
@@ -216,14 +219,6 @@ func (s *Service) rtSessionAgent() string {
 	return a.AgentID
 }
 
-func snippetN(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return text
-}
-
 func (s *Service) registerRoundtableTool() {
 	def, _ := tools.Lookup("round_table") // its schema, shared with the desktop's gate
 	s.registerServerTool(serverTool{
@@ -234,7 +229,7 @@ func (s *Service) registerRoundtableTool() {
 			return "the round table's registered expert agents (other programs, possibly other machines)", true
 		},
 		capabilities: def.Capabilities,
-		run: func(ctx context.Context, t *turn, _ config.Agent, raw json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a tools.RoundTableArgs
 			if err := tools.DecodeServiceArgs(raw, &a); err != nil {
 				return "", fmt.Errorf("bad arguments: %v", err)
@@ -246,7 +241,7 @@ func (s *Service) registerRoundtableTool() {
 			if err != nil {
 				return "", err
 			}
-			run, err := s.recordRT(ctx, rtSourceTool, t.sessionID, t.id, plan)
+			run, err := s.recordRT(ctx, rtSourceTool, t.SessionID, t.ID, plan)
 			if err != nil {
 				return "", err
 			}
@@ -284,47 +279,47 @@ func parseRTAgentConfig(raw json.RawMessage) (rtAgentConfig, error) {
 
 // runRoundtable is the runtime of "roundtable" agents: the user's message is
 // the task, the rendered result the reply.
-func (s *Service) runRoundtable(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (s *Service) runRoundtable(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	conf, err := parseRTAgentConfig(agent.Roundtable)
 	if err != nil {
-		return failed("invalid_config", "Agent %q: %v", agent.AgentID, err)
+		return turn.Failed("invalid_config", "Agent %q: %v", agent.AgentID, err)
 	}
-	msgs, err := s.st.Messages(context.Background(), t.sessionID)
+	msgs, err := s.st.Messages(context.Background(), t.SessionID)
 	if err != nil {
-		return failed("internal", "could not read the conversation: %v", err)
+		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
 	content := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" && msgs[i].TurnID == t.id {
+		if msgs[i].Role == "user" && msgs[i].TurnID == t.ID {
 			content = msgs[i].Content
 			break
 		}
 	}
 	if strings.TrimSpace(content) == "" {
-		return failed("empty_message", "The message is empty: there is nothing to deliberate on.")
+		return turn.Failed("empty_message", "The message is empty: there is nothing to deliberate on.")
 	}
 	task := roundtable.Task{Content: content, Context: rtContext(map[string]any{"agent_id": agent.AgentID}), Constraints: conf.Constraints}
 	plan, err := s.prepareRT(ctx, task, conf.Participants, time.Duration(conf.TimeoutSeconds)*time.Second)
 	var up *rtUnknownParticipants
 	switch {
 	case errors.Is(err, errRTNoAgents):
-		return failed("no_roundtable_agents", "%v", err)
+		return turn.Failed("no_roundtable_agents", "%v", err)
 	case errors.As(err, &up):
-		return failed("invalid_config", "Agent %q: roundtable.participants: %v", agent.AgentID, err)
+		return turn.Failed("invalid_config", "Agent %q: roundtable.participants: %v", agent.AgentID, err)
 	case err != nil:
-		return failed("internal", "could not prepare the round table: %v", err)
+		return turn.Failed("internal", "could not prepare the round table: %v", err)
 	}
-	run, err := s.recordRT(ctx, rtSourceAgent, sess.ID, t.id, plan)
+	run, err := s.recordRT(ctx, rtSourceAgent, sess.ID, t.ID, plan)
 	if err != nil {
-		return failed("internal", "could not record the round table: %v", err)
+		return turn.Failed("internal", "could not record the round table: %v", err)
 	}
 	res, md := s.runRT(ctx, run)
 	if res.Status == roundtable.StatusCancelled || ctx.Err() != nil {
-		return failed("cancelled", "Stopped: the round table was cancelled.")
+		return turn.Failed("cancelled", "Stopped: the round table was cancelled.")
 	}
-	s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.id})
+	s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.ID})
 	meta, _ := json.Marshal(map[string]string{"roundtable_run_id": run.id})
-	return outcome{final: md, last: &store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: md, Meta: string(meta)}}
+	return turn.Outcome{Final: md, Last: &store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: md, Meta: string(meta)}}
 }
 
 // rtAgentStatus is the status of a "roundtable" agent in GET /v1/agents.

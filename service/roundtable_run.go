@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/httpapi"
 	"jarvis/service/redact"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
@@ -161,7 +162,7 @@ func (s *Service) recordRT(ctx context.Context, source, sessionID, turnID string
 	run.plan.task.ID = run.id
 	task, err := json.Marshal(run.plan.task)
 	if err != nil {
-		return run, errorf(http.StatusBadRequest, "invalid_field", "context cannot be encoded as JSON: %v", err).with("field", "context")
+		return run, httpapi.Errorf(http.StatusBadRequest, "invalid_field", "context cannot be encoded as JSON: %v", err).With("field", "context")
 	}
 	_, err = s.st.CreateRoundtableRun(ctx, store.RoundtableRun{ID: run.id, SessionID: sessionID, TurnID: turnID, Source: source,
 		Task: string(task), Participants: jsonList(p.names())})

@@ -12,6 +12,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/llm"
 	"jarvis/service/roundtable"
+	"jarvis/service/turn"
 )
 
 // llmSynthesizer writes a round table's synthesis with the model of the
@@ -200,7 +201,7 @@ func parseSynthesisAnswer(text string) (llmSynthesisAnswer, error) {
 func (s *Service) rtSynthesizer() roundtable.Synthesizer {
 	c := s.cfg()
 	a, ok := defaultChatAgent(c)
-	if !ok || isCLIProvider(c.ResolvedChat(a).Provider) {
+	if !ok || turn.KindOf(c, a) != config.TypeChat {
 		return nil
 	}
 	p, model, err := s.providerFor(a)

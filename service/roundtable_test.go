@@ -25,6 +25,8 @@ import (
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/roundtable"
+
+	"jarvis/internal/testwait"
 )
 
 func withRTSecrets(sec service.Secrets) envOpt {
@@ -562,19 +564,14 @@ func TestRoundtableAPI(t *testing.T) {
 		if st != 202 || s2.GeneralSessionID != start.GeneralSessionID || !slices.Equal(s2.Participants, []string{"unrelated"}) {
 			t.Fatalf("%d %s", st, b)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		var r api.RoundtableRun
+		testwait.Until(t, "the run to finish", 30*time.Second, func() bool {
 			_, b = e.call("GET", "/v1/roundtables/"+s2.ID, nil)
-			if r := decode[api.RoundtableRun](t, b); r.Status != "running" {
-				if r.Status != "completed" || !slices.Equal(off.paths(), []string{"/analyze", "/vote"}) { // alone: nobody to challenge
-					t.Fatalf("run %s, calls %v", b, off.paths())
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("run never finished")
-			}
-			time.Sleep(50 * time.Millisecond)
+			r = decode[api.RoundtableRun](t, b)
+			return r.Status != "running"
+		})
+		if r.Status != "completed" || !slices.Equal(off.paths(), []string{"/analyze", "/vote"}) { // alone: nobody to challenge
+			t.Fatalf("run %s, calls %v", b, off.paths())
 		}
 	})
 }

@@ -2,42 +2,128 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
+	"jarvis/api"
+	"jarvis/service/clirt"
 	"jarvis/service/config"
+	"jarvis/service/externalrt"
+	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
-// runtimeFor returns the runtime that runs an agent's turns. Each agent type
-// has its own (chat: runChat in turn.go); a type this service cannot run
-// answers with a clear error rather than failing silently. runChat waits for
-// the turn's start to be stored (t.stored) once its model call has begun;
-// the others wait before they begin.
+// registerRuntimes fills the registry: the one place that maps an agent
+// type to the runtime that runs it. Runtimes in their own package receive
+// the environment (turn.Env), never the service; those still written as
+// methods of the service (chat, round table) are adapted
+// by methodRuntime until they move out.
+func (s *Service) registerRuntimes() {
+	env := s.runtimeEnv()
+	describeChat := func(a config.Agent, info *api.AgentInfo) {
+		ch := s.cfg().ResolvedChat(a)
+		info.Provider, info.Model = ch.Provider, ch.Model
+	}
+	s.runtimes.Register(config.TypeChat, methodRuntime{run: s.runChat, status: s.chatStatus, describe: describeChat})
+	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt))                                                // claude-cli, codex-cli, pi-cli
+	s.runtimes.Register(config.TypeRoundtable, methodRuntime{run: afterStart(s.runRoundtable), status: s.rtAgentStatus, // roundtable_api.go
+		outbound: func(_ *config.Config, a config.Agent) string {
+			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)
+		}})
+	s.ext = externalrt.New(env, &s.base, s.red)
+	s.runtimes.Register(config.TypeExternal, s.ext)
+}
+
+// runtimeEnv is what the service gives a runtime package.
+func (s *Service) runtimeEnv() turn.Env {
+	return turn.Env{Store: s.st, Publisher: turn.PublisherFunc(s.publish), Config: s.cfg, Log: s.log, Now: s.now,
+		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir, Events: s.hub, Version: Version}
+}
+
+// runtimeFor returns the function that runs an agent's turns; a type this
+// service cannot run answers with a clear error rather than failing
+// silently. runChat waits for the turn's start to be stored (t.Stored) once
+// its model call has begun; the others wait before they begin.
 func (s *Service) runtimeFor(a config.Agent) runtimeFunc {
-	switch a.Type {
-	case config.TypeChat:
-		if isCLIProvider(s.cfg().ResolvedChat(a).Provider) {
-			return afterStart(s.runCLI) // claude-cli, codex-cli, pi-cli (cli.go)
+	rt, ok := s.runtimes.For(s.cfg(), a)
+	if !ok {
+		return func(context.Context, *turn.Turn, store.Session, config.Agent) turn.Outcome {
+			return turn.Failed("unsupported_agent_type", "Agent %q is of type %q, which this service does not run yet.", a.AgentID, a.Type)
 		}
-		return s.runChat
-	case config.TypeProxy:
-		return afterStart(s.runProxy)
-	case config.TypeRoundtable:
-		return afterStart(s.runRoundtable) // roundtable_api.go
-	case config.TypeExternal:
-		return afterStart(s.runExternal)
 	}
-	return func(context.Context, *turn, store.Session, config.Agent) outcome {
-		return failed("unsupported_agent_type", "Agent %q is of type %q, which this service does not run yet.", a.AgentID, a.Type)
+	if _, own := rt.(interface{ waitsForStart() }); own {
+		return rt.Run // waits as it needs (afterStart where it must)
 	}
+	return afterStart(rt.Run)
 }
 
 // afterStart runs f once the turn's start is stored; runTurn abandons a turn
 // whose start failed.
 func afterStart(f runtimeFunc) runtimeFunc {
-	return func(ctx context.Context, t *turn, sess store.Session, a config.Agent) outcome {
-		if _, err := t.stored(); err != nil {
-			return outcome{}
+	return func(ctx context.Context, t *turn.Turn, sess store.Session, a config.Agent) turn.Outcome {
+		if _, err := t.Stored(); err != nil {
+			return turn.Outcome{}
 		}
 		return f(ctx, t, sess, a)
 	}
+}
+
+// methodRuntime is a runtime written as methods of the service.
+type methodRuntime struct {
+	run      runtimeFunc
+	status   func(config.Agent) api.AgentStatus
+	describe func(config.Agent, *api.AgentInfo)        // nil: nothing to add
+	outbound func(*config.Config, config.Agent) string // nil: its agents are in the process
+	load     func(config.Agent)                        // nil: no settings to parse
+}
+
+func (m methodRuntime) Load(a config.Agent) {
+	if m.load != nil {
+		m.load(a)
+	}
+}
+
+// waitsForStart: run waits for the turn's start itself (runChat once its
+// model call has begun, the others through afterStart).
+func (methodRuntime) waitsForStart() {}
+
+func (m methodRuntime) Outbound(c *config.Config, a config.Agent) string {
+	if m.outbound == nil {
+		return ""
+	}
+	return m.outbound(c, a)
+}
+
+func (m methodRuntime) Run(ctx context.Context, t *turn.Turn, sess store.Session, a config.Agent) turn.Outcome {
+	return m.run(ctx, t, sess, a)
+}
+
+func (m methodRuntime) Status(a config.Agent) api.AgentStatus { return m.status(a) }
+
+// Validate is the agent's status when it says the agent is not configured.
+func (m methodRuntime) Validate(a config.Agent) error {
+	if st := m.status(a); st.State == "unconfigured" {
+		return errors.New(st.Detail)
+	}
+	return nil
+}
+
+func (m methodRuntime) Describe(a config.Agent, info *api.AgentInfo) {
+	if m.describe != nil {
+		m.describe(a, info)
+	}
+}
+
+// chatStatus is a chat agent's status: unconfigured (saying how to
+// configure it) when it has no usable model provider.
+func (s *Service) chatStatus(a config.Agent) api.AgentStatus {
+	if _, _, err := s.providerFor(a); err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) && le.Code == llm.CodeNotConfigured {
+			return api.AgentStatus{State: "unconfigured", Detail: le.Message}
+		}
+		return api.AgentStatus{State: "unknown"}
+	}
+	return api.AgentStatus{State: "ok"}
 }

@@ -9,6 +9,7 @@ import (
 
 	"jarvis/service/config"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
@@ -78,7 +79,7 @@ func (s *Service) toolAllowed(a config.Agent, name string) bool {
 type serverTool struct {
 	spec         llm.ToolSpec
 	capabilities []string
-	run          func(ctx context.Context, t *turn, agent config.Agent, args json.RawMessage) (string, error)
+	run          func(ctx context.Context, t *turn.Turn, agent config.Agent, args json.RawMessage) (string, error)
 	// outbound reports whether a call sends data out of the process, and a
 	// description of where for the permission prompt. Nil: never.
 	outbound func(c *config.Config, caller config.Agent, args json.RawMessage) (target string, ok bool)

@@ -2,9 +2,10 @@
 // API on loopback, sessions, streaming chat turns, and the loop that pauses a
 // turn on a tool call until the desktop posts its result.
 //
-// Layout: http.go is the edge (route table, guards, error envelope);
-// sessions.go and chat.go hold the handlers, chat.go also writes event
-// streams (streamEvents); turn.go runs a turn. Everything a turn does is published through the event hub
+// Layout: http.go is the route table (guards and the error envelope are
+// package httpapi's); chat.go writes event streams; sessions.go and chat.go
+// hold the handlers; turn.go runs a turn on the runtime the registry
+// (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -14,8 +15,6 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,13 +27,18 @@ import (
 	"jarvis/api"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/callback"
 	"jarvis/service/catalog"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/externalrt"
+	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // memoryPromptBytes caps the memory section of a chat agent's system prompt.
@@ -104,7 +108,6 @@ type Service struct {
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
-	px         *proxyRuntime // proxy agents (proxy_runtime.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
 	memSection struct { // the last memory prompt section (memorySectionText)
@@ -115,15 +118,17 @@ type Service struct {
 	tools       []scopedSpec          // every OS tool as offered to models
 	serverTools map[string]serverTool // tools the service runs itself
 	catalog     *catalog.Catalog      // tools the desktop announces (toolcatalog.go)
-	ext         externalState         // external agents (external.go)
+	ext         *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
 	rt          rtState               // round tables (roundtable_*.go)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
+	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
+	base        callback.Base         // the service's own URL, for callback URLs
 	handler     http.Handler
 	patterns    []string // the route table, for Routes
 
 	mu    sync.Mutex
-	turns map[string]*turn     // session id → running turn
-	waits map[string]*toolWait // tool call id → pending wait
+	turns map[string]*turn.Turn // session id → running turn
+	waits map[string]*toolWait  // tool call id → pending wait
 
 	// windows caches context windows servers report, by windowKey (budget.go).
 	windows sync.Map
@@ -131,7 +136,7 @@ type Service struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (seed 001): prompt.go, skills.go, delegate.go, cli.go.
+	// Agents (seed 001): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
 	dataDir     string
 	skills      skillCache // <data-dir>/skills/*/SKILL.md
 	agentSessMu sync.Mutex // serializes default routing's find-or-create
@@ -139,11 +144,6 @@ type Service struct {
 	// section of chat system prompts (after skills, before agents), of at
 	// most maxBytes of notes.
 	memoryPrompt func(maxBytes int) string
-	// externalReplyHook, when set by the external-agents runtime (to its
-	// waitExternalReply), makes a sync agents_message to an external agent
-	// wait for the agent's first callback reply to the delegated turn
-	// rather than for the turn's end.
-	externalReplyHook func(ctx context.Context, sessionID, turnID string) (string, error)
 }
 
 // New opens the store, marks turns that a previous process left running as
@@ -198,14 +198,13 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient, models: llm.PooledClient(opts.HTTPClient),
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn.Turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true
 	}
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
-	s.initExternal()
 	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
 	if err != nil {
 		st.Close()
@@ -226,21 +225,28 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.registerDelegation()
 	s.initRoundtable(ctx)
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
+	s.registerRuntimes()
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()
 		st.Close()
 		return nil, err
 	}
-	if s.px, err = newProxyRuntime(ctx, s); err != nil {
+	px, err := proxyrt.New(ctx, s.runtimeEnv(), &s.base, red)
+	if err != nil {
 		s.hub.Close()
 		mem.Close()
 		st.Close()
 		return nil, err
 	}
-	s.handler = s.px.learnBaseURL(s.routes())
+	s.runtimes.Register(config.TypeProxy, px)
+	s.parseSettings(opts.Config)
+	s.handler = s.routes()
 	s.wg.Add(1)
-	go s.flushRejectsEvery(rejectWindow) // counts of rejected external callbacks
+	go func() {
+		defer s.wg.Done()
+		s.ext.FlushRejectsEvery(s.closing) // counts of rejected external callbacks
+	}()
 	return s, nil
 }
 
@@ -254,6 +260,7 @@ func (s *Service) cfg() *config.Config { return s.conf.Load() }
 
 // SetConfig replaces the configuration; running turns keep the one they started with.
 func (s *Service) SetConfig(c *config.Config) {
+	s.parseSettings(c)
 	s.conf.Store(c)
 	s.windows.Clear() // servers are asked for their windows again (one may have been reloaded too)
 }
@@ -269,11 +276,11 @@ func (s *Service) Close() error {
 	close(s.closing)
 	s.mu.Lock()
 	for _, t := range s.turns {
-		t.cancel(errShutdown)
+		t.Cancel(errShutdown)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.flushRejects(true)
+	s.ext.FlushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())
 }
@@ -297,16 +304,10 @@ func (s *Service) recoverInterrupted(ctx context.Context) error {
 	return nil
 }
 
-func newID(prefix string) string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return prefix + hex.EncodeToString(b[:])
-}
+func newID(prefix string) string { return turn.NewID(prefix) }
 
 func (s *Service) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})
+	return httpapi.WriteJSON(w, http.StatusOK, api.Health{Healthy: true, Version: Version, UptimeMs: s.now().Sub(s.started).Milliseconds()})
 }
 
 // providerFor returns the model provider of a chat agent, or an *llm.Error

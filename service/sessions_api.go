@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"jarvis/api"
+	"jarvis/service/httpapi"
 	"jarvis/service/store"
 )
 
@@ -29,7 +30,7 @@ func (s *Service) handleListSessions(w http.ResponseWriter, r *http.Request) err
 	for _, row := range rows {
 		out.Sessions = append(out.Sessions, summary(row))
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleGetSession is GET /v1/sessions/{id}.
@@ -38,7 +39,7 @@ func (s *Service) handleGetSession(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.SessionDetail{SessionSummary: summary(sess), Context: s.contextInfo(r.Context(), sess)})
+	return httpapi.WriteJSON(w, http.StatusOK, api.SessionDetail{SessionSummary: summary(sess), Context: s.contextInfo(r.Context(), sess)})
 }
 
 // handleMessages is GET /v1/sessions/{id}/messages: the transcript.
@@ -66,7 +67,7 @@ func (s *Service) handleMessages(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Messages = append(out.Messages, tm)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // handleUpdateSession is PATCH /v1/sessions/{id}: rename, pin, attributes.
@@ -76,21 +77,21 @@ func (s *Service) handleUpdateSession(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var req api.UpdateSessionRequest
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	var attrs, pinned *string
 	if req.Name != nil {
 		n := strings.TrimSpace(*req.Name)
 		if utf8.RuneCountInString(n) > 200 {
-			return errorf(http.StatusBadRequest, "invalid_field", "name is longer than 200 characters").with("field", "name")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "name is longer than 200 characters").With("field", "name")
 		}
 		req.Name = &n
 	}
 	if req.Attributes != nil {
 		var obj map[string]any
 		if json.Unmarshal(req.Attributes, &obj) != nil || obj == nil {
-			return errorf(http.StatusBadRequest, "invalid_field", "attributes must be a JSON object").with("field", "attributes")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "attributes must be a JSON object").With("field", "attributes")
 		}
 		a := string(req.Attributes)
 		attrs = &a
@@ -110,7 +111,7 @@ func (s *Service) handleUpdateSession(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.publish(sess.ID, api.EventSession, api.SessionEvent{Change: "updated", Session: summary(sess)})
-	return writeJSON(w, http.StatusOK, summary(sess))
+	return httpapi.WriteJSON(w, http.StatusOK, summary(sess))
 }
 
 // handleClearSession is POST /v1/sessions/{id}/clear: the history goes, the identity stays.
@@ -130,7 +131,7 @@ func (s *Service) handleClearSession(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.publish(sess.ID, api.EventSession, api.SessionEvent{Change: "cleared", Session: summary(sess)})
-	return writeJSON(w, http.StatusOK, summary(sess))
+	return httpapi.WriteJSON(w, http.StatusOK, summary(sess))
 }
 
 // handleDeleteSession is DELETE /v1/sessions/{id}.
@@ -155,7 +156,7 @@ func (s *Service) refuseWhileRunning(sessionID string) error {
 	t := s.turns[sessionID]
 	s.mu.Unlock()
 	if t != nil {
-		return errorf(http.StatusConflict, "turn_in_progress", "session %s is answering a message; cancel it first", sessionID)
+		return httpapi.Errorf(http.StatusConflict, "turn_in_progress", "session %s is answering a message; cancel it first", sessionID)
 	}
 	return nil
 }
@@ -170,5 +171,5 @@ func (s *Service) handleAgents(w http.ResponseWriter, r *http.Request) error {
 		out.Agents = append(out.Agents, s.agentInfo(a))
 	}
 	out.Warning = s.configWarning()
-	return writeJSON(w, http.StatusOK, out)
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -15,7 +15,9 @@ import (
 	"jarvis/api"
 	"jarvis/service/catalog"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
@@ -23,20 +25,20 @@ import (
 // catalogue replaces the previous one.
 func (s *Service) handlePutToolCatalog(w http.ResponseWriter, r *http.Request) error {
 	var req api.ToolCatalog
-	if err := s.decodeJSON(w, r, &req); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
 		return err
 	}
 	n, err := s.catalog.Set(req)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "invalid_tool_catalog", "the tool catalogue was not applied: %v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_tool_catalog", "the tool catalogue was not applied: %v", err)
 	}
 	s.log.Info("tool catalogue replaced", "tools", n)
-	return writeJSON(w, http.StatusOK, api.ToolCatalogResponse{Count: n})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ToolCatalogResponse{Count: n})
 }
 
 // handleGetToolCatalog is GET /v1/tools/catalog.
 func (s *Service) handleGetToolCatalog(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, s.catalog.Wire())
+	return httpapi.WriteJSON(w, http.StatusOK, s.catalog.Wire())
 }
 
 // desktopTool finds a tool the desktop executes: an OS tool, then a
@@ -117,7 +119,7 @@ func (s *Service) serverToolFor(name string) (serverTool, bool) {
 func (s *Service) searchTool() serverTool {
 	return serverTool{
 		spec: llm.ToolSpec{Name: catalog.SearchTool, Description: catalog.SearchDescription, Parameters: withReason(json.RawMessage(catalog.SearchSchema))},
-		run: func(ctx context.Context, t *turn, agent config.Agent, args json.RawMessage) (string, error) {
+		run: func(ctx context.Context, t *turn.Turn, agent config.Agent, args json.RawMessage) (string, error) {
 			var in struct {
 				Query string `json:"query"`
 			}
@@ -136,7 +138,7 @@ func (s *Service) searchTool() serverTool {
 			}{Tools: []entry{}, Note: "No tool matched; try other words."}
 			for _, d := range found {
 				out.Tools = append(out.Tools, entry{d.Name, d.Description, d.Parameters})
-				s.catalog.Loaded.Add(t.sessionID, d.Name)
+				s.catalog.Loaded.Add(t.SessionID, d.Name)
 			}
 			if len(found) > 0 {
 				out.Note = "These tools are now available: call them by name."

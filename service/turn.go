@@ -8,54 +8,17 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/tools"
 )
-
-// turn is a running turn.
-type turn struct {
-	id        string
-	sessionID string
-	cancel    context.CancelCauseFunc
-	done      chan struct{}
-	// chain is the agents whose agents_message calls led to this turn,
-	// oldest first, ending with this turn's agent; nil for a user's turn.
-	chain []string
-	// stats are the turn's tool calls and thinking, for agents_message (delegate.go).
-	stats turnStats
-	// untrusted is set once text the user did not write is in the model's
-	// context: a tool's result or another agent's reply (this turn's or
-	// earlier in the history), or a message delegated by another agent.
-	// Memory writes record it (provenance in memory.go).
-	untrusted atomic.Bool
-	// user is the message that started the turn; its id and time are set
-	// once stored returns.
-	user store.Message
-	// stored waits until the turn's start is stored and returns the seq of
-	// its user.message event; an error means the turn was never recorded
-	// and must neither publish nor write anything.
-	stored func() (int64, error)
-	// streamed is set when the request that started the turn streams it: its
-	// deltas are published as they come even before that stream has
-	// subscribed (it reads back what it missed).
-	streamed bool
-
-	// usage is what the model server reported for the turn's requests
-	// (chat runtime), stored with its end.
-	usage store.Usage
-
-	// Set before done is closed.
-	final string
-	fail  *api.ErrorEvent
-}
 
 // toolWait is a tool call waiting for the desktop's result.
 type toolWait struct {
@@ -77,13 +40,13 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // the background; chain is the delegation chain that led to it (delegate.go),
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
-func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn, int64, error) {
+func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error) {
 	t, run, err := s.prepareTurn(ctx, sess, text, chain)
 	if err != nil {
 		return nil, 0, err
 	}
 	go run()
-	seq, err := t.stored()
+	seq, err := t.Stored()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -98,15 +61,15 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 // and calls its model meanwhile, and its first event or write waits for it
 // (t.stored). The turn outlives the request that started it: it runs on its
 // own context, which only POST /v1/chat/cancel and a shutdown cancel.
-func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn, func(), error) {
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, func(), error) {
 	select {
 	case <-s.closing:
-		return nil, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
-	t := &turn{id: newID("t_"), sessionID: sess.ID, done: make(chan struct{}), chain: chain, cancel: cancel,
-		user: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
+	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,
+		User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
 	s.mu.Lock()
 	if s.turns[sess.ID] != nil {
 		s.mu.Unlock()
@@ -115,14 +78,14 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text stri
 	}
 	s.turns[sess.ID] = t
 	s.mu.Unlock()
-	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.id},
-		s.st.StartTurn(t.id, &t.user, snippet(text)))
+	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID},
+		s.st.StartTurn(t.ID, &t.User, snippet(text)))
 	if err != nil {
 		s.release(t)
 		cancel(nil)
 		return nil, nil, err
 	}
-	t.stored = sync.OnceValues(func() (int64, error) {
+	t.Stored = sync.OnceValues(func() (int64, error) {
 		seq, err := wait()
 		if errors.Is(err, store.ErrConflict) { // the store's own check, behind the claim above
 			err = turnInProgress(sess.ID)
@@ -137,29 +100,19 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text stri
 }
 
 func turnInProgress(sessionID string) error {
-	return errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sessionID)
+	return httpapi.Errorf(http.StatusConflict, "turn_in_progress", "session %s is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)", sessionID)
 }
 
 // release ends t's claim on its session.
-func (s *Service) release(t *turn) {
+func (s *Service) release(t *turn.Turn) {
 	s.mu.Lock()
-	if s.turns[t.sessionID] == t {
-		delete(s.turns, t.sessionID)
+	if s.turns[t.SessionID] == t {
+		delete(s.turns, t.SessionID)
 	}
 	s.mu.Unlock()
 }
 
-func snippet(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if len(text) <= 120 {
-		return text
-	}
-	cut := 120
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + "…"
-}
+func snippet(text string) string { return turn.Snippet(text) }
 
 // deltaRelay publishes a model step's text deltas. While a client follows
 // the session live, the first delta waits until it is stored (a model
@@ -173,7 +126,7 @@ func snippet(text string) string {
 // a client that starts following mid-step gets the pending text at once.
 type deltaRelay struct {
 	s       *Service
-	t       *turn
+	t       *turn.Turn
 	started bool
 	pending strings.Builder
 }
@@ -181,10 +134,10 @@ type deltaRelay struct {
 // maxCoalesced bounds the text one coalesced delta carries.
 const maxCoalesced = 4 << 10
 
-func (s *Service) newDeltaRelay(t *turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
+func (s *Service) newDeltaRelay(t *turn.Turn) *deltaRelay { return &deltaRelay{s: s, t: t} }
 
 func (r *deltaRelay) add(text string) {
-	if !r.t.streamed && !r.s.hub.Following(r.t.sessionID) {
+	if !r.t.Streamed && !r.s.hub.Following(r.t.SessionID) {
 		r.pending.WriteString(text)
 		if r.pending.Len() >= maxCoalesced {
 			r.flush()
@@ -197,10 +150,10 @@ func (r *deltaRelay) add(text string) {
 		}
 		r.started = true
 		r.pending.WriteString(text)
-		ev := api.TextEvent{Text: r.pending.String(), TurnID: r.t.id}
+		ev := api.TextEvent{Text: r.pending.String(), TurnID: r.t.ID}
 		r.pending.Reset()
-		if _, err := r.s.hub.PublishWait(context.Background(), r.t.sessionID, api.EventDelta, ev); err != nil {
-			r.s.log.Error("publish event", "session", r.t.sessionID, "type", api.EventDelta, "err", err)
+		if _, err := r.s.hub.PublishWait(context.Background(), r.t.SessionID, api.EventDelta, ev); err != nil {
+			r.s.log.Error("publish event", "session", r.t.SessionID, "type", api.EventDelta, "err", err)
 		}
 		return
 	}
@@ -213,7 +166,7 @@ func (r *deltaRelay) add(text string) {
 // ready waits until the turn's start is stored: its events follow it. When
 // the start could not be stored, nothing of the turn is published.
 func (r *deltaRelay) ready() bool {
-	if _, err := r.t.stored(); err != nil {
+	if _, err := r.t.Stored(); err != nil {
 		r.pending.Reset()
 		return false
 	}
@@ -232,7 +185,7 @@ func (r *deltaRelay) flush() {
 	if r.pending.Len() == 0 || !r.ready() {
 		return
 	}
-	r.s.publish(r.t.sessionID, api.EventDelta, api.TextEvent{Text: r.pending.String(), TurnID: r.t.id})
+	r.s.publish(r.t.SessionID, api.EventDelta, api.TextEvent{Text: r.pending.String(), TurnID: r.t.ID})
 	r.pending.Reset()
 }
 
@@ -242,105 +195,83 @@ func (s *Service) publish(sessionID, typ string, data any) {
 	}
 }
 
-// outcome is how a runtime ended a turn.
-type outcome struct {
-	final string          // the reply's whole text (when the turn succeeded)
-	tail  string          // text not yet published as a delta, published with the end
-	kind  string          // "status" when final is a status line, not a reply
-	last  *store.Message  // a message stored with the turn's end, or nil
-	fail  *api.ErrorEvent // set when the turn failed
-}
-
-func failed(code, format string, args ...any) outcome {
-	return outcome{fail: &api.ErrorEvent{Code: code, Message: fmt.Sprintf(format, args...)}}
-}
-
 // runtimeFunc runs one turn for an agent of one kind (chat, external, proxy,
 // roundtable): it publishes the turn's events and returns how it ended;
 // runTurn records the end and publishes the terminal event.
-type runtimeFunc func(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome
+type runtimeFunc func(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome
 
 // runTurn runs a turn on its agent's runtime and records how it ended.
-func (s *Service) runTurn(ctx context.Context, t *turn, sess store.Session) {
-	defer close(t.done)
-	var out outcome
+func (s *Service) runTurn(ctx context.Context, t *turn.Turn, sess store.Session) {
+	defer close(t.Done)
+	var out turn.Outcome
 	if agent, ok := s.cfg().Agent(sess.AgentID); !ok {
-		out = failed("unknown_agent", "The session's agent %q is no longer configured.", sess.AgentID)
+		out = turn.Failed("unknown_agent", "The session's agent %q is no longer configured.", sess.AgentID)
 	} else {
 		out = s.runtimeFor(agent)(ctx, t, sess, agent)
 	}
-	if _, err := t.stored(); err != nil {
+	if _, err := t.Stored(); err != nil {
 		s.abandon(t, err)
 		return
 	}
 	status := store.TurnDone
-	if out.fail != nil {
+	if out.Fail != nil {
 		status = store.TurnFailed
 		switch cause := context.Cause(ctx); {
 		case cause == nil:
 		case errors.Is(cause, errShutdown):
-			status, out.fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}
+			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}
 		default:
-			status, out.fail = store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}
+			status, out.Fail = store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}
 		}
 	}
 	s.finishTurn(t, status, out)
 }
 
 // abandon ends a turn whose start could not be stored: nothing of it is.
-func (s *Service) abandon(t *turn, err error) {
+func (s *Service) abandon(t *turn.Turn, err error) {
 	s.release(t)
-	t.fail = &api.ErrorEvent{Code: "internal", Message: err.Error(), TurnID: t.id}
-	var he *httpError
+	t.Fail = &api.ErrorEvent{Code: "internal", Message: err.Error(), TurnID: t.ID}
+	var he *httpapi.Error
 	if errors.As(err, &he) {
-		t.fail.Code, t.fail.Message = he.code, he.msg
+		t.Fail.Code, t.Fail.Message = he.Code, he.Msg
 	}
 }
 
 // finishTurn records a turn's end and its terminal event in one transaction,
 // with the last delta not yet published, if any.
-func (s *Service) finishTurn(t *turn, status string, out outcome) {
+func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 	out = s.redactOutcome(out) // redact.go
 	code := ""
-	typ, data := api.EventFinal, any(api.TextEvent{Text: out.final, TurnID: t.id, Kind: out.kind})
-	if out.fail != nil {
-		code = out.fail.Code
-		out.fail.TurnID = t.id
-		t.fail = out.fail
-		typ, data = api.EventError, *out.fail
+	typ, data := api.EventFinal, any(api.TextEvent{Text: out.Final, TurnID: t.ID, Kind: out.Kind})
+	if out.Fail != nil {
+		code = out.Fail.Code
+		out.Fail.TurnID = t.ID
+		t.Fail = out.Fail
+		typ, data = api.EventError, *out.Fail
 	} else {
-		t.final = out.final
+		t.Final = out.Final
 	}
 	var lead []events.Draft
-	if out.tail != "" {
-		lead = append(lead, events.Draft{Type: api.EventDelta, Data: api.TextEvent{Text: out.tail, TurnID: t.id}})
+	if out.Tail != "" {
+		lead = append(lead, events.Draft{Type: api.EventDelta, Data: api.TextEvent{Text: out.Tail, TurnID: t.ID}})
 	}
 	// The session takes its next message once this end is stored (a turn
 	// started earlier would not see this turn's last message), and before
 	// the terminal event reaches anyone (a client that sees it can send its
 	// next message at once).
-	write := s.st.FinishTurn(t.id, t.sessionID, status, code, out.last, snippet(out.final))
+	write := s.st.FinishTurn(t.ID, t.SessionID, status, code, out.Last, snippet(out.Final))
 	if status != store.TurnDone {
 		// The last measure does not cover what the turn stored after its
 		// last request: the next turn estimates it.
-		t.usage.ContextTokens = 0
+		t.Usage.ContextTokens = 0
 	}
-	if t.usage.Requests > 0 {
-		write = write.Then(s.st.RecordUsage(t.id, t.sessionID, t.usage))
+	if t.Usage.Requests > 0 {
+		write = write.Then(s.st.RecordUsage(t.ID, t.SessionID, t.Usage))
 	}
-	if _, err := s.hub.PublishAfter(context.Background(), t.sessionID, lead, typ, data, write, func() { s.release(t) }); err != nil {
+	if _, err := s.hub.PublishAfter(context.Background(), t.SessionID, lead, typ, data, write, func() { s.release(t) }); err != nil {
 		s.release(t)
-		s.log.Error("finish turn", "session", t.sessionID, "turn", t.id, "err", err)
+		s.log.Error("finish turn", "session", t.SessionID, "turn", t.ID, "err", err)
 	}
-}
-
-// delegators is the agents whose agents_message calls started the turn:
-// its chain without the turn's own agent, which ends it.
-func (t *turn) delegators() []string {
-	if len(t.chain) < 2 {
-		return nil
-	}
-	return t.chain[:len(t.chain)-1]
 }
 
 // runChat is the chat runtime's agent loop: a model step, the tool calls it
@@ -348,51 +279,51 @@ func (t *turn) delegators() []string {
 // Each request fits the model's budget (context.go): older messages are
 // compacted before one would not, and once more when the server still
 // answers that it does not fit.
-func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (s *Service) runChat(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	bg := context.Background()
 	c := s.cfg()
 	provider, model, err := s.providerFor(agent)
 	if err != nil {
-		return outcome{fail: llmErrorEvent(err)}
+		return turn.Outcome{Fail: llmErrorEvent(err)}
 	}
 	conv, err := s.loadConvo(bg, t)
 	if err != nil {
-		return failed("internal", "could not read the conversation: %v", err)
+		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
 	specs := s.toolSpecs(agent)
-	if len(t.chain) > 0 {
-		t.untrusted.Store(true) // the message is another agent's, not the user's
+	if len(t.Chain) > 0 {
+		t.Untrusted.Store(true) // the message is another agent's, not the user's
 	}
 	if conv.sum != nil {
-		t.untrusted.Store(true) // a summary the model wrote of earlier messages, tool results among them
+		t.Untrusted.Store(true) // a summary the model wrote of earlier messages, tool results among them
 	}
 	for _, e := range conv.entries {
 		if e.msg.Role == "tool" {
-			t.untrusted.Store(true) // earlier tool results are in the model's context
+			t.Untrusted.Store(true) // earlier tool results are in the model's context
 			break
 		}
 	}
 	system := s.systemPrompt(c, agent, specs)
 	b := s.budgetFor(ctx, agent).withStatic(estimateStatic(system, specs))
-	used := s.contextUsed(bg, t.sessionID, conv, b)
+	used := s.contextUsed(bg, t.SessionID, conv, b)
 	// fit compacts when the next request would pass the budget; false
 	// means the turn has failed (out says how).
-	var out outcome
+	var out turn.Outcome
 	fit := func(reason string) bool {
 		if reason == "budget" && used <= b.limit() {
 			return true
 		}
-		if _, err := t.stored(); err != nil {
+		if _, err := t.Stored(); err != nil {
 			return false // never recorded: runTurn abandons the turn
 		}
-		if id := t.user.ID; id != 0 && conv.cur < len(conv.entries) && conv.entries[conv.cur].id == 0 {
+		if id := t.User.ID; id != 0 && conv.cur < len(conv.entries) && conv.entries[conv.cur].id == 0 {
 			conv.entries[conv.cur].id = id
 		}
-		_, err := s.compact(ctx, t.sessionID, agent, countUsage{provider, &t.usage}, model, b, conv, compactOpts{reason: reason, before: used, turnID: t.id})
+		_, err := s.compact(ctx, t.SessionID, agent, countUsage{provider, &t.Usage}, model, b, conv, compactOpts{reason: reason, before: used, turnID: t.ID})
 		if err != nil && !errors.Is(err, errNothingToCompact) {
-			s.log.Warn("compaction", "session", t.sessionID, "err", err)
+			s.log.Warn("compaction", "session", t.SessionID, "err", err)
 			if ctx.Err() != nil {
-				out = failed("cancelled", "Stopped: the turn was cancelled.")
+				out = turn.Failed("cancelled", "Stopped: the turn was cancelled.")
 				return false
 			}
 			if reason == "budget" && used+minReply <= b.window {
@@ -416,13 +347,13 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		if step > 0 && all.Len() > 0 {
 			sep := "\n\n"
 			all.WriteString(sep)
-			s.publish(t.sessionID, api.EventDelta, api.TextEvent{Text: sep, TurnID: t.id})
+			s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: sep, TurnID: t.ID})
 		}
 		deltas := s.newDeltaRelay(t)
 		var reply llm.Reply
 		for retried := false; ; retried = true {
 			uctx, cancel := context.WithTimeout(ctx, c.UpstreamTimeout())
-			reply, err = provider.Stream(uctx, llm.Request{Model: model, Messages: conv.messages(system, b), Tools: s.withLoaded(t.sessionID, agent, specs)}, func(d string) {
+			reply, err = provider.Stream(uctx, llm.Request{Model: model, Messages: conv.messages(system, b), Tools: s.withLoaded(t.SessionID, agent, specs)}, func(d string) {
 				all.WriteString(d)
 				deltas.add(d)
 			})
@@ -448,40 +379,42 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 				return out
 			}
 		}
-		if _, serr := t.stored(); serr != nil {
-			return outcome{} // never recorded: runTurn abandons the turn
+		if _, serr := t.Stored(); serr != nil {
+			return turn.Outcome{} // never recorded: runTurn abandons the turn
 		}
 		if err != nil {
 			deltas.flush()
 			if reply.Text != "" { // keep what the user already saw
-				s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`})
+				if _, err := s.st.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: reply.Text, Meta: `{"partial":true}`}); err != nil {
+					s.log.Error("store partial reply", "session", t.SessionID, "turn", t.ID, "err", err)
+				}
 			}
 			var le *llm.Error
 			if errors.As(err, &le) && le.Code == llm.CodeContextOverflow {
 				return overflowFailure(b, " even after compacting it (the server said: "+le.Message+")")
 			}
-			return outcome{fail: llmErrorEvent(err)}
+			return turn.Outcome{Fail: llmErrorEvent(err)}
 		}
-		t.usage.Requests++
-		t.usage.PromptTokens += reply.Usage.PromptTokens
-		t.usage.CompletionTokens += reply.Usage.CompletionTokens
+		t.Usage.Requests++
+		t.Usage.PromptTokens += reply.Usage.PromptTokens
+		t.Usage.CompletionTokens += reply.Usage.CompletionTokens
 		if reply.Usage.PromptTokens > 0 {
 			used = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
-			t.usage.ContextTokens, t.usage.SummaryID = used, 0
+			t.Usage.ContextTokens, t.Usage.SummaryID = used, 0
 			if conv.sum != nil {
-				t.usage.SummaryID = conv.sum.ID
+				t.Usage.SummaryID = conv.sum.ID
 			}
 		}
-		answer := store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: reply.Text}
+		answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: reply.Text}
 		if len(reply.ToolCalls) == 0 {
-			return outcome{final: all.String(), last: &answer, tail: deltas.take()}
+			return turn.Outcome{Final: all.String(), Last: &answer, Tail: deltas.take()}
 		}
 		deltas.flush()
 		calls, _ := json.Marshal(reply.ToolCalls)
 		answer.ToolCalls = string(calls)
 		stored, err := s.st.AddMessage(bg, answer)
 		if err != nil {
-			return failed("internal", "could not store the answer: %v", err)
+			return turn.Failed("internal", "could not store the answer: %v", err)
 		}
 		am := llm.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls}
 		conv.add(am, stored.ID)
@@ -491,7 +424,7 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 		results := s.runToolCalls(ctx, t, agent, reply.ToolCalls)
 		for i, tc := range reply.ToolCalls {
 			content := toolContent(results[i])
-			m, err := s.st.AddMessage(bg, store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "tool", Content: content, ToolCallID: tc.ID})
+			m, err := s.st.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID})
 			if err != nil {
 				s.log.Error("store tool message", "err", err)
 			}
@@ -499,10 +432,10 @@ func (s *Service) runChat(ctx context.Context, t *turn, sess store.Session, agen
 			used += conv.entries[len(conv.entries)-1].tokens
 		}
 		if ctx.Err() != nil {
-			return failed("cancelled", "Stopped: the turn was cancelled.")
+			return turn.Failed("cancelled", "Stopped: the turn was cancelled.")
 		}
 	}
-	return failed("max_tool_steps", "The agent made more than %d rounds of tool calls in one turn and was stopped.", c.MaxToolSteps)
+	return turn.Failed("max_tool_steps", "The agent made more than %d rounds of tool calls in one turn and was stopped.", c.MaxToolSteps)
 }
 
 func llmErrorEvent(err error) *api.ErrorEvent {
@@ -530,7 +463,7 @@ func strp(s string) *string { return &s }
 // runToolCalls sends the model's tool calls to the desktop (tool.request),
 // waits for every result, and publishes each as it arrives (tool.result). Calls
 // with no result within the configured limit are answered as denied: fail closed.
-func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent, calls []llm.ToolCall) []api.ToolResult {
+func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.Agent, calls []llm.ToolCall) []api.ToolResult {
 	bg := context.Background()
 	results := make([]api.ToolResult, len(calls))
 	done := make([]bool, len(calls))
@@ -544,13 +477,13 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 	}
 	started := time.Now()
 	settle := func(i int, r api.ToolResult) {
-		r.ID, r.TurnID = wireIDs[i], t.id
+		r.ID, r.TurnID = wireIDs[i], t.ID
 		results[i], done[i] = r, true
 		if r.OK && calls[i].Name != memoryWriteTool {
-			t.untrusted.Store(true) // the model reads text the user did not write
+			t.Untrusted.Store(true) // the model reads text the user did not write
 		}
-		t.stats.addTool(calls[i].Name, time.Since(started))
-		s.publish(t.sessionID, api.EventToolResult, r)
+		t.Stats.AddTool(calls[i].Name, time.Since(started))
+		s.publish(t.SessionID, api.EventToolResult, r)
 	}
 	serverRunning := map[int]bool{}
 	gated := map[int]serverTool{} // outbound service tools awaiting the desktop's gate
@@ -567,14 +500,14 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn, agent config.Agent,
 		}()
 	}
 	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
-		w := &toolWait{sessionID: t.sessionID, idx: i, ch: ch, args: args}
-		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.sessionID, TurnID: t.id, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason}); err != nil {
+		w := &toolWait{sessionID: t.SessionID, idx: i, ch: ch, args: args}
+		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason}); err != nil {
 			s.log.Error("store tool call", "err", err)
 		}
 		s.mu.Lock()
 		s.waits[wireIDs[i]] = w
 		s.mu.Unlock()
-		s.publish(t.sessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.id, Source: source, Target: target, DelegatedBy: t.delegators()})
+		s.publish(t.SessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators()})
 		waits[i] = w
 	}
 	c := s.cfg()
@@ -681,17 +614,17 @@ func (s *Service) deliverToolResult(ctx context.Context, sessionID string, r api
 		err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "late", r.OK, "", "")
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
+			return httpapi.Errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
 		case errors.Is(err, store.ErrConflict):
-			return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+			return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
 		case err != nil:
 			return err
 		}
-		return errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
+		return httpapi.Errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
 	}
 	if w.resolved {
 		s.mu.Unlock()
-		return errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
+		return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
 	}
 	w.resolved = true
 	delete(s.waits, r.ID)
@@ -717,7 +650,9 @@ func splitReason(raw string) (json.RawMessage, string) {
 	}
 	var reason string
 	if r, ok := m["reason"]; ok {
-		json.Unmarshal(r, &reason)
+		if json.Unmarshal(r, &reason) != nil {
+			reason = "" // not a string: the call gives no reason
+		}
 		delete(m, "reason")
 	}
 	b, _ := json.Marshal(m)

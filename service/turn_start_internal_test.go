@@ -11,6 +11,8 @@ import (
 	"jarvis/api"
 	"jarvis/internal/testpeer"
 	"jarvis/service/store"
+
+	"jarvis/internal/testwait"
 )
 
 // When the store refuses a turn's start (its own check finds a running turn
@@ -49,19 +51,11 @@ func TestRefusedStartLeavesNothing(t *testing.T) {
 	}
 	// The streamed request was answered at once; its turn lets go of the
 	// session when its model call ends.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, "the refused turn to let go of the session", 10*time.Second, func() bool {
 		s.mu.Lock()
-		claimed := s.turns[sess.ID]
-		s.mu.Unlock()
-		if claimed == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the refused turn still claims the session")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return s.turns[sess.ID] == nil
+	})
 	if msgs, _ := s.st.Messages(ctx, sess.ID); len(msgs) != 1 {
 		t.Fatalf("messages after the model calls ended: %+v", msgs)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"jarvis/service"
 	"jarvis/service/config"
+	"jarvis/service/listener"
 	"jarvis/service/secrets"
 )
 
@@ -68,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	if err != nil {
 		return err
 	}
-	ln, err := service.Listen(*addr, *allowNonLoopback)
+	ln, err := listener.Listen(*addr, *allowNonLoopback)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		ln.Close()
 		return err
 	}
-	srv := service.NewHTTPServer(svc.Handler())
+	srv := listener.NewHTTPServer(svc.Handler())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "jarvis-service listening on http://%s\n", ln.Addr())
@@ -118,9 +119,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		}
 	}
 	// Stop accepting, end running turns (recorded as interrupted), flush.
-	go service.Shutdown(srv, 5*time.Second)
+	go listener.Shutdown(srv, 5*time.Second)
 	err = svc.Close()
-	service.Shutdown(srv, 5*time.Second)
+	listener.Shutdown(srv, 5*time.Second)
 	return err
 }
 

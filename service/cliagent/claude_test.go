@@ -71,7 +71,7 @@ func TestClaudeToolTurn(t *testing.T) {
 	if res.ResumeID != "sess-1" {
 		t.Errorf("ResumeID = %q", res.ResumeID)
 	}
-	if res.ToolCallCount() != 1 {
+	if len(res.ToolCalls) != 1 {
 		t.Fatalf("ToolCalls = %+v", res.ToolCalls)
 	}
 	tc := res.ToolCalls[0]
@@ -325,7 +325,7 @@ func TestClaudeGarbageLinesIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text != "Let me look.\n\nTwo files: a.go and b.go." || res.ResumeID != "sess-1" || res.ToolCallCount() != 1 {
+	if res.Text != "Let me look.\n\nTwo files: a.go and b.go." || res.ResumeID != "sess-1" || len(res.ToolCalls) != 1 {
 		t.Errorf("Result = %+v", res)
 	}
 	wantSeq := []string{"thinking", "thinking", "text", "text", "start:Bash", "end:Bash", "text"}

@@ -160,9 +160,6 @@ type Result struct {
 	Stderr string
 }
 
-// ToolCallCount is len(r.ToolCalls), agents_message's toolCallCount (docs/protocols/agents.md).
-func (r Result) ToolCallCount() int { return len(r.ToolCalls) }
-
 // Event is one streaming update; exactly one field is set.
 type Event struct {
 	TextDelta     string
@@ -230,9 +227,6 @@ func New(opts Options) (*Runner, error) {
 	opts.Env = append([]string(nil), opts.Env...)
 	return &Runner{opts: opts, info: info, log: opts.Logger.With("kind", string(opts.Kind))}, nil
 }
-
-// Kind reports the Runner's kind.
-func (r *Runner) Kind() Kind { return r.opts.Kind }
 
 // LookPath resolves the CLI's executable the way Run does. The error wraps
 // ErrNotInstalled and says how to install the CLI.

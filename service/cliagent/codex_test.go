@@ -47,7 +47,7 @@ func TestCodexToolTurn(t *testing.T) {
 	if got := rec.sequence(); !slices.Equal(got, wantSeq) {
 		t.Errorf("events = %q, want %q", got, wantSeq)
 	}
-	if res.ToolCallCount() != 3 {
+	if len(res.ToolCalls) != 3 {
 		t.Fatalf("ToolCalls = %+v", res.ToolCalls)
 	}
 	shell, patch, mcp := res.ToolCalls[0], res.ToolCalls[1], res.ToolCalls[2]

@@ -64,7 +64,7 @@ func TestPiToolTurn(t *testing.T) {
 	if got := rec.sequence(); !slices.Equal(got, wantSeq) {
 		t.Errorf("events = %q, want %q", got, wantSeq)
 	}
-	if res.ToolCallCount() != 1 {
+	if len(res.ToolCalls) != 1 {
 		t.Fatalf("ToolCalls = %+v", res.ToolCalls)
 	}
 	if c := res.ToolCalls[0]; c.ID != "call_1" || c.Name != "bash" || string(c.Input) != `{"command":"ls"}` ||

@@ -36,7 +36,7 @@ func TestNewValidatesKind(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if r.opts.Binary != tt.binary || r.opts.GracePeriod != defaultGracePeriod || r.opts.MaxLine != defaultMaxLine || r.Kind() != tt.kind {
+			if r.opts.Binary != tt.binary || r.opts.GracePeriod != defaultGracePeriod || r.opts.MaxLine != defaultMaxLine || r.opts.Kind != tt.kind {
 				t.Errorf("defaults = %+v", r.opts)
 			}
 		})

@@ -458,3 +458,13 @@ func (c *Config) validate(name string, b []byte) error {
 	}
 	return nil
 }
+
+// IsCLIProvider reports a provider that is a coding CLI run as a program
+// (claude-cli, codex-cli, pi-cli) rather than a model server.
+func IsCLIProvider(p string) bool {
+	switch p {
+	case ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI:
+		return true
+	}
+	return false
+}

@@ -27,7 +27,7 @@ const (
 type Options struct {
 	// Client calls the agents. Nil means NewSafeClient(). A caller's client
 	// is copied with redirects disabled; its transport should dial through
-	// SafeDialer to keep the link-local/metadata guard.
+	// netguard.Dialer to keep the link-local/metadata guard.
 	Client *http.Client
 	// CallTimeout bounds each call to an agent whose own Timeout is 0
 	// (default 120 s).
@@ -358,11 +358,11 @@ func (r *run) phaseAnalyze(ctx context.Context, agents []Agent) {
 
 func (r *run) phaseChallenge(ctx context.Context, agents []Agent) {
 	start := r.e.now()
-	// Each analysis is encoded once; each agent's request is spliced from
-	// the others' encodings.
-	encoded := make([]json.RawMessage, len(r.res.Analyses))
+	// Each analysis is converted once; each agent's request carries the
+	// others'.
+	wire := make([]WireAnalysis, len(r.res.Analyses))
 	for i, an := range r.res.Analyses {
-		encoded[i], _ = json.Marshal(toWireAnalysis(an)) // plain strings and numbers: cannot fail
+		wire[i] = toWireAnalysis(an)
 	}
 	slots := make([]*challengeSet, len(agents))
 	var eligible []Agent
@@ -382,17 +382,13 @@ func (r *run) phaseChallenge(ctx context.Context, agents []Agent) {
 		idx = append(idx, i)
 	}
 	r.fanOut(ctx, PhaseChallenge, eligible, func(j int, a Agent) {
-		var others []json.RawMessage
+		var others []WireAnalysis
 		for k, an := range r.res.Analyses {
 			if an.AgentName != a.Name {
-				others = append(others, encoded[k])
+				others = append(others, wire[k])
 			}
 		}
-		req, _ := json.Marshal(struct {
-			TaskID        string            `json:"task_id"`
-			Content       string            `json:"content"`
-			OtherAnalyses []json.RawMessage `json:"other_analyses"`
-		}{r.task.ID, r.task.Content, others})
+		req, _ := json.Marshal(ChallengeRequest{TaskID: r.task.ID, Content: r.task.Content, OtherAnalyses: others}) // plain strings and numbers: cannot fail
 		var cs challengeSet
 		ok := r.callAgent(ctx, PhaseChallenge, a, "/challenge", req, func(d *decoder, b []byte) (err error) {
 			cs, err = d.challenge(b)

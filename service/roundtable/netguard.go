@@ -1,26 +1,21 @@
 package roundtable
 
 import (
-	"net"
 	"net/http"
 	"time"
 
 	"jarvis/service/netguard"
 )
 
-// SafeDialer returns a net.Dialer whose connections pass the service's one
-// address check (service/netguard) after resolution. Use its DialContext in
-// any transport that talks to agents.
-func SafeDialer() *net.Dialer { return netguard.Dialer(30 * time.Second) }
-
 // NewSafeClient returns the client the engine uses when Options.Client is
-// nil: dials are guarded by SafeDialer, environment proxies are ignored
+// nil: every dial passes the service's one address check (netguard.Dialer)
+// after resolution, environment proxies are ignored
 // (a proxy would dial on our behalf and bypass the guard), and redirects are
 // never followed. It sets no overall timeout; the engine bounds each call.
 func NewSafeClient() *http.Client {
 	t := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           SafeDialer().DialContext,
+		DialContext:           netguard.Dialer(30 * time.Second).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   4,

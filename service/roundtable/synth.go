@@ -387,12 +387,10 @@ func keyOf(s string) textKey {
 	return k
 }
 
-// similarity compares two short texts: 1 when equal after folding, 0.9
-// when one contains the other, else the overlap coefficient of their
-// content-word stems (shared stems over the smaller set), counted only from
-// two shared stems up.
-func similarity(a, b string) float64 { return keySimilarity(keyOf(a), keyOf(b)) }
-
+// keySimilarity compares two short texts by their keys: 1 when equal after
+// folding, 0.9 when one contains the other, else the overlap coefficient of
+// their content-word stems (shared stems over the smaller set), counted only
+// from two shared stems up.
 func keySimilarity(a, b textKey) float64 {
 	fa, fb := a.folded, b.folded
 	if fa == "" || fb == "" {

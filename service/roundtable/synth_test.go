@@ -135,7 +135,7 @@ func TestSimilarity(t *testing.T) {
 		{"", "x", 0, 0},
 	}
 	for _, tt := range tests {
-		if s := similarity(tt.a, tt.b); s < tt.min || s > tt.max {
+		if s := keySimilarity(keyOf(tt.a), keyOf(tt.b)); s < tt.min || s > tt.max {
 			t.Errorf("similarity(%q, %q) = %.2f, want in [%.2f, %.2f]", tt.a, tt.b, s, tt.min, tt.max)
 		}
 	}

@@ -61,11 +61,6 @@ func (s *Store) SessionByJarvisID(ctx context.Context, jid string) (Session, err
 	return scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE jarvis_session_id = ?`, jid))
 }
 
-// TouchSession advances updated_at and, when snippet is not empty, the last snippet.
-func (s *Store) TouchSession(ctx context.Context, id, snippet string) error {
-	return s.touch(ctx, nil, id, snippet, s.ts())
-}
-
 // touch advances a session's updated_at (in tx when not nil).
 func (s *Store) touch(ctx context.Context, tx *sql.Tx, id, snippet, now string) error {
 	if snippet != "" {

@@ -19,3 +19,21 @@ func TestStripNUL(t *testing.T) {
 		}
 	}
 }
+
+func TestSnippet(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  one\n two\tthree ", 20, "one two three"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdef", 3, "abc…"},
+		{"ééééé", 2, "éé…"}, // cut on characters, never inside one
+		{"", 5, ""},
+	} {
+		if got := Snippet(c.in, c.n); got != c.want {
+			t.Errorf("Snippet(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"jarvis/internal/testpeer"
 	"jarvis/service"
 	"jarvis/service/config"
+	"jarvis/service/listener"
 )
 
 const token = "suite-token-7c1d0e"
@@ -300,11 +301,11 @@ func TestBinaryListensOnLoopbackOnlyAndNeverLogsSecrets(t *testing.T) {
 
 func TestNonLoopbackAddressIsRefused(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.168.1.10:0", "example.com:0"} {
-		if _, err := service.Listen(addr, false); err == nil {
+		if _, err := listener.Listen(addr, false); err == nil {
 			t.Errorf("Listen(%q) succeeded", addr)
 		}
 	}
-	ln, err := service.Listen("localhost:0", false)
+	ln, err := listener.Listen("localhost:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package service
+package proxyrt
 
 import (
 	"context"
@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/proxy"
 	"jarvis/service/redact"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/service/webhook"
 )
 
@@ -23,36 +26,36 @@ import (
 // 401 bad or missing token/signature; 404 unknown agent or session; 400
 // malformed response (the waiting turn fails with proxy_malformed); 413 over
 // the size cap (proxy_too_large); 409 the call's answer is already complete.
-func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleProxyCallback(w http.ResponseWriter, r *http.Request) error {
 	agentID, sessionID, callID := r.PathValue("agentId"), r.PathValue("sessionId"), r.URL.Query().Get("call")
-	agent, ok := s.cfg().Agent(agentID)
+	agent, ok := rt.env.Config().Agent(agentID)
 	if !ok || agent.Type != config.TypeProxy {
-		return errorf(http.StatusNotFound, "unknown_agent", "no proxy agent %q is configured", agentID)
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no proxy agent %q is configured", agentID)
 	}
-	pc, err := s.px.definition(agent)
+	pc, err := rt.definition(agent)
 	if err != nil {
-		return errorf(http.StatusConflict, "proxy_invalid", "%v", err)
+		return httpapi.Errorf(http.StatusConflict, "proxy_invalid", "%v", err)
 	}
 	limit := pc.MaxResponseBytes
 	if limit <= 0 {
 		limit = proxy.DefaultMaxResponse
 	}
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	ok, dup, given, err := s.px.authenticate(r, pc, agentID, sessionID, callID, body, s.secrets, s.now())
+	ok, dup, given, err := rt.authenticate(r, pc, agentID, sessionID, callID, body, rt.env.Secrets, rt.env.Now())
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing, wrong or expired")
+		return httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "callback token or webhook signature missing, wrong or expired")
 	case dup: // Standard Webhooks: a replayed id is acknowledged and ignored
-		return writeJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
+		return httpapi.WriteJSON(w, http.StatusOK, api.ProxyCallbackResponse{Duplicate: true})
 	case !given:
-		return errorf(http.StatusNotFound, "proxy_call_not_found", "agent %q was given no call %q in session %q", agentID, callID, sessionID)
+		return httpapi.Errorf(http.StatusNotFound, "proxy_call_not_found", "agent %q was given no call %q in session %q", agentID, callID, sessionID)
 	}
-	wt := s.px.lookup(callID, agentID, sessionID)
+	wt := rt.lookup(callID, agentID, sessionID)
 	if wt == nil || !wt.test {
-		if sess, err := s.st.Session(r.Context(), sessionID); errors.Is(err, store.ErrNotFound) || err == nil && sess.DeletedAt != "" {
-			return errorf(http.StatusNotFound, "not_found", "no session %s", sessionID)
+		if sess, err := rt.env.Store.Session(r.Context(), sessionID); errors.Is(err, store.ErrNotFound) || err == nil && sess.DeletedAt != "" {
+			return httpapi.Errorf(http.StatusNotFound, "not_found", "no session %s", sessionID)
 		} else if err != nil {
 			return err
 		}
@@ -62,20 +65,20 @@ func (s *Service) handleProxyCallback(w http.ResponseWriter, r *http.Request) er
 		if errors.As(readErr, &mbe) {
 			e := &proxy.TooLargeError{Limit: limit}
 			wt.failWith(e)
-			return errorf(http.StatusRequestEntityTooLarge, "proxy_too_large", "%v", e).with("limit_bytes", limit)
+			return httpapi.Errorf(http.StatusRequestEntityTooLarge, "proxy_too_large", "%v", e).With("limit_bytes", limit)
 		}
-		return errorf(http.StatusBadRequest, "bad_request", "reading the callback body: %v", readErr)
+		return httpapi.Errorf(http.StatusBadRequest, "bad_request", "reading the callback body: %v", readErr)
 	}
 	resp, err := proxy.ParseCallback(body, pc.ResponseMapping)
 	if err != nil {
 		wt.failWith(err)
-		return errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
+		return httpapi.Errorf(http.StatusBadRequest, proxyErrorCode(err), "%v", err)
 	}
-	out, err := s.deliverProxy(wt, agent, pc, sessionID, resp)
+	out, err := rt.deliverProxy(wt, agent, pc, sessionID, resp)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, out)
+	return httpapi.WriteJSON(w, http.StatusAccepted, out)
 }
 
 // failWith fails a waiting call (a malformed or oversized callback).
@@ -95,10 +98,10 @@ func (w *proxyWait) failWith(err error) {
 
 // deliverProxy adds a callback's response to its call: shown at once while
 // the call waits, recorded as a late answer once it has timed out.
-func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, resp proxy.Response) (api.ProxyCallbackResponse, error) {
+func (rt *Runtime) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, resp proxy.Response) (api.ProxyCallbackResponse, error) {
 	if w == nil { // no call we know of (e.g. sent before a restart)
 		if resp.Final {
-			s.recordLate(nil, agent, pc, sessionID, resp)
+			rt.recordLate(nil, agent, pc, sessionID, resp)
 		}
 		return api.ProxyCallbackResponse{Accepted: true, Late: true, Final: resp.Final}, nil
 	}
@@ -109,15 +112,15 @@ func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig,
 	defer w.mu.Unlock()
 	shown, err := w.turn.Add(resp)
 	if errors.Is(err, proxy.ErrTurnClosed) {
-		return api.ProxyCallbackResponse{}, errorf(http.StatusConflict, "proxy_turn_complete", "the answer to call %s is already complete", w.id)
+		return api.ProxyCallbackResponse{}, httpapi.Errorf(http.StatusConflict, "proxy_turn_complete", "the answer to call %s is already complete", w.id)
 	}
 	if w.late.Load() {
 		if shown.Final {
-			s.recordLate(w, agent, pc, sessionID, shown)
+			rt.recordLate(w, agent, pc, sessionID, shown)
 		}
 		return api.ProxyCallbackResponse{Accepted: true, Late: true, Final: shown.Final}, nil
 	}
-	s.px.noteStatus(agent.AgentID, resp.Status, s.now())
+	rt.noteStatus(agent.AgentID, resp.Status, rt.env.Now())
 	if !shown.Final {
 		w.sink.delta(shown.Output)
 	}
@@ -135,10 +138,10 @@ func (s *Service) deliverProxy(w *proxyWait, agent config.Agent, pc proxyConfig,
 // the callback is for a call the agent was given, or (signed only) for a
 // session of the agent with no call named (recorded as a late answer); an
 // unauthenticated callback must name a call the agent was given.
-func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID, callID string, body []byte, secrets Secrets, now time.Time) (ok, dup, given bool, err error) {
+func (rt *Runtime) authenticate(r *http.Request, pc proxyConfig, agentID, sessionID, callID string, body []byte, secrets turn.Secrets, now time.Time) (ok, dup, given bool, err error) {
 	ctx := r.Context()
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		c, err := px.st.ProxyCallToken(ctx, hashCallbackToken(tok))
+		c, err := rt.env.Store.ProxyCallToken(ctx, callback.HashToken(tok))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return false, false, false, err
 		}
@@ -150,7 +153,7 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 		if callID == "" {
 			return false, nil
 		}
-		return px.st.ProxyCallGiven(ctx, agentID, sessionID, callID)
+		return rt.env.Store.ProxyCallGiven(ctx, agentID, sessionID, callID)
 	}
 	if pc.WebhookSecretRef != "" && secrets != nil && webhook.Signed(r.Header) {
 		if sec, err := secrets.Get(pc.WebhookSecretRef); err == nil {
@@ -158,9 +161,9 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 				if id, err := webhook.Verify(key, r.Header, body, now); err == nil {
 					g, err := callGiven()
 					if err == nil && !g && callID == "" {
-						g, err = px.ownSession(ctx, agentID, sessionID)
+						g, err = rt.ownSession(ctx, agentID, sessionID)
 					}
-					return true, px.replayed(agentID+"\x00"+id, now), g, err
+					return true, rt.replayed(agentID+"\x00"+id, now), g, err
 				}
 			}
 		}
@@ -173,8 +176,8 @@ func (px *proxyRuntime) authenticate(r *http.Request, pc proxyConfig, agentID, s
 }
 
 // ownSession reports whether sessionID is a live session of the agent.
-func (px *proxyRuntime) ownSession(ctx context.Context, agentID, sessionID string) (bool, error) {
-	sess, err := px.st.Session(ctx, sessionID)
+func (rt *Runtime) ownSession(ctx context.Context, agentID, sessionID string) (bool, error) {
+	sess, err := rt.env.Store.Session(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -182,20 +185,20 @@ func (px *proxyRuntime) ownSession(ctx context.Context, agentID, sessionID strin
 }
 
 // replayed records a webhook id and reports whether it was seen before.
-func (px *proxyRuntime) replayed(id string, now time.Time) bool {
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	if _, ok := px.seen[id]; ok {
+func (rt *Runtime) replayed(id string, now time.Time) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if _, ok := rt.seen[id]; ok {
 		return true
 	}
-	if len(px.seen) > 4096 {
-		for k, t := range px.seen {
+	if len(rt.seen) > 4096 {
+		for k, t := range rt.seen {
 			if now.Sub(t) > 2*webhook.Window {
-				delete(px.seen, k)
+				delete(rt.seen, k)
 			}
 		}
 	}
-	px.seen[id] = now
+	rt.seen[id] = now
 	return false
 }
 
@@ -203,47 +206,47 @@ func (px *proxyRuntime) replayed(id string, now time.Time) bool {
 // agent a real request with the sample values and reports what came back
 // (api.ProxyTestReport). A failing agent is a 200 with the failure in the
 // report; only an unknown agent or one that is not a proxy is an error.
-func (s *Service) handleProxyTest(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleProxyTest(w http.ResponseWriter, r *http.Request) error {
 	agentID := r.PathValue("agentId")
-	agent, ok := s.cfg().Agent(agentID)
+	agent, ok := rt.env.Config().Agent(agentID)
 	if !ok {
-		return errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", agentID)
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", agentID)
 	}
 	if agent.Type != config.TypeProxy {
-		return errorf(http.StatusBadRequest, "not_a_proxy_agent", "agent %q is of type %q; only proxy agents have a Test action", agentID, agent.Type)
+		return httpapi.Errorf(http.StatusBadRequest, "not_a_proxy_agent", "agent %q is of type %q; only proxy agents have a Test action", agentID, agent.Type)
 	}
 	var req api.ProxyTestRequest
 	if r.ContentLength != 0 {
-		if err := s.decodeJSON(w, r, &req); err != nil {
+		if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
 			return err
 		}
 	}
-	pc, err := s.px.definition(agent)
+	pc, err := rt.definition(agent)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "proxy_invalid", "%v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "proxy_invalid", "%v", err)
 	}
 	if req.Text == "" {
 		req.Text = "Hello from Jarvis: this is a test message."
 	}
 	if req.SessionID == "" {
-		req.SessionID = newID("test_")
+		req.SessionID = turn.NewID("test_")
 	}
 	if req.UserID == "" {
-		req.UserID = s.px.userID
+		req.UserID = rt.userID
 	}
 	in := proxy.Input{SessionID: req.SessionID, UserID: req.UserID, Text: req.Text}
 	if pc.Async {
 		// Callbacks of a test call are acknowledged and dropped: they must
 		// not land in a real session's transcript.
-		tw := &proxyWait{id: newID("pc_"), agentID: agentID, sessionID: req.SessionID, test: true, created: time.Now()}
+		tw := &proxyWait{id: turn.NewID("pc_"), agentID: agentID, sessionID: req.SessionID, test: true, created: time.Now()}
 		tw.late.Store(true)
-		if in.CallbackURL = s.px.callbackURL(pc, agentID, req.SessionID, tw.id); in.CallbackURL != "" {
-			s.px.register(tw)
+		if in.CallbackURL = rt.callbackURL(pc, agentID, req.SessionID, tw.id); in.CallbackURL != "" {
+			rt.register(tw)
 		}
 	}
-	rep := s.px.client.Test(r.Context(), pc.Definition, in)
+	rep := rt.client.Test(r.Context(), pc.Definition, in)
 	// The agent's answer and the error may echo the credentials sent.
-	return writeJSON(w, http.StatusOK, redact.JSON(s.red, api.ProxyTestReport{
+	return httpapi.WriteJSON(w, http.StatusOK, redact.JSON(rt.red, api.ProxyTestReport{
 		Status: rep.Status, LatencyMs: rep.LatencyMs, ContentType: rep.ContentType, RequestBody: rep.RequestBody,
 		RawResponse: rep.RawResponse, RawTruncated: rep.RawTruncated, Parsed: rep.Parsed, ParseError: rep.ParseError,
 		Error: rep.Error, ErrorKind: rep.ErrorKind, Output: rep.Output, Thoughts: rep.Thoughts, AgentStatus: rep.AgentStatus,

@@ -1,4 +1,4 @@
-package service
+package listener
 
 // The connection cap. Anyone on the machine can open connections to the
 // service; left uncapped, 20,000 idle ones exhausted its file descriptors
@@ -128,8 +128,8 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// trustConn marks the connection of an authenticated request as trusted.
-func trustConn(ctx context.Context) {
+// TrustConn marks the connection of an authenticated request as trusted.
+func TrustConn(ctx context.Context) {
 	if cc, ok := ctx.Value(connKey{}).(*capConn); ok {
 		cc.trust()
 	}

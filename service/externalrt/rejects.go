@@ -1,4 +1,4 @@
-package service
+package externalrt
 
 // The audit of rejected external callbacks, rate-limited and aggregated:
 // anyone on the machine can post to the callback route, and one
@@ -47,9 +47,9 @@ type rejectAudit struct {
 
 // auditRejected audits a callback that was refused: a row of its own while
 // its kind has had fewer than rejectSingles this window, else a count.
-func (s *Service) auditRejected(a store.ExternalAudit) {
-	now := s.now()
-	r := &s.ext.rejects
+func (rt *Runtime) auditRejected(a store.ExternalAudit) {
+	now := rt.env.Now()
+	r := &rt.rejects
 	r.mu.Lock()
 	var due []store.ExternalAudit
 	if r.kinds == nil || now.Sub(r.start) >= rejectWindow {
@@ -73,11 +73,11 @@ func (s *Service) auditRejected(a store.ExternalAudit) {
 		c.bytes += a.Bytes
 	}
 	r.mu.Unlock()
-	s.storeRejectCounts(due)
+	rt.storeRejectCounts(due)
 	if single {
-		s.auditExternal(a, true)
+		rt.auditExternal(a, true)
 	}
-	s.pruneExternal()
+	rt.pruneExternal()
 }
 
 // takeLocked returns the window's counts as audit rows and starts afresh.
@@ -95,42 +95,42 @@ func (r *rejectAudit) takeLocked() []store.ExternalAudit {
 
 // flushRejects stores the counts of a window that has ended (all of them
 // when final is set: at Close).
-func (s *Service) flushRejects(final bool) {
-	r := &s.ext.rejects
+func (rt *Runtime) FlushRejects(final bool) {
+	r := &rt.rejects
 	r.mu.Lock()
 	var due []store.ExternalAudit
-	if final || (r.kinds != nil && s.now().Sub(r.start) >= rejectWindow) {
+	if final || (r.kinds != nil && rt.env.Now().Sub(r.start) >= rejectWindow) {
 		due = r.takeLocked()
 	}
 	r.mu.Unlock()
-	s.storeRejectCounts(due)
+	rt.storeRejectCounts(due)
 }
 
-func (s *Service) storeRejectCounts(rows []store.ExternalAudit) {
+func (rt *Runtime) storeRejectCounts(rows []store.ExternalAudit) {
 	if len(rows) == 0 {
 		return
 	}
 	for _, a := range rows {
-		s.log.Warn("external callbacks rejected", "session", a.SessionID, "agent", a.AgentID, "auth", a.Auth,
+		rt.env.Log.Warn("external callbacks rejected", "session", a.SessionID, "agent", a.AgentID, "auth", a.Auth,
 			"reason", a.Reason, "attempts", a.Attempts, "bytes", a.Bytes, "window", rejectWindow)
 	}
-	if err := s.st.AddExternalAudits(context.Background(), rows); err != nil {
-		s.log.Error("store external audit counts", "err", err)
+	if err := rt.env.Store.AddExternalAudits(context.Background(), rows); err != nil {
+		rt.env.Log.Error("store external audit counts", "err", err)
 	}
 }
 
-// flushRejectsEvery writes each window's counts when it ends, until Close.
-func (s *Service) flushRejectsEvery(d time.Duration) {
-	defer s.wg.Done()
-	t := time.NewTicker(d)
+// FlushRejectsEvery writes each window's counts of rejected callbacks when
+// it ends, and prunes old audit rows, until closing is closed.
+func (rt *Runtime) FlushRejectsEvery(closing <-chan struct{}) {
+	t := time.NewTicker(rejectWindow)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.closing:
+		case <-closing:
 			return
 		case <-t.C:
-			s.flushRejects(false)
-			s.pruneExternal()
+			rt.FlushRejects(false)
+			rt.pruneExternal()
 		}
 	}
 }

@@ -1,8 +1,6 @@
-package service
-
-// External agents (seed 000): out-of-process programs that get the user's
+// Package externalrt is the external runtime. External agents (seed 000): out-of-process programs that get the user's
 // messages on their inputUrl and answer later, any number of times, by
-// POSTing to the callback URL the service gave them (external_callback.go).
+// POSTing to the callback URL the service gave them (callback.go).
 //
 // How a turn of an external agent ends: the forward itself is the turn. The
 // runtime publishes a status event "Sent to external agent", POSTs the seed's
@@ -13,8 +11,9 @@ package service
 // arrive later as separate assistant.final events with "origin": "external"
 // and a fresh turn_id of their own, each stored as an assistant message.
 //
-// Concurrency: externalState is guarded by its mutex; the base URL is an
-// atomic pointer because every request may refresh it.
+// Concurrency: a Runtime's token map is guarded by its mutex; the base URL
+// (package callback) may be refreshed by every request.
+package externalrt
 
 import (
 	"bytes"
@@ -23,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,10 +31,14 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/httpapi"
 	"jarvis/service/netguard"
+	"jarvis/service/redact"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/service/webhook"
 )
 
@@ -75,6 +77,12 @@ type externalSettings struct {
 	CallbackAuth string `json:"callbackAuth,omitempty"`
 	// MaxMessageBytes caps a callback body. Default 1 MiB.
 	MaxMessageBytes int64 `json:"maxMessageBytes,omitempty"`
+}
+
+// externalSettings is an external agent's settings, decoded and validated
+// once (at load and reload, see SetConfig).
+func (rt *Runtime) externalSettings(a config.Agent) (externalSettings, error) {
+	return rt.settings.Get(a)
 }
 
 // parseExternalSettings reads and validates an external agent's settings.
@@ -158,11 +166,15 @@ func (x externalSettings) authLabel() string {
 	return externalAuthToken
 }
 
-// externalState is the process's state of external agents.
-type externalState struct {
-	baseURL   atomic.Pointer[string] // "http://127.0.0.1:PORT", the listener's address
-	lastPrune atomic.Int64           // unix seconds of the last pruning (pruneExternal)
-	rejects   rejectAudit            // counts of rejected callbacks (external_rejects.go)
+// Runtime runs the turns of external agents and takes their callbacks.
+type Runtime struct {
+	env  turn.Env
+	red  *redact.Set    // what agents' replies and statuses may echo
+	base *callback.Base // the service's own address, for callback URLs
+
+	settings  turn.Settings[externalSettings] // agents' "external" objects, parsed once
+	lastPrune atomic.Int64                    // unix seconds of the last pruning (pruneExternal)
+	rejects   rejectAudit                     // counts of rejected callbacks (rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
 	// a failed forward, never followed, so the user's message and the
@@ -173,45 +185,22 @@ type externalState struct {
 	tokens map[string]string // session id → callback token minted by this process
 }
 
-// noteBaseURL remembers the address the service listens on (the local
-// address of the connection a request arrived on), the default
-// callbackBaseUrl. Never the Host header: any request, even one without a
-// token, could otherwise make the service hand out callback URLs (and
-// their tokens) on an address it does not listen on, such as [::1]:PORT
-// while it listens on 127.0.0.1:PORT, which any local user can bind.
-// Called by guard for every request that passed it.
-func (s *Service) noteBaseURL(r *http.Request) {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return
-	}
-	addr := a.String()
-	if p := s.ext.baseURL.Load(); p != nil && len(*p) == len("http://")+len(addr) && (*p)[len("http://"):] == addr {
-		return
-	}
-	u := "http://" + addr
-	s.ext.baseURL.Store(&u)
-}
-
 // externalCallbackBase returns the base of an agent's callback URLs.
-func (s *Service) externalCallbackBase(x externalSettings) (string, error) {
-	if x.CallbackBaseURL != "" {
-		return x.CallbackBaseURL, nil
-	}
-	if p := s.ext.baseURL.Load(); p != nil {
-		return *p, nil
+func (rt *Runtime) externalCallbackBase(x externalSettings) (string, error) {
+	if b := rt.base.Or(x.CallbackBaseURL); b != "" {
+		return b, nil
 	}
 	return "", errors.New("the service does not know its own URL yet; set external.callbackBaseUrl in config.json")
 }
 
 // externalToken returns the session's callback token, minting one (and
 // storing its hash) when this process has none that is still valid.
-func (s *Service) externalToken(ctx context.Context, sessionID string) (string, error) {
-	s.ext.mu.Lock()
-	tok := s.ext.tokens[sessionID]
-	s.ext.mu.Unlock()
+func (rt *Runtime) externalToken(ctx context.Context, sessionID string) (string, error) {
+	rt.mu.Lock()
+	tok := rt.tokens[sessionID]
+	rt.mu.Unlock()
 	if tok != "" {
-		owner, err := s.st.ExternalTokenSession(ctx, hashCallbackToken(tok))
+		owner, err := rt.env.Store.ExternalTokenSession(ctx, callback.HashToken(tok))
 		if err == nil && owner == sessionID {
 			return tok, nil
 		}
@@ -220,47 +209,47 @@ func (s *Service) externalToken(ctx context.Context, sessionID string) (string, 
 		}
 		// Revoked (the session was deleted since): mint a new one.
 	}
-	tok, hash, err := newCallbackToken("xcb_") // callback_token.go
+	tok, hash, err := callback.NewToken("xcb_")
 	if err != nil {
 		return "", err
 	}
-	if err := s.st.AddExternalToken(ctx, sessionID, hash); err != nil {
+	if err := rt.env.Store.AddExternalToken(ctx, sessionID, hash); err != nil {
 		return "", err
 	}
-	s.ext.mu.Lock()
-	if s.ext.tokens == nil {
-		s.ext.tokens = map[string]string{}
+	rt.mu.Lock()
+	if rt.tokens == nil {
+		rt.tokens = map[string]string{}
 	}
-	s.ext.tokens[sessionID] = tok
-	s.ext.mu.Unlock()
+	rt.tokens[sessionID] = tok
+	rt.mu.Unlock()
 	return tok, nil
 }
 
 // externalCallbackURL returns the URL the session's agent posts replies to.
-func (s *Service) externalCallbackURL(ctx context.Context, x externalSettings, sessionID string) (string, error) {
-	base, err := s.externalCallbackBase(x)
+func (rt *Runtime) externalCallbackURL(ctx context.Context, x externalSettings, sessionID string) (string, error) {
+	base, err := rt.externalCallbackBase(x)
 	if err != nil {
 		return "", err
 	}
-	tok, err := s.externalToken(ctx, sessionID)
+	tok, err := rt.externalToken(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
 	return base + "/external/sessions/" + url.PathEscape(sessionID) + "/messages?token=" + tok, nil
 }
 
-// runExternal is the external runtime: forward the turn's user message to
+// Run is the external runtime: forward the turn's user message to
 // the agent's inputUrl; the forward ends the turn (see the file comment).
-func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
+func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	bg := context.Background()
-	x, err := parseExternalSettings(agent)
+	x, err := rt.externalSettings(agent)
 	if err != nil {
-		return failed("external_not_configured", "%s", err.Error())
+		return turn.Failed("external_not_configured", "%s", err.Error())
 	}
-	user := t.user
-	cb, err := s.externalCallbackURL(bg, x, sess.ID)
+	user := t.User
+	cb, err := rt.externalCallbackURL(bg, x, sess.ID)
 	if err != nil {
-		return failed("external_not_configured", "Cannot forward to external agent %q: %v", agent.AgentID, err)
+		return turn.Failed("external_not_configured", "Cannot forward to external agent %q: %v", agent.AgentID, err)
 	}
 	created := user.CreatedAt
 	if ts, err := time.Parse(time.RFC3339Nano, created); err == nil {
@@ -270,22 +259,22 @@ func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, 
 		Message: api.ExternalInputMessage{Type: "user", Text: user.Content, CreatedAt: created}}
 	// Published before the POST: a reply posted while the agent is still
 	// answering it comes after this line, which it replaces.
-	s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: externalStatusSent, Kind: kindExternalSent, TurnID: t.id})
-	start := s.now()
-	detail, err := s.forwardExternal(ctx, x, in, t.id)
-	elapsed := s.now().Sub(start)
-	if serr := s.st.SetExternalForward(bg, agent.AgentID, err == nil, detail); serr != nil {
-		s.log.Error("external agent status", "agent", agent.AgentID, "err", serr)
+	rt.env.Publisher.Publish(sess.ID, api.EventStatus, api.StatusEvent{Text: externalStatusSent, Kind: kindExternalSent, TurnID: t.ID})
+	start := rt.env.Now()
+	detail, err := rt.forwardExternal(ctx, x, in, t.ID)
+	elapsed := rt.env.Now().Sub(start)
+	if serr := rt.env.Store.SetExternalForward(bg, agent.AgentID, err == nil, detail); serr != nil {
+		rt.env.Log.Error("external agent status", "agent", agent.AgentID, "err", serr)
 	}
 	if err != nil {
-		s.log.Warn("forward to external agent failed", "session", sess.ID, "agent", agent.AgentID, "detail", detail, "ms", elapsed.Milliseconds())
+		rt.env.Log.Warn("forward to external agent failed", "session", sess.ID, "agent", agent.AgentID, "detail", detail, "ms", elapsed.Milliseconds())
 		msg := "Forward to external agent failed: " + detail
-		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Text: msg, Kind: kindExternalForwardFailed, TurnID: t.id})
-		line := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "status", Content: msg, Meta: `{"kind":"` + kindExternalForwardFailed + `"}`}
-		return outcome{fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, last: &line}
+		rt.env.Publisher.Publish(sess.ID, api.EventStatus, api.StatusEvent{Text: msg, Kind: kindExternalForwardFailed, TurnID: t.ID})
+		line := store.Message{SessionID: sess.ID, TurnID: t.ID, Role: "status", Content: msg, Meta: `{"kind":"` + kindExternalForwardFailed + `"}`}
+		return turn.Outcome{Fail: &api.ErrorEvent{Code: codeExternalForwardFailed, Message: msg}, Last: &line}
 	}
-	s.log.Info("forwarded to external agent", "session", sess.ID, "agent", agent.AgentID, "result", detail, "ms", elapsed.Milliseconds())
-	return outcome{final: externalStatusSent, kind: "status"}
+	rt.env.Log.Info("forwarded to external agent", "session", sess.ID, "agent", agent.AgentID, "result", detail, "ms", elapsed.Milliseconds())
+	return turn.Outcome{Final: externalStatusSent, Kind: "status"}
 }
 
 // forwardExternal POSTs the input to inputUrl, retrying refused connections
@@ -293,14 +282,14 @@ func (s *Service) runExternal(ctx context.Context, t *turn, sess store.Session, 
 // the same Idempotency-Key (the turn id), so an agent that saw an attempt
 // whose answer was lost can ignore the retry. detail describes the result
 // (without secrets: the callback URL is never part of it).
-func (s *Service) forwardExternal(ctx context.Context, x externalSettings, in api.ExternalInput, key string) (detail string, err error) {
+func (rt *Runtime) forwardExternal(ctx context.Context, x externalSettings, in api.ExternalInput, key string) (detail string, err error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return "could not encode the message", err
 	}
 	var secret []byte
 	if x.SecretRef != "" {
-		sec, err := s.externalSecret(x)
+		sec, err := rt.externalSecret(x)
 		if err != nil {
 			return err.Error(), err
 		}
@@ -308,7 +297,7 @@ func (s *Service) forwardExternal(ctx context.Context, x externalSettings, in ap
 	}
 	wait := x.backoff()
 	for attempt := 0; ; attempt++ {
-		detail, retry, err := s.forwardOnce(ctx, x, body, key, secret)
+		detail, retry, err := rt.forwardOnce(ctx, x, body, key, secret)
 		if err == nil {
 			if attempt > 0 {
 				detail += fmt.Sprintf(" after %d retries", attempt)
@@ -332,7 +321,7 @@ func (s *Service) forwardExternal(ctx context.Context, x externalSettings, in ap
 
 var errExternalForward = errors.New("forward failed")
 
-func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []byte, key string, secret []byte) (detail string, retry bool, err error) {
+func (rt *Runtime) forwardOnce(ctx context.Context, x externalSettings, body []byte, key string, secret []byte) (detail string, retry bool, err error) {
 	limit := x.timeout()
 	actx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -341,12 +330,12 @@ func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []by
 		return "bad inputUrl: " + err.Error(), false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "jarvis-service/"+Version)
+	req.Header.Set("User-Agent", "jarvis-service/"+rt.env.Version)
 	req.Header.Set("Idempotency-Key", key)
 	if secret != nil {
-		webhook.SetHeaders(req.Header, secret, key, body, s.now())
+		webhook.SetHeaders(req.Header, secret, key, body, rt.env.Now())
 	}
-	resp, err := s.ext.hc.Do(req)
+	resp, err := rt.hc.Do(req)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -368,7 +357,7 @@ func (s *Service) forwardOnce(ctx context.Context, x externalSettings, body []by
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		detail += " (a redirect: redirects are not followed; put the final URL in external.inputUrl)"
 	}
-	if t := strings.TrimSpace(snippet(strings.ToValidUTF8(string(head), ""))); t != "" {
+	if t := strings.TrimSpace(turn.Snippet(strings.ToValidUTF8(string(head), ""))); t != "" {
 		detail += ": " + t
 	}
 	return detail, resp.StatusCode >= 500, fmt.Errorf("%w: HTTP %d", errExternalForward, resp.StatusCode)
@@ -384,11 +373,11 @@ func externalNetError(err error) string {
 }
 
 // externalSecret resolves the agent's webhook secret.
-func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
-	if s.secrets == nil {
+func (rt *Runtime) externalSecret(x externalSettings) ([]byte, error) {
+	if rt.env.Secrets == nil {
 		return nil, fmt.Errorf("secret %q is unavailable: the service has no secret store", x.SecretRef)
 	}
-	v, err := s.secrets.Get(x.SecretRef)
+	v, err := rt.env.Secrets.Get(x.SecretRef)
 	if err != nil || v == "" {
 		return nil, fmt.Errorf("secret %q is unavailable", x.SecretRef)
 	}
@@ -399,13 +388,13 @@ func (s *Service) externalSecret(x externalSettings) ([]byte, error) {
 	return key, nil
 }
 
-// externalAgentStatus is an external agent's entry status for GET /v1/agents.
-func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
-	x, err := parseExternalSettings(a)
+// Status is an external agent's entry status for GET /v1/agents.
+func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
+	x, err := rt.externalSettings(a)
 	if err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 	}
-	st, err := s.st.ExternalAgentStatus(context.Background(), a.AgentID)
+	st, err := rt.env.Store.ExternalAgentStatus(context.Background(), a.AgentID)
 	if err != nil {
 		return api.AgentStatus{State: "unknown", Detail: "status unavailable: " + err.Error()}
 	}
@@ -422,11 +411,13 @@ func (s *Service) externalAgentStatus(a config.Agent) api.AgentStatus {
 	return out
 }
 
-// initExternal hooks external agents into agents_message (delegate.go) and
-// logs the agents that cannot run and those that accept unauthenticated callbacks.
-func (s *Service) initExternal() {
-	s.externalReplyHook = s.waitExternalTurnReply
-	hc := *s.hc
+// New returns the external runtime: base is the service's own address (for
+// callback URLs), red the redactor of what agents may echo.
+func New(env turn.Env, base *callback.Base, red *redact.Set) *Runtime {
+	rt := &Runtime{env: env, red: red, base: base}
+	rt.settings.Raw = func(a config.Agent) json.RawMessage { return a.External }
+	rt.settings.Parse = parseExternalSettings
+	hc := *rt.env.HTTPClient
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if hc.Transport == nil {
 		// Every connection to an inputUrl passes the one address check at
@@ -437,45 +428,46 @@ func (s *Service) initExternal() {
 		t.DialContext = netguard.Dialer(10 * time.Second).DialContext
 		hc.Transport = t
 	}
-	s.ext.hc = &hc
-	for _, a := range s.cfg().Agents {
-		if a.Type != config.TypeExternal {
-			continue
-		}
-		x, err := parseExternalSettings(a)
-		if err != nil {
-			s.log.Warn("external agent is not usable", "agent", a.AgentID, "err", err)
-			continue
-		}
-		if x.CallbackAuth == externalAuthNone {
-			s.log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
-		}
+	rt.hc = &hc
+	return rt
+}
+
+// Load parses and validates an external agent's settings when its
+// configuration is loaded or reloaded, and logs what cannot run.
+func (rt *Runtime) Load(a config.Agent) {
+	x, err := rt.externalSettings(a)
+	if err != nil {
+		rt.env.Log.Warn("external agent is not usable", "agent", a.AgentID, "err", err)
+	} else if x.CallbackAuth == externalAuthNone {
+		rt.env.Log.Warn("external agent accepts unauthenticated callbacks (callbackAuth \"none\"): anything that can reach the service can post as this agent", "agent", a.AgentID)
 	}
 }
 
-// waitExternalReply waits for the first reply an external agent posts to a
-// session after the event afterSeq (typically the user.message seq that
-// startTurn returned) and returns its text. A forward failure (an error
-// event after afterSeq) ends the wait with that error; ctx bounds it.
-// For agents_message in sync mode.
-func (s *Service) waitExternalReply(ctx context.Context, sessionID string, afterSeq int64) (string, error) {
-	return s.waitExternal(ctx, sessionID, afterSeq, "")
+// Outbound says where a message to an external agent goes.
+func (rt *Runtime) Outbound(_ *config.Config, target config.Agent) string {
+	where := ""
+	if x, err := rt.externalSettings(target); err == nil {
+		where = " at " + x.InputURL
+	}
+	return fmt.Sprintf("external agent %q%s (another program, possibly another machine)", target.AgentID, where)
 }
 
-// waitExternalTurnReply is waitExternalReply after the user message of a
-// turn (the delegated one); only that turn's failure ends the wait early.
-func (s *Service) waitExternalTurnReply(ctx context.Context, sessionID, turnID string) (string, error) {
-	seq, err := s.st.ExternalTurnStartSeq(ctx, sessionID, turnID)
+// AwaitReply waits for the first reply an external agent posts
+// to a session after the user message of a turn (the delegated one) and
+// returns its text; that turn's failure (an error event) ends the wait with
+// that error, and ctx bounds it. For agents_message in sync mode.
+func (rt *Runtime) AwaitReply(ctx context.Context, sessionID, turnID string) (string, error) {
+	seq, err := rt.env.Store.ExternalTurnStartSeq(ctx, sessionID, turnID)
 	if err != nil {
 		return "", err
 	}
-	return s.waitExternal(ctx, sessionID, seq, turnID)
+	return rt.waitExternal(ctx, sessionID, seq, turnID)
 }
 
-func (s *Service) waitExternal(ctx context.Context, sessionID string, afterSeq int64, turnID string) (string, error) {
+func (rt *Runtime) waitExternal(ctx context.Context, sessionID string, afterSeq int64, turnID string) (string, error) {
 	var reply string
 	var failure error
-	err := s.hub.Follow(ctx, sessionID, afterSeq, events.FollowOptions{}, func(ev events.Event) error {
+	err := rt.env.Events.Follow(ctx, sessionID, afterSeq, events.FollowOptions{}, func(ev events.Event) error {
 		switch ev.Type {
 		case api.EventFinal:
 			var d api.ExternalReplyEvent
@@ -485,7 +477,9 @@ func (s *Service) waitExternal(ctx context.Context, sessionID string, afterSeq i
 			}
 		case api.EventError:
 			var d api.ErrorEvent
-			json.Unmarshal(ev.Data, &d)
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return fmt.Errorf("external agent: reading an error event: %w", err)
+			}
 			if turnID != "" && d.TurnID != turnID {
 				return nil
 			}
@@ -509,22 +503,37 @@ func (s *Service) waitExternal(ctx context.Context, sessionID string, afterSeq i
 // handleExternalSessionInfo is GET /v1/external/sessions/{sessionId}: the
 // callback URL of an external session, for scripts and for people who want
 // to post a reply by hand (seed 000's curl example).
-func (s *Service) handleExternalSessionInfo(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.liveSession(r.Context(), r.PathValue("sessionId"), "sessionId")
+func (rt *Runtime) handleExternalSessionInfo(w http.ResponseWriter, r *http.Request) error {
+	sess, err := httpapi.LiveSession(r.Context(), rt.env.Store, r.PathValue("sessionId"), "sessionId")
 	if err != nil {
 		return err
 	}
-	agent, ok := s.cfg().Agent(sess.AgentID)
+	agent, ok := rt.env.Config().Agent(sess.AgentID)
 	if !ok || agent.Type != config.TypeExternal {
-		return errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
+		return httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sess.ID)
 	}
-	x, err := parseExternalSettings(agent)
+	x, err := rt.externalSettings(agent)
 	if err != nil {
-		return errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
+		return httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error())
 	}
-	cb, err := s.externalCallbackURL(r.Context(), x, sess.ID)
+	cb, err := rt.externalCallbackURL(r.Context(), x, sess.ID)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, api.ExternalSessionInfo{SessionID: sess.ID, AgentID: agent.AgentID, InputURL: x.InputURL, CallbackURL: cb})
+	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalSessionInfo{SessionID: sess.ID, AgentID: agent.AgentID, InputURL: x.InputURL, CallbackURL: cb})
+}
+
+// Validate says why an external agent cannot run: its settings are invalid.
+func (rt *Runtime) Validate(a config.Agent) error {
+	_, err := rt.externalSettings(a)
+	return err
+}
+
+// Routes are the external agents' own routes: the callback agents post
+// their replies to, and the callback URL of a session for scripts.
+func (rt *Runtime) Routes() []turn.Route {
+	return []turn.Route{
+		{Pattern: "POST /external/sessions/{sessionId}/messages", Handle: rt.handleExternalMessage},
+		{Pattern: "GET /v1/external/sessions/{sessionId}", Handle: rt.handleExternalSessionInfo},
+	}
 }

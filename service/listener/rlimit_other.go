@@ -1,6 +1,6 @@
 //go:build !unix
 
-package service
+package listener
 
 // openFilesLimit: Windows has no per-process descriptor limit of that kind.
 func openFilesLimit() uint64 { return 1 << 16 }

@@ -1,4 +1,4 @@
-package service
+package externalrt
 
 // The inbound side of external agents: POST /external/sessions/{sessionId}/messages.
 //
@@ -26,8 +26,11 @@ import (
 	"unicode/utf8"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 	"jarvis/service/webhook"
 )
 
@@ -36,22 +39,22 @@ const (
 	externalDeliveryRetention = 24 * time.Hour
 )
 
-// externalSanitizeReport says what sanitizeExternalText removed.
-type externalSanitizeReport struct {
+// SanitizeReport says what SanitizeText removed.
+type SanitizeReport struct {
 	InvalidUTF8Bytes int `json:"invalidUtf8Bytes,omitempty"`
 	NULBytes         int `json:"nulBytes,omitempty"`
 }
 
-func (r externalSanitizeReport) changed() bool { return r.InvalidUTF8Bytes+r.NULBytes > 0 }
+func (r SanitizeReport) Changed() bool { return r.InvalidUTF8Bytes+r.NULBytes > 0 }
 
-func (r *externalSanitizeReport) add(o externalSanitizeReport) {
+func (r *SanitizeReport) add(o SanitizeReport) {
 	r.InvalidUTF8Bytes += o.InvalidUTF8Bytes
 	r.NULBytes += o.NULBytes
 }
 
-// sanitizeExternalText removes bytes that are not valid UTF-8 and NUL bytes.
-func sanitizeExternalText(b []byte) (string, externalSanitizeReport) {
-	var rep externalSanitizeReport
+// SanitizeText removes bytes that are not valid UTF-8 and NUL bytes.
+func SanitizeText(b []byte) (string, SanitizeReport) {
+	var rep SanitizeReport
 	if utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 {
 		return string(b), rep
 	}
@@ -76,52 +79,52 @@ func sanitizeExternalText(b []byte) (string, externalSanitizeReport) {
 
 // auditExternal logs a callback (Info, no secrets, no text) and stores the
 // audit row of one that stored nothing (accepted ones are stored with their message).
-func (s *Service) auditExternal(a store.ExternalAudit, store_ bool) {
-	s.log.Info("external message", "session", a.SessionID, "agent", a.AgentID, "bytes", a.Bytes, "auth", a.Auth,
+func (rt *Runtime) auditExternal(a store.ExternalAudit, store_ bool) {
+	rt.env.Log.Info("external message", "session", a.SessionID, "agent", a.AgentID, "bytes", a.Bytes, "auth", a.Auth,
 		"accepted", a.Accepted, "reason", a.Reason, "delivery_id", a.DeliveryID, "message_id", a.MessageID, "sanitized", a.Sanitized)
 	if store_ {
-		if err := s.st.AddExternalAudit(context.Background(), a); err != nil {
-			s.log.Error("store external audit", "session", a.SessionID, "err", err)
+		if err := rt.env.Store.AddExternalAudit(context.Background(), a); err != nil {
+			rt.env.Log.Error("store external audit", "session", a.SessionID, "err", err)
 		}
 	}
 }
 
 // handleExternalMessage is POST /external/sessions/{sessionId}/messages: an
 // external agent's reply, raw text (Markdown) or application/json {"text"}.
-func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleExternalMessage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	sid := r.PathValue("sessionId")
 	au := store.ExternalAudit{SessionID: sid, Auth: "failed", Bytes: max(r.ContentLength, 0)}
-	if len(au.SessionID) > maxIDLen {
-		au.SessionID = au.SessionID[:maxIDLen]
+	if len(au.SessionID) > turn.MaxIDLen {
+		au.SessionID = au.SessionID[:turn.MaxIDLen]
 	}
-	reject := func(he *httpError, reason string) error {
+	reject := func(he *httpapi.Error, reason string) error {
 		au.Reason = reason
-		s.auditRejected(au)
+		rt.auditRejected(au)
 		return he
 	}
 	tok := r.URL.Query().Get("token")
 	tokHash := ""
 	if tok != "" {
-		tokHash = hashCallbackToken(tok)
+		tokHash = callback.HashToken(tok)
 	}
-	sess, owner, err := s.st.ExternalCallbackTarget(ctx, sid, tokHash)
+	sess, owner, err := rt.env.Store.ExternalCallbackTarget(ctx, sid, tokHash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "unknown session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "unknown session")
 	case err != nil:
 		return err
 	case sess.DeletedAt != "":
-		return reject(errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "deleted session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "session_not_found", "no session %q", sid), "deleted session")
 	}
 	au.AgentID = sess.AgentID
-	agent, ok := s.cfg().Agent(sess.AgentID)
+	agent, ok := rt.env.Config().Agent(sess.AgentID)
 	if !ok || agent.Type != config.TypeExternal {
-		return reject(errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
+		return reject(httpapi.Errorf(http.StatusNotFound, "not_external_session", "session %q does not belong to an external agent", sid), "not an external agent's session")
 	}
-	x, err := parseExternalSettings(agent)
+	x, err := rt.externalSettings(agent)
 	if err != nil {
-		return reject(errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
+		return reject(httpapi.Errorf(http.StatusServiceUnavailable, "external_not_configured", "%s", err.Error()), "agent not configured")
 	}
 
 	// The token is checked before the body is read: a caller without one
@@ -137,7 +140,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 		if tokenGiven {
 			reason = "wrong token"
 		}
-		return reject(errorf(http.StatusUnauthorized, "unauthorized",
+		return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized",
 			"%s: post to the callbackUrl the service gave the agent (it carries ?token=...), or sign with the agent's webhook secret", reason), reason)
 	}
 
@@ -147,7 +150,7 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			au.Bytes = max(au.Bytes, limit+1)
-			return reject(errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than %d bytes", limit).with("limit_bytes", limit), "body too large")
+			return reject(httpapi.Errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the message is larger than %d bytes", limit).With("limit_bytes", limit), "body too large")
 		}
 		return err
 	}
@@ -156,13 +159,13 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	auth := ""
 	switch {
 	case signed && x.SecretRef != "":
-		key, err := s.externalSecret(x)
+		key, err := rt.externalSecret(x)
 		if err != nil {
-			return reject(errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
+			return reject(httpapi.Errorf(http.StatusServiceUnavailable, "callback_secret_unavailable", "%s", err.Error()), "secret unavailable")
 		}
-		if _, err := webhook.Verify(key, r.Header, body, s.now()); err != nil {
+		if _, err := webhook.Verify(key, r.Header, body, rt.env.Now()); err != nil {
 			au.Auth = "failed"
-			return reject(errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
+			return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "%s", err.Error()), "bad signature: "+err.Error())
 		}
 		auth = "signature"
 	case tokenOK:
@@ -170,29 +173,29 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	case x.CallbackAuth == externalAuthNone:
 		auth = externalAuthNone
 	default:
-		return reject(errorf(http.StatusUnauthorized, "unauthorized", "agent %q has no webhook secret (external.secretRef): post to the callbackUrl with its token", agent.AgentID), "signature without a configured secret")
+		return reject(httpapi.Errorf(http.StatusUnauthorized, "unauthorized", "agent %q has no webhook secret (external.secretRef): post to the callbackUrl with its token", agent.AgentID), "signature without a configured secret")
 	}
 	au.Auth = auth
 
-	text, rep := sanitizeExternalText(body)
+	text, rep := SanitizeText(body)
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
 		var req api.ExternalMessageRequest
 		if err := json.Unmarshal([]byte(text), &req); err != nil {
-			return reject(errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v (send {\"text\": \"...\"} or a text body)", err), "invalid json")
+			return reject(httpapi.Errorf(http.StatusBadRequest, "invalid_json", "malformed JSON: %v (send {\"text\": \"...\"} or a text body)", err), "invalid json")
 		}
-		var rep2 externalSanitizeReport
-		text, rep2 = sanitizeExternalText([]byte(req.Text))
+		var rep2 SanitizeReport
+		text, rep2 = SanitizeText([]byte(req.Text))
 		rep.add(rep2)
 	}
 	if strings.TrimSpace(text) == "" {
-		return reject(errorf(http.StatusBadRequest, "empty_message", "the message has no text"), "empty message")
+		return reject(httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text"), "empty message")
 	}
 	delivery := r.Header.Get("webhook-id")
 	if delivery == "" {
 		delivery = r.Header.Get("Idempotency-Key")
 	}
 	if len(delivery) > externalMaxDeliveryIDLen {
-		return reject(errorf(http.StatusBadRequest, "invalid_delivery_id", "webhook-id / Idempotency-Key is longer than %d bytes", externalMaxDeliveryIDLen), "delivery id too long")
+		return reject(httpapi.Errorf(http.StatusBadRequest, "invalid_delivery_id", "webhook-id / Idempotency-Key is longer than %d bytes", externalMaxDeliveryIDLen), "delivery id too long")
 	}
 	au.DeliveryID = delivery
 
@@ -200,47 +203,47 @@ func (s *Service) handleExternalMessage(w http.ResponseWriter, r *http.Request) 
 	if delivery != "" {
 		meta["deliveryId"] = delivery
 	}
-	if rep.changed() {
+	if rep.Changed() {
 		meta["sanitized"] = rep
 		b, _ := json.Marshal(rep)
 		au.Sanitized = string(b)
 	}
 	metaJSON, _ := json.Marshal(meta)
-	replyID := newID("xr_")
-	msg := &store.Message{SessionID: sid, TurnID: replyID, Role: "assistant", Content: s.red.String(text), Meta: s.red.String(string(metaJSON))}
-	seq, err := s.hub.PublishWith(ctx, sid, api.EventFinal,
+	replyID := turn.NewID("xr_")
+	msg := &store.Message{SessionID: sid, TurnID: replyID, Role: "assistant", Content: rt.red.String(text), Meta: rt.red.String(string(metaJSON))}
+	seq, err := rt.env.Events.PublishWith(ctx, sid, api.EventFinal,
 		api.ExternalReplyEvent{Text: text, TurnID: replyID, Origin: api.EventOriginExternal, AgentID: agent.AgentID},
-		s.st.ExternalInject(store.ExternalInjection{Message: msg, DeliveryID: delivery, Audit: au, Snippet: snippet(text)}))
+		rt.env.Store.ExternalInject(store.ExternalInjection{Message: msg, DeliveryID: delivery, Audit: au, Snippet: turn.Snippet(text)}))
 	if errors.Is(err, store.ErrDuplicateDelivery) {
 		au.Reason = "duplicate delivery"
-		s.auditExternal(au, true)
-		return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, Duplicate: true})
+		rt.auditExternal(au, true)
+		return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, Duplicate: true})
 	}
 	if err != nil {
 		return err
 	}
 	au.Accepted, au.MessageID = true, msg.ID
-	s.auditExternal(au, false)
-	s.pruneExternal()
-	return writeJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.changed()})
+	rt.auditExternal(au, false)
+	rt.pruneExternal()
+	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.Changed()})
 }
 
 // pruneExternal forgets old delivery ids and cuts external_audit to its
 // retention cap, at most every 10 minutes. Signed deliveries older than
 // the 5-minute window are refused anyway; ids sent with a token are
 // remembered for a day.
-func (s *Service) pruneExternal() {
-	now := s.now()
-	last := s.ext.lastPrune.Load()
-	if now.Unix()-last < 600 || !s.ext.lastPrune.CompareAndSwap(last, now.Unix()) {
+func (rt *Runtime) pruneExternal() {
+	now := rt.env.Now()
+	last := rt.lastPrune.Load()
+	if now.Unix()-last < 600 || !rt.lastPrune.CompareAndSwap(last, now.Unix()) {
 		return
 	}
-	if err := s.st.PruneExternalDeliveries(context.Background(), store.Timestamp(now.Add(-externalDeliveryRetention))); err != nil {
-		s.log.Error("prune external deliveries", "err", err)
+	if err := rt.env.Store.PruneExternalDeliveries(context.Background(), store.Timestamp(now.Add(-externalDeliveryRetention))); err != nil {
+		rt.env.Log.Error("prune external deliveries", "err", err)
 	}
-	if n, err := s.st.PruneExternalAudit(context.Background(), externalAuditKeep); err != nil {
-		s.log.Error("prune external audit", "err", err)
+	if n, err := rt.env.Store.PruneExternalAudit(context.Background(), externalAuditKeep); err != nil {
+		rt.env.Log.Error("prune external audit", "err", err)
 	} else if n > 0 {
-		s.log.Info("external audit pruned to its retention cap", "deleted", n, "keep", externalAuditKeep)
+		rt.env.Log.Info("external audit pruned to its retention cap", "deleted", n, "keep", externalAuditKeep)
 	}
 }

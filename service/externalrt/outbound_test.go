@@ -1,4 +1,4 @@
-package service
+package externalrt
 
 import (
 	"context"
@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"testing"
 
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/netguard"
 	"jarvis/service/proxy"
+	"jarvis/service/redact"
+	"jarvis/service/turn"
 )
 
 // TestOutboundURLsUseOneClassifier: external agents' inputUrl and proxy
@@ -35,12 +38,8 @@ func TestOutboundURLsUseOneClassifier(t *testing.T) {
 		}
 	}
 
-	s, err := New(context.Background(), Options{DataDir: t.TempDir(), Config: &config.Config{}, Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	clients := map[string]*http.Client{"external": s.ext.hc, "proxy": proxy.NewHTTPClient()}
+	rt := New(turn.Env{HTTPClient: &http.Client{}, Config: func() *config.Config { return &config.Config{} }}, &callback.Base{}, &redact.Set{})
+	clients := map[string]*http.Client{"external": rt.hc, "proxy": proxy.NewHTTPClient()}
 	for name, c := range clients {
 		for _, host := range refused {
 			req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://"+host+":9/", nil)

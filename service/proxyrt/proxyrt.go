@@ -1,7 +1,5 @@
-package service
-
-// The proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
-// reached through the proxy client (package proxy). This file owns what the
+// Package proxyrt is the proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
+// reached through the proxy client (package proxy). This package owns what the
 // client leaves to the session runtime: turning a user message into a call
 // and its answer into events and stored messages, the async callback wait,
 // the timeout on the whole wait, late answers, and the agent's status.
@@ -19,30 +17,29 @@ package service
 //	                  off but the user messaged the agent directly), "late" (an
 //	                  answer arrived after its turn timed out and was recorded)
 //
-// Concurrency: proxyRuntime's maps are guarded by its mu; a proxyWait's
+// Concurrency: Runtime's maps are guarded by its mu; a proxyWait's
 // stitching and publishing by its own mu, so that concurrent callbacks of one
 // call publish in the order they were stitched.
+package proxyrt
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/proxy"
+	"jarvis/service/redact"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // proxyConfig is the "proxy" object of a proxy agent in the config file:
@@ -67,16 +64,15 @@ const (
 	maxTrackedCalls = 1024
 )
 
-// proxyRuntime is the state of the proxy agents of one Service.
-type proxyRuntime struct {
+// Runtime runs the turns of proxy agents and holds their state.
+type Runtime struct {
+	env     turn.Env
+	red     *redact.Set // what the agents' answers and errors may echo
 	client  *proxy.Client
-	st      *store.Store     // callback tokens (hashes) of the calls made
-	now     func() time.Time // the service's clock
-	log     *slog.Logger
-	userID  string // the stable local user id (userReference)
-	baseURL atomic.Pointer[string]
+	userID  string         // the stable local user id (userReference)
+	baseURL *callback.Base // the service's own address
 
-	defs sync.Map // agent id → *cachedProxyDef
+	defs turn.Settings[proxyConfig] // agents' "proxy" objects, parsed once
 
 	mu      sync.Mutex
 	calls   map[string]*proxyWait // call id → async call (active, then late until lateKeep)
@@ -85,65 +81,35 @@ type proxyRuntime struct {
 	status  map[string]agentReport
 }
 
-type cachedProxyDef struct {
-	raw []byte
-	pc  proxyConfig
-	err error
-}
-
 // agentReport is the last sessionInfo.status an agent sent.
 type agentReport struct {
 	status string
 	at     time.Time
 }
 
-func newProxyRuntime(ctx context.Context, s *Service) (*proxyRuntime, error) {
-	gen := func() string {
-		var b [32]byte
-		rand.Read(b[:])
-		return hex.EncodeToString(b[:])
-	}
-	uid, err := s.st.ProxyValue(ctx, "user_id", func() string { return "u_" + gen()[:24] })
+// New returns the proxy runtime: base is the service's own address (for
+// callback URLs), red the redactor of what agents may echo.
+func New(ctx context.Context, env turn.Env, base *callback.Base, red *redact.Set) (*Runtime, error) {
+	uid, err := env.Store.ProxyValue(ctx, "user_id", func() string { return turn.NewID("u_") })
 	if err != nil {
 		return nil, fmt.Errorf("service: proxy user id: %w", err)
 	}
 	var secrets func(string) (string, error)
-	if s.secrets != nil {
-		secrets = s.secrets.Get
+	if env.Secrets != nil {
+		secrets = env.Secrets.Get
 	}
-	client, err := proxy.New(proxy.Options{Secrets: secrets, Logger: s.log, Now: s.now})
+	client, err := proxy.New(proxy.Options{Secrets: secrets, Logger: env.Log, Now: env.Now})
 	if err != nil {
 		return nil, err
 	}
-	px := &proxyRuntime{client: client, st: s.st, now: s.now, log: s.log, userID: uid,
-		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{}}
-	for _, a := range s.cfg().Agents {
-		if a.Type != config.TypeProxy {
-			continue
-		}
-		pc, err := px.definition(a)
-		switch {
-		case err != nil:
-			s.log.Warn("proxy agent cannot run until its definition is fixed", "agent", a.AgentID, "err", err)
-		case pc.CallbackAuth == "none":
-			s.log.Warn("proxy agent accepts unauthenticated callbacks (callbackAuth: none)", "agent", a.AgentID)
-		}
-	}
-	return px, nil
+	return &Runtime{env: env, red: red, client: client, userID: uid, baseURL: base,
+		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{},
+		defs: turn.Settings[proxyConfig]{Raw: func(a config.Agent) json.RawMessage { return a.Proxy }, Parse: parseProxyConfig}}, nil
 }
 
-// definition decodes and validates an agent's "proxy" object, cached per
-// agent until its bytes change.
-func (px *proxyRuntime) definition(a config.Agent) (proxyConfig, error) {
-	if v, ok := px.defs.Load(a.AgentID); ok {
-		if c := v.(*cachedProxyDef); bytes.Equal(c.raw, a.Proxy) {
-			return c.pc, c.err
-		}
-	}
-	pc, err := parseProxyConfig(a)
-	px.defs.Store(a.AgentID, &cachedProxyDef{raw: a.Proxy, pc: pc, err: err})
-	return pc, err
-}
+// definition is an agent's "proxy" object, decoded and validated once
+// (at load and reload, see SetConfig).
+func (rt *Runtime) definition(a config.Agent) (proxyConfig, error) { return rt.defs.Get(a) }
 
 func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	var pc proxyConfig
@@ -177,29 +143,7 @@ func parseProxyConfig(a config.Agent) (proxyConfig, error) {
 	return pc, nil
 }
 
-// learnBaseURL notes the address the service is reached at (the local
-// address of the first connection), from which callback URLs are made.
-func (px *proxyRuntime) learnBaseURL(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if px.baseURL.Load() == nil {
-			if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-				u := "http://" + a.String()
-				px.baseURL.CompareAndSwap(nil, &u)
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (px *proxyRuntime) base(pc proxyConfig) string {
-	if pc.CallbackBaseURL != "" {
-		return pc.CallbackBaseURL
-	}
-	if p := px.baseURL.Load(); p != nil {
-		return *p
-	}
-	return ""
-}
+func (rt *Runtime) base(pc proxyConfig) string { return rt.baseURL.Or(pc.CallbackBaseURL) }
 
 // callbackPath is the callback route of an agent's session.
 func callbackPath(agentID, sessionID string) string {
@@ -207,35 +151,35 @@ func callbackPath(agentID, sessionID string) string {
 }
 
 // callbackURL is the URL handed to the agent for one call, with a token
-// made for that call alone (only its hash is stored, callback_token.go),
+// made for that call alone (only its hash is stored, package callback),
 // valid for the call's timeout and then as long as a late answer is
 // recorded. The call id lets a late answer find the turn it belongs to.
 // "" when the service's address is not known or the token cannot be stored.
-func (px *proxyRuntime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
-	b := px.base(pc)
+func (rt *Runtime) callbackURL(pc proxyConfig, agentID, sessionID, callID string) string {
+	b := rt.base(pc)
 	if b == "" {
 		return ""
 	}
-	tok, hash, err := newCallbackToken("pcb_")
+	tok, hash, err := callback.NewToken("pcb_")
 	if err == nil {
-		err = px.st.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
-			px.now().Add(pc.Timeout()+lateKeep))
+		err = rt.env.Store.AddProxyCallToken(context.Background(), hash, store.ProxyCall{AgentID: agentID, SessionID: sessionID, CallID: callID},
+			rt.env.Now().Add(pc.Timeout()+lateKeep))
 	}
 	if err != nil {
-		px.log.Error("proxy callback token", "agent", agentID, "err", err)
+		rt.env.Log.Error("proxy callback token", "agent", agentID, "err", err)
 		return ""
 	}
 	q := url.Values{"token": {tok}, "call": {callID}}
 	return b + callbackPath(agentID, sessionID) + "?" + q.Encode()
 }
 
-func (px *proxyRuntime) noteStatus(agentID, status string, now time.Time) {
+func (rt *Runtime) noteStatus(agentID, status string, now time.Time) {
 	if status == "" {
 		return
 	}
-	px.mu.Lock()
-	px.status[agentID] = agentReport{status: status, at: now}
-	px.mu.Unlock()
+	rt.mu.Lock()
+	rt.status[agentID] = agentReport{status: status, at: now}
+	rt.mu.Unlock()
 }
 
 // proxyWait is one async call waiting for its callbacks.
@@ -253,42 +197,42 @@ type proxyWait struct {
 	fail  chan error          // buffered 1
 }
 
-func (px *proxyRuntime) register(w *proxyWait) {
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	if len(px.calls) >= maxTrackedCalls/2 {
-		for id, o := range px.calls {
-			if o.late.Load() && w.created.Sub(o.created) > lateKeep || len(px.calls) >= maxTrackedCalls {
-				px.forgetLocked(id, o)
+func (rt *Runtime) register(w *proxyWait) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.calls) >= maxTrackedCalls/2 {
+		for id, o := range rt.calls {
+			if o.late.Load() && w.created.Sub(o.created) > lateKeep || len(rt.calls) >= maxTrackedCalls {
+				rt.forgetLocked(id, o)
 			}
 		}
 	}
-	px.calls[w.id] = w
+	rt.calls[w.id] = w
 	if !w.test {
-		px.current[w.agentID+"\x00"+w.sessionID] = w
+		rt.current[w.agentID+"\x00"+w.sessionID] = w
 	}
 }
 
-func (px *proxyRuntime) forgetLocked(id string, w *proxyWait) {
-	delete(px.calls, id)
+func (rt *Runtime) forgetLocked(id string, w *proxyWait) {
+	delete(rt.calls, id)
 	k := w.agentID + "\x00" + w.sessionID
-	if px.current[k] == w {
-		delete(px.current, k)
+	if rt.current[k] == w {
+		delete(rt.current, k)
 	}
 }
 
 // lookup finds the call a callback belongs to: by its call id, else the
 // session's latest call with the agent.
-func (px *proxyRuntime) lookup(callID, agentID, sessionID string) *proxyWait {
-	px.mu.Lock()
-	defer px.mu.Unlock()
-	if w, ok := px.calls[callID]; ok && w.agentID == agentID && w.sessionID == sessionID {
+func (rt *Runtime) lookup(callID, agentID, sessionID string) *proxyWait {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if w, ok := rt.calls[callID]; ok && w.agentID == agentID && w.sessionID == sessionID {
 		return w
 	}
 	if callID != "" {
 		return nil
 	}
-	return px.current[agentID+"\x00"+sessionID]
+	return rt.current[agentID+"\x00"+sessionID]
 }
 
 // expire ends the wait: it returns the final answer if one is already
@@ -307,7 +251,7 @@ func (w *proxyWait) expire() (proxy.Response, bool) {
 
 // proxySink publishes what a call shows as it arrives.
 type proxySink struct {
-	s                 *Service
+	rt                *Runtime
 	sessionID, turnID string
 	lastStatus        string
 }
@@ -316,7 +260,7 @@ func (k *proxySink) delta(text string) {
 	if k == nil || text == "" {
 		return
 	}
-	k.s.publish(k.sessionID, api.EventDelta, api.TextEvent{Text: text, TurnID: k.turnID})
+	k.rt.env.Publisher.Publish(k.sessionID, api.EventDelta, api.TextEvent{Text: text, TurnID: k.turnID})
 }
 
 func (k *proxySink) thoughts(ts []string) {
@@ -324,7 +268,7 @@ func (k *proxySink) thoughts(ts []string) {
 		return
 	}
 	for _, t := range ts {
-		k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: t, Kind: "thought", TurnID: k.turnID})
+		k.rt.env.Publisher.Publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: t, Kind: "thought", TurnID: k.turnID})
 	}
 }
 
@@ -333,7 +277,7 @@ func (k *proxySink) agentStatus(st string) {
 		return
 	}
 	k.lastStatus = st
-	k.s.publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: st, Kind: "agent_status", TurnID: k.turnID})
+	k.rt.env.Publisher.Publish(k.sessionID, api.EventStatus, api.StatusEvent{Text: st, Kind: "agent_status", TurnID: k.turnID})
 }
 
 // errProxyNoCallback: an async agent needs a callback URL and the service
@@ -344,23 +288,22 @@ var errProxyNoCallback = fmt.Errorf("%w: async agent needs a callback URL, but t
 // response (sync), the stitched stream, or the callbacks (async), all
 // within the definition's timeout. Errors are the proxy package's typed
 // errors, or ctx's cause when the caller gave up.
-func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyConfig, sessionID, turnID, text string, direct bool, sink *proxySink) (proxy.Response, error) {
-	px := s.px
+func (rt *Runtime) proxyExchange(ctx context.Context, agentID string, pc proxyConfig, sessionID, turnID, text string, direct bool, sink *proxySink) (proxy.Response, error) {
 	start := time.Now()
-	in := proxy.Input{SessionID: sessionID, UserID: px.userID, Text: text}
+	in := proxy.Input{SessionID: sessionID, UserID: rt.userID, Text: text}
 	var w *proxyWait
 	if pc.Async {
-		w = &proxyWait{id: newID("pc_"), agentID: agentID, sessionID: sessionID, turnID: turnID, direct: direct, created: start, sink: sink,
+		w = &proxyWait{id: turn.NewID("pc_"), agentID: agentID, sessionID: sessionID, turnID: turnID, direct: direct, created: start, sink: sink,
 			final: make(chan proxy.Response, 1), fail: make(chan error, 1)}
-		if in.CallbackURL = px.callbackURL(pc, agentID, sessionID, w.id); in.CallbackURL == "" {
+		if in.CallbackURL = rt.callbackURL(pc, agentID, sessionID, w.id); in.CallbackURL == "" {
 			return proxy.Response{}, errProxyNoCallback
 		}
 		// Registered before the call: a fast agent may call back before its
 		// acknowledgement has been read.
-		px.register(w)
+		rt.register(w)
 	}
 	chunks := 0
-	resp, err := px.client.Call(ctx, pc.Definition, in, func(ch proxy.Chunk) {
+	resp, err := rt.client.Call(ctx, pc.Definition, in, func(ch proxy.Chunk) {
 		chunks++
 		sink.delta(ch.Text)
 		sink.thoughts(ch.Thoughts)
@@ -377,10 +320,10 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 			sink.thoughts(resp.Thoughts)
 		}
 		sink.agentStatus(resp.Status)
-		px.noteStatus(agentID, resp.Status, s.now())
+		rt.noteStatus(agentID, resp.Status, rt.env.Now())
 		return resp, nil
 	}
-	px.noteStatus(agentID, resp.Status, s.now())
+	rt.noteStatus(agentID, resp.Status, rt.env.Now())
 	w.mu.Lock()
 	sink.agentStatus(resp.Status)
 	w.mu.Unlock()
@@ -391,11 +334,11 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 	key := pc.HealthKey()
 	select {
 	case r := <-w.final:
-		px.client.Health().Record(key, nil)
+		rt.client.Health().Record(key, nil)
 		return r, nil
 	case err := <-w.fail:
 		w.expire()
-		px.client.Health().Record(key, err)
+		rt.client.Health().Record(key, err)
 		return proxy.Response{}, err
 	case <-ctx.Done():
 		if r, ok := w.expire(); ok {
@@ -404,11 +347,11 @@ func (s *Service) proxyExchange(ctx context.Context, agentID string, pc proxyCon
 		return proxy.Response{}, context.Cause(ctx)
 	case <-timer.C:
 		if r, ok := w.expire(); ok {
-			px.client.Health().Record(key, nil)
+			rt.client.Health().Record(key, nil)
 			return r, nil
 		}
 		err := fmt.Errorf("%w: the agent acknowledged but sent no complete answer to the callback URL within %s", proxy.ErrTimeout, timeout)
-		px.client.Health().Record(key, err)
+		rt.client.Health().Record(key, err)
 		return proxy.Response{}, err
 	}
 }
@@ -448,66 +391,30 @@ func (m proxyMessageMeta) json() string {
 	return string(b)
 }
 
-// runProxy is the proxy runtime: it forwards the turn's user message to the
+// Run is the proxy runtime: it forwards the turn's user message to the
 // agent and shows its answer.
-func (s *Service) runProxy(ctx context.Context, t *turn, sess store.Session, agent config.Agent) outcome {
-	pc, err := s.px.definition(agent)
+func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
+	pc, err := rt.definition(agent)
 	if err != nil {
-		return outcome{fail: proxyErrorEvent(agent, err)}
+		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
-	text := t.user.Content
+	text := t.User.Content
 	// A delegated turn (t.chain set by agents_message) goes back to its
 	// supervisor anyway; only a user's own message needs the note.
-	if !pc.RouteToUser && len(t.chain) == 0 {
-		s.publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.id,
+	if !pc.RouteToUser && len(t.Chain) == 0 {
+		rt.env.Publisher.Publish(sess.ID, api.EventStatus, api.StatusEvent{Kind: "route", TurnID: t.ID,
 			Text: fmt.Sprintf("Route response to user is off for %s: its answers normally go to the supervising agent. You messaged it directly, so this answer is shown to you.", agent.DisplayName)})
 	}
 	// agent_status events say when the agent's status changes, not on every turn.
-	s.px.mu.Lock()
-	sink := &proxySink{s: s, sessionID: sess.ID, turnID: t.id, lastStatus: s.px.status[agent.AgentID].status}
-	s.px.mu.Unlock()
-	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.id, text, true, sink)
+	rt.mu.Lock()
+	sink := &proxySink{rt: rt, sessionID: sess.ID, turnID: t.ID, lastStatus: rt.status[agent.AgentID].status}
+	rt.mu.Unlock()
+	resp, err := rt.proxyExchange(ctx, agent.AgentID, pc, sess.ID, t.ID, text, true, sink)
 	if err != nil {
-		return outcome{fail: proxyErrorEvent(agent, err)}
+		return turn.Outcome{Fail: proxyErrorEvent(agent, err)}
 	}
-	answer := store.Message{SessionID: sess.ID, TurnID: t.id, Role: "assistant", Content: resp.Output, Meta: proxyMeta(agent.AgentID, pc, resp).json()}
-	return outcome{final: resp.Output, last: &answer}
-}
-
-// proxyRouteToUser reports whether a proxy agent's answers go to the user as
-// is (routeToUser on) rather than back to the supervising agent.
-func (s *Service) proxyRouteToUser(agent config.Agent) bool {
-	pc, err := s.px.definition(agent)
-	return err == nil && pc.RouteToUser
-}
-
-// callProxy sends text to a proxy agent on behalf of a supervising agent
-// (agents_message delegation) and returns the agent's whole answer.
-//
-// sessionID is the supervisor's session: it is the Agent Protocol
-// sessionReference, and for async agents the session of the callback URL.
-// callProxy publishes nothing on the session stream and stores nothing but a
-// late answer (a "status" message with meta late:true, so that the
-// supervisor's model never sees it as its own words). It blocks until the
-// answer, the definition's timeout, or ctx's end.
-//
-// Errors wrap the proxy package's (errors.Is(err, proxy.ErrTimeout), …);
-// proxyErrorCode(err) gives the error-event code ("proxy_timeout", …). The
-// caller decides what routeToUser means for its turn: proxyRouteToUser(agent)
-// says whether the output should reach the user as is.
-func (s *Service) callProxy(ctx context.Context, agent config.Agent, sessionID, text string) (output string, err error) {
-	if agent.Type != config.TypeProxy {
-		return "", fmt.Errorf("%w: agent %q is of type %q, not proxy", proxy.ErrInvalid, agent.AgentID, agent.Type)
-	}
-	pc, err := s.px.definition(agent)
-	if err != nil {
-		return "", err
-	}
-	resp, err := s.proxyExchange(ctx, agent.AgentID, pc, sessionID, "", text, false, nil)
-	if err != nil {
-		return "", fmt.Errorf("proxy agent %q: %w", agent.AgentID, err)
-	}
-	return resp.Output, nil
+	answer := store.Message{SessionID: sess.ID, TurnID: t.ID, Role: "assistant", Content: resp.Output, Meta: proxyMeta(agent.AgentID, pc, resp).json()}
+	return turn.Outcome{Final: resp.Output, Last: &answer}
 }
 
 // proxyErrorCode is the error-event code of a proxy call's error.
@@ -532,7 +439,7 @@ func proxyErrorEvent(agent config.Agent, err error) *api.ErrorEvent {
 }
 
 // recordLate stores an answer that arrived after its call had ended.
-func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, r proxy.Response) {
+func (rt *Runtime) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, sessionID string, r proxy.Response) {
 	meta := proxyMeta(agent.AgentID, pc, r)
 	meta.Late = true
 	role, turnID := "status", ""
@@ -541,26 +448,26 @@ func (s *Service) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, s
 		if w.direct {
 			role = "assistant"
 		}
-	} else if sess, err := s.st.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
+	} else if sess, err := rt.env.Store.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
 		role = "assistant"
 	}
-	if _, err := s.st.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: s.red.String(r.Output), Meta: s.red.String(meta.json())}); err != nil {
-		s.log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
+	if _, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: rt.red.String(r.Output), Meta: rt.red.String(meta.json())}); err != nil {
+		rt.env.Log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
 		return
 	}
-	s.log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
-	s.publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
+	rt.env.Log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
+	rt.env.Publisher.Publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
 		Text: fmt.Sprintf("%s answered after the turn had timed out; the answer was recorded in the transcript.", agent.DisplayName)})
 }
 
-// proxyAgentInfo fills the status and proxy details of a proxy agent in GET /v1/agents.
-func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
-	pc, err := s.px.definition(a)
+// Describe fills the status and proxy details of a proxy agent in GET /v1/agents.
+func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
+	pc, err := rt.definition(a)
 	if err != nil {
 		info.Status = api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 		return
 	}
-	h := s.px.client.Health().Get(pc.HealthKey())
+	h := rt.client.Health().Get(pc.HealthKey())
 	switch h.State {
 	case proxy.HealthHealthy:
 		info.Status = api.AgentStatus{State: "ok"}
@@ -572,9 +479,9 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 	if !h.LastChecked.IsZero() {
 		info.Status.At = store.Timestamp(h.LastChecked)
 	}
-	s.px.mu.Lock()
-	rep := s.px.status[a.AgentID]
-	s.px.mu.Unlock()
+	rt.mu.Lock()
+	rep := rt.status[a.AgentID]
+	rt.mu.Unlock()
 	if rep.status == proxy.StatusError && info.Status.State == "ok" {
 		info.Status = api.AgentStatus{State: "failing", Detail: "the agent reported sessionInfo.status \"error\"", At: store.Timestamp(rep.at)}
 	}
@@ -582,7 +489,7 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 		Streaming: pc.Stream != nil && pc.Stream.Enable && !pc.Async, RouteToUser: pc.RouteToUser,
 		TimeoutSeconds: int(pc.Timeout() / time.Second), AgentStatus: rep.status, Failures: h.Failures}
 	if pc.Async {
-		if b := s.px.base(pc); b != "" {
+		if b := rt.base(pc); b != "" {
 			pi.CallbackURLTemplate = b + "/proxy/agents/" + url.PathEscape(a.AgentID) + "/sessions/{sessionId}/callback?token={per-call token}&call={call id}"
 		}
 		pi.CallbackAuth = "token"
@@ -593,4 +500,47 @@ func (s *Service) proxyAgentInfo(a config.Agent, info *api.AgentInfo) {
 		}
 	}
 	info.Proxy = pi
+}
+
+// Status is a proxy agent's status for GET /v1/agents.
+func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
+	var info api.AgentInfo
+	rt.Describe(a, &info)
+	return info.Status
+}
+
+// Validate says why a proxy agent cannot run: its definition is invalid.
+func (rt *Runtime) Validate(a config.Agent) error {
+	_, err := rt.definition(a)
+	return err
+}
+
+// Load parses and validates a proxy agent's definition when its
+// configuration is loaded or reloaded, and logs what cannot run.
+func (rt *Runtime) Load(a config.Agent) {
+	pc, err := rt.definition(a)
+	switch {
+	case err != nil:
+		rt.env.Log.Warn("proxy agent cannot run until its definition is fixed", "agent", a.AgentID, "err", err)
+	case pc.CallbackAuth == "none":
+		rt.env.Log.Warn("proxy agent accepts unauthenticated callbacks (callbackAuth: none)", "agent", a.AgentID)
+	}
+}
+
+// Routes are the proxy agents' own routes: the callback of async agents
+// and the setup panel's Test action.
+func (rt *Runtime) Routes() []turn.Route {
+	return []turn.Route{
+		{Pattern: "POST /v1/agents/{agentId}/test", Handle: rt.handleProxyTest},
+		{Pattern: "POST /proxy/agents/{agentId}/sessions/{sessionId}/callback", Handle: rt.handleProxyCallback},
+	}
+}
+
+// Outbound says where a message to a proxy agent goes.
+func (rt *Runtime) Outbound(_ *config.Config, target config.Agent) string {
+	where := ""
+	if pc, err := rt.definition(target); err == nil {
+		where = " at " + pc.URL
+	}
+	return fmt.Sprintf("proxy agent %q%s (another program, possibly another machine)", target.AgentID, where)
 }

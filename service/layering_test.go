@@ -1,0 +1,123 @@
+package service_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The layers of service/, as the compiler's import graph shows them:
+//   - the root (package service) composes everything: it alone imports the
+//     runtimes and their engines;
+//   - the edge (httpapi, listener) imports no runtime, no engine and not the
+//     root, so that an HTTP change never reaches into how an agent runs;
+//   - a runtime or engine imports no other runtime or engine (its own
+//     sub-packages, such as proxy/proxytest, and the engine it drives
+//     aside) and not the root.
+//
+// Runtimes are the packages named …rt (one per agent type); engines the
+// protocol packages they drive.
+var (
+	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener"}
+	// engine → the runtime that drives it (the root drives those without one yet)
+	enginePackages = map[string]string{
+		"jarvis/service/cliagent":   "jarvis/service/clirt",
+		"jarvis/service/proxy":      "jarvis/service/proxyrt",
+		"jarvis/service/roundtable": "jarvis/service/roundtablert",
+	}
+)
+
+const rootPackage = "jarvis/service"
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func isRuntime(path string) bool {
+	if !strings.HasPrefix(path, rootPackage+"/") {
+		return false
+	}
+	for e := range enginePackages {
+		if path == e || strings.HasPrefix(path, e+"/") {
+			return true
+		}
+	}
+	return strings.HasSuffix(strings.SplitN(strings.TrimPrefix(path, rootPackage+"/"), "/", 2)[0], "rt")
+}
+
+// family is the top package under service/ that path belongs to; an
+// engine belongs to the runtime that drives it.
+func family(path string) string {
+	top := rootPackage + "/" + strings.SplitN(strings.TrimPrefix(path, rootPackage+"/"), "/", 2)[0]
+	if rt, ok := enginePackages[top]; ok {
+		return rt
+	}
+	return top
+}
+
+func TestServiceLayering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-tags", "sqlite_fts5", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		seen[p.ImportPath] = true
+	}
+	must := append([]string{rootPackage}, edgePackages...)
+	for e := range enginePackages {
+		must = append(must, e)
+	}
+	for _, must := range must {
+		if !seen[must] { // the rules below must be about packages that exist
+			t.Fatalf("go list did not list %s", must)
+		}
+	}
+	isEdge := func(path string) bool {
+		for _, e := range edgePackages {
+			if path == e {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range pkgs {
+		if p.ImportPath == rootPackage {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if isRuntime(imp) && family(imp) != family(p.ImportPath) {
+				t.Errorf("%s imports the runtime %s: only the root (package service) may", p.ImportPath, imp)
+			}
+		}
+		for _, dep := range p.Deps {
+			switch {
+			case dep == rootPackage:
+				t.Errorf("%s depends on the root package service: the root composes, nothing under it imports it", p.ImportPath)
+			case isEdge(p.ImportPath) && isRuntime(dep):
+				t.Errorf("%s (the HTTP edge) depends on the runtime %s", p.ImportPath, dep)
+			case isRuntime(p.ImportPath) && isRuntime(dep) && family(dep) != family(p.ImportPath):
+				t.Errorf("the runtime %s depends on another runtime, %s", p.ImportPath, dep)
+			}
+		}
+	}
+}

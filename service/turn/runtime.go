@@ -1,0 +1,154 @@
+package turn
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/events"
+	"jarvis/service/store"
+	"jarvis/service/textclean"
+)
+
+// Runtime runs the turns of one kind of agent. Run publishes the turn's
+// events (deltas, status lines) and returns how the turn ended; the service
+// records that end and publishes the terminal event. Status is the agent's
+// state for GET /v1/agents; Validate says why an agent cannot run, or nil.
+type Runtime interface {
+	Run(ctx context.Context, t *Turn, sess store.Session, agent config.Agent) Outcome
+	Status(agent config.Agent) api.AgentStatus
+	Validate(agent config.Agent) error
+}
+
+// Publisher publishes an event on a session's stream (and stores it).
+type Publisher interface {
+	Publish(sessionID, typ string, data any)
+}
+
+// Secrets resolves secret references named in the configuration.
+type Secrets interface {
+	Get(ref string) (string, error)
+}
+
+// Env is what a runtime receives from the service: never the service
+// itself, so that a runtime sees only what it may use.
+type Env struct {
+	Store      *store.Store
+	Publisher  Publisher
+	Config     func() *config.Config // the current configuration (it is reloaded)
+	Log        *slog.Logger
+	Now        func() time.Time
+	Secrets    Secrets
+	HTTPClient *http.Client
+	BaseURL    func() string // the service's own base URL, "" until known
+	DataDir    string
+	// Events is the session event hub, for a runtime that stores a message
+	// with its event in one transaction or follows a session's stream.
+	Events  *events.Hub
+	Version string // the service's version (User-Agent of calls out)
+}
+
+// MaxIDLen caps the ids clients choose (sessions, deliveries).
+const MaxIDLen = 256
+
+// Snippet is the last-message preview a session keeps of text.
+func Snippet(text string) string { return textclean.Snippet(text, snippetRunes) }
+
+// snippetRunes is how much of a message a session's snippet keeps.
+const snippetRunes = 120
+
+// Kinds of runtime beyond the agent types: a chat agent whose provider is
+// a coding CLI runs on the CLI runtime.
+const KindCLI = "chat-cli"
+
+// Registry maps an agent to the runtime that runs it: the one place that
+// tells agent types apart.
+type Registry struct {
+	byKind map[string]Runtime
+}
+
+// Register makes rt the runtime of kind (an agent type, or KindCLI).
+func (r *Registry) Register(kind string, rt Runtime) {
+	if r.byKind == nil {
+		r.byKind = map[string]Runtime{}
+	}
+	r.byKind[kind] = rt
+}
+
+// KindOf is the runtime kind of an agent under c.
+func KindOf(c *config.Config, a config.Agent) string {
+	if a.Type == config.TypeChat && config.IsCLIProvider(c.ResolvedChat(a).Provider) {
+		return KindCLI
+	}
+	return a.Type
+}
+
+// All returns every registered runtime, in the order of their kinds.
+func (r *Registry) All() []Runtime {
+	kinds := make([]string, 0, len(r.byKind))
+	for k := range r.byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	out := make([]Runtime, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, r.byKind[k])
+	}
+	return out
+}
+
+// For returns the runtime of an agent, or false when no runtime runs its kind.
+func (r *Registry) For(c *config.Config, a config.Agent) (Runtime, bool) {
+	rt, ok := r.byKind[KindOf(c, a)]
+	return rt, ok
+}
+
+// PublisherFunc is a Publisher made of a function.
+type PublisherFunc func(sessionID, typ string, data any)
+
+// Publish calls f.
+func (f PublisherFunc) Publish(sessionID, typ string, data any) { f(sessionID, typ, data) }
+
+// Optional interfaces a runtime may implement.
+
+// Outbounder is a runtime whose agents live outside the service's process
+// (another program, possibly another machine): Outbound says where a
+// message to agent goes, for the desktop's gate to judge before any is
+// sent; "" means it stays in the process.
+type Outbounder interface {
+	Outbound(c *config.Config, agent config.Agent) string
+}
+
+// ReplyAwaiter is a runtime whose agents answer after their turn has ended
+// (an external agent posts its reply to a callback): a synchronous
+// agents_message waits for that reply instead of the turn's end.
+type ReplyAwaiter interface {
+	AwaitReply(ctx context.Context, sessionID, turnID string) (string, error)
+}
+
+// Describer is a runtime that adds its own details to an agent's entry in
+// GET /v1/agents (the model it uses, a proxy agent's profile).
+type Describer interface {
+	Describe(agent config.Agent, info *api.AgentInfo)
+}
+
+// Route is an HTTP route a runtime adds to the service's table.
+type Route struct {
+	Pattern string // "METHOD /path/{var}"
+	Handle  func(w http.ResponseWriter, r *http.Request) error
+}
+
+// RouteAdder is a runtime with routes of its own (callbacks, actions).
+type RouteAdder interface {
+	Routes() []Route
+}
+
+// Loader is a runtime that parses and validates an agent's settings when
+// its configuration is loaded or reloaded, and logs what cannot run.
+type Loader interface {
+	Load(agent config.Agent)
+}

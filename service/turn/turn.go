@@ -1,0 +1,115 @@
+// Package turn holds what every agent runtime shares: the running Turn it
+// is handed, the Outcome it returns, the Runtime contract and the Env a
+// runtime receives instead of the service. The turn lifecycle itself
+// (claiming the session, storing the start, recording the end) is the
+// root service's; runtimes only run the middle of a turn.
+package turn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/store"
+)
+
+// Turn is a running turn: what its runtime reads (the session, the
+// message, the delegation chain) and reports (stats, usage, the end).
+type Turn struct {
+	ID        string
+	SessionID string
+	Cancel    context.CancelCauseFunc
+	Done      chan struct{}
+	// chain is the agents whose agents_message calls led to this turn,
+	// oldest first, ending with this turn's agent; nil for a user's turn.
+	Chain []string
+	// stats are the turn's tool calls and thinking, for agents_message (delegate.go).
+	Stats Stats
+	// untrusted is set once text the user did not write is in the model's
+	// context: a tool's result or another agent's reply (this turn's or
+	// earlier in the history), or a message delegated by another agent.
+	// Memory writes record it (provenance in memory.go).
+	Untrusted atomic.Bool
+	// user is the message that started the turn; its id and time are set
+	// once stored returns.
+	User store.Message
+	// stored waits until the turn's start is stored and returns the seq of
+	// its user.message event; an error means the turn was never recorded
+	// and must neither publish nor write anything.
+	Stored func() (int64, error)
+	// streamed is set when the request that started the turn streams it: its
+	// deltas are published as they come even before that stream has
+	// subscribed (it reads back what it missed).
+	Streamed bool
+
+	// usage is what the model server reported for the turn's requests
+	// (chat runtime), stored with its end.
+	Usage store.Usage
+
+	// Set before done is closed.
+	Final string
+	Fail  *api.ErrorEvent
+}
+
+// Delegators is the agents whose agents_message calls started the turn:
+// its chain without the turn's own agent, which ends it.
+func (t *Turn) Delegators() []string {
+	if len(t.Chain) < 2 {
+		return nil
+	}
+	return t.Chain[:len(t.Chain)-1]
+}
+
+// Outcome is how a runtime ended a turn.
+type Outcome struct {
+	Final string          // the reply's whole text (when the turn succeeded)
+	Tail  string          // text not yet published as a delta, published with the end
+	Kind  string          // "status" when final is a status line, not a reply
+	Last  *store.Message  // a message stored with the turn's end, or nil
+	Fail  *api.ErrorEvent // set when the turn failed
+}
+
+// Failed is the Outcome of a turn that failed with code (an error event's).
+func Failed(code, format string, args ...any) Outcome {
+	return Outcome{Fail: &api.ErrorEvent{Code: code, Message: fmt.Sprintf(format, args...)}}
+}
+
+// Stats collects what agents_message reports about a turn: its tool
+// calls with their durations, and thinking text (CLI providers).
+type Stats struct {
+	mu       sync.Mutex
+	tools    []api.DelegatedToolCall
+	thinking strings.Builder
+}
+
+// AddTool records a tool call and how long it took.
+func (st *Stats) AddTool(name string, d time.Duration) {
+	st.mu.Lock()
+	st.tools = append(st.tools, api.DelegatedToolCall{Name: name, DurationMs: d.Milliseconds()})
+	st.mu.Unlock()
+}
+
+// AddThinking appends thinking text.
+func (st *Stats) AddThinking(s string) {
+	st.mu.Lock()
+	st.thinking.WriteString(s)
+	st.mu.Unlock()
+}
+
+// ToolCalls is how many tool calls the turn has made so far.
+func (st *Stats) ToolCalls() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.tools)
+}
+
+// Snapshot returns the tool calls and thinking text so far.
+func (st *Stats) Snapshot() ([]api.DelegatedToolCall, string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]api.DelegatedToolCall{}, st.tools...), st.thinking.String()
+}
