@@ -742,7 +742,7 @@ func TestDefinitionsMatchExecutor(t *testing.T) {
 			t.Fatalf("%s: schema property refused: %v", d.Name, err)
 		}
 	}
-	if len(seen) != 10 {
+	if len(seen) != 15 {
 		t.Fatalf("%d tools", len(seen))
 	}
 }
