@@ -106,7 +106,10 @@ type Entry struct {
 	Result          string          `json:"result,omitempty"`
 	Error           string          `json:"error,omitempty"`
 	DurationMS      int64           `json:"duration_ms"`
-	PrevHash        string          `json:"prev_hash"`
+	// Checkpoint names the stored state of the files the call changed,
+	// from before it ran (package app/checkpoint): what undo restores.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	PrevHash   string `json:"prev_hash"`
 	Hash            string          `json:"hash"`
 }
 
@@ -337,7 +340,9 @@ type row struct {
 	Result          string `json:"result"`
 	Error           string `json:"error"`
 	DurationMS      int64  `json:"duration_ms"`
-	PrevHash        string `json:"-"`
+	// Omitted when empty, so rows without one hash as they always did.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	PrevHash   string `json:"-"`
 	Hash            string `json:"-"`
 }
 
@@ -367,12 +372,12 @@ func (l *Log) keyFor(id int64) []byte {
 }
 
 const columns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
-	class, decision, decided_by, reason, result, error, duration_ms, prev_hash, hash`
+	class, decision, decided_by, reason, result, error, duration_ms, checkpoint, prev_hash, hash`
 
 func (r *row) scan(s interface{ Scan(...any) error }) error {
 	return s.Scan(&r.ID, &r.Time, &r.SessionID, &r.ToolCallID, &r.Tool, &r.Arguments, &r.EditedArguments,
 		&r.ProposedRisk, &r.Class, &r.Decision, &r.DecidedBy, &r.Reason, &r.Result, &r.Error,
-		&r.DurationMS, &r.PrevHash, &r.Hash)
+		&r.DurationMS, &r.Checkpoint, &r.PrevHash, &r.Hash)
 }
 
 func (r *row) entry() Entry {
@@ -381,7 +386,7 @@ func (r *row) entry() Entry {
 		ID: r.ID, Time: t, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Tool: r.Tool,
 		Arguments: json.RawMessage(r.Arguments), ProposedRisk: r.ProposedRisk, Class: r.Class,
 		Decision: r.Decision, DecidedBy: r.DecidedBy, Reason: r.Reason, Result: r.Result, Error: r.Error,
-		DurationMS: r.DurationMS, PrevHash: r.PrevHash, Hash: r.Hash,
+		DurationMS: r.DurationMS, Checkpoint: r.Checkpoint, PrevHash: r.PrevHash, Hash: r.Hash,
 	}
 	if r.EditedArguments != "" {
 		e.EditedArguments = json.RawMessage(r.EditedArguments)
@@ -439,7 +444,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		Arguments: canonicalJSON(e.Arguments), ProposedRisk: e.ProposedRisk, Class: e.Class,
 		Decision: e.Decision, DecidedBy: e.DecidedBy, Reason: capText(e.Reason, l.opts.MaxTextBytes),
 		Result: capText(e.Result, l.opts.MaxTextBytes), Error: capText(e.Error, l.opts.MaxTextBytes),
-		DurationMS: e.DurationMS,
+		DurationMS: e.DurationMS, Checkpoint: e.Checkpoint,
 	}
 	if len(e.EditedArguments) > 0 {
 		r.EditedArguments = canonicalJSON(e.EditedArguments)
@@ -464,9 +469,9 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 	r.ID = last + 1
 	r.PrevHash = prev
 	r.Hash = r.hash(l.keyFor(r.ID), prev)
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
-		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.PrevHash, r.Hash)
+		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.Checkpoint, r.PrevHash, r.Hash)
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}
