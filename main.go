@@ -5,6 +5,7 @@
 // window talks to the service only over its HTTP API (package app).
 //
 //	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--version] [--headless]
+//	jarvis undo list [--session ID] | jarvis undo turn TURN_ID [--force]   (app.UndoCommand)
 //
 // --headless runs the gate, executor and audit log with no window
 // (app.RunHeadless): prompts are answered by the policy alone until SIGINT
@@ -77,6 +78,9 @@ type launch struct {
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
+	if len(args) > 0 && args[0] == "undo" { // jarvis undo list|turn … (main_undo.go)
+		return runUndo(args[1:], stderr, getenv), nil
+	}
 	started := time.Now()
 	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
 	fs.SetOutput(stderr)
