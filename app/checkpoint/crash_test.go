@@ -75,8 +75,8 @@ func TestCrashAtEachStep(t *testing.T) {
 		runs = append(runs, run{stop: s, size: 1 << 10})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 8; i++ {
-		runs = append(runs, run{delay: time.Duration(rng.IntN(1500)) * time.Millisecond, size: 20 << 20})
+	for i := 0; i < 6; i++ {
+		runs = append(runs, run{delay: time.Duration(rng.IntN(300)) * time.Millisecond, size: 4 << 20})
 	}
 	for i, r := range runs {
 		t.Run(fmt.Sprintf("%d-%s%v", i, r.stop, r.delay), func(t *testing.T) {
