@@ -78,8 +78,8 @@ type launch struct {
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
-	if len(args) > 0 && args[0] == "undo" { // jarvis undo list|turn … (main_undo.go)
-		return runUndo(args[1:], stderr, getenv), nil
+	if code, ok := subcommand(args, stderr, getenv); ok { // jarvis undo …, the confinement helper (main_sub.go)
+		return code, nil
 	}
 	started := time.Now()
 	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
@@ -149,7 +149,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	hooks.service(base, token)
 
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless})
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log)})
 	if err != nil {
 		return 1, err
 	}

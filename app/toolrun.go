@@ -31,6 +31,8 @@ type ToolRunnerOptions struct {
 	// Headless answers prompts by the policy alone: a call that would
 	// prompt is denied (`jarvis --headless`, which has no window).
 	Headless bool
+	// ConfineHelper starts run_command's programs confined (tools.Options).
+	ConfineHelper []string
 	// DataDir holds the checkpoints of changed files and Jarvis's trash
 	// (undo.go). Default: the audit log's folder.
 	DataDir string
@@ -81,7 +83,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	}
 	protected = append(protected, opts.DataDir)
 	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected,
-		TrashDir: filepath.Join(opts.DataDir, TrashDir)})
+		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}

@@ -51,6 +51,10 @@ type Options struct {
 	// MaxWriteBytes caps write_file's content and the size of a file
 	// edit_file changes. Default 1 MiB.
 	MaxWriteBytes int
+	// ConfineHelper is the argv prefix of the process that confines
+	// run_command's program and execs it (confine.go): the jarvis binary
+	// and its hidden subcommand. Empty: commands run unconfined.
+	ConfineHelper []string
 	// TrashDir is where delete_path moves what it deletes (Jarvis's trash
 	// in the data dir); empty: delete_path refuses.
 	TrashDir string
