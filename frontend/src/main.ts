@@ -11,6 +11,7 @@ import { argumentsText, decisiveList, requestedLine, type Prompt } from "./promp
 import { loadMarkdown, onMarkdownLoaded, plainText, renderReply, showReply, showReplyLater } from "./reply";
 import { Transcript, type Effect, type Item } from "./transcript";
 import { mountContext } from "./context";
+import { mountUndo, type UndoAPI } from "./undo";
 import { agentColor, agentInitial, h, sessionTitle } from "./view";
 
 interface StreamState {
@@ -246,6 +247,7 @@ function messageEl(it: Item): HTMLElement {
     el = h("div", { class: `msg ${it.kind}`, "data-key": it.key });
     els.set(it.key, el);
   }
+  if (it.turnId) el.dataset.turn = it.turnId; // undo.ts places "N files changed" after a turn
   try {
     fill(el, it);
   } catch (ex) {
@@ -836,6 +838,7 @@ function wire(): void {
   $<HTMLSelectElement>("agent-switch").addEventListener("change", (e) => selectAgent((e.target as HTMLSelectElement).value));
   $("new-session").addEventListener("click", () => void newSession(state.agentId || state.agents[0]?.agentId || "general"));
   refreshContext = mountContext($("conn"), flash);
+  mountUndo({ box: $("messages"), sessionId: () => state.sessionId, api: () => api() as unknown as UndoAPI });
   const tts = $<HTMLInputElement>("tts");
   if (!("speechSynthesis" in window)) $("tts-label").hidden = true;
   tts.addEventListener("change", () => {
