@@ -50,6 +50,7 @@ type Runner struct {
 	logger  *slog.Logger
 	cps     *checkpoint.Store
 	keep    checkpoint.Retention
+	dataDir string
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -128,7 +129,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, cps: cps, keep: opts.Retention}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -104,10 +105,55 @@ func undoAudited(ctx context.Context, st *checkpoint.Store, lg *audit.Log, turnI
 	return res, err
 }
 
+// UndoStorage is what the settings show about the checkpoints and the
+// trash: their caps, what they hold, and where.
+type UndoStorage struct {
+	MaxBytes      int64  `json:"maxBytes"`
+	MaxAgeDays    int    `json:"maxAgeDays"`
+	Checkpoints   int    `json:"checkpoints"`
+	UsedBytes     int64  `json:"usedBytes"`
+	TrashBytes    int64  `json:"trashBytes"`
+	CheckpointDir string `json:"checkpointDir"`
+	TrashDir      string `json:"trashDir"`
+}
+
+// Storage reports the checkpoints' and the trash's caps and use.
+func (r *Runner) Storage(ctx context.Context) (UndoStorage, error) {
+	u, err := r.cps.Usage(ctx)
+	if err != nil {
+		return UndoStorage{}, err
+	}
+	trash := filepath.Join(r.dataDir, TrashDir)
+	var tb int64
+	filepath.WalkDir(trash, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				tb += fi.Size()
+			}
+		}
+		return nil
+	})
+	return UndoStorage{MaxBytes: r.keep.MaxBytes, MaxAgeDays: int(r.keep.MaxAge / (24 * time.Hour)), Checkpoints: u.Changes,
+		UsedBytes: u.Bytes, TrashBytes: tb, CheckpointDir: r.cps.Dir(), TrashDir: trash}, nil
+}
+
 // Undoer is a ToolRunner that keeps checkpoints (*Runner).
 type Undoer interface {
 	Checkpoints() *checkpoint.Store
 	Undo(ctx context.Context, turnID string, files []string, force bool) (checkpoint.UndoResult, error)
+	Storage(ctx context.Context) (UndoStorage, error)
+}
+
+// UndoStorage returns the checkpoints' and the trash's caps and use, for
+// the settings.
+func (a *App) UndoStorage() (UndoStorage, error) {
+	u, err := a.undoer()
+	if err != nil {
+		return UndoStorage{}, err
+	}
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	return u.Storage(ctx)
 }
 
 func (a *App) undoer() (Undoer, error) {

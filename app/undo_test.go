@@ -172,6 +172,10 @@ func TestWindowUndoBindings(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(d.ws, "a.txt")); string(b) != "old a\n" {
 		t.Fatalf("a.txt after restore: %q", b)
 	}
+	st, err := d.app.UndoStorage()
+	if err != nil || st.MaxBytes != 1<<30 || st.MaxAgeDays != 30 || st.Checkpoints != 3 || st.UsedBytes == 0 {
+		t.Fatalf("storage %+v %v: want the default caps and 3 checkpoints (2 writes, 1 restore; the refused undo took none)", st, err)
+	}
 	raw, _ := json.Marshal(out)
 	if !strings.Contains(string(raw), `"undo_turn_id":"undo-`) {
 		t.Fatalf("outcome JSON %s", raw)

@@ -838,7 +838,7 @@ function wire(): void {
   $<HTMLSelectElement>("agent-switch").addEventListener("change", (e) => selectAgent((e.target as HTMLSelectElement).value));
   $("new-session").addEventListener("click", () => void newSession(state.agentId || state.agents[0]?.agentId || "general"));
   refreshContext = mountContext($("conn"), flash);
-  mountUndo({ box: $("messages"), sessionId: () => state.sessionId, api: () => api() as unknown as UndoAPI });
+  mountUndo({ box: $("messages"), settings: $("about"), sessionId: () => state.sessionId, api: () => api() as unknown as UndoAPI });
   const tts = $<HTMLInputElement>("tts");
   if (!("speechSynthesis" in window)) $("tts-label").hidden = true;
   tts.addEventListener("change", () => {

@@ -58,7 +58,18 @@ export interface FileDiff {
   afterSize: number;
 }
 
+export interface UndoStorage {
+  maxBytes: number;
+  maxAgeDays: number;
+  checkpoints: number;
+  usedBytes: number;
+  trashBytes: number;
+  checkpointDir: string;
+  trashDir: string;
+}
+
 export interface UndoAPI {
+  UndoStorage(): Promise<UndoStorage>;
   ChangedTurns(sessionId: string): Promise<ChangedTurn[]>;
   UndoTurn(turnId: string, files: string[] | null, force: boolean): Promise<UndoOutcome>;
   TurnFileDiff(turnId: string, path: string): Promise<FileDiff>;
@@ -190,7 +201,28 @@ function conflictQuestion(out: UndoOutcome, files: string[] | null, run: (f: str
   return q;
 }
 
+export function bytes(n: number): string {
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(n % (1 << 30) ? 1 : 0)} GiB`;
+  if (n >= 1 << 20) return `${(n / (1 << 20)).toFixed(1)} MiB`;
+  if (n >= 1 << 10) return `${(n / (1 << 10)).toFixed(1)} KiB`;
+  return `${n} bytes`;
+}
+
+/** The settings' section on undo: the caps, what is kept, and where. */
+export function storageSection(s: UndoStorage): HTMLElement {
+  return h("section", { class: "undo-storage" },
+    h("h3", {}, "Undo of file changes"),
+    h("p", {}, `Before changing a file Jarvis keeps its previous state, so that a turn's changes can be undone. ` +
+      `Kept: ${s.checkpoints} checkpoint${s.checkpoints === 1 ? "" : "s"}, ${bytes(s.usedBytes)} of ${bytes(s.maxBytes)}; ` +
+      `older than ${s.maxAgeDays} days or past the size cap, the oldest are removed first. ` +
+      `Deleted files go to Jarvis's trash (${bytes(s.trashBytes)}), emptied by the same rules.`),
+    h("p", { class: "hint" }, `Checkpoints: ${s.checkpointDir} · Trash: ${s.trashDir}`),
+    h("p", { class: "hint" }, "Commands (run_command) cannot be undone."));
+}
+
 export interface MountOptions {
+  /** The settings panel; the undo section is added whenever it is filled. */
+  settings?: HTMLElement;
   box: HTMLElement;
   sessionId: () => string;
   api: () => UndoAPI;
@@ -258,6 +290,21 @@ export function mountUndo(o: MountOptions): { refresh(): Promise<void> } {
   on("app:second-instance", (d: any) => {
     if (Array.isArray(d?.args) && d.args[0] === "undo") void refresh();
   });
+  if (o.settings) {
+    const settings = o.settings;
+    let adding = false;
+    new MutationObserver(async () => {
+      if (adding || settings.hidden || settings.querySelector(".undo-storage")) return;
+      adding = true;
+      try {
+        settings.append(storageSection(await o.api().UndoStorage()));
+      } catch {
+        // a window without checkpoints has no such section
+      } finally {
+        adding = false;
+      }
+    }).observe(settings, { childList: true, attributes: true, attributeFilter: ["hidden"] });
+  }
   void refresh();
   return { refresh };
 }

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
-import { changeWord, lineDiff, mountUndo, summary, turnBlock, type ChangedTurn, type UndoAPI, type UndoOutcome } from "../src/undo";
+import { bytes, changeWord, lineDiff, mountUndo, storageSection, summary, turnBlock, type ChangedTurn, type UndoAPI, type UndoOutcome } from "../src/undo";
 
 const turn = (over: Partial<ChangedTurn> = {}): ChangedTurn => ({
   turn_id: "t_1", time: "2026-11-25T15:00:00Z", tools: ["edit_file"],
@@ -85,6 +85,7 @@ describe("undo block", () => {
     const render = () => box.replaceChildren(msg("t_1", "ask"), msg("t_1", "reply"), msg("t_2", "next"));
     render();
     const api: UndoAPI = {
+      UndoStorage: async () => { throw new Error("unused"); },
       ChangedTurns: async () => [turn()],
       UndoTurn: async () => ({ turn_id: "t_1", restored: [] }),
       TurnFileDiff: async () => { throw new Error("unused"); },
@@ -96,5 +97,14 @@ describe("undo block", () => {
     render(); // the transcript re-renders its window
     await tick();
     expect(order()).toEqual(["ask", "reply", "block", "next"]);
+  });
+
+  it("shows the caps and what is kept in the settings", () => {
+    expect(bytes(1 << 30)).toBe("1 GiB");
+    expect(bytes(1536 << 10)).toBe("1.5 MiB");
+    const el = storageSection({ maxBytes: 1 << 30, maxAgeDays: 30, checkpoints: 3, usedBytes: 2048, trashBytes: 0, checkpointDir: "/d/checkpoints", trashDir: "/d/trash" });
+    expect(el.textContent).toContain("3 checkpoints, 2.0 KiB of 1 GiB");
+    expect(el.textContent).toContain("older than 30 days");
+    expect(el.textContent).toContain("cannot be undone");
   });
 });
