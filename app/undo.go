@@ -55,12 +55,16 @@ func openCheckpoints(dataDir, workspace string, keep checkpoint.Retention, log *
 // reference. Other calls run as they are.
 func (r *Runner) checkpointed(sessionID string, call api.ToolCall) gate.ExecFunc {
 	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
-		paths, err := r.x.Changes(name, args)
-		if err != nil || len(paths) == 0 {
-			return r.x.Execute(ctx, name, args)
+		p, err := r.x.Prepare(name, args)
+		if err != nil {
+			return "", err
+		}
+		paths := p.Changes()
+		if len(paths) == 0 {
+			return p.Run(ctx)
 		}
 		m := checkpoint.Meta{SessionID: sessionID, TurnID: call.TurnID, CallID: call.ID, Tool: name}
-		out, id, err := r.cps.Guard(ctx, m, paths, func() (string, error) { return r.x.Execute(ctx, name, args) })
+		out, id, err := r.cps.Guard(ctx, m, paths, func() (string, error) { return p.Run(ctx) })
 		if id != 0 {
 			audit.SetCheckpoint(ctx, checkpoint.Ref(id))
 		}
@@ -215,7 +219,10 @@ type FileDiff struct {
 	After  string `json:"after"`
 	// Binary is set when either side is not text (or too large to show):
 	// the view shows sizes instead.
-	Binary     bool   `json:"binary,omitempty"`
+	Binary bool `json:"binary,omitempty"`
+	// Gone is set when a side's bytes are no longer kept (a state after
+	// the turn that has since changed again, or pruned).
+	Gone       bool   `json:"gone,omitempty"`
 	BeforeKind string `json:"beforeKind"`
 	AfterKind  string `json:"afterKind"`
 	BeforeSize int64  `json:"beforeSize"`
@@ -250,8 +257,12 @@ func (a *App) TurnFileDiff(turnID, path string) (FileDiff, error) {
 				d.Binary = true
 				return ""
 			}
-			b, err := u.Checkpoints().Content(s)
-			if err != nil || !utf8.Valid(b) || containsNUL(b) {
+			b, err := u.Checkpoints().ContentOf(path, s)
+			if err != nil {
+				d.Gone = true
+				return ""
+			}
+			if !utf8.Valid(b) || containsNUL(b) {
 				d.Binary = true
 				return ""
 			}

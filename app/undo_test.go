@@ -52,7 +52,9 @@ func TestHeadlessChangesAreUndoneFromTheCommandLine(t *testing.T) {
 	t.Cleanup(func() { runner.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- RunHeadless(ctx, HeadlessOptions{Client: d.c, Tools: runner, Poll: 20 * time.Millisecond}) }()
+	go func() {
+		done <- RunHeadless(ctx, HeadlessOptions{Client: d.c, Tools: runner, Poll: 20 * time.Millisecond})
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 
 	r, err := d.c.CreateSession(context.Background(), api.CreateSessionRequest{JarvisSessionID: "j_undo"})

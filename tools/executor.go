@@ -142,18 +142,11 @@ func (e *Executor) Workspace() string { return e.ws.real }
 // Execute runs tool name with its JSON arguments and returns the text
 // handed back to the model. Errors wrap the sentinels above.
 func (e *Executor) Execute(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	c, err := e.prepare(name, args)
+	p, err := e.Prepare(name, args)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+		return "", err
 	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	out, err := c.run(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
+	return p.Run(ctx)
 }
 
 // Assessment is the executor's argument-aware view of a call, before

@@ -27,17 +27,42 @@ import (
 	"unicode/utf8"
 )
 
-// Changes returns the workspace-relative paths (slash-separated, canonical)
-// a call of a changing file tool would change, in the order it changes them;
-// nil for a tool that changes no file. It validates the call like Assess.
-func (e *Executor) Changes(name string, args json.RawMessage) ([]string, error) {
+// Prepared is a validated call, ready to run: what Execute does in two
+// steps, so that a caller can look at what the call will change (Changes)
+// before it runs, without decoding its arguments twice.
+type Prepared struct {
+	name string
+	c    *call
+}
+
+// Prepare validates a call like Execute, without running it.
+func (e *Executor) Prepare(name string, args json.RawMessage) (*Prepared, error) {
 	c, err := e.prepare(name, args)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := make([]string, len(c.touches))
-	for i, t := range c.touches {
-		out[i] = display(t)
+	return &Prepared{name: name, c: c}, nil
+}
+
+// Changes returns the workspace-relative paths (slash-separated, canonical)
+// the call changes, in the order it changes them; nil for a call that
+// changes no file.
+func (p *Prepared) Changes() []string {
+	var out []string
+	for _, t := range p.c.touches {
+		out = append(out, display(t))
+	}
+	return out
+}
+
+// Run runs the call; errors wrap the sentinels, as Execute's do.
+func (p *Prepared) Run(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("%s: %w", p.name, err)
+	}
+	out, err := p.c.run(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p.name, err)
 	}
 	return out, nil
 }

@@ -73,8 +73,8 @@ func TestEditFile(t *testing.T) {
 	if string(a.Canonical) != `{"expected_count":1,"new_string":"y","old_string":"x","path":"a.txt"}` || a.Risk != Risky {
 		t.Fatalf("assessment %+v %s", a, a.Canonical)
 	}
-	if ch, err := x.Changes("edit_file", json.RawMessage(`{"path":"a.txt","old_string":"x","new_string":"y"}`)); err != nil || !reflect.DeepEqual(ch, []string{"a.txt"}) {
-		t.Fatalf("changes %v %v", ch, err)
+	if p, err := x.Prepare("edit_file", json.RawMessage(`{"path":"a.txt","old_string":"x","new_string":"y"}`)); err != nil || !reflect.DeepEqual(p.Changes(), []string{"a.txt"}) {
+		t.Fatalf("changes %v", err)
 	}
 
 	mkfile(t, filepath.Join(ws, "bin.dat"), "ab\x00cd")
@@ -161,8 +161,11 @@ func TestMovePath(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "a.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("source still there: %v", err)
 	}
-	if ch, _ := x.Changes("move_path", json.RawMessage(`{"from":"b.txt","to":"c.txt"}`)); !reflect.DeepEqual(ch, []string{"b.txt", "c.txt"}) {
-		t.Fatalf("changes %v", ch)
+	if p, _ := x.Prepare("move_path", json.RawMessage(`{"from":"b.txt","to":"c.txt"}`)); !reflect.DeepEqual(p.Changes(), []string{"b.txt", "c.txt"}) {
+		t.Fatalf("changes %v", p.Changes())
+	}
+	if p, _ := x.Prepare("read_file", json.RawMessage(`{"path":"b.txt"}`)); p.Changes() != nil {
+		t.Fatalf("read_file changes %v", p.Changes())
 	}
 	a := x.Assess("move_path", json.RawMessage(`{"from":"b.txt","to":"sub/renamed.txt","overwrite":true}`))
 	if !a.Destructive || !strings.Contains(a.Reason, "replaces") {
@@ -189,7 +192,7 @@ func TestMovePath(t *testing.T) {
 	}
 	mkfile(t, filepath.Join(ws, "e.txt"), "E")
 	checkBad(t, x, "move_path", []badCase{
-		{`{"from":"e.txt","to":"sub/renamed.txt"}`, ErrBadArguments}, // exists, no overwrite
+		{`{"from":"e.txt","to":"sub/renamed.txt"}`, ErrBadArguments},    // exists, no overwrite
 		{`{"from":"e.txt","to":"d","overwrite":true}`, ErrBadArguments}, // never replaces a folder
 		{`{"from":"d","to":"d/x"}`, ErrBadArguments},                    // into itself
 		{`{"from":"e.txt","to":"e.txt"}`, ErrBadArguments},

@@ -110,7 +110,7 @@ type Entry struct {
 	// from before it ran (package app/checkpoint): what undo restores.
 	Checkpoint string `json:"checkpoint,omitempty"`
 	PrevHash   string `json:"prev_hash"`
-	Hash            string          `json:"hash"`
+	Hash       string `json:"hash"`
 }
 
 // Options configures a Log. Zero values take the defaults.
@@ -343,7 +343,7 @@ type row struct {
 	// Omitted when empty, so rows without one hash as they always did.
 	Checkpoint string `json:"checkpoint,omitempty"`
 	PrevHash   string `json:"-"`
-	Hash            string `json:"-"`
+	Hash       string `json:"-"`
 }
 
 // hash chains r to prev under key: HMAC-SHA256, or plain SHA-256 for a

@@ -97,6 +97,11 @@ type Store struct {
 	ws   *os.Root
 	wsAt string
 	db   *sql.DB
+	// lazy is the same database on a connection that does not fsync its
+	// commits: Finish's, whose loss a crash cannot make harmful (a change
+	// still pending is settled by looking), and which the next synced
+	// commit makes durable anyway.
+	lazy *sql.DB
 	now  func() time.Time
 	// step, when set, is called at each step of Guard (crash tests stop
 	// the process there).
@@ -126,7 +131,13 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 		root.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	s := &Store{dir: dir, ws: root, wsAt: real, db: db, now: opts.Now}
+	lazy, err := sql.Open("sqlite3", "file:"+p+"?_journal_mode=WAL&_busy_timeout=5000&_synchronous=OFF&_txlock=immediate")
+	if err != nil {
+		db.Close()
+		root.Close()
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	s := &Store{dir: dir, ws: root, wsAt: real, db: db, lazy: lazy, now: opts.Now}
 	if _, err := db.Exec(schema); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -160,7 +171,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );`
 
 // Close closes the store.
-func (s *Store) Close() error { return errors.Join(s.db.Close(), s.ws.Close()) }
+func (s *Store) Close() error { return errors.Join(s.lazy.Close(), s.db.Close(), s.ws.Close()) }
 
 // Dir is the store's folder.
 func (s *Store) Dir() string { return s.dir }
@@ -298,7 +309,10 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 	changed := false
 	afters := make([]string, len(ents))
 	for i, e := range ents {
-		st, err := s.capture(e.Path, true)
+		// The state after is hashed, not stored: undo needs only to
+		// recognise it; its bytes are the next change's "before", or the
+		// file itself (ContentOf).
+		st, err := s.capture(e.Path, false)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -310,7 +324,7 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 	if changed {
 		state = "done"
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.lazy.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -403,7 +417,7 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
-		sum, size, err := s.putObject(f, store)
+		sum, size, err := s.putObject(f, fi.Size(), store)
 		if err != nil {
 			return State{}, err
 		}
@@ -424,16 +438,19 @@ const inMemory = 16 << 20
 // putObject hashes r and, with store, keeps its bytes in the object store
 // unless an object with that hash is already there. A new object is written
 // to a temporary file, fsynced, renamed into place, and its folder fsynced.
-func (s *Store) putObject(r io.Reader, store bool) (string, int64, error) {
+func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int64, error) {
 	h := sha256.New()
 	if !store {
 		n, err := io.Copy(h, r)
 		return hex.EncodeToString(h.Sum(nil)), n, err
 	}
-	head, err := io.ReadAll(io.LimitReader(r, inMemory+1))
-	if err != nil {
+	// Read in one allocation of the expected size (a file that grew
+	// meanwhile still reads whole, up to the cap).
+	buf := bytes.NewBuffer(make([]byte, 0, min(sizeHint, inMemory)+1))
+	if _, err := buf.ReadFrom(io.LimitReader(r, inMemory+1)); err != nil {
 		return "", 0, err
 	}
+	head := buf.Bytes()
 	if len(head) <= inMemory {
 		h.Write(head)
 		sum := hex.EncodeToString(h.Sum(nil))

@@ -44,12 +44,12 @@ func TestHelperCheckpointedWrite(t *testing.T) {
 	}
 	content, _ := os.ReadFile(os.Getenv("CHECKPOINT_HELPER_NEW"))
 	raw, _ := json.Marshal(map[string]string{"path": "f", "content": string(content)})
-	paths, err := x.Changes("write_file", raw)
+	p, err := x.Prepare("write_file", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file"}, paths, func() (string, error) {
-		return x.Execute(context.Background(), "write_file", raw)
+	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file"}, p.Changes(), func() (string, error) {
+		return p.Run(context.Background())
 	}); err != nil {
 		t.Fatal(err)
 	}

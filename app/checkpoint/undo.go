@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -235,12 +236,24 @@ func (s *Store) Undo(ctx context.Context, turnID string, paths []string, force b
 	return res, rerr
 }
 
-// Content returns the bytes of a file state from the object store.
-func (s *Store) Content(st State) ([]byte, error) {
+// ContentOf returns the bytes of a file state of path: from the object
+// store, or, for a state only hashed (a change's "after"), from the file at
+// path while it still has those bytes.
+func (s *Store) ContentOf(path string, st State) ([]byte, error) {
 	if st.Kind != File {
 		return nil, fmt.Errorf("checkpoint: not a file state")
 	}
-	return os.ReadFile(s.objectPath(st.Object))
+	b, err := os.ReadFile(s.objectPath(st.Object))
+	if err == nil {
+		return b, nil
+	}
+	b, ferr := s.ws.ReadFile(filepath.FromSlash(path))
+	if ferr == nil {
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) == st.Object {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("checkpoint: the content of %s at that time is no longer kept: %w", path, err)
 }
 
 // restore makes rel be st. Each step that replaces something is a rename of

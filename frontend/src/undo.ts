@@ -52,6 +52,7 @@ export interface FileDiff {
   before: string;
   after: string;
   binary?: boolean;
+  gone?: boolean;
   beforeKind: string;
   afterKind: string;
   beforeSize: number;
@@ -116,6 +117,9 @@ export function lineDiff(before: string, after: string, maxCells = 4_000_000): D
 }
 
 export function diffView(d: FileDiff): HTMLElement {
+  if (d.gone) {
+    return h("div", { class: "undo-diff binary" }, "The file has changed again since; this turn's version is no longer kept, so there is no diff to show.");
+  }
   if (d.binary) {
     return h("div", { class: "undo-diff binary" },
       `Binary or large file: ${d.beforeKind === "none" ? "did not exist" : d.beforeSize + " bytes"} → ${d.afterKind === "none" ? "deleted" : d.afterSize + " bytes"}.`);
