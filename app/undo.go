@@ -7,6 +7,7 @@ package app
 // audited and is itself a checkpointed change, so it can be undone too.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,7 +263,7 @@ func (a *App) TurnFileDiff(turnID, path string) (FileDiff, error) {
 				d.Gone = true
 				return ""
 			}
-			if !utf8.Valid(b) || containsNUL(b) {
+			if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
 				d.Binary = true
 				return ""
 			}
@@ -272,13 +273,4 @@ func (a *App) TurnFileDiff(turnID, path string) (FileDiff, error) {
 		return d, nil
 	}
 	return FileDiff{}, fmt.Errorf("%s is not among the files turn %s changed", path, turnID)
-}
-
-func containsNUL(b []byte) bool {
-	for _, c := range b {
-		if c == 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -33,11 +33,7 @@ func (e *Executor) prepareListDir(args json.RawMessage) (*call, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	p := ""
-	if a.Path != nil {
-		p = *a.Path
-	}
-	rel, err := e.ws.resolve(p)
+	rel, err := e.folder(a.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +169,16 @@ func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
 		}
 		return "opened " + display(rel), nil
 	}}, nil
+}
+
+// folder resolves an optional folder argument; absent or empty is the
+// workspace's root.
+func (e *Executor) folder(v *string) (string, error) {
+	p := ""
+	if v != nil {
+		p = *v
+	}
+	return e.ws.resolve(p)
 }
 
 // requiredPath decodes the arguments of a tool whose only argument is a

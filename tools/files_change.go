@@ -448,11 +448,7 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	p := ""
-	if a.Path != nil {
-		p = *a.Path
-	}
-	rel, err := e.ws.resolve(p)
+	rel, err := e.folder(a.Path)
 	if err != nil {
 		return nil, err
 	}

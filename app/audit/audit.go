@@ -143,8 +143,8 @@ type Log struct {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// dsn builds a SQLite URI; '?', '#' and '%' in the path must be escaped.
-func dsn(path, params string) string {
+// DSN builds a SQLite URI for mattn/go-sqlite3; '?', '#' and '%' in the path must be escaped.
+func DSN(path, params string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	return "file:" + p + "?" + params
 }
@@ -163,7 +163,7 @@ func Open(path string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	w, err := sql.Open("sqlite3", dsn(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
+	w, err := sql.Open("sqlite3", DSN(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -172,7 +172,7 @@ func Open(path string, opts Options) (*Log, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite3", dsn(path, "mode=ro&_busy_timeout=5000&_query_only=on"))
+	r, err := sql.Open("sqlite3", DSN(path, "mode=ro&_busy_timeout=5000&_query_only=on"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("audit: %w", err)

@@ -40,10 +40,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"jarvis/app/audit"
 )
 
 // Kinds of a path's state.
@@ -125,13 +126,13 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: workspace: %w", err)
 	}
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(filepath.Join(dir, "checkpoints.db")))
-	db, err := sql.Open("sqlite3", "file:"+p+"?_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate")
+	p := filepath.Join(dir, "checkpoints.db")
+	db, err := sql.Open("sqlite3", audit.DSN(p, "_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate"))
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	lazy, err := sql.Open("sqlite3", "file:"+p+"?_journal_mode=WAL&_busy_timeout=5000&_synchronous=OFF&_txlock=immediate")
+	lazy, err := sql.Open("sqlite3", audit.DSN(p, "_journal_mode=WAL&_busy_timeout=5000&_synchronous=OFF&_txlock=immediate"))
 	if err != nil {
 		db.Close()
 		root.Close()
