@@ -15,6 +15,7 @@ import (
 	"jarvis/app/audit"
 	"jarvis/app/checkpoint"
 	"jarvis/app/gate"
+	"jarvis/internal/instance"
 )
 
 // undoCLI runs `jarvis undo ARGS` on dataDir and ws.
@@ -181,5 +182,62 @@ func TestWindowUndoBindings(t *testing.T) {
 	raw, _ := json.Marshal(out)
 	if !strings.Contains(string(raw), `"undo_turn_id":"undo-`) {
 		t.Fatalf("outcome JSON %s", raw)
+	}
+}
+
+// TestUndoCommandTellsTheRunningWindow: with the data dir's lock held by a
+// running window, `jarvis undo turn` still restores (SQLite is shared
+// between processes) and then tells that window; without one it tells
+// nobody.
+func TestUndoCommandTellsTheRunningWindow(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("before"), 0o644)
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"),
+		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p, err := r.x.Prepare("write_file", json.RawMessage(`{"path":"a.txt","content":"after"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.cps.Guard(context.Background(), checkpoint.Meta{SessionID: "s", TurnID: "t1", Tool: "write_file"}, p.Changes(),
+		func() (string, error) { return p.Run(context.Background()) }); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := instance.Acquire(dir) // the running window
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told [][]string
+	var out, errOut bytes.Buffer
+	code := UndoCommand([]string{"turn", "t1", "--data-dir", dir, "--workspace", ws}, UndoCommandOptions{Stdout: &out, Stderr: &errOut,
+		Notify: func(d string, args []string) error {
+			if d != dir {
+				t.Errorf("told the window of %s", d)
+			}
+			told = append(told, args)
+			return nil
+		}})
+	lock.Release()
+	if code != 0 || len(told) != 1 || strings.Join(told[0], " ") != "undo turn t1" {
+		t.Fatalf("exit %d, told %v, %q %q", code, told, out.String(), errOut.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "before" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	// No window: nobody is told, the undo of the undo still works.
+	undoTurn := strings.TrimSpace(out.String()[strings.LastIndex(out.String(), " ")+1:])
+	told = nil
+	code = UndoCommand([]string{"turn", undoTurn, "--data-dir", dir, "--workspace", ws}, UndoCommandOptions{Stdout: &out, Stderr: &errOut,
+		Notify: func(string, []string) error { told = append(told, nil); return nil }})
+	if code != 0 || len(told) != 0 {
+		t.Fatalf("without a window: exit %d, told %d times", code, len(told))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "after" {
+		t.Fatalf("a.txt after undoing the undo = %q", b)
 	}
 }
