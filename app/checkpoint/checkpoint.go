@@ -118,7 +118,11 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "objects", "tmp"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(ws)
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: workspace: %w", err)
 	}
@@ -158,6 +162,7 @@ CREATE TABLE IF NOT EXISTS changes (
 	turn_id    TEXT    NOT NULL DEFAULT '',
 	call_id    TEXT    NOT NULL DEFAULT '',
 	tool       TEXT    NOT NULL,
+	workspace  TEXT    NOT NULL DEFAULT '', -- the folder its paths are relative to
 	state      TEXT    NOT NULL, -- pending | done | unchanged
 	undone_by  INTEGER NOT NULL DEFAULT 0 -- the undo change that took it back
 );
@@ -205,8 +210,8 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, state) VALUES (?,?,?,?,?,'pending')`,
-		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool)
+	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, workspace, state) VALUES (?,?,?,?,?,?,'pending')`,
+		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool, s.wsAt)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -277,7 +282,7 @@ func (s *Store) Finish(ctx context.Context, p *Pending) error {
 
 // settle finishes every change a crash left pending.
 func (s *Store) settle(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM changes WHERE state = 'pending' ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM changes WHERE state = 'pending' AND workspace = ? ORDER BY id`, s.wsAt)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}

@@ -279,3 +279,27 @@ func TestObjectsAreDeduplicatedAndSettledAfterACrash(t *testing.T) {
 		t.Fatalf("after undo of the settled change: %q", b)
 	}
 }
+
+// TestAnotherWorkspaceSeesNoTurns: the paths of a change are relative to
+// the workspace it was made in; the store opened on another folder lists
+// none of them and undoes nothing there.
+func TestAnotherWorkspaceSeesNoTurns(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", []byte("A"), 0o644)
+	e.call("t1", "write_file", map[string]string{"path": "a.txt", "content": "B"})
+	other := t.TempDir()
+	st, err := Open(e.store, other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ts, err := st.List(context.Background(), ""); err != nil || len(ts) != 0 {
+		t.Fatalf("other workspace lists %+v %v", ts, err)
+	}
+	if _, err := st.Undo(context.Background(), "t1", nil, true); !errors.Is(err, ErrNoChanges) {
+		t.Fatalf("undo in another workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "a.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("undo wrote into another workspace")
+	}
+}

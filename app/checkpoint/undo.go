@@ -41,11 +41,12 @@ type Turn struct {
 	changes   []int64
 }
 
-// List returns the turns that changed files, oldest first; with sessionID,
-// only that session's.
+// List returns the turns that changed files in the store's workspace,
+// oldest first; with sessionID, only that session's.
 func (s *Store) List(ctx context.Context, sessionID string) ([]Turn, error) {
-	q := `SELECT id, time, session_id, turn_id, tool, undone_by FROM changes WHERE state = 'done'`
-	var args []any
+	// Only this workspace's: the paths are relative to it.
+	q := `SELECT id, time, session_id, turn_id, tool, undone_by FROM changes WHERE state = 'done' AND workspace = ?`
+	args := []any{s.wsAt}
 	if sessionID != "" {
 		q += ` AND session_id = ?`
 		args = append(args, sessionID)
