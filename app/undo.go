@@ -209,7 +209,9 @@ func (a *App) UndoTurn(turnID string, files []string, force bool) (UndoOutcome, 
 		out.Error = err.Error()
 		out.Conflict = errors.Is(err, checkpoint.ErrConflict)
 	}
-	a.emit("undo:changed", map[string]string{"turnId": turnID})
+	if len(res.Restored) > 0 {
+		a.emit("undo:changed", map[string]string{"turnId": turnID})
+	}
 	return out, nil
 }
 

@@ -237,6 +237,7 @@ export function mountUndo(o: MountOptions): { refresh(): Promise<void> } {
   let turns: ChangedTurn[] = [];
   let forSession = "";
   const blocks = new Map<string, HTMLElement>();
+  const shown = new Map<string, string>(); // turn id → the data its block shows
   let placing = false;
 
   function place(): void {
@@ -272,9 +273,31 @@ export function mountUndo(o: MountOptions): { refresh(): Promise<void> } {
     } catch {
       return; // a window without checkpoints shows nothing
     }
+    if (sid !== forSession) {
+      for (const b of blocks.values()) b.remove();
+      blocks.clear();
+      shown.clear();
+    }
     forSession = sid;
-    for (const b of blocks.values()) b.remove();
-    blocks.clear();
+    // A block whose turn is unchanged stays as it is (an open diff or
+    // conflict question is kept); a changed one is made anew.
+    const now = new Set<string>();
+    for (const t of turns) {
+      const data = JSON.stringify(t);
+      now.add(t.turn_id);
+      if (shown.get(t.turn_id) !== data) {
+        blocks.get(t.turn_id)?.remove();
+        blocks.delete(t.turn_id);
+        shown.set(t.turn_id, data);
+      }
+    }
+    for (const id of Array.from(blocks.keys())) {
+      if (!now.has(id)) {
+        blocks.get(id)?.remove();
+        blocks.delete(id);
+        shown.delete(id);
+      }
+    }
     place();
   }
 

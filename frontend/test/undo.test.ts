@@ -84,19 +84,29 @@ describe("undo block", () => {
     };
     const render = () => box.replaceChildren(msg("t_1", "ask"), msg("t_1", "reply"), msg("t_2", "next"));
     render();
+    let undone = false;
     const api: UndoAPI = {
       UndoStorage: async () => { throw new Error("unused"); },
-      ChangedTurns: async () => [turn()],
+      ChangedTurns: async () => [turn({ undone })],
       UndoTurn: async () => ({ turn_id: "t_1", restored: [] }),
       TurnFileDiff: async () => { throw new Error("unused"); },
     };
-    mountUndo({ box, sessionId: () => "s1", api: () => api });
+    const undo = mountUndo({ box, sessionId: () => "s1", api: () => api });
     await tick();
     const order = () => Array.from(box.children).map((e) => (e as HTMLElement).dataset.changesTurn ? "block" : e.textContent);
     expect(order()).toEqual(["ask", "reply", "block", "next"]);
     render(); // the transcript re-renders its window
     await tick();
     expect(order()).toEqual(["ask", "reply", "block", "next"]);
+    // A refresh with the same data keeps the block (and what it shows).
+    const block = box.querySelector(".turn-changes");
+    await undo.refresh();
+    expect(box.querySelector(".turn-changes")).toBe(block);
+    // The turn undone: its block is made anew and says so.
+    undone = true;
+    await undo.refresh();
+    expect(box.querySelector(".turn-changes")).not.toBe(block);
+    expect(box.querySelector(".turn-changes strong")?.textContent).toBe("2 files changed · undone");
   });
 
   it("shows the caps and what is kept in the settings", () => {
