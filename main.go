@@ -5,6 +5,7 @@
 // window talks to the service only over its HTTP API (package app).
 //
 //	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--mcp-config FILE] [--version] [--headless]
+//	jarvis undo list [--session ID] | jarvis undo turn TURN_ID [--force]   (app.UndoCommand)
 //	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
 //
 // --mcp-config names the MCP servers file (default <user config
@@ -84,6 +85,9 @@ type launch struct {
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
+	if code, ok := subcommand(args, stderr, getenv); ok { // jarvis undo …, the confinement helper (main_sub.go)
+		return code, nil
+	}
 	started := time.Now()
 	if len(args) > 0 && args[0] == "mcp" {
 		return runMCPCommand(args[1:], os.Stdout, stderr) // main_mcp.go
@@ -164,7 +168,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer mcpm.Close()
 	var emitMCP atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless,
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
 		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
 			if e := emitMCP.Load(); e != nil {
 				(*e)("mcp:progress", p)

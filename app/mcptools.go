@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"jarvis/api"
 
 	"jarvis/app/mcp"
 	"jarvis/tools"
@@ -27,16 +28,17 @@ func (a mcpAssessor) Assess(name string, args json.RawMessage) tools.Assessment 
 }
 
 // exec is the gate's ExecFunc for one call: MCP tools through the
-// Manager (with the call's progress), the rest through the executor.
-func (r *Runner) exec(sessionID, callID string) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+// Manager (with the call's progress), the rest through the executor,
+// checkpointed first when they change files (undo.go).
+func (r *Runner) exec(sessionID string, call api.ToolCall) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		if r.mcp == nil || !mcp.IsToolName(name) {
-			return r.x.Execute(ctx, name, args)
+			return r.checkpointed(sessionID, call)(ctx, name, args)
 		}
 		var progress func(mcp.Progress)
 		if r.mcpProg != nil {
 			progress = func(p mcp.Progress) { r.mcpProg(sessionID, p) }
 		}
-		return r.mcp.Call(ctx, callID, name, args, progress)
+		return r.mcp.Call(ctx, call.ID, name, args, progress)
 	}
 }

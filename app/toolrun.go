@@ -9,6 +9,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/app/audit"
+	"jarvis/app/checkpoint"
 	"jarvis/app/gate"
 	"jarvis/app/mcp"
 	"jarvis/internal/fsperm"
@@ -36,6 +37,13 @@ type ToolRunnerOptions struct {
 	MCP *mcp.Manager
 	// MCPProgress receives the progress notifications of MCP calls.
 	MCPProgress func(sessionID string, p mcp.Progress)
+	// ConfineHelper starts run_command's programs confined (tools.Options).
+	ConfineHelper []string
+	// DataDir holds the checkpoints of changed files and Jarvis's trash
+	// (undo.go). Default: the audit log's folder.
+	DataDir string
+	// Retention caps the checkpoints and the trash (default 1 GiB, 30 days).
+	Retention checkpoint.Retention
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -48,6 +56,9 @@ type Runner struct {
 	logger  *slog.Logger
 	mcp     *mcp.Manager
 	mcpProg func(sessionID string, p mcp.Progress)
+	cps     *checkpoint.Store
+	keep    checkpoint.Retention
+	dataDir string
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -76,17 +87,29 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if err := fsperm.File(opts.AuditPath, true); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected})
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Dir(opts.AuditPath)
+	}
+	protected = append(protected, opts.DataDir)
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected,
+		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
+	}
+	cps, err := openCheckpoints(opts.DataDir, x.Workspace(), opts.Retention, opts.Logger)
+	if err != nil {
+		x.Close()
+		return nil, err
 	}
 	lg, err := audit.Open(opts.AuditPath, audit.Options{Keyring: opts.AuditKeyring})
 	if err != nil {
 		x.Close()
+		cps.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	if err := fsperm.File(opts.AuditPath, false); err != nil { // the companion files SQLite made
 		x.Close()
+		cps.Close()
 		lg.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -95,6 +118,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.PolicyPath != "" {
 		if pol, err = gate.LoadPolicy(opts.PolicyPath); err != nil {
 			x.Close()
+			cps.Close()
 			lg.Close()
 			return nil, err
 		}
@@ -114,16 +138,17 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup})
 	if err != nil {
 		x.Close()
+		cps.Close()
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
 func (r *Runner) Close() error {
 	r.prompts.Close()
-	return errors.Join(r.x.Close(), r.log.Close())
+	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())
 }
 
 // Audit returns the audit log.
@@ -145,7 +170,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.exec(sessionID, call.ID))
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.exec(sessionID, call))
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited

@@ -526,7 +526,9 @@ func TestCLIContextOverflowIsClear(t *testing.T) {
 // tail, with a marker, in later turns; a message too large for the window
 // is sent the same way instead of failing the turn.
 func TestLargeContentIsTrimmed(t *testing.T) {
-	e := newEnv(t, withContextLimit(8192, ""))
+	// The window holds the system prompt and every OS tool's schema (15 tools)
+	// besides the 4 KB result.
+	e := newEnv(t, withContextLimit(10240, ""))
 	sid := e.session("j1")
 	big := "HEAD " + strings.Repeat("middle ", 560) + " TAIL"
 	var got collect

@@ -1,12 +1,12 @@
 package service
 
-// Delegation (seed 001 "agents_message"): an agent sends a message to
+// Delegation (docs/protocols/agents.md "agents_message"): an agent sends a message to
 // another agent; the exchange runs as a normal turn in the target agent's
 // session (so its events go on that session's stream and stay in its
 // transcript), and the caller either waits for the reply (sync) or goes on
 // at once (async).
 //
-// Beyond seed 001's V1: chains are allowed up to maxDelegationDepth hops
+// Beyond docs/protocols/agents.md's V1: chains are allowed up to maxDelegationDepth hops
 // (default 3), a chain that would return to an agent already in it is
 // refused (A → B → A), and one model step may delegate to several agents at
 // once (runToolCalls runs service tools concurrently).
@@ -37,7 +37,7 @@ import (
 
 const (
 	agentsMessageTool = "agents_message"
-	// defaultDelegationTimeout is seed 001's default sync timeout.
+	// defaultDelegationTimeout is docs/protocols/agents.md's default sync timeout.
 	defaultDelegationTimeout = 300 * time.Second
 	// maxDelegationTimeout caps a model's timeout argument.
 	maxDelegationTimeout = time.Hour
@@ -284,7 +284,7 @@ func truncateReply(text string, limit int) (string, bool) {
 	return text[:cut], true
 }
 
-// resolveAgentSession applies seed 001's session strategy for agent a:
+// resolveAgentSession applies docs/protocols/agents.md's session strategy for agent a:
 // "latest-or-create" (also ""), "latest", "create", or an explicit session id
 // that must exist and belong to a. created reports a new session.
 func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strategy string) (store.Session, bool, error) {
@@ -320,7 +320,7 @@ func (s *Service) resolveAgentSession(ctx context.Context, a config.Agent, strat
 	return sess, false, nil
 }
 
-// handleAgentSession is POST /v1/agents/{agentId}/session, seed 001's
+// handleAgentSession is POST /v1/agents/{agentId}/session, docs/protocols/agents.md's
 // default routing: the agent's most recently updated non-deleted session
 // (200), or a new one (201).
 func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) error {

@@ -35,7 +35,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/memory/write", adapt(s.handleMemoryWrite))
 	mux.Handle("GET /v1/memory/search", adapt(s.handleMemorySearch))
 	mux.Handle("GET /v1/memory/get", adapt(s.handleMemoryGet))
-	// Round tables (seed 003): agent registration, runs (roundtable_agents.go, roundtable_api.go).
+	// Round tables (docs/protocols/roundtable-agents.md): agent registration, runs (roundtable_agents.go, roundtable_api.go).
 	mux.Handle("POST /api/v1/agents", adapt(s.handleRTAgentCreate))
 	mux.Handle("GET /api/v1/agents", adapt(s.handleRTAgentList))
 	mux.Handle("GET /api/v1/agents/{name}", adapt(s.handleRTAgentGet))

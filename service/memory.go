@@ -150,7 +150,7 @@ func (s *Service) handleMemorySearch(w http.ResponseWriter, r *http.Request) err
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-// handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (seed 004's future endpoint).
+// handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (docs/protocols/service-api.md's future endpoint).
 func (s *Service) handleMemoryGet(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if q.Get("path") == "" {

@@ -1,6 +1,6 @@
 package service
 
-// Prompt construction (seed 001 "Prompt Construction"): the system prompt of
+// Prompt construction (docs/protocols/agents.md "Prompt Construction"): the system prompt of
 // every chat run is rebuilt from the current configuration, in this order:
 //
 //  1. the base prompt: the agent's systemPrompt, else "You are ${displayName}.
@@ -29,7 +29,7 @@ type Tool struct {
 	Capabilities []string
 }
 
-// EffectiveTools is seed 001's getEffectiveTools: the tools of all that the
+// EffectiveTools is docs/protocols/agents.md's getEffectiveTools: the tools of all that the
 // agent may use, in their order.
 func EffectiveTools(a config.Agent, all []Tool) []llm.ToolSpec {
 	out := make([]llm.ToolSpec, 0, len(all))
@@ -42,7 +42,7 @@ func EffectiveTools(a config.Agent, all []Tool) []llm.ToolSpec {
 }
 
 // agentAllowed reports whether agent a may see and message the agent with
-// id (agentAllowlist, then agentDenylist, as seed 001 applies them).
+// id (agentAllowlist, then agentDenylist, as docs/protocols/agents.md applies them).
 func agentAllowed(a config.Agent, id string) bool {
 	if a.AgentAllowlist != nil && !anyGlob(a.AgentAllowlist, id) {
 		return false

@@ -11,7 +11,7 @@ import (
 	"jarvis/service/llm"
 )
 
-// seedAgents is seed 001's configuration file plus agents exercising the
+// seedAgents is docs/protocols/agents.md's configuration file plus agents exercising the
 // capability lists alone.
 const seedAgents = `{"agents": [
     {"agentId": "reading-list", "displayName": "Reading List Manager",
@@ -29,7 +29,7 @@ const seedAgents = `{"agents": [
     {"agentId": "deny-only", "toolDenylist": ["reading_list_*", "web_*"]}
 ]}`
 
-// seedTools are tools named after seed 001's examples, with capabilities.
+// seedTools are tools named after docs/protocols/agents.md's examples, with capabilities.
 var seedTools = []Tool{
 	{Spec: llm.ToolSpec{Name: "reading_list_add"}, Capabilities: []string{"lists.read", "lists.add"}},
 	{Spec: llm.ToolSpec{Name: "reading_list_list"}, Capabilities: []string{"lists.read"}},
@@ -53,7 +53,7 @@ func names(specs []llm.ToolSpec) []string {
 	return out
 }
 
-// getEffectiveTools exactly as seed 001 writes it, table-driven.
+// getEffectiveTools exactly as docs/protocols/agents.md writes it, table-driven.
 func TestEffectiveToolsSeedTable(t *testing.T) {
 	c, err := config.Parse("seed.json", []byte(seedAgents))
 	if err != nil {

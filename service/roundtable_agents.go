@@ -1,6 +1,6 @@
 package service
 
-// Round-table agent registration (seed 003): POST/GET/PUT/PATCH/DELETE
+// Round-table agent registration (docs/protocols/roundtable-agents.md): POST/GET/PUT/PATCH/DELETE
 // /api/v1/agents. Registrations live in SQLite; an agent's API key lives in
 // the OS keyring under "roundtable:<name>" (JARVIS_SECRET_ROUNDTABLE_<NAME>
 // overrides it) and never in the database, a response or a log.

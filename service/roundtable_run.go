@@ -42,7 +42,7 @@ type rtState struct {
 }
 
 // errRTNoAgents: nothing is registered, so no round table can be held.
-var errRTNoAgents = errors.New("no round-table agents are registered: register one with POST /api/v1/agents (see the agent protocol, seed 003)")
+var errRTNoAgents = errors.New("no round-table agents are registered: register one with POST /api/v1/agents (see the agent protocol, docs/protocols/roundtable-agents.md)")
 
 // rtPlan is a round table ready to run.
 type rtPlan struct {

@@ -13,7 +13,7 @@ import (
 	"jarvis/tools"
 )
 
-// matchGlob matches a seed 001 glob pattern ("reading_list_*", "lists.*").
+// matchGlob matches a docs/protocols/agents.md glob pattern ("reading_list_*", "lists.*").
 func matchGlob(pattern, name string) bool {
 	ok, err := path.Match(pattern, name)
 	return err == nil && ok
@@ -28,7 +28,7 @@ func anyGlob(patterns []string, name string) bool {
 	return false
 }
 
-// toolInScope is seed 001's getEffectiveTools filter for one tool. It is a
+// toolInScope is docs/protocols/agents.md's getEffectiveTools filter for one tool. It is a
 // security boundary: applied when tools are offered and again when a call is
 // executed, so a model cannot call a tool its agent does not have.
 func toolInScope(a config.Agent, name string, capabilities []string) bool {

@@ -1,4 +1,4 @@
-// Package service is the General Agent Service of seed 004: the HTTP + SSE
+// Package service is the General Agent Service of docs/protocols/service-api.md: the HTTP + SSE
 // API on loopback, sessions, streaming chat turns, and the loop that pauses a
 // turn on a tool call until the desktop posts its result.
 //
@@ -136,7 +136,7 @@ type Service struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (seed 001): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
+	// Agents (docs/protocols/agents.md): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
 	dataDir     string
 	skills      skillCache // <data-dir>/skills/*/SKILL.md
 	agentSessMu sync.Mutex // serializes default routing's find-or-create

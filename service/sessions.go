@@ -103,7 +103,7 @@ func (s *Service) liveSession(ctx context.Context, id, field string) (store.Sess
 
 var externalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// ValidateSessionID checks a user-provided session id (seed 000): trimmed,
+// ValidateSessionID checks a user-provided session id (docs/protocols/external-agents.md): trimmed,
 // non-empty, at most 128 characters of [A-Za-z0-9_-]. It returns the trimmed id.
 func ValidateSessionID(id string) (string, error) {
 	id = strings.TrimSpace(id)
@@ -118,7 +118,7 @@ func ValidateSessionID(id string) (string, error) {
 	return id, nil
 }
 
-// handleOperationsCreate is seed 000's POST /api/plugins/sessions/operations/create
+// handleOperationsCreate is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create
 // {agentId, sessionId?}: with a sessionId it creates or attaches that session
 // (idempotent; a deleted one is revived; one of another agent is 409), without
 // one it creates a new session. The answer is 201 {ok:true, result:{...}}.

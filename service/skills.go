@@ -13,7 +13,7 @@ import (
 )
 
 // Skill is a folder under <data-dir>/skills/ holding a SKILL.md: instructions
-// an agent reads and follows with its own tools (seed 001 toolExposure).
+// an agent reads and follows with its own tools (docs/protocols/agents.md toolExposure).
 type Skill struct {
 	ID          string // the folder's name; skillAllowlist/skillDenylist match it
 	Name        string // frontmatter name, else the id

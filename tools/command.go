@@ -98,8 +98,10 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 	if len(a.Args) > 0 {
 		c.canon["args"] = a.Args
 	}
+	// Said in every prompt: what a program does is not checkpointed.
+	c.note = "commands cannot be undone; " + e.Confinement()
 	if c.destructive {
-		c.note = "the command deletes files"
+		c.note = "the command deletes files; " + c.note
 	}
 	c.run = func(ctx context.Context) (string, error) {
 		path := key
@@ -117,8 +119,18 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 		stdout := &capBuffer{max: e.opts.OutputCap}
 		stderr := &capBuffer{max: e.opts.OutputCap}
 		cmd := exec.CommandContext(ctx, path, a.Args...)
-		cmd.Dir = dir
 		cmd.Env = e.opts.Env
+		if e.confined() {
+			tmp, err := os.MkdirTemp("", "jarvis-cmd-")
+			if err != nil {
+				return "", err
+			}
+			defer os.RemoveAll(tmp)
+			argv := append(append([]string{}, e.opts.ConfineHelper[1:]...), "--rw", e.ws.real, "--rw", tmp, "--", path)
+			cmd = exec.CommandContext(ctx, e.opts.ConfineHelper[0], append(argv, a.Args...)...)
+			cmd.Env = append(append([]string{}, e.opts.Env...), "TMPDIR="+tmp)
+		}
+		cmd.Dir = dir
 		cmd.Stdout = stdout
 		cmd.Stderr = stderr
 		cmd.WaitDelay = 2 * time.Second

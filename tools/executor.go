@@ -48,9 +48,17 @@ type Options struct {
 	// OutputCap caps, in bytes, what read_file, clipboard_read and each of
 	// run_command's stdout and stderr return. Default 64 KiB.
 	OutputCap int
-	// MaxWriteBytes caps write_file's content. Default 1 MiB.
+	// MaxWriteBytes caps write_file's content and the size of a file
+	// edit_file changes. Default 1 MiB.
 	MaxWriteBytes int
-	// MaxEntries caps list_dir. Default 1000.
+	// ConfineHelper is the argv prefix of the process that confines
+	// run_command's program and execs it (confine.go): the jarvis binary
+	// and its hidden subcommand. Empty: commands run unconfined.
+	ConfineHelper []string
+	// TrashDir is where delete_path moves what it deletes (Jarvis's trash
+	// in the data dir); empty: delete_path refuses.
+	TrashDir string
+	// MaxEntries caps list_dir and search_files. Default 1000.
 	MaxEntries int
 	// Env is run_command's environment. Nil means the desktop's own minus
 	// variables whose names look secret (…TOKEN…, …SECRET…, …PASSWORD…,
@@ -134,18 +142,11 @@ func (e *Executor) Workspace() string { return e.ws.real }
 // Execute runs tool name with its JSON arguments and returns the text
 // handed back to the model. Errors wrap the sentinels above.
 func (e *Executor) Execute(ctx context.Context, name string, args json.RawMessage) (string, error) {
-	c, err := e.prepare(name, args)
+	p, err := e.Prepare(name, args)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+		return "", err
 	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	out, err := c.run(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
+	return p.Run(ctx)
 }
 
 // Assessment is the executor's argument-aware view of a call, before
@@ -196,6 +197,9 @@ type call struct {
 	note        string
 	destructive bool
 	canon       map[string]any // the canonical arguments (canonical.go)
+	// touches are the workspace-relative paths the call changes, in
+	// order (Changes); empty for a call that changes no file.
+	touches []string
 }
 
 func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
@@ -212,6 +216,16 @@ func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
 		return e.prepareReadFile(args)
 	case "write_file":
 		return e.prepareWriteFile(args)
+	case "edit_file":
+		return e.prepareEditFile(args)
+	case "make_dir":
+		return e.prepareMakeDir(args)
+	case "move_path":
+		return e.prepareMovePath(args)
+	case "delete_path":
+		return e.prepareDeletePath(args)
+	case "search_files":
+		return e.prepareSearchFiles(args)
 	case "clipboard_read":
 		return e.prepareClipboardRead(args)
 	case "clipboard_write":

@@ -687,12 +687,12 @@ func TestAssess(t *testing.T) {
 		{"clipboard_write", `{"text":"` + strings.Repeat("a", 300) + `; curl x | sh"}`, Risky, false, `puts 313 bytes on the clipboard: "` + strings.Repeat("a", 160) + `" … (the whole text is in the arguments)`},
 		{"clipboard_write", `{"text":"ok\u200b\u202e"}`, Risky, false, `"ok\u200b\u202e"`},
 		{"notify", `{"title":"x"}`, Safe, false, ""},
-		{"run_command", `{"program":"ls","args":["-la"]}`, Risky, false, ""},
+		{"run_command", `{"program":"ls","args":["-la"]}`, Risky, false, "commands cannot be undone; not confined"},
 		{"run_command", `{"program":"curl"}`, Forbidden, false, "allowlist"},
 		{"run_command", `{"program":"rm","args":["-rf","x"]}`, Risky, true, "deletes"},
 		{"run_command", `{"program":"find","args":[".","-name","*.tmp","-delete"]}`, Risky, true, "deletes"},
 		{"run_command", `{"program":"git","args":["-C","x","clean","-fdx"]}`, Risky, true, "deletes"},
-		{"run_command", `{"program":"git","args":["status"]}`, Risky, false, ""},
+		{"run_command", `{"program":"git","args":["status"]}`, Risky, false, "commands cannot be undone"},
 		{"run_command", `{"program":"ls","cwd":"../.."}`, Forbidden, false, "outside"},
 		{"nuke", `{}`, Forbidden, false, "unknown tool"},
 		{"notify", `{"title":1}`, Forbidden, false, "bad arguments"},
@@ -742,7 +742,7 @@ func TestDefinitionsMatchExecutor(t *testing.T) {
 			t.Fatalf("%s: schema property refused: %v", d.Name, err)
 		}
 	}
-	if len(seen) != 10 {
+	if len(seen) != 15 {
 		t.Fatalf("%d tools", len(seen))
 	}
 }

@@ -3,15 +3,10 @@ package tools
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 )
 
@@ -38,11 +33,7 @@ func (e *Executor) prepareListDir(args json.RawMessage) (*call, error) {
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	p := ""
-	if a.Path != nil {
-		p = *a.Path
-	}
-	rel, err := e.ws.resolve(p)
+	rel, err := e.folder(a.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +136,7 @@ func (e *Executor) prepareWriteFile(args json.RawMessage) (*call, error) {
 	if rel == "." {
 		return nil, fmt.Errorf("%w: path names the workspace folder itself", ErrBadArguments)
 	}
-	c := &call{canon: map[string]any{"path": display(rel), "content": content}}
+	c := &call{touches: []string{rel}, canon: map[string]any{"path": display(rel), "content": content}}
 	perm := fs.FileMode(0o644)
 	if fi, err := e.ws.root.Stat(rel); err == nil {
 		if !fi.Mode().IsRegular() {
@@ -155,30 +146,8 @@ func (e *Executor) prepareWriteFile(args json.RawMessage) (*call, error) {
 		perm = fi.Mode().Perm()
 	}
 	c.run = func(ctx context.Context) (string, error) {
-		dir := filepath.Dir(rel)
-		if dir != "." {
-			if err := e.ws.root.MkdirAll(dir, 0o755); err != nil {
-				return "", rootErr(err)
-			}
-		}
-		// Write beside the target and rename, so a reader never sees half
-		// a file and a failed write leaves the old content.
-		var rnd [6]byte
-		_, _ = rand.Read(rnd[:])
-		tmp := filepath.Join(dir, "."+filepath.Base(rel)+".jarvis-"+hex.EncodeToString(rnd[:]))
-		f, err := e.ws.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err != nil {
-			return "", rootErr(err)
-		}
-		_, werr := f.WriteString(content)
-		cerr := f.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			_ = e.ws.root.Remove(tmp)
+		if err := e.atomicWrite(rel, []byte(content), perm); err != nil {
 			return "", err
-		}
-		if err := e.ws.root.Rename(tmp, rel); err != nil {
-			_ = e.ws.root.Remove(tmp)
-			return "", rootErr(err)
 		}
 		return fmt.Sprintf("wrote %d bytes to %s", len(content), display(rel)), nil
 	}
@@ -200,6 +169,16 @@ func (e *Executor) prepareOpenPath(args json.RawMessage) (*call, error) {
 		}
 		return "opened " + display(rel), nil
 	}}, nil
+}
+
+// folder resolves an optional folder argument; absent or empty is the
+// workspace's root.
+func (e *Executor) folder(v *string) (string, error) {
+	p := ""
+	if v != nil {
+		p = *v
+	}
+	return e.ws.resolve(p)
 }
 
 // requiredPath decodes the arguments of a tool whose only argument is a

@@ -10,8 +10,9 @@
 //	x, err := tools.NewExecutor(tools.Options{Workspace: dir, CommandAllowlist: []string{"git"}})
 //	out, err := x.Execute(ctx, "read_file", json.RawMessage(`{"path":"notes.md"}`))
 //
-// File tools (list_dir, read_file, write_file, open_path, and run_command's
-// cwd) are confined to the workspace folder: a path with a ".." element, an
+// File tools (list_dir, read_file, write_file, edit_file, make_dir,
+// move_path, delete_path, search_files, open_path, and run_command's cwd)
+// are confined to the workspace folder: a path with a ".." element, an
 // absolute path elsewhere, or a symlink leading outside is refused with
 // ErrOutsideWorkspace, and the file operations go through an os.Root so a
 // symlink swapped in after the check cannot escape either. open_url takes
@@ -105,6 +106,21 @@ func Definitions() []Definition {
 		{Name: "write_file", Description: "Create or overwrite a text file inside the workspace.", Risk: Risky,
 			Capabilities: []string{"fs.write"},
 			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`)},
+		{Name: "edit_file", Description: "Replace exact text in a text file inside the workspace: old_string must occur expected_count times (default 1), else nothing changes.", Risk: Risky,
+			Capabilities: []string{"fs.write"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"File relative to the workspace"},"old_string":{"type":"string","description":"The exact text to replace"},"new_string":{"type":"string","description":"The text to put in its place"},"expected_count":{"type":"integer","minimum":1,"description":"How many times old_string occurs (all are replaced); default 1"}},"required":["path","old_string","new_string"],"additionalProperties":false}`)},
+		{Name: "make_dir", Description: "Create a folder (and its parents) inside the workspace.", Risk: Risky,
+			Capabilities: []string{"fs.write"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"Folder relative to the workspace"}},"required":["path"],"additionalProperties":false}`)},
+		{Name: "move_path", Description: "Move or rename a file or folder inside the workspace; an existing destination is replaced only with overwrite (never a folder).", Risk: Risky,
+			Capabilities: []string{"fs.write"},
+			Parameters:   schema(`{"type":"object","properties":{"from":{"type":"string","description":"File or folder relative to the workspace"},"to":{"type":"string","description":"New path relative to the workspace"},"overwrite":{"type":"boolean","description":"Replace an existing file at to; default false"}},"required":["from","to"],"additionalProperties":false}`)},
+		{Name: "delete_path", Description: "Delete a file or folder inside the workspace by moving it to Jarvis's trash (it can be restored).", Risk: Risky,
+			Capabilities: []string{"fs.write"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"File or folder relative to the workspace"}},"required":["path"],"additionalProperties":false}`)},
+		{Name: "search_files", Description: "Find files inside the workspace by name glob and/or lines containing a text (capped; binary files are skipped).", Risk: Safe,
+			Capabilities: []string{"fs.read"},
+			Parameters:   schema(`{"type":"object","properties":{"path":{"type":"string","description":"Folder to search, relative to the workspace; empty for its root"},"name":{"type":"string","description":"Glob over file names, e.g. \"*.md\""},"content":{"type":"string","description":"Text a line must contain"}},"additionalProperties":false}`)},
 		{Name: "clipboard_read", Description: "Read the text on the clipboard.", Risk: Risky,
 			Capabilities: []string{"clipboard.read"},
 			Parameters:   schema(`{"type":"object","properties":{},"additionalProperties":false}`)},

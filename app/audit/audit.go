@@ -106,8 +106,11 @@ type Entry struct {
 	Result          string          `json:"result,omitempty"`
 	Error           string          `json:"error,omitempty"`
 	DurationMS      int64           `json:"duration_ms"`
-	PrevHash        string          `json:"prev_hash"`
-	Hash            string          `json:"hash"`
+	// Checkpoint names the stored state of the files the call changed,
+	// from before it ran (package app/checkpoint): what undo restores.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	PrevHash   string `json:"prev_hash"`
+	Hash       string `json:"hash"`
 }
 
 // Options configures a Log. Zero values take the defaults.
@@ -140,8 +143,8 @@ type Log struct {
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// dsn builds a SQLite URI; '?', '#' and '%' in the path must be escaped.
-func dsn(path, params string) string {
+// DSN builds a SQLite URI for mattn/go-sqlite3; '?', '#' and '%' in the path must be escaped.
+func DSN(path, params string) string {
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
 	return "file:" + p + "?" + params
 }
@@ -160,7 +163,7 @@ func Open(path string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	w, err := sql.Open("sqlite3", dsn(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
+	w, err := sql.Open("sqlite3", DSN(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -169,7 +172,7 @@ func Open(path string, opts Options) (*Log, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite3", dsn(path, "mode=ro&_busy_timeout=5000&_query_only=on"))
+	r, err := sql.Open("sqlite3", DSN(path, "mode=ro&_busy_timeout=5000&_query_only=on"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("audit: %w", err)
@@ -337,8 +340,10 @@ type row struct {
 	Result          string `json:"result"`
 	Error           string `json:"error"`
 	DurationMS      int64  `json:"duration_ms"`
-	PrevHash        string `json:"-"`
-	Hash            string `json:"-"`
+	// Omitted when empty, so rows without one hash as they always did.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	PrevHash   string `json:"-"`
+	Hash       string `json:"-"`
 }
 
 // hash chains r to prev under key: HMAC-SHA256, or plain SHA-256 for a
@@ -367,12 +372,12 @@ func (l *Log) keyFor(id int64) []byte {
 }
 
 const columns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
-	class, decision, decided_by, reason, result, error, duration_ms, prev_hash, hash`
+	class, decision, decided_by, reason, result, error, duration_ms, checkpoint, prev_hash, hash`
 
 func (r *row) scan(s interface{ Scan(...any) error }) error {
 	return s.Scan(&r.ID, &r.Time, &r.SessionID, &r.ToolCallID, &r.Tool, &r.Arguments, &r.EditedArguments,
 		&r.ProposedRisk, &r.Class, &r.Decision, &r.DecidedBy, &r.Reason, &r.Result, &r.Error,
-		&r.DurationMS, &r.PrevHash, &r.Hash)
+		&r.DurationMS, &r.Checkpoint, &r.PrevHash, &r.Hash)
 }
 
 func (r *row) entry() Entry {
@@ -381,7 +386,7 @@ func (r *row) entry() Entry {
 		ID: r.ID, Time: t, SessionID: r.SessionID, ToolCallID: r.ToolCallID, Tool: r.Tool,
 		Arguments: json.RawMessage(r.Arguments), ProposedRisk: r.ProposedRisk, Class: r.Class,
 		Decision: r.Decision, DecidedBy: r.DecidedBy, Reason: r.Reason, Result: r.Result, Error: r.Error,
-		DurationMS: r.DurationMS, PrevHash: r.PrevHash, Hash: r.Hash,
+		DurationMS: r.DurationMS, Checkpoint: r.Checkpoint, PrevHash: r.PrevHash, Hash: r.Hash,
 	}
 	if r.EditedArguments != "" {
 		e.EditedArguments = json.RawMessage(r.EditedArguments)
@@ -439,7 +444,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		Arguments: canonicalJSON(e.Arguments), ProposedRisk: e.ProposedRisk, Class: e.Class,
 		Decision: e.Decision, DecidedBy: e.DecidedBy, Reason: capText(e.Reason, l.opts.MaxTextBytes),
 		Result: capText(e.Result, l.opts.MaxTextBytes), Error: capText(e.Error, l.opts.MaxTextBytes),
-		DurationMS: e.DurationMS,
+		DurationMS: e.DurationMS, Checkpoint: e.Checkpoint,
 	}
 	if len(e.EditedArguments) > 0 {
 		r.EditedArguments = canonicalJSON(e.EditedArguments)
@@ -464,9 +469,9 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 	r.ID = last + 1
 	r.PrevHash = prev
 	r.Hash = r.hash(l.keyFor(r.ID), prev)
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
-		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.PrevHash, r.Hash)
+		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.Checkpoint, r.PrevHash, r.Hash)
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}

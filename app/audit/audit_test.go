@@ -68,7 +68,7 @@ func seed(t *testing.T, l *Log, n int) []Entry {
 // would.
 func raw(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite3", dsn(path, "_busy_timeout=5000"))
+	db, err := sql.Open("sqlite3", DSN(path, "_busy_timeout=5000"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,6 +207,10 @@ func TestKeyInKeyring(t *testing.T) {
 	}
 }
 
+// legacyColumns are the columns of migration 001, before the checkpoint.
+const legacyColumns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
+	class, decision, decided_by, reason, result, error, duration_ms, prev_hash, hash`
+
 // TestLegacyLogIsKeyedFromNowOn: a log written before the chain was keyed
 // (plain SHA-256) opens, is verified as it was written, says so, and goes
 // on keyed; rewriting its legacy rows breaks the first keyed row.
@@ -223,7 +227,7 @@ func TestLegacyLogIsKeyedFromNowOn(t *testing.T) {
 	for i := int64(1); i <= 3; i++ {
 		r := row{ID: i, Time: "2025-01-01T00:00:00.000000000Z", Tool: "notify", Arguments: "{}", Class: "safe", Decision: Allowed, DecidedBy: ByPolicy}
 		r.PrevHash, r.Hash = prev, r.hash(nil, prev)
-		if _, err := db.Exec(`INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		if _, err := db.Exec(`INSERT INTO audit_log (`+legacyColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
 			r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.PrevHash, r.Hash); err != nil {
 			t.Fatal(err)

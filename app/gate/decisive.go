@@ -32,8 +32,15 @@ func decisive(tool string, args map[string]json.RawMessage, target string) []Fie
 		}
 		out = append(out, Field{Name: "command", Value: strings.Join(cmd, " ")})
 		add("folder", "cwd")
-	case "read_file", "write_file", "list_dir", "open_path":
+	case "read_file", "write_file", "edit_file", "make_dir", "delete_path", "list_dir", "open_path":
 		add("path", "path")
+	case "move_path":
+		add("from", "from")
+		add("to", "to")
+	case "search_files":
+		add("folder", "path")
+		add("name", "name")
+		add("text", "content")
 	case "open_url":
 		add("url", "url")
 	case "open_app":

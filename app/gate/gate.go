@@ -424,7 +424,9 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	}
 	if r.Allow {
 		entry.Decision = audit.Allowed
-		res, err := g.run(ctx, exec, req.Name, r.Arguments)
+		rctx, slot := audit.WithCheckpointSlot(ctx)
+		res, err := g.run(rctx, exec, req.Name, r.Arguments)
+		entry.Checkpoint = slot.Ref() // the files' state before the call, when it changed files
 		if err != nil {
 			out.Error, entry.Error = err.Error(), err.Error()
 		} else {

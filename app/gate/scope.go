@@ -31,14 +31,21 @@ func alwaysScopes(tool string, args map[string]json.RawMessage) []Scope {
 	}
 	everywhere := Rule{Tool: escapeGlob(tool), Action: Allow}
 	switch tool {
-	case "write_file", "read_file", "list_dir", "open_path":
+	case "write_file", "edit_file", "read_file", "list_dir", "open_path", "make_dir", "delete_path", "search_files":
 		p := argValue(args, "path")
-		noun := map[string]string{"write_file": "file", "read_file": "file", "list_dir": "folder", "open_path": "file or folder"}[tool]
+		noun := map[string]string{"write_file": "file", "edit_file": "file", "read_file": "file", "list_dir": "folder", "open_path": "file or folder",
+			"make_dir": "folder", "delete_path": "file or folder", "search_files": "folder"}[tool]
 		out := []Scope{{Label: fmt.Sprintf("only the %s %s", noun, p), Rule: with("path", escapeGlob(p))}}
 		if dir := path.Dir(p); dir != "." && dir != "/" && dir != p {
 			out = append(out, Scope{Label: fmt.Sprintf("any %s in the folder %s and its subfolders", noun, dir), Rule: with("path", escapeGlob(dir)+"/*")})
 		}
 		return append(out, Scope{Label: fmt.Sprintf("any %s anywhere in the workspace", noun), Rule: everywhere})
+	case "move_path":
+		from, to := argValue(args, "from"), argValue(args, "to")
+		return []Scope{
+			{Label: fmt.Sprintf("only moving %s to %s", from, to), Rule: Rule{Tool: escapeGlob(tool), Args: map[string]string{"from": escapeGlob(from), "to": escapeGlob(to)}, Action: Allow}},
+			{Label: "any move anywhere in the workspace", Rule: everywhere},
+		}
 	case "open_url":
 		u := argValue(args, "url")
 		out := []Scope{{Label: "only the address " + u, Rule: with("url", escapeGlob(u))}}

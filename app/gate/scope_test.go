@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -105,5 +106,29 @@ func TestEditAndRevokeRules(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.saved) != 2 || !reflect.DeepEqual(f.saved[1].Rules, []Rule{ask}) {
 		t.Fatalf("saved %+v", f.saved)
+	}
+}
+
+// The file tools that change files offer the call's own target first, as
+// write_file does: "always allow" on an edit never saves "every edit_file call".
+func TestAlwaysAllowIsScopedForEveryFileTool(t *testing.T) {
+	for _, c := range []struct {
+		tool, args string
+		want       map[string]string
+	}{
+		{"edit_file", `{"path":"notes/a.md","old_string":"x","new_string":"y"}`, map[string]string{"path": "notes/a.md"}},
+		{"make_dir", `{"path":"build/out"}`, map[string]string{"path": "build/out"}},
+		{"delete_path", `{"path":"old.txt"}`, map[string]string{"path": "old.txt"}},
+		{"search_files", `{"path":"docs","content":"x"}`, map[string]string{"path": "docs"}},
+		{"move_path", `{"from":"a.txt","to":"b/a.txt"}`, map[string]string{"from": "a.txt", "to": "b/a.txt"}},
+	} {
+		var args map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		scopes := alwaysScopes(c.tool, args)
+		if got := scopes[0].Rule; !reflect.DeepEqual(got.Args, c.want) || got.Tool != c.tool || got.Action != Allow {
+			t.Errorf("%s: narrowest scope %+v (%q), want the call's own target %v", c.tool, got, scopes[0].Label, c.want)
+		}
 	}
 }

@@ -242,6 +242,35 @@
     $("#permissions").hidden = true;
     log("scoped Always allow rule shown, listed and revoked; the view followed the end");
 
+    // 3b. A scripted model edits a file; the transcript shows the change and the UI undoes it.
+    await say('Change the note [[tool edit_file {"path":"e2e-note.txt","old_string":"hello","new_string":"goodbye"}]]');
+    await waitFor(() => !$("#prompt").hidden, "the edit_file prompt");
+    assert($("#prompt-title").textContent.includes("Edit the file e2e-note.txt"), "the prompt says it edits e2e-note.txt: " + $("#prompt-title").textContent);
+    $('#prompt button[data-choice="once"]').click();
+    await waitFor(() => $("#prompt").hidden, "the prompt to close");
+    for (let i = 0; i < 100 && (await E.WorkspaceFile("e2e-note.txt")) !== "goodbye from the e2e run"; i++) await sleep(50);
+    assert((await E.WorkspaceFile("e2e-note.txt")) === "goodbye from the e2e run", "edit_file changed the note");
+    const changes = await waitFor(() => {
+      const all = $$("#messages .turn-changes");
+      const last = all[all.length - 1];
+      // The write_file turn's block (the note "created") comes first; this turn's says "changed".
+      return last && last.querySelector('li[data-path="e2e-note.txt"] .hint')?.textContent === "changed" && last.textContent.includes("1 file changed") ? last : null;
+    }, "the turn's \"1 file changed\" block");
+    changes.querySelector('li[data-path="e2e-note.txt"] [data-undo="diff"]').click();
+    const diff = await waitFor(() => changes.querySelector("pre.undo-diff"), "the diff view");
+    assert(diff.textContent.includes("- hello from the e2e run") && diff.textContent.includes("+ goodbye from the e2e run"), "the diff shows both lines: " + diff.textContent);
+    await frames(2);
+    changes.scrollIntoView({ block: "center" });
+    await frames(2);
+    await E.Screenshot("undo");
+    changes.querySelector('[data-undo="turn"]').click();
+    await waitFor(() => /Restored 1 file/.test(changes.textContent) || /undone/.test($$("#messages .turn-changes").pop()?.textContent || ""), "the undo to finish");
+    assert((await E.WorkspaceFile("e2e-note.txt")) === "hello from the e2e run", "undo restored the note, got " + JSON.stringify(await E.WorkspaceFile("e2e-note.txt")));
+    a = await E.Audit("undo");
+    assert(a.entries.length === 1 && a.entries[0].decision === "allowed", "audit has the undo: " + JSON.stringify(a.entries));
+    assert(a.verify.ok !== false, "the audit chain verifies after the undo");
+    log("file edit shown with its diff and undone from the transcript");
+
     // 4. HTML and script in a reply are shown inert.
     window.__pwned = undefined;
     await say('Render this: <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> <a href="javascript:window.__pwned=3">link</a> **bold**');

@@ -80,5 +80,8 @@ async function showAbout(flash: (msg: string, good?: boolean) => void): Promise<
 /** Wires the About button and the notice of a second launch. */
 export function wireAbout(flash: (msg: string, good?: boolean) => void): void {
   document.getElementById("open-about")!.addEventListener("click", () => void showAbout(flash));
-  on("app:second-instance", () => flash("Jarvis is already open: this is its window.", true));
+  on("app:second-instance", (d: any) => {
+    if (Array.isArray(d?.args) && d.args[0] === "undo") return; // `jarvis undo` telling the window (undo.ts)
+    flash("Jarvis is already open: this is its window.", true);
+  });
 }

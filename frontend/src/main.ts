@@ -10,6 +10,7 @@ import { wireAbout } from "./about";
 import { mountMCP } from "./mcp";
 import { loadMarkdown } from "./reply";
 import { Store } from "./store";
+import { mountUndo, type UndoAPI } from "./undo";
 import { mountAgentTest } from "./views/agenttest";
 import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
@@ -36,6 +37,8 @@ async function start(): Promise<void> {
   mountKeys(actions);
   wireAbout(flash);
   mountMCP(flash); // the MCP panel (mcp.ts)
+  // "N files changed" under the turns that changed files, with undo (undo.ts).
+  mountUndo({ box: document.getElementById("messages")!, settings: document.getElementById("about")!, sessionId: () => store.sessionId, api: () => api() as unknown as UndoAPI });
 
   window.addEventListener("focus", () => void actions.checkServiceWarning());
   on("stream:event", (ev) => actions.onStreamEvent(ev));

@@ -46,6 +46,16 @@ export function promptTitle(p: Prompt): string {
   switch (p.tool) {
     case "write_file":
       return `Write the file ${str(a.path)}?`;
+    case "edit_file":
+      return `Edit the file ${str(a.path)}?`;
+    case "make_dir":
+      return `Create the folder ${str(a.path)}?`;
+    case "move_path":
+      return `Move ${str(a.from)} to ${str(a.to)}${a.overwrite ? ", replacing what is there" : ""}?`;
+    case "delete_path":
+      return `Delete ${str(a.path)} (to Jarvis's trash)?`;
+    case "search_files":
+      return `Search the files in ${str(a.path) || "the workspace"}?`;
     case "read_file":
       return `Read the file ${str(a.path)}?`;
     case "list_dir":
@@ -71,7 +81,7 @@ export function promptTitle(p: Prompt): string {
 /** The full path a file tool acts on, inside the workspace; "" for other tools. */
 export function workspacePath(p: Prompt, workspace: string): string {
   const path = (p.arguments as Record<string, unknown> | null)?.path;
-  if (!workspace || typeof path !== "string" || !["write_file", "read_file", "list_dir", "open_path"].includes(p.tool)) return "";
+  if (!workspace || typeof path !== "string" || !["write_file", "edit_file", "make_dir", "delete_path", "search_files", "read_file", "list_dir", "open_path"].includes(p.tool)) return "";
   if (path.startsWith("/")) return path;
   return path === "." || path === "" ? workspace : `${workspace.replace(/\/+$/, "")}/${path}`;
 }
@@ -80,6 +90,10 @@ export function workspacePath(p: Prompt, workspace: string): string {
 export function contentPreview(p: Prompt): { label: string; text: string } | undefined {
   const a = (p.arguments ?? {}) as Record<string, unknown>;
   if (p.tool === "write_file" && typeof a.content === "string") return { label: "It will write exactly this (replacing the file if it exists):", text: a.content };
+  if (p.tool === "edit_file" && typeof a.old_string === "string" && typeof a.new_string === "string") {
+    const lines = (prefix: string, t: string) => t.split("\n").map((l) => prefix + l);
+    return { label: "It will replace the lines marked - with those marked +:", text: [...lines("- ", a.old_string), ...lines("+ ", a.new_string)].join("\n") };
+  }
   if (p.tool === "clipboard_write" && typeof a.text === "string") return { label: "It will put this on the clipboard:", text: a.text };
   if (p.tool === "agents_message" && typeof a.content === "string") return { label: "The message:", text: a.content };
   return undefined;

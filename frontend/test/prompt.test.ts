@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argumentsText, decisiveList, requestedLine, type Prompt } from "../src/prompt";
+import { argumentsText, contentPreview, decisiveList, promptTitle, requestedLine, workspacePath, type Prompt } from "../src/prompt";
 
 const prompt = (over: Partial<Prompt> = {}): Prompt => ({
   id: "prompt_1", tool_call_id: "tc_1", tool: "run_command", risk: "risky", reason: "run_command is risky",
@@ -35,5 +35,15 @@ describe("permission prompt", () => {
     const line = requestedLine(prompt({ requested: { path: "./config//.env" }, arguments: { path: "config/.env" } }));
     expect(line).toContain("./config//.env");
     expect(line).toContain("the form that will run");
+  });
+
+  it("says in plain words what the file tools that change files will do", () => {
+    const edit = prompt({ tool: "edit_file", arguments: { path: "notes/a.md", old_string: "one\ntwo", new_string: "three" } });
+    expect(promptTitle(edit)).toBe("Edit the file notes/a.md?");
+    expect(workspacePath(edit, "/home/u/ws/")).toBe("/home/u/ws/notes/a.md");
+    expect(contentPreview(edit)?.text).toBe("- one\n- two\n+ three");
+    expect(promptTitle(prompt({ tool: "move_path", arguments: { from: "a.txt", to: "b.txt", overwrite: true } }))).toBe("Move a.txt to b.txt, replacing what is there?");
+    expect(promptTitle(prompt({ tool: "delete_path", arguments: { path: "old" } }))).toBe("Delete old (to Jarvis's trash)?");
+    expect(promptTitle(prompt({ tool: "make_dir", arguments: { path: "new" } }))).toBe("Create the folder new?");
   });
 });

@@ -1,4 +1,4 @@
-// Package externalrt is the external runtime. External agents (seed 000): out-of-process programs that get the user's
+// Package externalrt is the external runtime. External agents (docs/protocols/external-agents.md): out-of-process programs that get the user's
 // messages on their inputUrl and answer later, any number of times, by
 // POSTing to the callback URL the service gave them (callback.go).
 //
@@ -59,7 +59,7 @@ const (
 
 // externalSettings is an external agent's "external" object in config.json.
 type externalSettings struct {
-	// InputURL receives the user's messages (seed 000's payload).
+	// InputURL receives the user's messages (docs/protocols/external-agents.md's payload).
 	InputURL string `json:"inputUrl"`
 	// CallbackBaseURL is the base of the callback URL handed to the agent;
 	// default the URL the service itself is called on (loopback).
@@ -502,7 +502,7 @@ func (rt *Runtime) waitExternal(ctx context.Context, sessionID string, afterSeq 
 
 // handleExternalSessionInfo is GET /v1/external/sessions/{sessionId}: the
 // callback URL of an external session, for scripts and for people who want
-// to post a reply by hand (seed 000's curl example).
+// to post a reply by hand (docs/protocols/external-agents.md's curl example).
 func (rt *Runtime) handleExternalSessionInfo(w http.ResponseWriter, r *http.Request) error {
 	sess, err := httpapi.LiveSession(r.Context(), rt.env.Store, r.PathValue("sessionId"), "sessionId")
 	if err != nil {

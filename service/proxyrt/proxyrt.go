@@ -1,4 +1,4 @@
-// Package proxyrt is the proxy runtime (seed 002): agents of type "proxy" run elsewhere and are
+// Package proxyrt is the proxy runtime (docs/protocols/proxy-agents.md): agents of type "proxy" run elsewhere and are
 // reached through the proxy client (package proxy). This package owns what the
 // client leaves to the session runtime: turning a user message into a call
 // and its answer into events and stored messages, the async callback wait,
@@ -43,7 +43,7 @@ import (
 )
 
 // proxyConfig is the "proxy" object of a proxy agent in the config file:
-// seed 002's request definition plus how the agent's callbacks authenticate.
+// docs/protocols/proxy-agents.md's request definition plus how the agent's callbacks authenticate.
 type proxyConfig struct {
 	proxy.Definition
 	// CallbackAuth is "token" (default: the per-session secret in the

@@ -51,7 +51,7 @@ func TestIdleConnectionsCannotStarveTheDesktop(t *testing.T) {
 	addr := strings.TrimPrefix(svc.URL, "http://")
 
 	// The soft open-files limit was raised from 1024 to the hard one (the
-	// Go runtime stops one below it on purpose: see service/rlimit_unix.go).
+	// Go runtime stops one below it on purpose: see service/listener/rlimit_unix.go).
 	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", svc.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)

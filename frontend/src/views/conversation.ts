@@ -53,6 +53,7 @@ export function mountConversation(actions: Actions): ConversationView {
       els.set(it.key, el);
       sizes?.observe(el);
     }
+    if (it.turnId) el.dataset.turn = it.turnId; // undo.ts places "N files changed" after a turn
     try {
       fill(el, it, actions);
     } catch (ex) {
