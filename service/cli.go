@@ -52,11 +52,8 @@ func (s *Service) cliRunner(a config.Agent, ch config.Chat) (*cliagent.Runner, e
 	if dir == "" {
 		dir = filepath.Join(s.dataDir, "cli", a.AgentID)
 	}
-	var extra []string
-	if ch.Model != "" {
-		extra = append(extra, "--model", ch.Model)
-	}
-	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, ExtraArgs: extra, Logger: s.log})
+	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, Model: ch.Model,
+		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: s.log})
 }
 
 // runCLI is the runtime of chat agents with a CLI provider.

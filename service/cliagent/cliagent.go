@@ -90,9 +90,15 @@ type Options struct {
 	// Default "claude", "codex" or "pi".
 	Binary string
 	// ExtraArgs are passed to the CLI after the flags cliagent sets and
-	// before the prompt (e.g. "--model", "sonnet"). For codex they come
-	// before a "resume" subcommand, where codex exec accepts its options.
+	// before the prompt (e.g. "--max-turns", "8"); New checks them with
+	// CheckArgs. For codex they come before a "resume" subcommand, where
+	// codex exec accepts its options.
 	ExtraArgs []string
+	// Model is passed as --model when set.
+	Model string
+	// PermissionMode is what the CLI's own tools may do: PermReadOnly (the
+	// default), PermEdit or PermFull.
+	PermissionMode string
 	// WorkDir is the CLI's working directory; empty means ours. The CLIs
 	// store and find sessions per directory, so keep it stable across turns.
 	WorkDir string
@@ -216,6 +222,12 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.Binary == "" {
 		opts.Binary = info.binary
+	}
+	if err := CheckArgs(opts.Kind, opts.ExtraArgs); err != nil {
+		return nil, fmt.Errorf("cliagent: %s args: %w", opts.Kind, err)
+	}
+	if err := CheckPermissionMode(opts.PermissionMode); err != nil {
+		return nil, fmt.Errorf("cliagent: %s: %w", opts.Kind, err)
 	}
 	if opts.GracePeriod <= 0 {
 		opts.GracePeriod = defaultGracePeriod
@@ -420,6 +432,11 @@ func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan 
 // args builds the CLI's argument list (without argv[0]).
 func (r *Runner) args(req Request) []string {
 	var a []string
+	own := permArgs(r.opts.Kind, r.opts.PermissionMode)
+	if r.opts.Model != "" {
+		own = append(own, "--model", r.opts.Model)
+	}
+	own = append(own, r.opts.ExtraArgs...)
 	switch r.opts.Kind {
 	case KindClaude:
 		a = []string{"-p", safePrompt(req.Prompt, false), "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
@@ -429,13 +446,16 @@ func (r *Runner) args(req Request) []string {
 		if req.SystemPrompt != "" {
 			a = append(a, "--append-system-prompt", req.SystemPrompt)
 		}
-		a = append(a, r.opts.ExtraArgs...)
+		a = append(a, own...)
 	case KindCodex:
 		prompt := req.Prompt
 		if req.SystemPrompt != "" && req.ResumeID == "" {
 			prompt = req.SystemPrompt + "\n\n" + prompt
 		}
-		a = append([]string{"exec", "--json"}, r.opts.ExtraArgs...)
+		// Without --skip-git-repo-check codex refuses every turn in a
+		// folder that is not a git repository, as Jarvis's default
+		// working folder is not.
+		a = append([]string{"exec", "--json", "--skip-git-repo-check"}, own...)
 		if req.ResumeID != "" {
 			a = append(a, "resume", req.ResumeID)
 		}
@@ -448,7 +468,7 @@ func (r *Runner) args(req Request) []string {
 		if req.SystemPrompt != "" {
 			a = append(a, "--append-system-prompt", req.SystemPrompt)
 		}
-		a = append(a, r.opts.ExtraArgs...)
+		a = append(a, own...)
 		a = append(a, safePrompt(req.Prompt, true))
 	}
 	return a

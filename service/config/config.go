@@ -109,6 +109,13 @@ type Chat struct {
 	// the CLIs keep their sessions per directory. Default
 	// <data-dir>/cli/<agentId>. Must be absolute.
 	WorkDir string `json:"workDir,omitempty"`
+	// Args are extra arguments for a CLI provider's program, flags and
+	// their values (e.g. ["--max-turns", "8"]); flags Jarvis sets itself
+	// are refused (cliagent.CheckArgs).
+	Args []string `json:"args,omitempty"`
+	// PermissionMode is what a CLI provider's own tools may do, which run
+	// outside Jarvis's gate: "read-only" (default), "edit" or "full".
+	PermissionMode string `json:"permissionMode,omitempty"`
 	// ContextWindow is the model's context window in tokens (wins over the
 	// provider's); 0 means the provider's, the server's or the built-in value.
 	ContextWindow int `json:"contextWindow,omitempty"`
@@ -432,6 +439,9 @@ func (c *Config) validate(name string, b []byte) error {
 			case ch.ReplyReserveTokens < 0:
 				return fail(at+".chat.replyReserveTokens", needle, fmt.Sprintf("agent %q: chat.replyReserveTokens must not be negative, got %d", a.AgentID, ch.ReplyReserveTokens))
 			}
+		}
+		if err := c.checkCLIOptions(a); err != nil {
+			return fail(at+".chat."+err.field, needle, fmt.Sprintf("agent %q: chat.%s: %v", a.AgentID, err.field, err.err))
 		}
 		if a.Chat != nil && a.Chat.WorkDir != "" && !filepath.IsAbs(a.Chat.WorkDir) {
 			return fail(at+".chat.workDir", needle, fmt.Sprintf("agent %q: chat.workDir must be an absolute path, got %q", a.AgentID, a.Chat.WorkDir))

@@ -1,0 +1,102 @@
+package cliagent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind    Kind
+		args    []string
+		wantErr string
+	}{
+		{KindClaude, []string{"--max-turns", "8", "--add-dir", "/srv/x"}, ""},
+		{KindCodex, []string{"--color", "never", "-c", `model_reasoning_effort="high"`}, ""},
+		{KindPi, []string{"--thinking=high", "--no-extensions"}, ""},
+		{KindClaude, []string{"--permission-mode", "bypassPermissions"}, "chat.permissionMode"},
+		{KindClaude, []string{"--dangerously-skip-permissions"}, "chat.permissionMode"},
+		{KindCodex, []string{"--sandbox=danger-full-access"}, "chat.permissionMode"},
+		{KindCodex, []string{"-C", "/"}, "chat.workDir"},
+		{KindPi, []string{"--tools", "bash"}, "chat.permissionMode"},
+		{KindPi, []string{"--model", "x"}, "chat.model"},
+		{KindClaude, []string{"--resume", "abc"}, "keeps the session"},
+		{KindCodex, []string{"resume"}, "not a flag"},
+		{KindCodex, []string{"--color", "never", "extra"}, "not a flag"},
+		{KindClaude, []string{""}, "empty"},
+		{KindClaude, []string{"--x\x00y"}, "NUL"},
+		{KindClaude, []string{"--"}, "option's value"},
+		{KindClaude, []string{"--x", strings.Repeat("a", maxArgLen+1)}, "longer"},
+		{KindClaude, slices.Repeat([]string{"--verbose-x"}, maxArgs+1), "at most"},
+	}
+	for _, tt := range tests {
+		err := CheckArgs(tt.kind, tt.args)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("CheckArgs(%s, %q) = %v", tt.kind, tt.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("CheckArgs(%s, %q) = %v, want an error with %q", tt.kind, tt.args, err, tt.wantErr)
+		}
+	}
+	if _, err := New(Options{Kind: KindCodex, ExtraArgs: []string{"--full-auto"}}); err == nil {
+		t.Error("New accepted --full-auto in ExtraArgs")
+	}
+	if _, err := New(Options{Kind: KindCodex, PermissionMode: "yolo"}); err == nil {
+		t.Error("New accepted an unknown permission mode")
+	}
+}
+
+// Each permission mode reaches each CLI as its own flags; read-only is the
+// default.
+func TestPermissionModeArgs(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, `{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s"}`)
+	want := map[Kind]map[string][]string{
+		KindClaude: {"": {"--permission-mode", "default"}, PermEdit: {"--permission-mode", "acceptEdits"}, PermFull: {"--permission-mode", "bypassPermissions"}},
+		KindCodex:  {"": {"--sandbox", "read-only"}, PermEdit: {"--sandbox", "workspace-write"}, PermFull: {"--dangerously-bypass-approvals-and-sandbox"}},
+		KindPi:     {"": {"--tools", "read,grep,find,ls"}, PermEdit: {"--tools", "read,grep,find,ls,edit,write"}, PermFull: nil},
+	}
+	n := 0
+	for _, kind := range []Kind{KindClaude, KindCodex, KindPi} {
+		for _, mode := range []string{"", PermEdit, PermFull} {
+			r := f.runner(kind, func(o *Options) { o.PermissionMode = mode })
+			_, _, _ = run(t, r, Request{Prompt: "hi"})
+			n++
+			argv := f.argv(n)
+			for _, flag := range []string{"--permission-mode", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--tools"} {
+				i := slices.Index(argv, flag)
+				w := want[kind][mode]
+				wi := slices.Index(w, flag)
+				switch {
+				case i < 0 && wi < 0:
+				case i < 0 || wi < 0:
+					t.Errorf("%s %q: argv %q, want %q", kind, mode, argv, w)
+				case wi+1 < len(w) && (i+1 >= len(argv) || argv[i+1] != w[wi+1]):
+					t.Errorf("%s %q: argv %q, want %q", kind, mode, argv, w)
+				}
+			}
+		}
+	}
+	if got := f.argv(4); !slices.Contains(got, "--skip-git-repo-check") {
+		t.Errorf("codex argv %q lacks --skip-git-repo-check", got)
+	}
+}
+
+// codex refuses a folder that is not a git repository unless told not to
+// check, as the real one does; Jarvis's working folder is not a repository.
+func TestCodexOutsideGitRepo(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, `@sh case " $* " in *" --skip-git-repo-check "*) ;; *) echo "Not inside a trusted directory and --skip-git-repo-check was not specified." >&2; exit 1;; esac
+{"type":"thread.started","thread_id":"th-git"}
+{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ran"}}
+{"type":"turn.completed","usage":{}}`)
+	res, _, err := run(t, f.runner(KindCodex, func(o *Options) { o.WorkDir = t.TempDir() }), Request{Prompt: "hi"})
+	if err != nil || res.Text != "ran" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+}
