@@ -353,7 +353,8 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	exited := make(chan struct{})
 	var stopping atomic.Bool
 	var wg sync.WaitGroup
-	wg.Go(func() { r.stopOnCancel(ctx, cmd, exited, &stopping) })
+	tree := map[int]procID{} // what the CLI started, seen while stopping it
+	wg.Go(func() { r.stopOnCancel(ctx, cmd, exited, &stopping, tree) })
 	waitErr := cmd.Wait()
 	close(exited)
 	wg.Wait()
@@ -362,9 +363,10 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	res := t.finish()
 	res.Stderr = stderr.String()
 	if stopping.Load() {
-		// Stragglers that ignored the group signals or left the group's
-		// pipes open: the turn is over, they go too.
+		// Stragglers that ignored the signals or left the group's pipes
+		// open: the turn is over, they go too.
 		killGroup(cmd)
+		signalTree(tree, cmd.Process.Pid, stopSignals[len(stopSignals)-1])
 		r.log.Info("cliagent: stopped on cancel", "elapsed", time.Since(start).Round(time.Millisecond))
 		return res, fmt.Errorf("cliagent: %s: %w", r.opts.Kind, context.Cause(ctx))
 	}
@@ -400,7 +402,10 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 
 // stopOnCancel waits for ctx to end while the CLI runs, then walks it down:
 // SIGINT, SIGTERM, SIGKILL, GracePeriod apart, stopping as soon as it exits.
-func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool) {
+// Each stage also reaches the processes the CLI started in a group or
+// session of their own (tree collects them while the CLI lives): pi runs its
+// bash tool detached, and a cancel must not leave it running.
+func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree map[int]procID) {
 	select {
 	case <-exited:
 		return
@@ -409,6 +414,8 @@ func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan 
 	stopping.Store(true)
 	for i, s := range stopSignals {
 		r.log.Info("cliagent: stopping CLI", "signal", s.name, "pid", cmd.Process.Pid)
+		addDescendants(cmd.Process.Pid, tree)
+		signalTree(tree, cmd.Process.Pid, s)
 		err := signalGroup(cmd, s)
 		if errors.Is(err, errors.ErrUnsupported) {
 			continue // no such stage on this platform: don't wait for nothing
