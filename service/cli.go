@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"jarvis/api"
@@ -38,6 +39,9 @@ type cliMeta struct {
 	CLI struct {
 		Provider string `json:"provider"`
 		ResumeID string `json:"resumeId,omitempty"`
+		// Instructions is cliInstructionsHash when the session started or
+		// resumed: a change starts a new CLI session.
+		Instructions string `json:"instructions,omitempty"`
 	} `json:"cli"`
 	Partial       bool                `json:"partial,omitempty"`
 	ToolCallCount int                 `json:"toolCallCount"`
@@ -73,10 +77,16 @@ func (s *Service) runCLI(ctx context.Context, t *turn, sess store.Session, agent
 			return failed("internal", "could not create the CLI's working folder: %v", err)
 		}
 	}
-	prompt, resume, err := s.cliTurnInput(bg, t, ch.Provider)
+	prompt, resume, prevInstr, err := s.cliTurnInput(bg, t, ch.Provider)
 	if err != nil {
 		return failed("internal", "could not read the conversation: %v", err)
 	}
+	instr := s.cliInstructionsHash(c, agent)
+	if resume != "" && prevInstr != "" && prevInstr != instr {
+		resume = ""
+		s.publish(t.sessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s's instructions changed: starting a new %s conversation", agent.DisplayName, ch.Provider), Kind: "agent_status", TurnID: t.id})
+	}
+	tools := 0
 	res, err := runner.Run(ctx, cliagent.Request{Prompt: prompt, SystemPrompt: s.cliSystemPrompt(c, agent), ResumeID: resume}, func(ev cliagent.Event) {
 		switch {
 		case ev.TextDelta != "":
@@ -85,10 +95,15 @@ func (s *Service) runCLI(ctx context.Context, t *turn, sess store.Session, agent
 			t.stats.addThinking(ev.ThinkingDelta)
 		case ev.ToolStarted != nil:
 			s.publish(t.sessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s is using %s", agent.DisplayName, ev.ToolStarted.Name), Kind: "tool", TurnID: t.id})
+		case ev.ToolFinished != nil:
+			tools++
+			s.publishAgentTool(t, ch.Provider, tools, *ev.ToolFinished)
+		case ev.Status != "":
+			s.publish(t.sessionID, api.EventStatus, api.StatusEvent{Text: ev.Status, Kind: "agent_status", TurnID: t.id})
 		}
 	})
 	var m cliMeta
-	m.CLI.Provider, m.CLI.ResumeID = ch.Provider, res.ResumeID
+	m.CLI.Provider, m.CLI.ResumeID, m.CLI.Instructions = ch.Provider, res.ResumeID, instr
 	if m.CLI.ResumeID == "" {
 		m.CLI.ResumeID = resume // a failed resume keeps the conversation it tried to continue
 	}
@@ -98,7 +113,7 @@ func (s *Service) runCLI(ctx context.Context, t *turn, sess store.Session, agent
 	}
 	answer := store.Message{SessionID: t.sessionID, TurnID: t.id, Role: "assistant", Content: res.Text}
 	if err != nil {
-		if res.Text != "" || res.ResumeID != "" { // keep what the user saw, and the CLI session
+		if strings.TrimSpace(res.Text) != "" { // keep what the user saw, and the CLI session
 			m.Partial = true
 			answer.Meta = marshalMeta(m)
 			if _, err := s.st.AddMessage(bg, answer); err != nil {
@@ -111,6 +126,10 @@ func (s *Service) runCLI(ctx context.Context, t *turn, sess store.Session, agent
 			return failed("cli_not_installed", "Agent %q uses %s, but its CLI is not installed: %v", agent.AgentID, ch.Provider, err)
 		case ctx.Err() != nil:
 			return failed("cancelled", "Stopped: the turn was cancelled.")
+		case errors.Is(err, cliagent.ErrEmptyReply):
+			return failed("cli_empty_reply", "Agent %q (%s) ended the turn without a reply: %v", agent.AgentID, ch.Provider, err)
+		case errors.As(err, &ee) && ee.Auth:
+			return failed("cli_auth", "Agent %q cannot sign in to its model: %s", agent.AgentID, ee.Error())
 		case llm.IsContextOverflow(err.Error()):
 			// The CLI keeps its own conversation: Jarvis cannot compact it.
 			return failed(llm.CodeContextOverflow, "The %s conversation of agent %q no longer fits its model's context window (%v). The CLI keeps this conversation itself: start a new session (the CLI then starts a fresh conversation) or compact it in the CLI.", ch.Provider, agent.AgentID, err)
@@ -132,10 +151,10 @@ func marshalMeta(m cliMeta) string {
 
 // cliTurnInput returns the turn's user message and the CLI session to
 // resume: the one of the latest answer of the same provider in the session.
-func (s *Service) cliTurnInput(ctx context.Context, t *turn, provider string) (prompt, resume string, err error) {
+func (s *Service) cliTurnInput(ctx context.Context, t *turn, provider string) (prompt, resume, instr string, err error) {
 	rows, err := s.st.Messages(ctx, t.sessionID)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		m := rows[i]
@@ -145,14 +164,14 @@ func (s *Service) cliTurnInput(ctx context.Context, t *turn, provider string) (p
 		if m.Role == "assistant" && m.TurnID != t.id && m.Meta != "" && resume == "" {
 			var cm cliMeta
 			if json.Unmarshal([]byte(m.Meta), &cm) == nil && cm.CLI.Provider == provider {
-				resume = cm.CLI.ResumeID
+				resume, instr = cm.CLI.ResumeID, cm.CLI.Instructions
 			}
 		}
 		if prompt != "" && resume != "" {
 			break
 		}
 	}
-	return prompt, resume, nil
+	return prompt, resume, instr, nil
 }
 
 // cliStatus is a CLI agent's status for GET /v1/agents: ok when the CLI is

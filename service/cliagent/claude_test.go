@@ -188,7 +188,8 @@ func TestClaudeErrors(t *testing.T) {
 @exit 1`,
 			wantCode: 1,
 			wantMsg:  "Invalid API key · Please run /login",
-			wantText: "Invalid API key · Please run /login",
+			// claude's synthetic error message is the error, not the answer.
+			wantText: "",
 		},
 		{
 			name:       "error subtype with errors and exit 0",
@@ -206,7 +207,7 @@ func TestClaudeErrors(t *testing.T) {
 @stderr (Did you mean --verbose?)
 @exit 2`,
 			wantCode: 2,
-			wantMsg:  "(Did you mean --verbose?)",
+			wantMsg:  "error: unknown option '--bogus'",
 		},
 	}
 	for _, tt := range tests {

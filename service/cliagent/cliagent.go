@@ -65,12 +65,13 @@ const (
 type kindInfo struct {
 	binary  string
 	install string
+	login   string // how to sign in, for an authentication error
 }
 
 var kinds = map[Kind]kindInfo{
-	KindClaude: {binary: "claude", install: "npm i -g @anthropic-ai/claude-code"},
-	KindCodex:  {binary: "codex", install: "npm i -g @openai/codex"},
-	KindPi:     {binary: "pi", install: "npm i -g @earendil-works/pi-coding-agent"},
+	KindClaude: {binary: "claude", install: "npm i -g @anthropic-ai/claude-code", login: "sign in by running `claude` and typing /login, or set ANTHROPIC_API_KEY"},
+	KindCodex:  {binary: "codex", install: "npm i -g @openai/codex", login: "sign in with `codex login`, or set OPENAI_API_KEY"},
+	KindPi:     {binary: "pi", install: "npm i -g @earendil-works/pi-coding-agent", login: "sign in by running `pi` and typing /login, or set the model provider's API key"},
 }
 
 const (
@@ -78,6 +79,10 @@ const (
 	defaultMaxLine     = 32 << 20 // a claude tool_result echo can be megabytes
 	stderrKeep         = 64 << 10
 )
+
+// ErrEmptyReply is returned (wrapped) when the CLI ended the turn cleanly
+// without a reply: no text and no tool use.
+var ErrEmptyReply = errors.New("the CLI ended the turn without a reply")
 
 // ErrNotInstalled is returned (wrapped in an error naming the CLI and its
 // install command) when the CLI's executable is not found.
@@ -164,6 +169,13 @@ type Result struct {
 	Usage map[string]any
 	// Stderr is the tail (up to 64 KiB) of the CLI's standard error.
 	Stderr string
+	// SessionReset reports that the CLI no longer knew Request.ResumeID
+	// (deleted, made in another folder or on another machine), so this
+	// turn started a new CLI conversation; a Status event said so.
+	SessionReset bool
+
+	// noise is the CLI's stdout lines that were not JSON (the last few).
+	noise string
 }
 
 // ToolCallCount is len(r.ToolCalls), the seeds' toolCallCount.
@@ -176,6 +188,9 @@ type Event struct {
 	// ToolStarted and ToolFinished are copies; the receiver may keep them.
 	ToolStarted  *ToolCall
 	ToolFinished *ToolCall
+	// Status is a progress line for the user: an API retry, a new CLI
+	// conversation started in place of one the CLI no longer knows.
+	Status string
 }
 
 // ExitError reports that the CLI failed: its stream said so (a claude result
@@ -189,8 +204,11 @@ type ExitError struct {
 	// Stderr is the tail of the CLI's standard error.
 	Stderr string
 	// Message is the error message from the stream when there is one,
-	// else the last non-empty line of stderr.
+	// else the first meaningful line of stderr (firstErrorLine).
 	Message string
+	// Auth reports an authentication failure (not logged in, a key
+	// refused): retrying will not help; Message says what to run.
+	Auth bool
 }
 
 func (e *ExitError) Error() string {
@@ -308,6 +326,32 @@ func envValue(env []string, key string) string {
 // ErrNotInstalled, or — when ctx ended the turn — wraps ctx.Err(); the
 // partial Result is returned with it.
 func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Result, error) {
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	res, err := r.runOnce(ctx, req, onEvent)
+	if req.ResumeID != "" && ctx.Err() == nil && staleSession(res, err) {
+		r.log.Info("cliagent: the CLI no longer knows the session; starting a new one", "err", err)
+		onEvent(Event{Status: fmt.Sprintf("%s no longer knows this conversation (it was deleted, or made in another folder or on another machine): starting a new conversation", r.opts.Kind)})
+		req.ResumeID = ""
+		res, err = r.runOnce(ctx, req, onEvent)
+		res.SessionReset = true
+	}
+	if err == nil && strings.TrimSpace(res.Text) == "" && len(res.ToolCalls) == 0 {
+		msg := firstErrorLine(res.Stderr)
+		if msg == "" {
+			msg = lastLine(res.noise)
+		}
+		if msg != "" {
+			msg = " (" + msg + ")"
+		}
+		return res, fmt.Errorf("cliagent: %s: %w%s", r.opts.Kind, ErrEmptyReply, msg)
+	}
+	return res, err
+}
+
+// runOnce runs the CLI once.
+func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) (Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return Result{}, fmt.Errorf("cliagent: %s: empty prompt", r.opts.Kind)
 	}
@@ -319,10 +363,6 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	if onEvent == nil {
-		onEvent = func(Event) {}
-	}
-
 	t := newTurn(onEvent, r.log)
 	handle := r.parser(t)
 	lines := &lineWriter{max: r.opts.MaxLine, onLine: handle, onSkip: func(n int) {
@@ -354,7 +394,7 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	var stopping atomic.Bool
 	var wg sync.WaitGroup
 	tree := map[int]procID{} // what the CLI started, seen while stopping it
-	wg.Go(func() { r.stopOnCancel(ctx, cmd, exited, &stopping, tree) })
+	wg.Go(func() { r.stopOnCancel(ctx, t.abort, cmd, exited, &stopping, tree) })
 	waitErr := cmd.Wait()
 	close(exited)
 	wg.Wait()
@@ -362,12 +402,16 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 
 	res := t.finish()
 	res.Stderr = stderr.String()
+	res.noise = strings.Join(t.noise, "\n")
 	if stopping.Load() {
 		// Stragglers that ignored the signals or left the group's pipes
 		// open: the turn is over, they go too.
 		killGroup(cmd)
 		signalTree(tree, cmd.Process.Pid, stopSignals[len(stopSignals)-1])
-		r.log.Info("cliagent: stopped on cancel", "elapsed", time.Since(start).Round(time.Millisecond))
+		r.log.Info("cliagent: stopped", "elapsed", time.Since(start).Round(time.Millisecond), "auth", t.authMsg != "")
+		if t.authMsg != "" && ctx.Err() == nil {
+			return res, &ExitError{Kind: r.opts.Kind, Code: -1, Stderr: res.Stderr, Message: t.authMsg + "; " + r.info.login, Auth: true}
+		}
 		return res, fmt.Errorf("cliagent: %s: %w", r.opts.Kind, context.Cause(ctx))
 	}
 
@@ -393,9 +437,10 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 			msg = t.errHint
 		}
 		if msg == "" {
-			msg = lastLine(res.Stderr)
+			msg = firstErrorLine(res.Stderr)
 		}
-		return res, &ExitError{Kind: r.opts.Kind, Code: code, Stderr: res.Stderr, Message: msg}
+		auth := authPattern.MatchString(msg)
+		return res, &ExitError{Kind: r.opts.Kind, Code: code, Stderr: res.Stderr, Message: msg, Auth: auth}
 	}
 	return res, nil
 }
@@ -405,11 +450,13 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 // Each stage also reaches the processes the CLI started in a group or
 // session of their own (tree collects them while the CLI lives): pi runs its
 // bash tool detached, and a cancel must not leave it running.
-func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree map[int]procID) {
+// abort ends the turn the same way when the stream shows it cannot succeed.
+func (r *Runner) stopOnCancel(ctx context.Context, abort <-chan struct{}, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree map[int]procID) {
 	select {
 	case <-exited:
 		return
 	case <-ctx.Done():
+	case <-abort:
 	}
 	stopping.Store(true)
 	for i, s := range stopSignals {
