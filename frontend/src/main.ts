@@ -321,6 +321,7 @@ function toolCard(it: Item): HTMLElement {
   if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
   const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
   if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
+  else if (t.source === "agent") badges.append(h("span", { class: "badge decision-service", "data-decision": "agent", title: "run by the agent's own program, outside Jarvis's gate" }, "ran inside the agent, not gated"));
   else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
   const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
     h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
