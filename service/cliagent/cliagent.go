@@ -43,13 +43,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/internal/childenv"
+	"jarvis/internal/procstop"
 )
+
+const isWindows = runtime.GOOS == "windows"
 
 // Kind names a CLI chat provider; the values are the seeds' chat.provider
 // strings.
@@ -382,7 +386,7 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 		// prompt and would wait for its EOF.
 		WaitDelay: r.opts.GracePeriod,
 	}
-	setProcessGroup(cmd)
+	procstop.SetGroup(cmd)
 
 	r.log.Debug("cliagent: starting", "path", path, "args", len(args), "resume", req.ResumeID != "")
 	start := time.Now()
@@ -393,7 +397,7 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 	exited := make(chan struct{})
 	var stopping atomic.Bool
 	var wg sync.WaitGroup
-	tree := map[int]procID{} // what the CLI started, seen while stopping it
+	tree := procstop.NewTree() // what the CLI started, seen while stopping it
 	wg.Go(func() { r.stopOnCancel(ctx, t.abort, cmd, exited, &stopping, tree) })
 	waitErr := cmd.Wait()
 	close(exited)
@@ -406,8 +410,7 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 	if stopping.Load() {
 		// Stragglers that ignored the signals or left the group's pipes
 		// open: the turn is over, they go too.
-		killGroup(cmd)
-		signalTree(tree, cmd.Process.Pid, stopSignals[len(stopSignals)-1])
+		tree.Kill(cmd)
 		r.log.Info("cliagent: stopped", "elapsed", time.Since(start).Round(time.Millisecond), "auth", t.authMsg != "")
 		if t.authMsg != "" && ctx.Err() == nil {
 			return res, &ExitError{Kind: r.opts.Kind, Code: -1, Stderr: res.Stderr, Message: t.authMsg + "; " + r.info.login, Auth: true}
@@ -451,7 +454,7 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 // session of their own (tree collects them while the CLI lives): pi runs its
 // bash tool detached, and a cancel must not leave it running.
 // abort ends the turn the same way when the stream shows it cannot succeed.
-func (r *Runner) stopOnCancel(ctx context.Context, abort <-chan struct{}, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree map[int]procID) {
+func (r *Runner) stopOnCancel(ctx context.Context, abort <-chan struct{}, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree *procstop.Tree) {
 	select {
 	case <-exited:
 		return
@@ -459,18 +462,17 @@ func (r *Runner) stopOnCancel(ctx context.Context, abort <-chan struct{}, cmd *e
 	case <-abort:
 	}
 	stopping.Store(true)
-	for i, s := range stopSignals {
-		r.log.Info("cliagent: stopping CLI", "signal", s.name, "pid", cmd.Process.Pid)
-		addDescendants(cmd.Process.Pid, tree)
-		signalTree(tree, cmd.Process.Pid, s)
-		err := signalGroup(cmd, s)
+	stages := procstop.Stages()
+	for i, s := range stages {
+		r.log.Info("cliagent: stopping CLI", "signal", s.Name, "pid", cmd.Process.Pid)
+		err := tree.Signal(cmd, s)
 		if errors.Is(err, errors.ErrUnsupported) {
 			continue // no such stage on this platform: don't wait for nothing
 		}
 		if err != nil {
-			r.log.Debug("cliagent: signal failed", "signal", s.name, "err", err)
+			r.log.Debug("cliagent: signal failed", "signal", s.Name, "err", err)
 		}
-		if i == len(stopSignals)-1 {
+		if i == len(stages)-1 {
 			return
 		}
 		timer := time.NewTimer(r.opts.GracePeriod)

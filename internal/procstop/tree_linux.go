@@ -1,4 +1,4 @@
-package cliagent
+package procstop
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ func addDescendants(root int, seen map[int]procID) {
 // signalTree sends s to each process in seen that is still the same
 // process, and to its process group when that is not the CLI's (already
 // signalled) nor ours.
-func signalTree(seen map[int]procID, leader int, s stopSignal) {
+func signalTree(seen map[int]procID, leader int, s Stage) {
 	sig := s.sig
 	own := syscall.Getpgrp()
 	for pid, id := range seen {

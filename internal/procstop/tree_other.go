@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cliagent
+package procstop
 
 // Without /proc the tools a CLI started outside its process group are not
 // found; the group signal reaches the rest.
@@ -8,4 +8,4 @@ type procID struct{}
 
 func addDescendants(int, map[int]procID) {}
 
-func signalTree(map[int]procID, int, stopSignal) {}
+func signalTree(map[int]procID, int, Stage) {}
