@@ -208,7 +208,7 @@ type ExitError struct {
 	// Stderr is the tail of the CLI's standard error.
 	Stderr string
 	// Message is the error message from the stream when there is one,
-	// else the first meaningful line of stderr (firstErrorLine).
+	// else the first meaningful line of stderr (FirstErrorLine).
 	Message string
 	// Auth reports an authentication failure (not logged in, a key
 	// refused): retrying will not help; Message says what to run.
@@ -342,7 +342,7 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 		res.SessionReset = true
 	}
 	if err == nil && strings.TrimSpace(res.Text) == "" && len(res.ToolCalls) == 0 {
-		msg := firstErrorLine(res.Stderr)
+		msg := FirstErrorLine(res.Stderr)
 		if msg == "" {
 			msg = lastLine(res.noise)
 		}
@@ -440,7 +440,7 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 			msg = t.errHint
 		}
 		if msg == "" {
-			msg = firstErrorLine(res.Stderr)
+			msg = FirstErrorLine(res.Stderr)
 		}
 		auth := authPattern.MatchString(msg)
 		return res, &ExitError{Kind: r.opts.Kind, Code: code, Stderr: res.Stderr, Message: msg, Auth: auth}

@@ -35,12 +35,12 @@ func staleSession(res Result, err error) bool {
 	return err == nil && res.Usage == nil && strings.TrimSpace(res.Stderr) == ""
 }
 
-// firstErrorLine picks the line of a CLI's stderr that says what went
+// FirstErrorLine picks the line of a program's stderr that says what went
 // wrong: the first line that reads as an error ("Error: …", "error: …",
 // "fatal: …"); otherwise the last line that is not part of a backtrace or
 // a log line. A Rust backtrace (RUST_BACKTRACE=1) and a Node stack end
 // stderr with frames that explain nothing to the user.
-func firstErrorLine(stderr string) string {
+func FirstErrorLine(stderr string) string {
 	lines := strings.Split(ansiEscape.ReplaceAllString(stderr, ""), "\n")
 	for _, l := range lines {
 		l = strings.TrimSpace(l)
