@@ -36,3 +36,5 @@ fi
 # The third-party clients tests/conformance drives the service with (npm
 # standardwebhooks, eventsource), at the versions of their lock file.
 (cd tests/conformance/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# Real ACP adapters (codex-acp, claude-code-acp) service/acpagent's tests start.
+(cd service/acpagent/testdata/adapters && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

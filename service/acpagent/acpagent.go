@@ -282,6 +282,26 @@ func (a *Agent) Prompt(ctx context.Context, text string, host Host, onEvent func
 	}
 }
 
+// exitedSoon reports whether p has exited, waiting up to the grace period
+// when it has hung up (its exit follows its output's end).
+func (a *Agent) exitedSoon(p *process) bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-p.conn.Done():
+	default:
+		return false
+	}
+	timer := time.NewTimer(a.opts.GracePeriod)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
 // drain waits (at most the grace period) until the updates the agent sent
 // before its output closed have been handled: the SDK hands notifications
 // over asynchronously.
@@ -471,15 +491,13 @@ func (a *Agent) startFailure(ctx context.Context, p *process, step string, err e
 	if errors.As(err, &re) && re.Code == -32000 {
 		return a.authError(p, re)
 	}
-	select {
-	case <-p.exited:
+	if a.exitedSoon(p) {
 		a.stop(p)
 		msg := exitText(p.waitErr)
 		if line := cliagent.FirstErrorLine(p.stderr.String()); line != "" {
 			msg += ": " + line
 		}
 		return fmt.Errorf("acpagent: %w before answering %s (%s)", ErrExited, step, msg)
-	default:
 	}
 	a.stop(p)
 	if ctx.Err() != nil && err != nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {

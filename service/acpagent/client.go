@@ -297,7 +297,11 @@ func describe(err error, stderr string) string {
 		if d := detail(re.Data); d != "" {
 			msg += ": " + d
 		}
-		if line := cliagent.FirstErrorLine(stderr); line != "" && re.Code == -32603 {
+		if line := firstLine(stderr); line != "" && re.Code == -32603 {
+			// An internal error's cause is the agent's first complaint
+			// (claude-code-acp as root: "--dangerously-skip-permissions
+			// cannot be used with root/sudo privileges"), not the dump of
+			// the request that follows it.
 			msg += " (the agent printed: " + line + ")"
 		}
 		return msg
@@ -306,6 +310,15 @@ func describe(err error, stderr string) string {
 		return err.Error()
 	}
 	return cliagent.FirstErrorLine(stderr)
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 func detail(data any) string {
