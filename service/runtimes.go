@@ -18,6 +18,9 @@ func (s *Service) runtimeFor(a config.Agent) runtimeFunc {
 		if isCLIProvider(s.cfg().ResolvedChat(a).Provider) {
 			return afterStart(s.runCLI) // claude-cli, codex-cli, pi-cli (cli.go)
 		}
+		if s.cfg().ResolvedChat(a).Provider == config.ProviderACP {
+			return afterStart(s.runACP) // acp.go
+		}
 		return s.runChat
 	case config.TypeProxy:
 		return afterStart(s.runProxy)

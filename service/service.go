@@ -103,6 +103,7 @@ type Service struct {
 	st         *store.Store
 	hub        *events.Hub
 	px         *proxyRuntime // proxy agents (proxy_runtime.go)
+	acp        acpAgents     // ACP agents' processes, by session (acp.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
 	memSection struct { // the last memory prompt section (memorySectionText)
@@ -270,6 +271,7 @@ func (s *Service) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeACP()
 	s.flushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())

@@ -30,6 +30,8 @@ const (
 	ProviderClaudeCLI        = "claude-cli"
 	ProviderCodexCLI         = "codex-cli"
 	ProviderPiCLI            = "pi-cli"
+	// ProviderACP runs an Agent Client Protocol agent (chat.command).
+	ProviderACP = "acp"
 )
 
 // Agent types.
@@ -116,6 +118,11 @@ type Chat struct {
 	// PermissionMode is what a CLI provider's own tools may do, which run
 	// outside Jarvis's gate: "read-only" (default), "edit" or "full".
 	PermissionMode string `json:"permissionMode,omitempty"`
+	// Command starts an acp provider's agent (with Args), e.g. "npx".
+	Command string `json:"command,omitempty"`
+	// Env is added to an acp agent's environment; a value "secret:REF"
+	// is the keyring secret REF.
+	Env map[string]string `json:"env,omitempty"`
 	// ContextWindow is the model's context window in tokens (wins over the
 	// provider's); 0 means the provider's, the server's or the built-in value.
 	ContextWindow int `json:"contextWindow,omitempty"`
@@ -368,7 +375,7 @@ const minContextWindow = 1024
 
 var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI}
+var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI, ProviderACP}
 
 func (c *Config) validate(name string, b []byte) error {
 	fail := func(field, needle, msg string) error {
