@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,8 +38,20 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 	e := newEnv(t)
 	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
  {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q}}]`, bin), `,"toolResultTimeoutSeconds":1`)
+	var agents api.AgentList
+	e.c.Do(context.Background(), "GET", "/v1/agents", nil, &agents)
+	for _, a := range agents.Agents {
+		if a.AgentID == "coder" && a.Status.State != "ok" {
+			t.Errorf("acp agent status %+v", a.Status)
+		}
+	}
 	r, _ := e.routeAgent("coder")
 	sid := r.Session.SessionID
+	// The agent keeps its conversation: the service does not compact it.
+	var se *api.StatusError
+	if err := e.c.Do(context.Background(), "POST", "/v1/sessions/"+sid+"/compact", nil, nil); !errors.As(err, &se) || se.Status != 409 || se.Err.Code != "compaction_unsupported" {
+		t.Errorf("compact: %v", err)
+	}
 	turn := func(text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
 		var got collect
 		var reqs []api.ToolCall

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,9 +27,13 @@ import (
 	"jarvis/service/store"
 )
 
+// isCLIProvider reports a chat provider that is a program on this computer
+// keeping its own conversation: the CLIs, and acp agents (acp.go). The
+// service neither compacts nor budgets their context, and a message to one
+// leaves the process (a gated delegation).
 func isCLIProvider(p string) bool {
 	switch p {
-	case config.ProviderClaudeCLI, config.ProviderCodexCLI, config.ProviderPiCLI:
+	case config.ProviderClaudeCLI, config.ProviderCodexCLI, config.ProviderPiCLI, config.ProviderACP:
 		return true
 	}
 	return false
@@ -177,6 +182,12 @@ func (s *Service) cliTurnInput(ctx context.Context, t *turn, provider string) (p
 // cliStatus is a CLI agent's status for GET /v1/agents: ok when the CLI is
 // installed, unconfigured (saying how to install it) when it is not.
 func (s *Service) cliStatus(a config.Agent, ch config.Chat) api.AgentStatus {
+	if ch.Provider == config.ProviderACP {
+		if _, err := exec.LookPath(ch.Command); err != nil {
+			return api.AgentStatus{State: "unconfigured", Detail: fmt.Sprintf("the agent's command %q was not found: %v", ch.Command, err)}
+		}
+		return api.AgentStatus{State: "ok"}
+	}
 	r, err := s.cliRunner(a, ch)
 	if err == nil {
 		_, err = r.LookPath()

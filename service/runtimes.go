@@ -15,11 +15,11 @@ import (
 func (s *Service) runtimeFor(a config.Agent) runtimeFunc {
 	switch a.Type {
 	case config.TypeChat:
-		if isCLIProvider(s.cfg().ResolvedChat(a).Provider) {
-			return afterStart(s.runCLI) // claude-cli, codex-cli, pi-cli (cli.go)
-		}
 		if s.cfg().ResolvedChat(a).Provider == config.ProviderACP {
 			return afterStart(s.runACP) // acp.go
+		}
+		if isCLIProvider(s.cfg().ResolvedChat(a).Provider) {
+			return afterStart(s.runCLI) // claude-cli, codex-cli, pi-cli (cli.go)
 		}
 		return s.runChat
 	case config.TypeProxy:
