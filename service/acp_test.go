@@ -80,7 +80,9 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 		want   string
 	}{
 		{"allowed", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{OK: true, Result: "approved"}, true }, "selected once"},
-		{"denied", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{OK: false, Error: ptr("denied by the user")}, true }, "selected no"},
+		{"denied", func(api.ToolCall) (api.ToolResult, bool) {
+			return api.ToolResult{OK: false, Error: ptr("denied by the user")}, true
+		}, "selected no"},
 		{"timeout", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{}, false }, "selected no"},
 	} {
 		evs, reqs := turn("perm", tt.answer)

@@ -29,11 +29,11 @@ type client struct {
 	// no event reaches the caller after its turn.
 	emitMu sync.Mutex
 
-	mu      sync.Mutex
-	ctx     context.Context
-	host    Host
-	emit    func(Event)
-	replay  bool
+	mu     sync.Mutex
+	ctx    context.Context
+	host   Host
+	emit   func(Event)
+	replay bool
 	// updates counts the session/update notifications handled.
 	updates atomic.Int64
 	titles  map[string]string // tool call id -> title
