@@ -203,7 +203,9 @@ func (r *Runner) RecordUndelivered(ctx context.Context, sessionID string, call a
 // asking the gate, because it stays in the process (memory, a message to an
 // in-process chat agent), or refused (out of the agent's scope): reported on
 // the session's stream as a tool.result with source "service", recorded here
-// in the same chain as the gate's own decisions.
+// in the same chain as the gate's own decisions. A tool.result with source
+// "agent" is a tool a coding-agent CLI ran inside its own program: recorded
+// as "ran inside the agent, not gated", decided by nobody here.
 func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.ToolResult) {
 	name := res.Name
 	if name == "" {
@@ -217,6 +219,9 @@ func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.To
 	}
 	if res.Refused {
 		e.Class, e.Decision, e.Reason = string(tools.Forbidden), audit.Denied, "refused by the service"
+	}
+	if res.Source == "agent" { // a coding-agent CLI's own tool: the record, not a decision
+		e.Class, e.DecidedBy, e.Reason = "ungated", audit.ByAgent, "ran inside the agent, not gated"
 	}
 	if _, err := r.log.Append(ctx, e); err != nil {
 		r.logger.Error("audit append failed", "tool", name, "tool_call_id", res.ID, "err", err)

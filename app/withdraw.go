@@ -72,7 +72,7 @@ func (a *App) onEvent(sessionID string, ev api.StreamEvent) {
 		if json.Unmarshal(ev.Data, &r) != nil || r.ID == "" {
 			break
 		}
-		if r.Source == "service" {
+		if r.Source == "service" || r.Source == "agent" {
 			a.recordService(sessionID, r)
 			break
 		}

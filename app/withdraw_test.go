@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,10 +42,12 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 	t.Helper()
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws") // an agent's "{{WS}}" is the workspace's path
 	cfg, err := config.Parse("withdraw.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
 		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},
 		"agents":[{"agentId":"general","displayName":"General"}%s],
-		"toolResultTimeoutSeconds":%d}`, up.URL+"/v1", agentsJSON(moreAgents), toolTimeout)))
+		"toolResultTimeoutSeconds":%d}`, up.URL+"/v1", strings.ReplaceAll(agentsJSON(moreAgents), "{{WS}}", ws), toolTimeout)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +57,6 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 	}
 	srv := httptest.NewServer(svc.Handler())
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); svc.Close() })
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -39,3 +39,5 @@ fi
 # The third-party MCP servers app/mcp's tests run over stdio
 # (@modelcontextprotocol/server-everything, server-filesystem), locked.
 (cd app/mcp/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+# Real ACP adapters (codex-acp, claude-code-acp) service/acpagent's tests start.
+(cd service/acpagent/testdata/adapters && npm ci --no-audit --no-fund --loglevel=error >/dev/null)

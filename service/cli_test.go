@@ -138,14 +138,15 @@ func TestCLINotInstalled(t *testing.T) {
 
 func TestCLICancelStopsTheCLI(t *testing.T) {
 	dir := fakeClaude(t)
-	os.WriteFile(filepath.Join(dir, "hang"), nil, 0o644)
 	e := newEnv(t)
 	e.setAgents(cliAgents, "")
 	r, _ := e.routeAgent("coder")
 	sid := r.Session.SessionID
+	e.agChat(sid, "first")
+	os.WriteFile(filepath.Join(dir, "hang"), nil, 0o644)
 	done := make(chan []api.StreamEvent, 1)
 	go func() { done <- e.agChat(sid, "take your time") }()
-	testwait.Until(t, "the CLI to start", 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "argv.log")); return err == nil })
+	testwait.Until(t, "the CLI to start", 10*time.Second, func() bool { return len(argvRuns(t, dir)) == 2 })
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	if c, err := e.c.Cancel(context.Background(), sid); err != nil || !c.Cancelled {
@@ -159,11 +160,16 @@ func TestCLICancelStopsTheCLI(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("cancel took %v", d)
 	}
-	// The CLI session it had started is kept for the next turn.
+	// The cancelled turn stored no empty answer; the CLI session goes on.
+	for _, m := range e.agTranscript(sid) {
+		if m.Role == "assistant" && m.Text == "" {
+			t.Fatalf("an empty assistant message was stored: %+v", m)
+		}
+	}
 	os.Remove(filepath.Join(dir, "hang"))
 	e.agChat(sid, "again")
 	runs := argvRuns(t, dir)
-	if i := slices.Index(runs[1], "--resume"); i < 0 || runs[1][i+1] != "sess-1" {
-		t.Fatalf("after cancel argv %q", runs[1])
+	if i := slices.Index(runs[2], "--resume"); i < 0 || runs[2][i+1] != "sess-1" {
+		t.Fatalf("after cancel argv %q", runs[2])
 	}
 }

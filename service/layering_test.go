@@ -25,6 +25,7 @@ var (
 	// engine → the runtime that drives it (the root drives those without one yet)
 	enginePackages = map[string]string{
 		"jarvis/service/cliagent":   "jarvis/service/clirt",
+		"jarvis/service/acpagent":   "jarvis/service/acprt",
 		"jarvis/service/proxy":      "jarvis/service/proxyrt",
 		"jarvis/service/roundtable": "jarvis/service/roundtablert",
 	}

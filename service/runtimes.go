@@ -26,7 +26,11 @@ func (s *Service) registerRuntimes() {
 		info.Provider, info.Model = ch.Provider, ch.Model
 	}
 	s.runtimes.Register(config.TypeChat, methodRuntime{run: s.runChat, status: s.chatStatus, describe: describeChat})
-	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt))                                                // claude-cli, codex-cli, pi-cli
+	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt, s.cliInstructionsHash))                             // claude-cli, codex-cli, pi-cli
+	s.runtimes.Register(turn.KindACP, methodRuntime{run: afterStart(s.runACP), status: s.acpStatus, describe: describeChat, // acp.go
+		outbound: func(_ *config.Config, a config.Agent) string {
+			return fmt.Sprintf("ACP agent %q (a program on this computer that runs its own tools)", a.AgentID)
+		}})
 	s.runtimes.Register(config.TypeRoundtable, methodRuntime{run: afterStart(s.runRoundtable), status: s.rtAgentStatus, // roundtable_api.go
 		outbound: func(_ *config.Config, a config.Agent) string {
 			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)

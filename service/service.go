@@ -108,6 +108,7 @@ type Service struct {
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
+	acp        acpAgents     // ACP agents' processes, by session (acp.go)
 	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
 	memSection struct { // the last memory prompt section (memorySectionText)
@@ -280,6 +281,7 @@ func (s *Service) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeACP()
 	s.ext.FlushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())

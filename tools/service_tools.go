@@ -34,7 +34,30 @@ func ServiceDefinitions() []Definition {
 				`"participants":{"type":"array","items":{"type":"string"},"description":"Names of registered agents; omit to choose by relevance"},` +
 				`"constraints":{"type":"array","items":{"type":"string"},"description":"Rules the analyses must follow"}},` +
 				`"required":["task"],"additionalProperties":false}`)},
+		// Not offered to models: an ACP agent's session/request_permission,
+		// which the service turns into a gated tool request.
+		{Name: AgentPermissionTool, Risk: Risky, Capabilities: []string{"acp.permission"},
+			Description: "A coding agent (Agent Client Protocol) asks permission to run one of its own tools.",
+			Parameters: schema(`{"type":"object","properties":{
+"agent":{"type":"string","description":"The Jarvis agent that asks."},
+"title":{"type":"string","description":"What the agent wants to do, in its words."},
+"kind":{"type":"string","description":"read, edit, delete, move, search, execute, think, fetch or other"},
+"input":{"description":"The tool's input as the agent reported it."},
+"locations":{"type":"array","items":{"type":"string"},"description":"Files the call touches."}},
+"required":["agent","title"],"additionalProperties":false}`)},
 	}
+}
+
+// AgentPermissionTool is the gated request for an ACP agent's permission.
+const AgentPermissionTool = "agent_permission"
+
+// AgentPermissionArgs are agent_permission's arguments.
+type AgentPermissionArgs struct {
+	Agent     string          `json:"agent"`
+	Title     string          `json:"title"`
+	Kind      string          `json:"kind"`
+	Input     json.RawMessage `json:"input"`
+	Locations []string        `json:"locations"`
 }
 
 // AgentsMessageArgs are agents_message's arguments.
@@ -78,6 +101,27 @@ func (e *Executor) prepareAgentsMessage(args json.RawMessage) (*call, error) {
 	}
 	if a.Timeout != nil {
 		canon["timeout"] = *a.Timeout
+	}
+	return &call{canon: canon, run: func(context.Context) (string, error) { return approved, nil }}, nil
+}
+
+func (e *Executor) prepareAgentPermission(args json.RawMessage) (*call, error) {
+	var a AgentPermissionArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Agent == "" || a.Title == "" {
+		return nil, fmt.Errorf("%w: agent and title are required", ErrBadArguments)
+	}
+	canon := map[string]any{"agent": a.Agent, "title": a.Title}
+	if a.Kind != "" {
+		canon["kind"] = a.Kind
+	}
+	if len(a.Input) > 0 {
+		canon["input"] = a.Input
+	}
+	if len(a.Locations) > 0 {
+		canon["locations"] = a.Locations
 	}
 	return &call{canon: canon, run: func(context.Context) (string, error) { return approved, nil }}, nil
 }

@@ -80,6 +80,9 @@ const (
 	// ByHeadless: the call would have prompted, and `jarvis --headless`
 	// has nobody to ask: denied.
 	ByHeadless = "headless"
+	// ByAgent: nobody here decided: an agent's own program (a coding-agent
+	// CLI) ran the tool inside itself and reported it afterwards.
+	ByAgent = "agent"
 )
 
 // Genesis is the prev_hash of the first row.
@@ -432,7 +435,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: decision %q", ErrInvalid, e.Decision)
 	}
 	switch e.DecidedBy {
-	case ByPolicy, ByUser, BySession, ByTimeout, ByError, ByService, ByHeadless:
+	case ByPolicy, ByUser, BySession, ByTimeout, ByError, ByService, ByHeadless, ByAgent:
 	default:
 		return Entry{}, fmt.Errorf("%w: decided_by %q", ErrInvalid, e.DecidedBy)
 	}

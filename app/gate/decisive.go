@@ -55,6 +55,10 @@ func decisive(tool string, args map[string]json.RawMessage, target string) []Fie
 			out = append(out, Field{Name: "sends to", Value: target})
 		}
 		add("message", "content")
+	case "agent_permission":
+		add("agent", "agent")
+		add("wants to", "title")
+		add("kind", "kind")
 	case "round_table":
 		if target != "" {
 			out = append(out, Field{Name: "sends to", Value: target})

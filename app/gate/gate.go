@@ -337,6 +337,8 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 		r.Args = map[string]string{"app_id": escapeGlob(argValue(args, "app_id"))}
 	case "agents_message":
 		r.Args = map[string]string{"agentId": escapeGlob(argValue(args, "agentId"))}
+	case "agent_permission":
+		r.Args = map[string]string{"agent": escapeGlob(argValue(args, "agent")), "kind": escapeGlob(argValue(args, "kind"))}
 	}
 	return r
 }

@@ -50,7 +50,8 @@ export interface ToolCard {
   result?: string;
   error?: string;
   pending: boolean;
-  /** "service": run by the service itself (memory, delegation, round table), never prompted. */
+  /** "service": run by the service itself (memory, delegation, round table), never prompted.
+   *  "agent": run by a coding-agent CLI inside its own program, outside the gate (reported afterwards). */
   source?: string;
 }
 
@@ -380,14 +381,14 @@ export class Transcript {
       case "tool.result": {
         const it = this.toolItem(d.id, eff, d.name ?? "tool");
         const t = it.tool!;
-        if (d.source === "service") {
-          // Run by the service itself: no tool.request, no prompt.
+        if (d.source === "service" || d.source === "agent") {
+          // Run by the service itself, or inside an agent's own program: no tool.request, no prompt.
           const prev = this.lastAssistant(d.turn_id);
           if (prev && prev.key !== it.key) {
             prev.final = true;
             eff.changed.push(prev.key);
           }
-          t.source = "service";
+          t.source = d.source;
           if (d.name) t.name = d.name;
           if (d.arguments !== undefined) t.arguments = parseArgs(d.arguments);
           if (!it.turnId) it.turnId = d.turn_id;
@@ -396,7 +397,7 @@ export class Transcript {
         t.result = d.result ?? "";
         t.error = d.error ?? undefined;
         t.pending = false;
-        if (!t.decision && d.source !== "service") t.decision = d.ok ? "allowed" : "denied";
+        if (!t.decision && d.source !== "service" && d.source !== "agent") t.decision = d.ok ? "allowed" : "denied";
         eff.changed.push(it.key);
         break;
       }

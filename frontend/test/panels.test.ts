@@ -221,6 +221,15 @@ describe("service tools and external status", () => {
     expect(it.tool!.decision).toBeUndefined();
   });
 
+  it("renders a coding agent's own tool as ungated, with no decision", () => {
+    const t = new Transcript();
+    t.apply(ev(1, "user.message", { text: "clean", turn_id: "t1" }));
+    t.apply(ev(2, "tool.result", { id: "agt_t1_1", ok: true, result: "ran inside claude-cli, not gated (3 ms)", source: "agent", name: "Bash", arguments: { command: "ls" }, turn_id: "t1" }));
+    const it = t.items[1];
+    expect(it.tool).toMatchObject({ name: "Bash", source: "agent", ok: true, pending: false, arguments: { command: "ls" } });
+    expect(it.tool!.decision).toBeUndefined();
+  });
+
   it("uses the status marker, not the text, for an external forward", () => {
     const t = new Transcript();
     t.apply(ev(1, "user.message", { text: "ping", turn_id: "t1" }));

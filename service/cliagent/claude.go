@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -39,10 +40,19 @@ type claudeLine struct {
 	TotalCostUSD json.RawMessage `json:"total_cost_usd"`
 	NumTurns     json.RawMessage `json:"num_turns"`
 	DurationMs   json.RawMessage `json:"duration_ms"`
+	// system api_retry
+	Attempt      int             `json:"attempt"`
+	MaxRetries   int             `json:"max_retries"`
+	RetryDelayMs float64         `json:"retry_delay_ms"`
+	ErrorStatus  int             `json:"error_status"`
+	Error        json.RawMessage `json:"error"`
 }
 
 type claudeMessage struct {
-	ID      string          `json:"id"`
+	ID string `json:"id"`
+	// Model is "<synthetic>" for a message claude made up itself to
+	// report an error ("Invalid API key · Please run /login").
+	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"` // an array of blocks, or a string for user text
 }
 
@@ -99,8 +109,12 @@ func (p *claudeParser) line(b []byte) {
 		}
 	case "result":
 		p.result(&l)
+	case "system":
+		if l.Subtype == "api_retry" {
+			p.apiRetry(&l)
+		}
 	default:
-		// system (init, compact_boundary, ...) and future types.
+		// Future types.
 	}
 }
 
@@ -125,7 +139,41 @@ func (p *claudeParser) streamEvent(ev *claudeEvent) {
 	}
 }
 
+// apiRetry reports claude retrying a failed API request, which it does
+// for minutes with nothing else on the stream; a refused login is not
+// worth retrying and ends the turn.
+func (p *claudeParser) apiRetry(l *claudeLine) {
+	why := rawString(l.Error)
+	if why == "" {
+		why = "error"
+	}
+	if l.ErrorStatus == 401 || l.ErrorStatus == 403 || strings.Contains(why, "auth") {
+		p.authFailed(fmt.Sprintf("claude's API refused its credentials (HTTP %d %s)", l.ErrorStatus, why))
+		return
+	}
+	msg := fmt.Sprintf("claude: the API answered %d (%s); retrying", l.ErrorStatus, why)
+	if l.ErrorStatus == 0 {
+		msg = fmt.Sprintf("claude: the API request failed (%s); retrying", why)
+	}
+	if l.Attempt > 0 && l.MaxRetries > 0 {
+		msg += fmt.Sprintf(" (attempt %d of %d)", l.Attempt, l.MaxRetries)
+	}
+	if l.RetryDelayMs > 0 {
+		msg += fmt.Sprintf(" in %.1f s", l.RetryDelayMs/1000)
+	}
+	p.status(msg)
+}
+
 func (p *claudeParser) assistant(m *claudeMessage, sub bool) {
+	if m.Model == "<synthetic>" {
+		// claude's own error report, not the model's answer.
+		for _, blk := range blocks(m.Content) {
+			if blk.Type == "text" && blk.Text != "" {
+				p.errHint = blk.Text
+			}
+		}
+		return
+	}
 	streamed := p.streamed[m.ID] || (m.ID == "" && p.partial)
 	if !sub && !streamed && (m.ID == "" || m.ID != p.lastMsgID) {
 		p.newMessage()

@@ -46,7 +46,7 @@ func TestClaudeToolTurn(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 
-	wantArgv := []string{"-p", "List files", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
+	wantArgv := []string{"-p", "List files", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--permission-mode", "default"}
 	if got := f.argv(1); !slices.Equal(got, wantArgv) {
 		t.Errorf("argv = %q, want %q", got, wantArgv)
 	}
@@ -145,7 +145,7 @@ func TestClaudeResultOnly(t *testing.T) {
 func TestClaudeResumeArgs(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, `{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"sess-9"}`)
-	r := f.runner(KindClaude, func(o *Options) { o.ExtraArgs = []string{"--model", "sonnet"} })
+	r := f.runner(KindClaude, func(o *Options) { o.Model = "sonnet"; o.ExtraArgs = []string{"--max-turns", "8"} })
 
 	first, _, err := run(t, r, Request{Prompt: "hello", SystemPrompt: "Be brief."})
 	if err != nil {
@@ -159,10 +159,10 @@ func TestClaudeResumeArgs(t *testing.T) {
 		want []string
 	}{
 		{1, []string{"-p", "hello", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-			"--append-system-prompt", "Be brief.", "--model", "sonnet"}},
+			"--append-system-prompt", "Be brief.", "--permission-mode", "default", "--model", "sonnet", "--max-turns", "8"}},
 		// A prompt that starts with "-" gets a leading space so it is not an option.
 		{2, []string{"-p", " -v: and again", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-			"--resume", "sess-9", "--append-system-prompt", "Be brief.", "--model", "sonnet"}},
+			"--resume", "sess-9", "--append-system-prompt", "Be brief.", "--permission-mode", "default", "--model", "sonnet", "--max-turns", "8"}},
 	}
 	for _, tt := range tests {
 		if got := f.argv(tt.n); !slices.Equal(got, tt.want) {
@@ -188,7 +188,8 @@ func TestClaudeErrors(t *testing.T) {
 @exit 1`,
 			wantCode: 1,
 			wantMsg:  "Invalid API key · Please run /login",
-			wantText: "Invalid API key · Please run /login",
+			// claude's synthetic error message is the error, not the answer.
+			wantText: "",
 		},
 		{
 			name:       "error subtype with errors and exit 0",
@@ -206,7 +207,7 @@ func TestClaudeErrors(t *testing.T) {
 @stderr (Did you mean --verbose?)
 @exit 2`,
 			wantCode: 2,
-			wantMsg:  "(Did you mean --verbose?)",
+			wantMsg:  "error: unknown option '--bogus'",
 		},
 	}
 	for _, tt := range tests {

@@ -39,17 +39,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"jarvis/service/cliopts"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/internal/childenv"
+	"jarvis/internal/procstop"
 )
+
+const isWindows = runtime.GOOS == "windows"
 
 // Kind names a CLI chat provider; the values are the chat.provider
 // strings.
@@ -65,12 +70,13 @@ const (
 type kindInfo struct {
 	binary  string
 	install string
+	login   string // how to sign in, for an authentication error
 }
 
 var kinds = map[Kind]kindInfo{
-	KindClaude: {binary: "claude", install: "npm i -g @anthropic-ai/claude-code"},
-	KindCodex:  {binary: "codex", install: "npm i -g @openai/codex"},
-	KindPi:     {binary: "pi", install: "npm i -g @earendil-works/pi-coding-agent"},
+	KindClaude: {binary: "claude", install: "npm i -g @anthropic-ai/claude-code", login: "sign in by running `claude` and typing /login, or set ANTHROPIC_API_KEY"},
+	KindCodex:  {binary: "codex", install: "npm i -g @openai/codex", login: "sign in with `codex login`, or set OPENAI_API_KEY"},
+	KindPi:     {binary: "pi", install: "npm i -g @earendil-works/pi-coding-agent", login: "sign in by running `pi` and typing /login, or set the model provider's API key"},
 }
 
 const (
@@ -78,6 +84,10 @@ const (
 	defaultMaxLine     = 32 << 20 // a claude tool_result echo can be megabytes
 	stderrKeep         = 64 << 10
 )
+
+// ErrEmptyReply is returned (wrapped) when the CLI ended the turn cleanly
+// without a reply: no text and no tool use.
+var ErrEmptyReply = errors.New("the CLI ended the turn without a reply")
 
 // ErrNotInstalled is returned (wrapped in an error naming the CLI and its
 // install command) when the CLI's executable is not found.
@@ -90,9 +100,15 @@ type Options struct {
 	// Default "claude", "codex" or "pi".
 	Binary string
 	// ExtraArgs are passed to the CLI after the flags cliagent sets and
-	// before the prompt (e.g. "--model", "sonnet"). For codex they come
-	// before a "resume" subcommand, where codex exec accepts its options.
+	// before the prompt (e.g. "--max-turns", "8"); New checks them with
+	// CheckArgs. For codex they come before a "resume" subcommand, where
+	// codex exec accepts its options.
 	ExtraArgs []string
+	// Model is passed as --model when set.
+	Model string
+	// PermissionMode is what the CLI's own tools may do: PermReadOnly (the
+	// default), PermEdit or PermFull.
+	PermissionMode string
 	// WorkDir is the CLI's working directory; empty means ours. The CLIs
 	// store and find sessions per directory, so keep it stable across turns.
 	WorkDir string
@@ -158,6 +174,13 @@ type Result struct {
 	Usage map[string]any
 	// Stderr is the tail (up to 64 KiB) of the CLI's standard error.
 	Stderr string
+	// SessionReset reports that the CLI no longer knew Request.ResumeID
+	// (deleted, made in another folder or on another machine), so this
+	// turn started a new CLI conversation; a Status event said so.
+	SessionReset bool
+
+	// noise is the CLI's stdout lines that were not JSON (the last few).
+	noise string
 }
 
 // Event is one streaming update; exactly one field is set.
@@ -167,6 +190,9 @@ type Event struct {
 	// ToolStarted and ToolFinished are copies; the receiver may keep them.
 	ToolStarted  *ToolCall
 	ToolFinished *ToolCall
+	// Status is a progress line for the user: an API retry, a new CLI
+	// conversation started in place of one the CLI no longer knows.
+	Status string
 }
 
 // ExitError reports that the CLI failed: its stream said so (a claude result
@@ -180,8 +206,11 @@ type ExitError struct {
 	// Stderr is the tail of the CLI's standard error.
 	Stderr string
 	// Message is the error message from the stream when there is one,
-	// else the last non-empty line of stderr.
+	// else the first meaningful line of stderr (FirstErrorLine).
 	Message string
+	// Auth reports an authentication failure (not logged in, a key
+	// refused): retrying will not help; Message says what to run.
+	Auth bool
 }
 
 func (e *ExitError) Error() string {
@@ -213,6 +242,12 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.Binary == "" {
 		opts.Binary = info.binary
+	}
+	if err := cliopts.CheckArgs(string(opts.Kind), opts.ExtraArgs); err != nil {
+		return nil, fmt.Errorf("cliagent: %s args: %w", opts.Kind, err)
+	}
+	if err := cliopts.CheckPermissionMode(opts.PermissionMode); err != nil {
+		return nil, fmt.Errorf("cliagent: %s: %w", opts.Kind, err)
 	}
 	if opts.GracePeriod <= 0 {
 		opts.GracePeriod = defaultGracePeriod
@@ -290,6 +325,32 @@ func envValue(env []string, key string) string {
 // ErrNotInstalled, or — when ctx ended the turn — wraps ctx.Err(); the
 // partial Result is returned with it.
 func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Result, error) {
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	res, err := r.runOnce(ctx, req, onEvent)
+	if req.ResumeID != "" && ctx.Err() == nil && staleSession(res, err) {
+		r.log.Info("cliagent: the CLI no longer knows the session; starting a new one", "err", err)
+		onEvent(Event{Status: fmt.Sprintf("%s no longer knows this conversation (it was deleted, or made in another folder or on another machine): starting a new conversation", r.opts.Kind)})
+		req.ResumeID = ""
+		res, err = r.runOnce(ctx, req, onEvent)
+		res.SessionReset = true
+	}
+	if err == nil && strings.TrimSpace(res.Text) == "" && len(res.ToolCalls) == 0 {
+		msg := cliopts.FirstErrorLine(res.Stderr)
+		if msg == "" {
+			msg = cliopts.LastLine(res.noise)
+		}
+		if msg != "" {
+			msg = " (" + msg + ")"
+		}
+		return res, fmt.Errorf("cliagent: %s: %w%s", r.opts.Kind, ErrEmptyReply, msg)
+	}
+	return res, err
+}
+
+// runOnce runs the CLI once.
+func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) (Result, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return Result{}, fmt.Errorf("cliagent: %s: empty prompt", r.opts.Kind)
 	}
@@ -301,10 +362,6 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	if onEvent == nil {
-		onEvent = func(Event) {}
-	}
-
 	t := newTurn(onEvent, r.log)
 	handle := r.parser(t)
 	lines := &lineWriter{max: r.opts.MaxLine, onLine: handle, onSkip: func(n int) {
@@ -324,7 +381,7 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 		// prompt and would wait for its EOF.
 		WaitDelay: r.opts.GracePeriod,
 	}
-	setProcessGroup(cmd)
+	procstop.SetGroup(cmd)
 
 	r.log.Debug("cliagent: starting", "path", path, "args", len(args), "resume", req.ResumeID != "")
 	start := time.Now()
@@ -335,7 +392,8 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 	exited := make(chan struct{})
 	var stopping atomic.Bool
 	var wg sync.WaitGroup
-	wg.Go(func() { r.stopOnCancel(ctx, cmd, exited, &stopping) })
+	tree := procstop.NewTree() // what the CLI started, seen while stopping it
+	wg.Go(func() { r.stopOnCancel(ctx, t.abort, cmd, exited, &stopping, tree) })
 	waitErr := cmd.Wait()
 	close(exited)
 	wg.Wait()
@@ -343,11 +401,15 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 
 	res := t.finish()
 	res.Stderr = stderr.String()
+	res.noise = strings.Join(t.noise, "\n")
 	if stopping.Load() {
-		// Stragglers that ignored the group signals or left the group's
-		// pipes open: the turn is over, they go too.
-		killGroup(cmd)
-		r.log.Info("cliagent: stopped on cancel", "elapsed", time.Since(start).Round(time.Millisecond))
+		// Stragglers that ignored the signals or left the group's pipes
+		// open: the turn is over, they go too.
+		tree.Kill(cmd)
+		r.log.Info("cliagent: stopped", "elapsed", time.Since(start).Round(time.Millisecond), "auth", t.authMsg != "")
+		if t.authMsg != "" && ctx.Err() == nil {
+			return res, &ExitError{Kind: r.opts.Kind, Code: -1, Stderr: res.Stderr, Message: t.authMsg + "; " + r.info.login, Auth: true}
+		}
 		return res, fmt.Errorf("cliagent: %s: %w", r.opts.Kind, context.Cause(ctx))
 	}
 
@@ -373,32 +435,39 @@ func (r *Runner) Run(ctx context.Context, req Request, onEvent func(Event)) (Res
 			msg = t.errHint
 		}
 		if msg == "" {
-			msg = lastLine(res.Stderr)
+			msg = cliopts.FirstErrorLine(res.Stderr)
 		}
-		return res, &ExitError{Kind: r.opts.Kind, Code: code, Stderr: res.Stderr, Message: msg}
+		auth := authPattern.MatchString(msg)
+		return res, &ExitError{Kind: r.opts.Kind, Code: code, Stderr: res.Stderr, Message: msg, Auth: auth}
 	}
 	return res, nil
 }
 
 // stopOnCancel waits for ctx to end while the CLI runs, then walks it down:
 // SIGINT, SIGTERM, SIGKILL, GracePeriod apart, stopping as soon as it exits.
-func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool) {
+// Each stage also reaches the processes the CLI started in a group or
+// session of their own (tree collects them while the CLI lives): pi runs its
+// bash tool detached, and a cancel must not leave it running.
+// abort ends the turn the same way when the stream shows it cannot succeed.
+func (r *Runner) stopOnCancel(ctx context.Context, abort <-chan struct{}, cmd *exec.Cmd, exited <-chan struct{}, stopping *atomic.Bool, tree *procstop.Tree) {
 	select {
 	case <-exited:
 		return
 	case <-ctx.Done():
+	case <-abort:
 	}
 	stopping.Store(true)
-	for i, s := range stopSignals {
-		r.log.Info("cliagent: stopping CLI", "signal", s.name, "pid", cmd.Process.Pid)
-		err := signalGroup(cmd, s)
+	stages := procstop.Stages()
+	for i, s := range stages {
+		r.log.Info("cliagent: stopping CLI", "signal", s.Name, "pid", cmd.Process.Pid)
+		err := tree.Signal(cmd, s)
 		if errors.Is(err, errors.ErrUnsupported) {
 			continue // no such stage on this platform: don't wait for nothing
 		}
 		if err != nil {
-			r.log.Debug("cliagent: signal failed", "signal", s.name, "err", err)
+			r.log.Debug("cliagent: signal failed", "signal", s.Name, "err", err)
 		}
-		if i == len(stopSignals)-1 {
+		if i == len(stages)-1 {
 			return
 		}
 		timer := time.NewTimer(r.opts.GracePeriod)
@@ -414,6 +483,11 @@ func (r *Runner) stopOnCancel(ctx context.Context, cmd *exec.Cmd, exited <-chan 
 // args builds the CLI's argument list (without argv[0]).
 func (r *Runner) args(req Request) []string {
 	var a []string
+	own := permArgs(r.opts.Kind, r.opts.PermissionMode)
+	if r.opts.Model != "" {
+		own = append(own, "--model", r.opts.Model)
+	}
+	own = append(own, r.opts.ExtraArgs...)
 	switch r.opts.Kind {
 	case KindClaude:
 		a = []string{"-p", safePrompt(req.Prompt, false), "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
@@ -423,13 +497,16 @@ func (r *Runner) args(req Request) []string {
 		if req.SystemPrompt != "" {
 			a = append(a, "--append-system-prompt", req.SystemPrompt)
 		}
-		a = append(a, r.opts.ExtraArgs...)
+		a = append(a, own...)
 	case KindCodex:
 		prompt := req.Prompt
 		if req.SystemPrompt != "" && req.ResumeID == "" {
 			prompt = req.SystemPrompt + "\n\n" + prompt
 		}
-		a = append([]string{"exec", "--json"}, r.opts.ExtraArgs...)
+		// Without --skip-git-repo-check codex refuses every turn in a
+		// folder that is not a git repository, as Jarvis's default
+		// working folder is not.
+		a = append([]string{"exec", "--json", "--skip-git-repo-check"}, own...)
 		if req.ResumeID != "" {
 			a = append(a, "resume", req.ResumeID)
 		}
@@ -442,7 +519,7 @@ func (r *Runner) args(req Request) []string {
 		if req.SystemPrompt != "" {
 			a = append(a, "--append-system-prompt", req.SystemPrompt)
 		}
-		a = append(a, r.opts.ExtraArgs...)
+		a = append(a, own...)
 		a = append(a, safePrompt(req.Prompt, true))
 	}
 	return a
@@ -469,14 +546,4 @@ func (r *Runner) parser(t *turn) func([]byte) {
 	default:
 		return (&claudeParser{turn: t, streamed: map[string]bool{}}).line
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			return l
-		}
-	}
-	return ""
 }

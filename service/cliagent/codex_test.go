@@ -29,7 +29,7 @@ func TestCodexToolTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := f.argv(1), []string{"exec", "--json", "List files"}; !slices.Equal(got, want) {
+	if got, want := f.argv(1), []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "List files"}; !slices.Equal(got, want) {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
 	wantText := []string{"Two files. Let me fix a.go.", "\n\nFixed a.go."}
@@ -95,7 +95,7 @@ func TestCodexResumeArgs(t *testing.T) {
 	f := newFake(t, `{"type":"thread.started","thread_id":"th-1"}
 {"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ok"}}
 {"type":"turn.completed","usage":{}}`)
-	r := f.runner(KindCodex, func(o *Options) { o.ExtraArgs = []string{"--skip-git-repo-check", "-m", "gpt-5"} })
+	r := f.runner(KindCodex, func(o *Options) { o.Model = "gpt-5"; o.ExtraArgs = []string{"--color", "never"} })
 	first, _, err := run(t, r, Request{Prompt: "List files", SystemPrompt: "Be brief."})
 	if err != nil {
 		t.Fatal(err)
@@ -105,10 +105,10 @@ func TestCodexResumeArgs(t *testing.T) {
 	}
 	// The system prompt is prepended on a new thread only; a lone "-" (codex:
 	// read stdin) is protected by a leading space.
-	if got, want := f.argv(1), []string{"exec", "--json", "--skip-git-repo-check", "-m", "gpt-5", "Be brief.\n\nList files"}; !slices.Equal(got, want) {
+	if got, want := f.argv(1), []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--model", "gpt-5", "--color", "never", "Be brief.\n\nList files"}; !slices.Equal(got, want) {
 		t.Errorf("first argv = %q, want %q", got, want)
 	}
-	if got, want := f.argv(2), []string{"exec", "--json", "--skip-git-repo-check", "-m", "gpt-5", "resume", "th-1", " -"}; !slices.Equal(got, want) {
+	if got, want := f.argv(2), []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--model", "gpt-5", "--color", "never", "resume", "th-1", " -"}; !slices.Equal(got, want) {
 		t.Errorf("resume argv = %q, want %q", got, want)
 	}
 }

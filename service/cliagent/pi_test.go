@@ -47,7 +47,7 @@ func TestPiToolTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := f.argv(1), []string{"--mode", "json", "List files"}; !slices.Equal(got, want) {
+	if got, want := f.argv(1), []string{"--mode", "json", "--tools", "read,grep,find,ls", "List files"}; !slices.Equal(got, want) {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
 	wantText := []string{"Let me ", "look.", "\n\nOne file: a.go."}
@@ -83,7 +83,7 @@ func TestPiResumeArgs(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, `{"type":"session","version":3,"id":"sess-pi","cwd":"/w"}
 {"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}}`)
-	r := f.runner(KindPi, func(o *Options) { o.ExtraArgs = []string{"--model", "sonnet:high"} })
+	r := f.runner(KindPi, func(o *Options) { o.Model = "sonnet:high"; o.ExtraArgs = []string{"--thinking", "high"} })
 	first, _, err := run(t, r, Request{Prompt: "@notes.md what's here?", SystemPrompt: "Be brief."})
 	if err != nil {
 		t.Fatal(err)
@@ -92,10 +92,10 @@ func TestPiResumeArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// pi reads a leading "@" as a file to attach: the prompt gets a space.
-	if got, want := f.argv(1), []string{"--mode", "json", "--append-system-prompt", "Be brief.", "--model", "sonnet:high", " @notes.md what's here?"}; !slices.Equal(got, want) {
+	if got, want := f.argv(1), []string{"--mode", "json", "--append-system-prompt", "Be brief.", "--tools", "read,grep,find,ls", "--model", "sonnet:high", "--thinking", "high", " @notes.md what's here?"}; !slices.Equal(got, want) {
 		t.Errorf("first argv = %q, want %q", got, want)
 	}
-	if got, want := f.argv(2), []string{"--mode", "json", "--session", "sess-pi", "--append-system-prompt", "Be brief.", "--model", "sonnet:high", "and now?"}; !slices.Equal(got, want) {
+	if got, want := f.argv(2), []string{"--mode", "json", "--session", "sess-pi", "--append-system-prompt", "Be brief.", "--tools", "read,grep,find,ls", "--model", "sonnet:high", "--thinking", "high", "and now?"}; !slices.Equal(got, want) {
 		t.Errorf("resume argv = %q, want %q", got, want)
 	}
 }

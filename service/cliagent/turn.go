@@ -3,6 +3,7 @@ package cliagent
 import (
 	"encoding/json"
 	"errors"
+	"jarvis/service/cliopts"
 	"log/slog"
 	"strings"
 	"time"
@@ -28,6 +29,34 @@ type turn struct {
 	// failure if the process then exits non-zero.
 	failed           bool
 	failMsg, errHint string
+
+	// noise keeps the last stdout lines that were not JSON: a CLI's plain
+	// messages (pi's "Session found in different project").
+	noise []string
+	// abort is closed (once) when the stream shows the turn cannot
+	// succeed; authMsg says why.
+	abort   chan struct{}
+	authMsg string
+}
+
+const noiseKeep = 8
+
+// status emits a progress line for the user.
+func (t *turn) status(s string) {
+	if s != "" {
+		t.emit(Event{Status: s})
+	}
+}
+
+// authFailed ends the turn now: retrying a refused login only delays the
+// error.
+func (t *turn) authFailed(msg string) {
+	if t.authMsg != "" {
+		return
+	}
+	t.authMsg = msg
+	t.fail(msg)
+	close(t.abort)
 }
 
 type toolRun struct {
@@ -37,7 +66,7 @@ type toolRun struct {
 }
 
 func newTurn(emit func(Event), log *slog.Logger) *turn {
-	return &turn{emit: emit, log: log, byID: map[string]*toolRun{}}
+	return &turn{emit: emit, log: log, byID: map[string]*toolRun{}, abort: make(chan struct{})}
 }
 
 // newMessage marks a message boundary: the next text or thinking starts a
@@ -189,6 +218,12 @@ func rawString(raw json.RawMessage) string {
 func (t *turn) decode(b []byte, v any) bool {
 	if len(b) == 0 || b[0] != '{' {
 		t.log.Debug("cliagent: ignoring non-JSON line", "bytes", len(b))
+		if line := strings.TrimSpace(cliopts.ANSIEscape.ReplaceAllString(string(b), "")); line != "" {
+			t.noise = append(t.noise, line)
+			if len(t.noise) > noiseKeep {
+				t.noise = t.noise[1:]
+			}
+		}
 		return false
 	}
 	if err := decodeLenient(b, v); err != nil {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"jarvis/api"
@@ -30,6 +31,9 @@ type cliMeta struct {
 	CLI struct {
 		Provider string `json:"provider"`
 		ResumeID string `json:"resumeId,omitempty"`
+		// Instructions is the instructions' hash when the session started
+		// or resumed: a change starts a new CLI session.
+		Instructions string `json:"instructions,omitempty"`
 	} `json:"cli"`
 	Partial       bool                `json:"partial,omitempty"`
 	ToolCallCount int                 `json:"toolCallCount"`
@@ -44,12 +48,16 @@ type Runtime struct {
 	// systemPrompt is what the CLI's own system prompt is extended with
 	// (skills, memory, the agents it may ask).
 	systemPrompt func(c *config.Config, a config.Agent) string
+	// instructions identifies what the agent is told apart from memory: a
+	// CLI session resumed after it changed would keep the old instructions.
+	instructions func(c *config.Config, a config.Agent) string
 }
 
 // New returns the CLI runtime; systemPrompt builds the extension of the
-// CLI's own system prompt.
-func New(env turn.Env, systemPrompt func(c *config.Config, a config.Agent) string) *Runtime {
-	return &Runtime{env: env, systemPrompt: systemPrompt}
+// CLI's own system prompt, instructions a hash of what it says apart from
+// memory.
+func New(env turn.Env, systemPrompt, instructions func(c *config.Config, a config.Agent) string) *Runtime {
+	return &Runtime{env: env, systemPrompt: systemPrompt, instructions: instructions}
 }
 
 // cliRunner returns the runner of a CLI agent.
@@ -58,11 +66,8 @@ func (rt *Runtime) cliRunner(a config.Agent, ch config.Chat) (*cliagent.Runner, 
 	if dir == "" {
 		dir = filepath.Join(rt.env.DataDir, "cli", a.AgentID)
 	}
-	var extra []string
-	if ch.Model != "" {
-		extra = append(extra, "--model", ch.Model)
-	}
-	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, ExtraArgs: extra, Logger: rt.env.Log})
+	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, Model: ch.Model,
+		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: rt.env.Log})
 }
 
 // Run runs a turn of a chat agent with a CLI provider.
@@ -82,10 +87,16 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			return turn.Failed("internal", "could not create the CLI's working folder: %v", err)
 		}
 	}
-	prompt, resume, err := rt.turnInput(bg, t, ch.Provider)
+	prompt, resume, prevInstr, err := rt.turnInput(bg, t, ch.Provider)
 	if err != nil {
 		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
+	instr := rt.instructions(c, agent)
+	if resume != "" && prevInstr != "" && prevInstr != instr {
+		resume = ""
+		rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s's instructions changed: starting a new %s conversation", agent.DisplayName, ch.Provider), Kind: "agent_status", TurnID: t.ID})
+	}
+	tools := 0
 	res, err := runner.Run(ctx, cliagent.Request{Prompt: prompt, SystemPrompt: rt.systemPrompt(c, agent), ResumeID: resume}, func(ev cliagent.Event) {
 		switch {
 		case ev.TextDelta != "":
@@ -94,10 +105,15 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			t.Stats.AddThinking(ev.ThinkingDelta)
 		case ev.ToolStarted != nil:
 			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s is using %s", agent.DisplayName, ev.ToolStarted.Name), Kind: "tool", TurnID: t.ID})
+		case ev.ToolFinished != nil:
+			tools++
+			rt.publishAgentTool(t, ch.Provider, tools, *ev.ToolFinished)
+		case ev.Status != "":
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: ev.Status, Kind: "agent_status", TurnID: t.ID})
 		}
 	})
 	var m cliMeta
-	m.CLI.Provider, m.CLI.ResumeID = ch.Provider, res.ResumeID
+	m.CLI.Provider, m.CLI.ResumeID, m.CLI.Instructions = ch.Provider, res.ResumeID, instr
 	if m.CLI.ResumeID == "" {
 		m.CLI.ResumeID = resume // a failed resume keeps the conversation it tried to continue
 	}
@@ -107,7 +123,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	}
 	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text}
 	if err != nil {
-		if res.Text != "" || res.ResumeID != "" { // keep what the user saw, and the CLI session
+		if strings.TrimSpace(res.Text) != "" { // keep what the user saw, and the CLI session
 			m.Partial = true
 			answer.Meta = marshalMeta(m)
 			if _, err := rt.env.Store.AddMessage(bg, answer); err != nil {
@@ -120,6 +136,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			return turn.Failed("cli_not_installed", "Agent %q uses %s, but its CLI is not installed: %v", agent.AgentID, ch.Provider, err)
 		case ctx.Err() != nil:
 			return turn.Failed("cancelled", "Stopped: the turn was cancelled.")
+		case errors.Is(err, cliagent.ErrEmptyReply):
+			return turn.Failed("cli_empty_reply", "Agent %q (%s) ended the turn without a reply: %v", agent.AgentID, ch.Provider, err)
+		case errors.As(err, &ee) && ee.Auth:
+			return turn.Failed("cli_auth", "Agent %q cannot sign in to its model: %s", agent.AgentID, ee.Error())
 		case llm.IsContextOverflow(err.Error()):
 			// The CLI keeps its own conversation: Jarvis cannot compact it.
 			return turn.Failed(llm.CodeContextOverflow, "The %s conversation of agent %q no longer fits its model's context window (%v). The CLI keeps this conversation itself: start a new session (the CLI then starts a fresh conversation) or compact it in the CLI.", ch.Provider, agent.AgentID, err)
@@ -141,10 +161,10 @@ func marshalMeta(m cliMeta) string {
 
 // turnInput returns the turn's user message and the CLI session to
 // resume: the one of the latest answer of the same provider in the session.
-func (rt *Runtime) turnInput(ctx context.Context, t *turn.Turn, provider string) (prompt, resume string, err error) {
+func (rt *Runtime) turnInput(ctx context.Context, t *turn.Turn, provider string) (prompt, resume, instr string, err error) {
 	rows, err := rt.env.Store.Messages(ctx, t.SessionID)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		m := rows[i]
@@ -154,14 +174,33 @@ func (rt *Runtime) turnInput(ctx context.Context, t *turn.Turn, provider string)
 		if m.Role == "assistant" && m.TurnID != t.ID && m.Meta != "" && resume == "" {
 			var cm cliMeta
 			if json.Unmarshal([]byte(m.Meta), &cm) == nil && cm.CLI.Provider == provider {
-				resume = cm.CLI.ResumeID
+				resume, instr = cm.CLI.ResumeID, cm.CLI.Instructions
 			}
 		}
 		if prompt != "" && resume != "" {
 			break
 		}
 	}
-	return prompt, resume, nil
+	return prompt, resume, instr, nil
+}
+
+// toolSourceAgent marks a tool.result of a tool an agent's own program ran.
+const toolSourceAgent = "agent"
+
+// publishAgentTool reports one finished tool use of a CLI agent, so the
+// record is complete: the CLI's tools run inside the CLI, outside the
+// desktop's gate, and each one is published as a tool.result with source
+// "agent" (no tool.request came first), which the desktop writes to its
+// audit log as "ran inside the agent, not gated".
+func (rt *Runtime) publishAgentTool(t *turn.Turn, provider string, n int, tc cliagent.ToolCall) {
+	r := api.ToolResult{ID: fmt.Sprintf("agt_%s_%d", t.ID, n), OK: !tc.IsError, Source: toolSourceAgent,
+		TurnID: t.ID, Name: tc.Name, Arguments: tc.Input,
+		Result: fmt.Sprintf("ran inside %s, not gated (%d ms)", provider, tc.DurationMs)}
+	if tc.IsError {
+		msg := fmt.Sprintf("%s reported that the tool failed", provider)
+		r.Error = &msg
+	}
+	rt.env.Publisher.Publish(t.SessionID, api.EventToolResult, r)
 }
 
 // Outbound says where a message to a CLI agent goes: to a program on this

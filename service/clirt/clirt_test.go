@@ -56,7 +56,8 @@ func newRuntime(t *testing.T) (*clirt.Runtime, *store.Store, *turntest.Recorder,
 	t.Cleanup(func() { st.Close() })
 	rec := &turntest.Recorder{}
 	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), DataDir: dir}
-	rt := clirt.New(env, func(*config.Config, config.Agent) string { return "Be brief." })
+	brief := func(*config.Config, config.Agent) string { return "Be brief." }
+	rt := clirt.New(env, brief, brief)
 	return rt, st, rec, cfg
 }
 
@@ -96,7 +97,8 @@ func TestRunRelaysTheCLIAndResumesItsSession(t *testing.T) {
 	if calls, thinking := t1.Stats.Snapshot(); len(calls) != 1 || calls[0].Name != "Bash" || thinking != "Look first." {
 		t.Fatalf("turn stats %+v %q", calls, thinking)
 	}
-	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
+	// The tool the CLI ran is reported (tool.result, source "agent") for the desktop's audit log.
+	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "tool.result", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
 		t.Fatalf("published %q, want %q", rec.Lines("text"), want)
 	}
 

@@ -129,6 +129,10 @@ func TestAgentsValidationErrors(t *testing.T) {
 ]}`, 2, "agents[0].type", []string{`agent "x"`, `unknown type "robot"`}},
 		{"bad exposure", `{"agents": [{"agentId": "x", "toolExposure": "plugins"}]}`, 1, "agents[0].toolExposure", []string{`agent "x"`, "tools, skills or mixed"}},
 		{"relative workDir", `{"agents": [{"agentId": "x", "chat": {"provider": "claude-cli", "workDir": "code"}}]}`, 1, "agents[0].chat.workDir", []string{"absolute"}},
+		{"reserved CLI arg", `{"agents": [
+  {"agentId": "c", "chat": {"provider": "codex-cli", "args": ["--full-auto"]}}]}`, 2, "agents[0].chat.args", []string{`agent "c"`, "--full-auto", "permissionMode"}},
+		{"args on a model provider", `{"agents": [{"agentId": "m", "chat": {"provider": "openai", "args": ["--x"]}}]}`, 1, "agents[0].chat.args", []string{"only the claude-cli"}},
+		{"unknown permission mode", `{"agents": [{"agentId": "p", "chat": {"provider": "pi-cli", "permissionMode": "yolo"}}]}`, 1, "agents[0].chat.permissionMode", []string{"read-only, edit, full"}},
 		{"unknown default provider", `{
 "defaultProvider": "anthropic"}`, 2, "defaultProvider", []string{`unknown provider "anthropic"`}},
 		{"unknown providers key", `{"providers": {

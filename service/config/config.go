@@ -30,6 +30,8 @@ const (
 	ProviderClaudeCLI        = "claude-cli"
 	ProviderCodexCLI         = "codex-cli"
 	ProviderPiCLI            = "pi-cli"
+	// ProviderACP runs an Agent Client Protocol agent (chat.command).
+	ProviderACP = "acp"
 )
 
 // Agent types.
@@ -109,6 +111,18 @@ type Chat struct {
 	// the CLIs keep their sessions per directory. Default
 	// <data-dir>/cli/<agentId>. Must be absolute.
 	WorkDir string `json:"workDir,omitempty"`
+	// Args are extra arguments for a CLI provider's program, flags and
+	// their values (e.g. ["--max-turns", "8"]); flags Jarvis sets itself
+	// are refused (cliopts.CheckArgs).
+	Args []string `json:"args,omitempty"`
+	// PermissionMode is what a CLI provider's own tools may do, which run
+	// outside Jarvis's gate: "read-only" (default), "edit" or "full".
+	PermissionMode string `json:"permissionMode,omitempty"`
+	// Command starts an acp provider's agent (with Args), e.g. "npx".
+	Command string `json:"command,omitempty"`
+	// Env is added to an acp agent's environment; a value "secret:REF"
+	// is the keyring secret REF.
+	Env map[string]string `json:"env,omitempty"`
 	// ContextWindow is the model's context window in tokens (wins over the
 	// provider's); 0 means the provider's, the server's or the built-in value.
 	ContextWindow int `json:"contextWindow,omitempty"`
@@ -361,7 +375,7 @@ const minContextWindow = 1024
 
 var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI}
+var knownProviders = []string{ProviderOpenAI, ProviderOpenAICompatible, ProviderClaudeCLI, ProviderCodexCLI, ProviderPiCLI, ProviderACP}
 
 func (c *Config) validate(name string, b []byte) error {
 	fail := func(field, needle, msg string) error {
@@ -432,6 +446,9 @@ func (c *Config) validate(name string, b []byte) error {
 			case ch.ReplyReserveTokens < 0:
 				return fail(at+".chat.replyReserveTokens", needle, fmt.Sprintf("agent %q: chat.replyReserveTokens must not be negative, got %d", a.AgentID, ch.ReplyReserveTokens))
 			}
+		}
+		if err := c.checkCLIOptions(a); err != nil {
+			return fail(at+".chat."+err.field, needle, fmt.Sprintf("agent %q: chat.%s: %v", a.AgentID, err.field, err.err))
 		}
 		if a.Chat != nil && a.Chat.WorkDir != "" && !filepath.IsAbs(a.Chat.WorkDir) {
 			return fail(at+".chat.workDir", needle, fmt.Sprintf("agent %q: chat.workDir must be an absolute path, got %q", a.AgentID, a.Chat.WorkDir))

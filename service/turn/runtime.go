@@ -62,8 +62,12 @@ func Snippet(text string) string { return textclean.Snippet(text, snippetRunes) 
 const snippetRunes = 120
 
 // Kinds of runtime beyond the agent types: a chat agent whose provider is
-// a coding CLI runs on the CLI runtime.
-const KindCLI = "chat-cli"
+// a coding CLI runs on the CLI runtime, one whose provider is acp on the
+// Agent Client Protocol runtime.
+const (
+	KindCLI = "chat-cli"
+	KindACP = "chat-acp"
+)
 
 // Registry maps an agent to the runtime that runs it: the one place that
 // tells agent types apart.
@@ -71,7 +75,7 @@ type Registry struct {
 	byKind map[string]Runtime
 }
 
-// Register makes rt the runtime of kind (an agent type, or KindCLI).
+// Register makes rt the runtime of kind (an agent type, KindCLI or KindACP).
 func (r *Registry) Register(kind string, rt Runtime) {
 	if r.byKind == nil {
 		r.byKind = map[string]Runtime{}
@@ -81,8 +85,13 @@ func (r *Registry) Register(kind string, rt Runtime) {
 
 // KindOf is the runtime kind of an agent under c.
 func KindOf(c *config.Config, a config.Agent) string {
-	if a.Type == config.TypeChat && config.IsCLIProvider(c.ResolvedChat(a).Provider) {
-		return KindCLI
+	if a.Type == config.TypeChat {
+		switch p := c.ResolvedChat(a).Provider; {
+		case p == config.ProviderACP:
+			return KindACP
+		case config.IsCLIProvider(p):
+			return KindCLI
+		}
 	}
 	return a.Type
 }

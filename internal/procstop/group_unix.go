@@ -1,6 +1,6 @@
 //go:build unix
 
-package cliagent
+package procstop
 
 import (
 	"errors"
@@ -8,14 +8,12 @@ import (
 	"syscall"
 )
 
-const isWindows = false
-
-type stopSignal struct {
-	name string
+type Stage struct {
+	Name string
 	sig  syscall.Signal
 }
 
-var stopSignals = []stopSignal{
+var stages = []Stage{
 	{"SIGINT", syscall.SIGINT},
 	{"SIGTERM", syscall.SIGTERM},
 	{"SIGKILL", syscall.SIGKILL},
@@ -27,7 +25,7 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-func signalGroup(cmd *exec.Cmd, s stopSignal) error {
+func signalGroup(cmd *exec.Cmd, s Stage) error {
 	err := syscall.Kill(-cmd.Process.Pid, s.sig)
 	if errors.Is(err, syscall.ESRCH) {
 		// The group is gone; the leader may still be a zombie awaiting Wait.

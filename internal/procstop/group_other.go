@@ -1,23 +1,20 @@
 //go:build !unix
 
-package cliagent
+package procstop
 
 import (
 	"errors"
 	"os/exec"
-	"runtime"
 )
-
-const isWindows = runtime.GOOS == "windows"
 
 // Without Unix signals there is no graceful stage: the first two stages are
 // no-ops and the last kills the process.
-type stopSignal struct {
-	name string
+type Stage struct {
+	Name string
 	kill bool
 }
 
-var stopSignals = []stopSignal{
+var stages = []Stage{
 	{"interrupt (unsupported)", false},
 	{"terminate (unsupported)", false},
 	{"kill", true},
@@ -25,7 +22,7 @@ var stopSignals = []stopSignal{
 
 func setProcessGroup(*exec.Cmd) {}
 
-func signalGroup(cmd *exec.Cmd, s stopSignal) error {
+func signalGroup(cmd *exec.Cmd, s Stage) error {
 	if !s.kill {
 		return errors.ErrUnsupported
 	}

@@ -1,0 +1,174 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"jarvis/internal/testwait"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"jarvis/api"
+)
+
+// scriptedACPAgent builds service/acpagent's scripted ACP agent.
+func scriptedACPAgent(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	bin := filepath.Join(t.TempDir(), "scriptedagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "./acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// An ACP agent's permission requests are tool requests any client of the
+// service answers over HTTP: allowed, denied, or unanswered (the
+// tool-result timeout denies, fail closed).
+func TestACPPermissionOverHTTP(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q}}]`, bin), `,"toolResultTimeoutSeconds":1`)
+	var agents api.AgentList
+	e.c.Do(context.Background(), "GET", "/v1/agents", nil, &agents)
+	for _, a := range agents.Agents {
+		if a.AgentID == "coder" && a.Status.State != "ok" {
+			t.Errorf("acp agent status %+v", a.Status)
+		}
+	}
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	// The agent keeps its conversation: the service does not compact it.
+	var se *api.StatusError
+	if err := e.c.Do(context.Background(), "POST", "/v1/sessions/"+sid+"/compact", nil, nil); !errors.As(err, &se) || se.Status != 409 || se.Err.Code != "compaction_unsupported" {
+		t.Errorf("compact: %v", err)
+	}
+	turn := func(text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
+		var got collect
+		var reqs []api.ToolCall
+		err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error {
+			got.add(ev)
+			if ev.Type == api.EventToolRequest {
+				tc := decode[api.ToolCall](t, ev.Data)
+				reqs = append(reqs, tc)
+				if res, ok := answer(tc); ok {
+					res.ID = tc.ID
+					if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
+						t.Errorf("post: %v", err)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.all(), reqs
+	}
+	for _, tt := range []struct {
+		name   string
+		answer func(api.ToolCall) (api.ToolResult, bool)
+		want   string
+	}{
+		{"allowed", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{OK: true, Result: "approved"}, true }, "selected once"},
+		{"denied", func(api.ToolCall) (api.ToolResult, bool) {
+			return api.ToolResult{OK: false, Error: ptr("denied by the user")}, true
+		}, "selected no"},
+		{"timeout", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{}, false }, "selected no"},
+	} {
+		evs, reqs := turn("perm", tt.answer)
+		if f := text(evs, api.EventFinal); f != tt.want {
+			t.Errorf("%s: final %q, want %q (%v)", tt.name, f, tt.want, types(evs))
+		}
+		if len(reqs) != 1 || reqs[0].Name != "agent_permission" || reqs[0].Source != "service" || reqs[0].Risk != "risky" ||
+			!strings.Contains(string(reqs[0].Arguments), `"title":"Run rm -rf build"`) {
+			t.Errorf("%s: tool requests %+v", tt.name, reqs)
+		}
+	}
+	evs, _ := turn("stream", func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{}, false })
+	if d, f := text(evs, api.EventDelta), text(evs, api.EventFinal); d != "Hello, world." || f != d {
+		t.Errorf("stream: deltas %q final %q", d, f)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		if ev.Type == api.EventStatus {
+			kinds = append(kinds, decode[api.StatusEvent](t, ev.Data).Kind)
+		}
+	}
+	if strings.Join(kinds, ",") != "plan,tool,tool" {
+		t.Errorf("status kinds %q", kinds)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// Failures end the turn with documented codes; a cancel ends everything
+// the agent started.
+func TestACPFailuresAndCancel(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	dir := t.TempDir()
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_DIR":%q}}},
+ {"agentId":"locked","displayName":"Locked","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_AUTH":"1"}}}]`, bin, dir, bin), "")
+	lastErr := func(evs []api.StreamEvent) api.ErrorEvent {
+		last := evs[len(evs)-1]
+		if last.Type != api.EventError {
+			t.Fatalf("last event %s %s", last.Type, last.Data)
+		}
+		return decode[api.ErrorEvent](t, last.Data)
+	}
+	l, _ := e.routeAgent("locked")
+	if ee := lastErr(e.agChat(l.Session.SessionID, "hi")); ee.Code != "acp_auth_required" || !strings.Contains(ee.Message, "claude /login") {
+		t.Errorf("auth: %+v", ee)
+	}
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	if ee := lastErr(e.agChat(sid, "crash")); ee.Code != "acp_exited" || !strings.Contains(ee.Message, "panic: scripted crash") {
+		t.Errorf("crash: %+v", ee)
+	}
+	if ee := lastErr(e.agChat(sid, "malformed")); ee.Code != "acp_protocol" {
+		t.Errorf("malformed: %+v", ee)
+	}
+	done := make(chan []api.StreamEvent, 1)
+	go func() { done <- e.agChat(sid, "child") }()
+	testwait.Until(t, "the agent's child to start", 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "child")); return err == nil })
+	if c, err := e.c.Cancel(context.Background(), sid); err != nil || !c.Cancelled {
+		t.Fatalf("cancel %v %+v", err, c)
+	}
+	if ee := lastErr(<-done); ee.Code != "cancelled" {
+		t.Errorf("cancel: %+v", ee)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "child"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(3 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the agent's child %d survived the cancel", pid)
+	}
+	if f := text(e.agChat(sid, "echo again"), api.EventFinal); f != "echo: echo again" {
+		t.Errorf("after the cancel: %q", f)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && strings.HasPrefix(string(b[i+1:]), " Z")
+}

@@ -1,0 +1,584 @@
+// Package acpagent runs an Agent Client Protocol (ACP v1) agent — Claude
+// Code through claude-code-acp, codex-acp, gemini --experimental-acp,
+// goose acp, pi-acp — as a Jarvis chat agent, with Jarvis as the ACP
+// client (github.com/coder/acp-go-sdk).
+//
+// One agent process serves one Jarvis session and is kept between turns:
+// the first turn starts it (initialize, then session/new), later turns
+// reuse its ACP session. A process that crashed, was stopped by a cancel,
+// or sent something malformed is replaced on the next turn; the ACP
+// session is then resumed with session/load where the agent supports it,
+// else a new one starts and the Result says so.
+//
+// What the agent asks of its client goes to a Host the caller implements:
+// permission requests (session/request_permission) and file reads and
+// writes (fs/read_text_file, fs/write_text_file). The service's Host sends
+// each to the desktop's gate as a tool request, so every file the agent
+// touches through its client has a gate decision and an audit row. Paths
+// outside the agent's working folder are refused here, before any Host
+// sees them: the working folder is the agent's confinement root.
+// Terminals are not offered (the capability is false), so an agent runs
+// commands only through its own tools, which it asks permission for.
+//
+// Concurrency: an Agent runs one turn at a time (Prompt serializes); Close
+// may be called from any goroutine.
+package acpagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"jarvis/internal/childenv"
+	"jarvis/internal/procstop"
+	"jarvis/service/cliopts"
+)
+
+const (
+	defaultGrace       = 3 * time.Second
+	defaultInitTimeout = 30 * time.Second
+	defaultMaxLine     = 8 << 20
+	stderrKeep         = 32 << 10
+)
+
+// Options configure an Agent. Command is required.
+type Options struct {
+	// Command and Args start the agent, e.g. "npx", ["-y", "@zed-industries/codex-acp"].
+	Command string
+	Args    []string
+	// Env entries ("KEY=value", secrets already resolved) are added to
+	// Jarvis's environment less its own secrets (childenv).
+	Env []string
+	// WorkDir is the agent's working folder and confinement root: the
+	// session's cwd, and the only place its file requests may reach.
+	// Required, absolute.
+	WorkDir string
+	// GracePeriod is how long a cancel waits for the agent to end its turn
+	// after session/cancel, and each stop stage after that. Default 3s.
+	GracePeriod time.Duration
+	// InitTimeout bounds the start: initialize and the session's creation.
+	// Default 30s (npx may have to fetch the adapter first).
+	InitTimeout time.Duration
+	// MaxLine caps one JSON-RPC message from the agent. Default 8 MiB.
+	MaxLine int
+	Logger  *slog.Logger
+}
+
+// Host serves what the agent asks of its client. Its methods are called
+// during Prompt, from goroutines other than Prompt's caller, with a context
+// that ends with the turn.
+type Host interface {
+	// RequestPermission asks whether the agent may run a tool call; false
+	// (or an error: a timeout, Stop, a closed window) rejects it.
+	RequestPermission(ctx context.Context, p Permission) (bool, error)
+	// ReadTextFile returns a file's text; line (1-based) and limit, when
+	// not zero, select lines.
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	// WriteTextFile writes a file's text.
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// Permission is one session/request_permission: the tool call the agent
+// wants to run.
+type Permission struct {
+	ToolCallID string
+	Title      string
+	Kind       string // read, edit, delete, move, search, execute, think, fetch, other
+	// RawInput is the tool's input as the agent reported it (JSON), when it did.
+	RawInput any
+	// Locations are the files the call touches.
+	Locations []string
+}
+
+// Event is one streaming update; exactly one field is set.
+type Event struct {
+	TextDelta    string
+	ThoughtDelta string
+	// Status is a progress line: a tool call starting or finishing.
+	Status string
+	// Plan is the agent's current plan (the whole plan, each time).
+	Plan []PlanEntry
+}
+
+// PlanEntry is one step of an agent's plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"` // pending, in_progress, completed
+	Priority string `json:"priority,omitempty"`
+}
+
+// Result is a turn's outcome; Prompt returns the partial Result with an error.
+type Result struct {
+	Text       string
+	StopReason string
+	// SessionID is the ACP session's id.
+	SessionID string
+	// SessionLost reports that the agent process was replaced and could
+	// not resume the earlier ACP session (no session/load, or it failed):
+	// this turn started a new conversation on the agent's side.
+	SessionLost bool
+}
+
+// AuthRequiredError reports that the agent refuses to start a session until
+// the user signs in; Error says which method and what to run.
+type AuthRequiredError struct {
+	Methods []string // the methods' descriptions, as the user should read them
+	Detail  string   // the agent's own message
+}
+
+func (e *AuthRequiredError) Error() string {
+	msg := "the agent needs you to sign in before it can start"
+	if len(e.Methods) > 0 {
+		msg += ": " + strings.Join(e.Methods, "; or ")
+	}
+	return msg
+}
+
+// ErrProtocol wraps a violation of the protocol by the agent: a malformed
+// or oversized message, an unknown method. The process is replaced next turn.
+var ErrProtocol = errors.New("the agent broke the protocol")
+
+// ErrExited wraps the agent process ending before the turn did.
+var ErrExited = errors.New("the agent process exited")
+
+// Agent is one ACP agent serving one Jarvis session. Create it with New.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+
+	turnMu sync.Mutex // one Prompt at a time
+
+	mu        sync.Mutex
+	p         *process
+	sessionID string // the ACP session, kept across process restarts
+	closed    bool
+}
+
+// New validates opts. It starts nothing: the first Prompt does.
+func New(opts Options) (*Agent, error) {
+	if strings.TrimSpace(opts.Command) == "" {
+		return nil, errors.New("acpagent: command is required")
+	}
+	if !filepath.IsAbs(opts.WorkDir) {
+		return nil, fmt.Errorf("acpagent: the working folder must be an absolute path, got %q", opts.WorkDir)
+	}
+	if opts.GracePeriod <= 0 {
+		opts.GracePeriod = defaultGrace
+	}
+	if opts.InitTimeout <= 0 {
+		opts.InitTimeout = defaultInitTimeout
+	}
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = defaultMaxLine
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.WorkDir = filepath.Clean(opts.WorkDir)
+	return &Agent{opts: opts, log: opts.Logger.With("acp", opts.Command)}, nil
+}
+
+// process is one running agent.
+type process struct {
+	cmd         *exec.Cmd
+	conn        *acp.ClientSideConnection
+	client      *client
+	guard       *guard
+	tree        *procstop.Tree
+	exited      chan struct{} // closed when the process has exited
+	waitErr     error
+	stderr      *tailBuffer
+	loadSession bool
+	authMethods []acp.AuthMethod
+	sessionID   string // the ACP session open on this process
+}
+
+// Prompt runs one turn: text is the user's message. onEvent (may be nil)
+// gets the stream; host serves the agent's requests. When ctx ends the
+// turn is cancelled (session/cancel) and, after the grace period, the
+// agent's whole process group is ended; the next turn starts it again.
+func (a *Agent) Prompt(ctx context.Context, text string, host Host, onEvent func(Event)) (Result, error) {
+	a.turnMu.Lock()
+	defer a.turnMu.Unlock()
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	if strings.TrimSpace(text) == "" {
+		return Result{}, errors.New("acpagent: empty prompt")
+	}
+	p, lost, err := a.ready(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{SessionID: p.sessionID, SessionLost: lost}
+	var buf strings.Builder
+	turnCtx, endTurn := context.WithCancel(context.WithoutCancel(ctx))
+	defer endTurn()
+	p.client.begin(turnCtx, host, func(ev Event) {
+		buf.WriteString(ev.TextDelta)
+		onEvent(ev)
+	})
+	defer p.client.end()
+
+	type answer struct {
+		resp acp.PromptResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := p.conn.Prompt(turnCtx, acp.PromptRequest{SessionId: acp.SessionId(p.sessionID), Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+		done <- answer{resp, err}
+	}()
+	finish := func() Result {
+		p.client.end() // no event after this: buf is ours
+		res.Text = buf.String()
+		return res
+	}
+
+	select {
+	case ans := <-done:
+		if ans.err != nil {
+			return finish(), a.failure(p, "the turn failed", ans.err)
+		}
+		res.StopReason = string(ans.resp.StopReason)
+		r := finish()
+		switch ans.resp.StopReason {
+		case acp.StopReasonRefusal:
+			return r, errors.New("acpagent: the agent refused to continue")
+		case acp.StopReasonCancelled:
+			return r, fmt.Errorf("acpagent: the agent cancelled the turn: %w", context.Canceled)
+		}
+		return r, nil
+	case <-p.exited:
+		a.drain(p) // what it said before it died is part of the turn
+		return finish(), a.failure(p, "", nil)
+	case <-p.guard.broken:
+		return finish(), a.failure(p, "", nil)
+	case <-ctx.Done():
+		a.log.Info("acpagent: cancelling the turn")
+		_ = p.conn.Cancel(context.Background(), acp.CancelNotification{SessionId: acp.SessionId(p.sessionID)})
+		p.client.cancelPending() // pending permission requests are answered "cancelled"
+		timer := time.NewTimer(a.opts.GracePeriod)
+		select {
+		case <-done:
+		case <-p.exited:
+		case <-timer.C:
+		}
+		timer.Stop()
+		// Whatever the agent started must not outlive the turn: end the
+		// whole process group; the next turn resumes with session/load.
+		a.stop(p)
+		return finish(), fmt.Errorf("acpagent: %w", context.Cause(ctx))
+	}
+}
+
+// exitedSoon reports whether p has exited, waiting up to the grace period
+// when it has hung up (its exit follows its output's end).
+func (a *Agent) exitedSoon(p *process) bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-p.conn.Done():
+	default:
+		return false
+	}
+	timer := time.NewTimer(a.opts.GracePeriod)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// drain waits (at most the grace period) until the updates the agent sent
+// before its output closed have been handled: the SDK hands notifications
+// over asynchronously.
+func (a *Agent) drain(p *process) {
+	deadline := time.Now().Add(a.opts.GracePeriod)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.conn.Done():
+			if p.client.updates.Load() >= p.guard.updates.Load() {
+				return
+			}
+		default:
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// failure stops p (it is not trusted for another turn) and explains why the
+// turn failed: the protocol broken, the process gone, or the agent's error.
+func (a *Agent) failure(p *process, what string, err error) error {
+	if gerr := p.guard.error(); gerr != nil {
+		a.stop(p)
+		return fmt.Errorf("acpagent: %w: %v", ErrProtocol, gerr)
+	}
+	select {
+	case <-p.exited:
+		a.stop(p)
+		msg := exitText(p.waitErr)
+		if line := cliopts.FirstErrorLine(p.stderr.String()); line != "" {
+			msg += ": " + line
+		}
+		return fmt.Errorf("acpagent: %w mid-turn (%s); the next turn starts it again", ErrExited, msg)
+	default:
+	}
+	var re *acp.RequestError
+	if errors.As(err, &re) && re.Code == -32000 {
+		return a.authError(p, re)
+	}
+	select {
+	case <-p.conn.Done():
+		// The agent hung up: it is exiting; say how it ended.
+		timer := time.NewTimer(a.opts.GracePeriod)
+		defer timer.Stop()
+		select {
+		case <-p.exited:
+			return a.failure(p, what, nil)
+		case <-timer.C:
+		}
+		a.stop(p)
+		return fmt.Errorf("acpagent: %w: it closed its output mid-turn; the next turn starts it again", ErrExited)
+	default:
+	}
+	return fmt.Errorf("acpagent: %s: %s", what, describe(err, p.stderr.String()))
+}
+
+// ready returns a running, initialized process with an open ACP session,
+// starting one if needed. lost reports a session that could not be resumed.
+func (a *Agent) ready(ctx context.Context) (*process, bool, error) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, false, errors.New("acpagent: closed")
+	}
+	p := a.p
+	a.mu.Unlock()
+	if p != nil {
+		select {
+		case <-p.exited:
+			a.stop(p)
+			p = nil
+		default:
+		}
+	}
+	if p != nil && p.sessionID != "" {
+		return p, false, nil
+	}
+	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
+	defer cancel()
+	p, err := a.start(startCtx)
+	if err != nil {
+		return nil, false, err
+	}
+	a.mu.Lock()
+	prev := a.sessionID
+	a.mu.Unlock()
+	lost := false
+	if prev != "" && p.loadSession {
+		// The agent replays the conversation as session/update
+		// notifications: they are history, not this turn's output.
+		p.client.replaying(true)
+		_, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+		p.client.replaying(false)
+		if err == nil {
+			p.sessionID = prev
+		} else {
+			a.log.Info("acpagent: session/load failed; starting a new session", "err", err)
+		}
+	}
+	if p.sessionID == "" {
+		lost = prev != ""
+		resp, err := p.conn.NewSession(startCtx, acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+		if err != nil {
+			return nil, false, a.startFailure(startCtx, p, "session/new", err)
+		}
+		p.sessionID = string(resp.SessionId)
+	}
+	a.mu.Lock()
+	a.sessionID = p.sessionID
+	a.mu.Unlock()
+	return p, lost, nil
+}
+
+// start launches the agent and initializes the connection.
+func (a *Agent) start(ctx context.Context) (*process, error) {
+	cmd := exec.Command(a.opts.Command, a.opts.Args...)
+	cmd.Dir = a.opts.WorkDir
+	cmd.Env = append(childenv.Scrub(os.Environ(), childenv.JarvisSecrets), a.opts.Env...)
+	procstop.SetGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, tree: procstop.NewTree(), exited: make(chan struct{}), stderr: &tailBuffer{max: stderrKeep}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("acpagent: the agent's command %q was not found on PATH: install it, or give its full path in chat.command", a.opts.Command)
+		}
+		return nil, fmt.Errorf("acpagent: start %s: %w", a.opts.Command, err)
+	}
+	a.log.Info("acpagent: started", "pid", cmd.Process.Pid)
+	p.guard = newGuard(stdout, a.opts.MaxLine)
+	p.client = &client{root: a.opts.WorkDir, log: a.log}
+	p.conn = acp.NewClientSideConnection(p.client, stdin, p.guard.out)
+	p.conn.SetLogger(a.log)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	a.mu.Lock()
+	a.p = p
+	a.mu.Unlock()
+
+	type initResult struct {
+		resp acp.InitializeResponse
+		err  error
+	}
+	ch := make(chan initResult, 1)
+	go func() {
+		resp, err := p.conn.Initialize(ctx, acp.InitializeRequest{
+			ProtocolVersion:    acp.ProtocolVersionNumber,
+			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+			ClientInfo:         &acp.Implementation{Name: "jarvis", Version: "1"},
+		})
+		ch <- initResult{resp, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, a.startFailure(ctx, p, "initialize", r.err)
+		}
+		if r.resp.ProtocolVersion != acp.ProtocolVersionNumber {
+			a.stop(p)
+			return nil, fmt.Errorf("acpagent: the agent speaks ACP version %d; Jarvis speaks version %d", r.resp.ProtocolVersion, acp.ProtocolVersionNumber)
+		}
+		p.loadSession = r.resp.AgentCapabilities.LoadSession
+		p.authMethods = r.resp.AuthMethods
+		return p, nil
+	case <-p.exited:
+		return nil, a.startFailure(ctx, p, "initialize", nil)
+	case <-p.guard.broken:
+		return nil, a.startFailure(ctx, p, "initialize", nil)
+	}
+}
+
+// startFailure stops p and explains why it could not start a session.
+func (a *Agent) startFailure(ctx context.Context, p *process, step string, err error) error {
+	if gerr := p.guard.error(); gerr != nil {
+		a.stop(p)
+		return fmt.Errorf("acpagent: %w during %s: %v", ErrProtocol, step, gerr)
+	}
+	var re *acp.RequestError
+	if errors.As(err, &re) && re.Code == -32000 {
+		return a.authError(p, re)
+	}
+	if a.exitedSoon(p) {
+		a.stop(p)
+		msg := exitText(p.waitErr)
+		if line := cliopts.FirstErrorLine(p.stderr.String()); line != "" {
+			msg += ": " + line
+		}
+		return fmt.Errorf("acpagent: %w before answering %s (%s)", ErrExited, step, msg)
+	}
+	a.stop(p)
+	if ctx.Err() != nil && err != nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("acpagent: the agent did not answer %s within %s", step, a.opts.InitTimeout)
+	}
+	return fmt.Errorf("acpagent: %s failed: %s", step, describe(err, p.stderr.String()))
+}
+
+// authError stops p and says which sign-in methods the agent offers.
+func (a *Agent) authError(p *process, re *acp.RequestError) error {
+	a.stop(p)
+	ae := &AuthRequiredError{Detail: re.Message}
+	for _, m := range p.authMethods {
+		ae.Methods = append(ae.Methods, authHint(m))
+	}
+	return ae
+}
+
+// stop ends p's whole process group (session/cancel has been sent when a
+// turn was running) and forgets it; the ACP session id is kept for
+// session/load.
+func (a *Agent) stop(p *process) {
+	a.mu.Lock()
+	if a.p == p {
+		a.p = nil
+	}
+	a.mu.Unlock()
+	stages := procstop.Stages()
+	for i, s := range stages {
+		select {
+		case <-p.exited:
+			p.tree.Kill(p.cmd)
+			return
+		default:
+		}
+		if err := p.tree.Signal(p.cmd, s); errors.Is(err, errors.ErrUnsupported) {
+			continue
+		}
+		if i == len(stages)-1 {
+			break
+		}
+		timer := time.NewTimer(a.opts.GracePeriod)
+		select {
+		case <-p.exited:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	<-p.exited
+	p.tree.Kill(p.cmd)
+}
+
+// Close ends the agent process, if any.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	p := a.p
+	a.mu.Unlock()
+	if p != nil {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		a.stop(p)
+	}
+	return nil
+}
+
+// Running reports whether an agent process is up (for tests and status).
+func (a *Agent) Running() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.p != nil
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "exit status 0"
+}
+
+var _ io.Writer = (*tailBuffer)(nil)

@@ -1,0 +1,378 @@
+package acpagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"jarvis/service/cliopts"
+)
+
+// client is Jarvis's side of the connection: it turns the agent's
+// notifications into Events and its requests into Host calls, for the turn
+// in progress. Outside a turn (or while a session/load replays history)
+// updates are dropped and requests refused.
+type client struct {
+	root string
+	log  *slog.Logger
+
+	// emitMu is held while an event is delivered: end waits for it, so
+	// no event reaches the caller after its turn.
+	emitMu sync.Mutex
+
+	mu     sync.Mutex
+	ctx    context.Context
+	host   Host
+	emit   func(Event)
+	replay bool
+	// updates counts the session/update notifications handled.
+	updates atomic.Int64
+	titles  map[string]string // tool call id -> title
+	pending []context.CancelFunc
+}
+
+var _ acp.Client = (*client)(nil)
+
+func (c *client) begin(ctx context.Context, host Host, emit func(Event)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx, c.host, c.emit, c.titles = ctx, host, emit, map[string]string{}
+}
+
+func (c *client) end() {
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx, c.host, c.emit = nil, nil, nil
+}
+
+func (c *client) replaying(on bool) {
+	c.mu.Lock()
+	c.replay = on
+	c.mu.Unlock()
+}
+
+// cancelPending ends the Host calls in flight: after session/cancel the
+// client must answer pending permission requests with "cancelled".
+func (c *client) cancelPending() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cancel := range c.pending {
+		cancel()
+	}
+	c.pending = nil
+}
+
+// turn returns the current turn's host and a context for one call, or an
+// error outside a turn.
+func (c *client) turn(ctx context.Context) (Host, context.Context, context.CancelFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.host == nil || c.replay {
+		return nil, nil, nil, errors.New("no turn is in progress")
+	}
+	callCtx, cancel := context.WithCancel(c.ctx)
+	stop := context.AfterFunc(ctx, cancel) // the agent cancelled the request
+	c.pending = append(c.pending, cancel)
+	return c.host, callCtx, func() { stop(); cancel() }, nil
+}
+
+func (c *client) publish(ev Event) {
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	c.mu.Lock()
+	emit := c.emit
+	if c.replay {
+		emit = nil
+	}
+	c.mu.Unlock()
+	if emit != nil {
+		emit(ev)
+	}
+}
+
+func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) error {
+	defer c.updates.Add(1)
+	u := n.Update
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			c.publish(Event{TextDelta: t.Text})
+		}
+	case u.AgentThoughtChunk != nil:
+		if t := u.AgentThoughtChunk.Content.Text; t != nil && t.Text != "" {
+			c.publish(Event{ThoughtDelta: t.Text})
+		}
+	case u.ToolCall != nil:
+		tc := u.ToolCall
+		c.mu.Lock()
+		if c.titles != nil {
+			c.titles[string(tc.ToolCallId)] = tc.Title
+		}
+		c.mu.Unlock()
+		c.publish(Event{Status: toolStatus(tc.Title, string(tc.Kind), string(tc.Status))})
+	case u.ToolCallUpdate != nil:
+		tu := u.ToolCallUpdate
+		if tu.Status == nil || (*tu.Status != acp.ToolCallStatusCompleted && *tu.Status != acp.ToolCallStatusFailed) {
+			return nil // progress without a new state
+		}
+		c.mu.Lock()
+		title := c.titles[string(tu.ToolCallId)]
+		c.mu.Unlock()
+		if tu.Title != nil {
+			title = *tu.Title
+		}
+		c.publish(Event{Status: toolStatus(title, "", string(*tu.Status))})
+	case u.Plan != nil:
+		var plan []PlanEntry
+		for _, e := range u.Plan.Entries {
+			plan = append(plan, PlanEntry{Content: e.Content, Status: string(e.Status), Priority: string(e.Priority)})
+		}
+		c.publish(Event{Plan: plan})
+	}
+	return nil
+}
+
+func toolStatus(title, kind, status string) string {
+	if title == "" {
+		title = "a tool"
+	}
+	s := "tool: " + title
+	if kind != "" && kind != "other" {
+		s += " (" + kind + ")"
+	}
+	if status != "" && status != "pending" {
+		s += " — " + strings.ReplaceAll(status, "_", " ")
+	}
+	return s
+}
+
+func (c *client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	cancelled := acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}
+	host, callCtx, done, err := c.turn(ctx)
+	if err != nil {
+		return cancelled, nil
+	}
+	defer done()
+	p := Permission{ToolCallID: string(r.ToolCall.ToolCallId), RawInput: r.ToolCall.RawInput}
+	if r.ToolCall.Title != nil {
+		p.Title = *r.ToolCall.Title
+	}
+	if r.ToolCall.Kind != nil {
+		p.Kind = string(*r.ToolCall.Kind)
+	}
+	for _, l := range r.ToolCall.Locations {
+		p.Locations = append(p.Locations, l.Path)
+	}
+	c.mu.Lock()
+	if p.Title == "" && c.titles != nil {
+		p.Title = c.titles[p.ToolCallID]
+	}
+	c.mu.Unlock()
+	allowed, err := host.RequestPermission(callCtx, p)
+	if callCtx.Err() != nil {
+		return cancelled, nil // Stop: pending requests answer "cancelled"
+	}
+	// Allow once at most: "always" would let the agent skip Jarvis's gate
+	// next time; the gate keeps its own "always" rules.
+	want := []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways}
+	if allowed && err == nil {
+		want = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}
+	}
+	for _, k := range want {
+		for _, o := range r.Options {
+			if o.Kind == k {
+				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
+			}
+		}
+	}
+	return cancelled, nil // no option fits: nothing is allowed
+}
+
+// confine resolves path inside the working folder, or refuses it.
+func (c *client) confine(path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", acp.NewInvalidParams(map[string]any{"error": "the path must be absolute", "path": path})
+	}
+	clean := filepath.Clean(path)
+	// Symlinks are resolved as far as the path exists: a link inside the
+	// folder must not lead outside it.
+	real := clean
+	for dir, rest := clean, ""; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			real = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+	root := c.root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if real != root && !strings.HasPrefix(real, root+string(os.PathSeparator)) {
+		return "", acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s is outside the agent's working folder %s", path, c.root)})
+	}
+	return clean, nil
+}
+
+func (c *client) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	path, err := c.confine(r.Path)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	host, callCtx, done, err := c.turn(ctx)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	defer done()
+	line, limit := 0, 0
+	if r.Line != nil {
+		line = *r.Line
+	}
+	if r.Limit != nil {
+		limit = *r.Limit
+	}
+	text, err := host.ReadTextFile(callCtx, path, line, limit)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return acp.ReadTextFileResponse{Content: text}, nil
+}
+
+func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	path, err := c.confine(r.Path)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	host, callCtx, done, err := c.turn(ctx)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	defer done()
+	if err := host.WriteTextFile(callCtx, path, r.Content); err != nil {
+		return acp.WriteTextFileResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return acp.WriteTextFileResponse{}, nil
+}
+
+// Terminals are not offered (ClientCapabilities.Terminal is false).
+func (c *client) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
+}
+func (c *client) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	return acp.KillTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalKill)
+}
+func (c *client) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	return acp.TerminalOutputResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalOutput)
+}
+func (c *client) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	return acp.ReleaseTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalRelease)
+}
+func (c *client) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
+}
+
+// describe turns an error from the agent into words: a JSON-RPC error's
+// message and details, not its JSON; else the first meaningful line of the
+// agent's stderr.
+func describe(err error, stderr string) string {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		msg := re.Message
+		if d := detail(re.Data); d != "" {
+			msg += ": " + d
+		}
+		if line := firstLine(stderr); line != "" && re.Code == -32603 {
+			// An internal error's cause is the agent's first complaint
+			// (claude-code-acp as root: "--dangerously-skip-permissions
+			// cannot be used with root/sudo privileges"), not the dump of
+			// the request that follows it.
+			msg += " (the agent printed: " + line + ")"
+		}
+		return msg
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return cliopts.FirstErrorLine(stderr)
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+func detail(data any) string {
+	switch d := data.(type) {
+	case nil:
+		return ""
+	case string:
+		return d
+	case map[string]any:
+		for _, k := range []string{"details", "message", "error"} {
+			if s, ok := d[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	b, _ := json.Marshal(data)
+	return string(b)
+}
+
+// authHint describes a sign-in method and what to run for it.
+func authHint(m acp.AuthMethod) string {
+	var id, name, desc string
+	switch {
+	case m.EnvVar != nil:
+		var vars []string
+		for _, v := range m.EnvVar.Vars {
+			vars = append(vars, v.Name)
+		}
+		return fmt.Sprintf("%s: set %s in the agent's chat.env (a keyring secret)", m.EnvVar.Name, strings.Join(vars, " and "))
+	case m.Terminal != nil:
+		id, name = m.Terminal.Id, m.Terminal.Name
+		if m.Terminal.Description != nil {
+			desc = *m.Terminal.Description
+		}
+	case m.Agent != nil:
+		id, name = m.Agent.Id, m.Agent.Name
+		if m.Agent.Description != nil {
+			desc = *m.Agent.Description
+		}
+	}
+	s := name
+	if s == "" {
+		s = id
+	}
+	if desc != "" {
+		s += " (" + desc + ")"
+	}
+	switch {
+	case strings.Contains(id, "claude"):
+		s += ": run `claude /login` in a terminal"
+	case id == "chatgpt":
+		s += ": run `codex login` in a terminal"
+	case strings.HasSuffix(id, "api-key") || strings.HasSuffix(id, "API_KEY"):
+		s += ": set " + strings.ToUpper(strings.ReplaceAll(strings.TrimSuffix(id, "-api-key"), "-", "_")) + "_API_KEY in the agent's chat.env"
+	}
+	return s
+}

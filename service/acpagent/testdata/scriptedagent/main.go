@@ -1,0 +1,187 @@
+// Command scriptedagent is an ACP agent for acpagent's tests, written with
+// acp-go-sdk's agent side. Each prompt is a command:
+//
+//	stream              thought, two message chunks, a plan, a tool call that completes
+//	perm                asks permission to run a command; answers allowed/denied/cancelled
+//	read PATH           reads PATH through the client
+//	write PATH TEXT     writes TEXT to PATH through the client
+//	child               starts a detached `sleep` that ignores SIGINT/SIGTERM, writes its
+//	                    pid to $SCRIPTED_DIR/child, and never ends the turn (ignores cancel)
+//	crash               one chunk, then exits 3 mid-turn
+//	malformed           writes a line that is not JSON
+//	unknown             sends a notification with an unknown method
+//	huge                sends a 2 MiB chunk
+//	whoami              answers its pid and session id
+//
+// Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
+// required); SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
+// offers session/load.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+type agent struct {
+	conn     *acp.AgentSideConnection
+	sessions map[string]bool
+}
+
+func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.InitializeResponse, error) {
+	if os.Getenv("SCRIPTED_NOINIT") == "1" {
+		<-ctx.Done()
+		select {}
+	}
+	desc := "Sign in with your Claude account"
+	return acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersionNumber,
+		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1"},
+		AuthMethods: []acp.AuthMethod{
+			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
+			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
+		},
+	}, nil
+}
+
+func (a *agent) Cancel(context.Context, acp.CancelNotification) error { return nil }
+
+func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	return acp.CloseSessionResponse{}, nil
+}
+
+func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
+}
+
+func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if os.Getenv("SCRIPTED_AUTH") == "1" {
+		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
+	}
+	id := fmt.Sprintf("sess-%d", os.Getpid())
+	a.sessions[id] = true
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+}
+
+func (a *agent) LoadSession(ctx context.Context, r acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	// A real agent replays the conversation; the client must not show it.
+	_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: r.SessionId, Update: acp.UpdateAgentMessageText("old history")})
+	a.sessions[string(r.SessionId)] = true
+	return acp.LoadSessionResponse{}, nil
+}
+
+func (a *agent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, nil
+}
+
+func (a *agent) say(ctx context.Context, sid acp.SessionId, u acp.SessionUpdate) {
+	_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: sid, Update: u})
+}
+
+func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResponse, error) {
+	sid := r.SessionId
+	if !a.sessions[string(sid)] {
+		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown session"})
+	}
+	var text string
+	for _, b := range r.Prompt {
+		if b.Text != nil {
+			text += b.Text.Text
+		}
+	}
+	cmd, arg, _ := strings.Cut(text, " ")
+	end := acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
+	switch cmd {
+	case "stream":
+		a.say(ctx, sid, acp.UpdateAgentThoughtText("Thinking it over."))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("Hello, "))
+		a.say(ctx, sid, acp.UpdatePlan(acp.PlanEntry{Content: "look", Status: acp.PlanEntryStatusInProgress, Priority: acp.PlanEntryPriorityHigh}, acp.PlanEntry{Content: "fix", Status: acp.PlanEntryStatusPending, Priority: acp.PlanEntryPriorityLow}))
+		a.say(ctx, sid, acp.StartToolCall("call_1", "List files", acp.WithStartKind(acp.ToolKindSearch), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+		a.say(ctx, sid, acp.UpdateToolCall("call_1", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("world."))
+	case "perm":
+		title := "Run rm -rf build"
+		kind := acp.ToolKindExecute
+		resp, err := a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: sid,
+			ToolCall: acp.ToolCallUpdate{ToolCallId: "call_rm", Title: &title, Kind: &kind, RawInput: map[string]any{"command": "rm -rf build"}},
+			Options: []acp.PermissionOption{
+				{OptionId: "always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
+				{OptionId: "once", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+				{OptionId: "no", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+			}})
+		switch {
+		case err != nil:
+			a.say(ctx, sid, acp.UpdateAgentMessageText("error: "+err.Error()))
+		case resp.Outcome.Selected != nil:
+			a.say(ctx, sid, acp.UpdateAgentMessageText("selected "+string(resp.Outcome.Selected.OptionId)))
+		default:
+			a.say(ctx, sid, acp.UpdateAgentMessageText("cancelled"))
+		}
+	case "read":
+		resp, err := a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: sid, Path: arg})
+		if err != nil {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("read failed: "+err.Error()))
+		} else {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("read: "+resp.Content))
+		}
+	case "write":
+		path, content, _ := strings.Cut(arg, " ")
+		if _, err := a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: sid, Path: path, Content: content}); err != nil {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("write failed: "+err.Error()))
+		} else {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("wrote "+path))
+		}
+	case "child":
+		c := exec.Command("sh", "-c", `trap "" INT TERM HUP; sleep 60; :`)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			return end, err
+		}
+		_ = os.WriteFile(filepath.Join(os.Getenv("SCRIPTED_DIR"), "child"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
+		a.say(ctx, sid, acp.UpdateAgentMessageText("started"))
+		select {} // ignores session/cancel
+	case "crash":
+		a.say(ctx, sid, acp.UpdateAgentMessageText("partial"))
+		fmt.Fprintln(os.Stderr, "panic: scripted crash")
+		os.Exit(3)
+	case "malformed":
+		fmt.Fprintln(os.Stdout, "this is not json")
+		select {}
+	case "unknown":
+		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","method":"session/bogus","params":{}}`)
+		select {}
+	case "huge":
+		a.say(ctx, sid, acp.UpdateAgentMessageText(strings.Repeat("x", 2<<20)))
+		select {}
+	case "whoami":
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d session=%s", os.Getpid(), sid)))
+	default:
+		a.say(ctx, sid, acp.UpdateAgentMessageText("echo: "+text))
+	}
+	return end, nil
+}
+
+func main() {
+	a := &agent{sessions: map[string]bool{}}
+	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
+	<-a.conn.Done()
+}
