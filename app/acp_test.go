@@ -105,4 +105,31 @@ func TestACPAgentThroughTheGate(t *testing.T) {
 	if rep, err := d.runner.Audit().Verify(context.Background()); err != nil || !rep.OK {
 		t.Fatalf("chain %+v %v", rep, err)
 	}
+
+	// The agent's write has a checkpoint, as every write through the gate
+	// does, and undo takes it back (out.txt did not exist before).
+	if rows["write_file"].Checkpoint == "" {
+		t.Errorf("the agent's write has no checkpoint: %+v", rows["write_file"])
+	}
+	turns, err := d.runner.Checkpoints().List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turnID string
+	for _, tu := range turns {
+		for _, f := range tu.Files {
+			if filepath.Base(f.Path) == "out.txt" {
+				turnID = tu.TurnID
+			}
+		}
+	}
+	if turnID == "" {
+		t.Fatalf("no changed turn lists out.txt: %+v", turns)
+	}
+	if _, err := d.runner.Undo(context.Background(), turnID, nil, false); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(d.ws, "out.txt")); !os.IsNotExist(err) {
+		t.Fatalf("out.txt is still there after the undo (%v)", err)
+	}
 }
