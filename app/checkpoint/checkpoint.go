@@ -143,6 +143,10 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	s := &Store{dir: dir, ws: root, wsAt: real, db: db, lazy: lazy, now: opts.Now}
+	if err := s.makeFanOut(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -193,11 +197,19 @@ func Ref(id int64) string { return fmt.Sprintf("checkpoint-%d", id) }
 
 // Begin stores the current state of paths (workspace-relative) and commits
 // the change as pending: when it returns, the previous state is on disk.
+//
+// The new objects are written (each fsynced, renamed into place, its folder
+// fsynced) while the pending change is committed, so the two waits for the
+// disk overlap instead of adding up. Both are done before Begin returns, so
+// before anything changes; a crash between the two leaves a pending change
+// whose paths did not change, which the next Open settles as "unchanged"
+// (never offered for undo).
 func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, error) {
 	paths = s.topMissing(paths)
 	befores := make([]string, len(paths))
+	var objs objectWrites
 	for i, p := range paths {
-		st, err := s.capture(p, true)
+		st, err := s.capture(p, &objs)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 		}
@@ -205,26 +217,74 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 		befores[i] = string(b)
 	}
 	s.at("captured")
+	written := make(chan error, 1)
+	go func() { written <- objs.run() }()
+	id, err := s.commitPending(ctx, m, paths, befores)
+	werr := <-written
+	if err != nil {
+		return nil, err
+	}
+	if werr != nil {
+		// Nothing may change without its previous state: take the
+		// pending change back (a crash here leaves it to be settled as
+		// unchanged).
+		s.forget(context.WithoutCancel(ctx), id)
+		return nil, fmt.Errorf("checkpoint: %w", werr)
+	}
+	return &Pending{ID: id, paths: paths}, nil
+}
+
+// commitPending commits a new pending change with the previous states of
+// its paths (synchronous=FULL: durable when it returns).
+func (s *Store) commitPending(ctx context.Context, m Meta, paths, befores []string) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, workspace, state) VALUES (?,?,?,?,?,?,'pending')`,
 		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool, s.wsAt)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	id, _ := res.LastInsertId()
 	for i, p := range paths {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (change_id, seq, path, before) VALUES (?,?,?,?)`, id, i, p, befores[i]); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
+			return 0, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
-	return &Pending{ID: id, paths: paths}, nil
+	return id, nil
+}
+
+// forget deletes a pending change whose previous state could not be stored.
+func (s *Store) forget(ctx context.Context, id int64) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM entries WHERE change_id = ?`, id); err != nil {
+		return
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE id = ?`, id); err != nil {
+		return
+	}
+	_ = tx.Commit()
+}
+
+// objectWrites is the object-store work of a capture, done by run.
+type objectWrites []func() error
+
+func (w objectWrites) run() error {
+	for _, f := range w {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Guard runs change with a checkpoint of paths around it: Begin, change,
@@ -318,7 +378,7 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 		// The state after is hashed, not stored: undo needs only to
 		// recognise it; its bytes are the next change's "before", or the
 		// file itself (ContentOf).
-		st, err := s.capture(e.Path, false)
+		st, err := s.capture(e.Path, nil)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -382,9 +442,10 @@ func (s *Store) entries(ctx context.Context, id int64) ([]Entry, error) {
 }
 
 // capture reads the state of rel (workspace-relative, slash-separated),
-// never following a symlink at it. With store, file contents go into the
-// object store (fsynced); without, only their hashes are computed.
-func (s *Store) capture(rel string, store bool) (State, error) {
+// never following a symlink at it. With objs, file contents are to go into
+// the object store (fsynced) when objs runs; without, only their hashes are
+// computed.
+func (s *Store) capture(rel string, objs *objectWrites) (State, error) {
 	rel = filepath.FromSlash(rel)
 	fi, err := s.ws.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -410,7 +471,7 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store)
+			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), objs)
 			if err != nil {
 				return State{}, err
 			}
@@ -423,7 +484,7 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
-		sum, size, err := s.putObject(f, fi.Size(), store)
+		sum, size, err := s.putObject(f, fi.Size(), objs)
 		if err != nil {
 			return State{}, err
 		}
@@ -441,12 +502,13 @@ func (s *Store) objectPath(sum string) string {
 // bytes already stored are not written again.
 const inMemory = 16 << 20
 
-// putObject hashes r and, with store, keeps its bytes in the object store
+// putObject hashes r and, with objs, keeps its bytes in the object store
 // unless an object with that hash is already there. A new object is written
-// to a temporary file, fsynced, renamed into place, and its folder fsynced.
-func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int64, error) {
+// to a temporary file, fsynced, renamed into place, and its folder fsynced:
+// when objs runs for one held in memory, at once for a larger one.
+func (s *Store) putObject(r io.Reader, sizeHint int64, objs *objectWrites) (string, int64, error) {
 	h := sha256.New()
-	if !store {
+	if objs == nil {
 		n, err := io.Copy(h, r)
 		return hex.EncodeToString(h.Sum(nil)), n, err
 	}
@@ -463,7 +525,8 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int6
 		if _, err := os.Stat(s.objectPath(sum)); err == nil {
 			return sum, int64(len(head)), nil // deduplicated
 		}
-		return sum, int64(len(head)), s.writeObject(bytes.NewReader(head), sum)
+		*objs = append(*objs, func() error { return s.writeObject(bytes.NewReader(head), sum) })
+		return sum, int64(len(head)), nil
 	}
 	// Too large to hold: write while hashing, then name it.
 	tmp, n, err := s.writeTemp(io.MultiReader(bytes.NewReader(head), r), h)
@@ -515,13 +578,40 @@ func (s *Store) place(tmp, sum string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := s.fanOut(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
+}
+
+// makeFanOut creates the 256 object folders once, so that storing an object
+// does not have to create (and fsync the name of) a folder.
+func (s *Store) makeFanOut() error {
+	objs := filepath.Join(s.dir, "objects")
+	if _, err := os.Stat(filepath.Join(objs, "ff")); err == nil {
+		return nil
+	}
+	for i := 0; i < 256; i++ {
+		if err := os.Mkdir(filepath.Join(objs, fmt.Sprintf("%02x", i)), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return syncDir(objs)
+}
+
+// fanOut makes sure the object folder dir (objects/ab) exists, and that a
+// new one's name is durable before an object's name in it is.
+func (s *Store) fanOut(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
 }
 
 func syncDir(dir string) error {
