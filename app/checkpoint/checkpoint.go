@@ -197,19 +197,11 @@ func Ref(id int64) string { return fmt.Sprintf("checkpoint-%d", id) }
 
 // Begin stores the current state of paths (workspace-relative) and commits
 // the change as pending: when it returns, the previous state is on disk.
-//
-// The new objects are written (each fsynced, renamed into place, its folder
-// fsynced) while the pending change is committed, so the two waits for the
-// disk overlap instead of adding up. Both are done before Begin returns, so
-// before anything changes; a crash between the two leaves a pending change
-// whose paths did not change, which the next Open settles as "unchanged"
-// (never offered for undo).
 func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, error) {
 	paths = s.topMissing(paths)
 	befores := make([]string, len(paths))
-	var objs objectWrites
 	for i, p := range paths {
-		st, err := s.capture(p, &objs)
+		st, err := s.capture(p, true)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 		}
@@ -217,74 +209,26 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 		befores[i] = string(b)
 	}
 	s.at("captured")
-	written := make(chan error, 1)
-	go func() { written <- objs.run() }()
-	id, err := s.commitPending(ctx, m, paths, befores)
-	werr := <-written
-	if err != nil {
-		return nil, err
-	}
-	if werr != nil {
-		// Nothing may change without its previous state: take the
-		// pending change back (a crash here leaves it to be settled as
-		// unchanged).
-		s.forget(context.WithoutCancel(ctx), id)
-		return nil, fmt.Errorf("checkpoint: %w", werr)
-	}
-	return &Pending{ID: id, paths: paths}, nil
-}
-
-// commitPending commits a new pending change with the previous states of
-// its paths (synchronous=FULL: durable when it returns).
-func (s *Store) commitPending(ctx context.Context, m Meta, paths, befores []string) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, workspace, state) VALUES (?,?,?,?,?,?,'pending')`,
 		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool, s.wsAt)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	id, _ := res.LastInsertId()
 	for i, p := range paths {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (change_id, seq, path, before) VALUES (?,?,?,?)`, id, i, p, befores[i]); err != nil {
-			return 0, fmt.Errorf("checkpoint: %w", err)
+			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	return id, nil
-}
-
-// forget deletes a pending change whose previous state could not be stored.
-func (s *Store) forget(ctx context.Context, id int64) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM entries WHERE change_id = ?`, id); err != nil {
-		return
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM changes WHERE id = ?`, id); err != nil {
-		return
-	}
-	_ = tx.Commit()
-}
-
-// objectWrites is the object-store work of a capture, done by run.
-type objectWrites []func() error
-
-func (w objectWrites) run() error {
-	for _, f := range w {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &Pending{ID: id, paths: paths}, nil
 }
 
 // Guard runs change with a checkpoint of paths around it: Begin, change,
@@ -378,7 +322,7 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 		// The state after is hashed, not stored: undo needs only to
 		// recognise it; its bytes are the next change's "before", or the
 		// file itself (ContentOf).
-		st, err := s.capture(e.Path, nil)
+		st, err := s.capture(e.Path, false)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -442,10 +386,9 @@ func (s *Store) entries(ctx context.Context, id int64) ([]Entry, error) {
 }
 
 // capture reads the state of rel (workspace-relative, slash-separated),
-// never following a symlink at it. With objs, file contents are to go into
-// the object store (fsynced) when objs runs; without, only their hashes are
-// computed.
-func (s *Store) capture(rel string, objs *objectWrites) (State, error) {
+// never following a symlink at it. With store, file contents go into the
+// object store (fsynced); without, only their hashes are computed.
+func (s *Store) capture(rel string, store bool) (State, error) {
 	rel = filepath.FromSlash(rel)
 	fi, err := s.ws.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -471,7 +414,7 @@ func (s *Store) capture(rel string, objs *objectWrites) (State, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), objs)
+			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store)
 			if err != nil {
 				return State{}, err
 			}
@@ -484,7 +427,7 @@ func (s *Store) capture(rel string, objs *objectWrites) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
-		sum, size, err := s.putObject(f, fi.Size(), objs)
+		sum, size, err := s.putObject(f, fi.Size(), store)
 		if err != nil {
 			return State{}, err
 		}
@@ -502,31 +445,26 @@ func (s *Store) objectPath(sum string) string {
 // bytes already stored are not written again.
 const inMemory = 16 << 20
 
-// putObject hashes r and, with objs, keeps its bytes in the object store
+// putObject hashes r and, with store, keeps its bytes in the object store
 // unless an object with that hash is already there. A new object is written
-// to a temporary file, fsynced, renamed into place, and its folder fsynced:
-// when objs runs for one held in memory, at once for a larger one.
-func (s *Store) putObject(r io.Reader, sizeHint int64, objs *objectWrites) (string, int64, error) {
+// to a temporary file, fsynced, renamed into place, and its folder fsynced.
+func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int64, error) {
 	h := sha256.New()
-	if objs == nil {
+	if !store {
 		n, err := io.Copy(h, r)
 		return hex.EncodeToString(h.Sum(nil)), n, err
 	}
-	// Read in one allocation of the expected size (a file that grew
-	// meanwhile still reads whole, up to the cap).
-	buf := bytes.NewBuffer(make([]byte, 0, min(sizeHint, inMemory)+1))
-	if _, err := buf.ReadFrom(io.LimitReader(r, inMemory+1)); err != nil {
+	head, err := readHead(r, sizeHint, inMemory+1)
+	if err != nil {
 		return "", 0, err
 	}
-	head := buf.Bytes()
 	if len(head) <= inMemory {
 		h.Write(head)
 		sum := hex.EncodeToString(h.Sum(nil))
 		if _, err := os.Stat(s.objectPath(sum)); err == nil {
 			return sum, int64(len(head)), nil // deduplicated
 		}
-		*objs = append(*objs, func() error { return s.writeObject(bytes.NewReader(head), sum) })
-		return sum, int64(len(head)), nil
+		return sum, int64(len(head)), s.writeObject(bytes.NewReader(head), sum)
 	}
 	// Too large to hold: write while hashing, then name it.
 	tmp, n, err := s.writeTemp(io.MultiReader(bytes.NewReader(head), r), h)
@@ -536,6 +474,28 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, objs *objectWrites) (stri
 	defer os.Remove(tmp) // no-op once renamed
 	sum := hex.EncodeToString(h.Sum(nil))
 	return sum, n, s.place(tmp, sum)
+}
+
+// readHead reads r up to limit bytes in one allocation of the expected
+// size plus one byte, which is where its end shows (bytes.Buffer would
+// grow, and copy, a buffer that is exactly full before it sees the end); a
+// file that grew meanwhile still reads whole, up to limit.
+func readHead(r io.Reader, sizeHint int64, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(max(sizeHint, 0), int64(limit-1))+1)
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow: the file grew
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // writeObject stores the bytes of r as object sum.
@@ -578,7 +538,7 @@ func (s *Store) place(tmp, sum string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	}
-	if err := s.fanOut(filepath.Dir(dst)); err != nil {
+	if err := fanOut(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
@@ -587,8 +547,9 @@ func (s *Store) place(tmp, sum string) error {
 	return syncDir(filepath.Dir(dst))
 }
 
-// makeFanOut creates the 256 object folders once, so that storing an object
-// does not have to create (and fsync the name of) a folder.
+// makeFanOut creates the 256 object folders (objects/00 to ff) once, so
+// that storing an object does not have to create a folder and fsync its
+// name on the way.
 func (s *Store) makeFanOut() error {
 	objs := filepath.Join(s.dir, "objects")
 	if _, err := os.Stat(filepath.Join(objs, "ff")); err == nil {
@@ -602,9 +563,9 @@ func (s *Store) makeFanOut() error {
 	return syncDir(objs)
 }
 
-// fanOut makes sure the object folder dir (objects/ab) exists, and that a
-// new one's name is durable before an object's name in it is.
-func (s *Store) fanOut(dir string) error {
+// fanOut makes sure the object folder dir exists, and that a new one's
+// name is as durable as the object's name in it will be.
+func fanOut(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
