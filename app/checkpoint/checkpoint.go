@@ -143,6 +143,10 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	s := &Store{dir: dir, ws: root, wsAt: real, db: db, lazy: lazy, now: opts.Now}
+	if err := s.makeFanOut(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
 	if _, err := db.Exec(schema); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -450,13 +454,10 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int6
 		n, err := io.Copy(h, r)
 		return hex.EncodeToString(h.Sum(nil)), n, err
 	}
-	// Read in one allocation of the expected size (a file that grew
-	// meanwhile still reads whole, up to the cap).
-	buf := bytes.NewBuffer(make([]byte, 0, min(sizeHint, inMemory)+1))
-	if _, err := buf.ReadFrom(io.LimitReader(r, inMemory+1)); err != nil {
+	head, err := readHead(r, sizeHint, inMemory+1)
+	if err != nil {
 		return "", 0, err
 	}
-	head := buf.Bytes()
 	if len(head) <= inMemory {
 		h.Write(head)
 		sum := hex.EncodeToString(h.Sum(nil))
@@ -473,6 +474,28 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int6
 	defer os.Remove(tmp) // no-op once renamed
 	sum := hex.EncodeToString(h.Sum(nil))
 	return sum, n, s.place(tmp, sum)
+}
+
+// readHead reads r up to limit bytes in one allocation of the expected
+// size plus one byte, which is where its end shows (bytes.Buffer would
+// grow, and copy, a buffer that is exactly full before it sees the end); a
+// file that grew meanwhile still reads whole, up to limit.
+func readHead(r io.Reader, sizeHint int64, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(max(sizeHint, 0), int64(limit-1))+1)
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow: the file grew
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // writeObject stores the bytes of r as object sum.
@@ -515,13 +538,41 @@ func (s *Store) place(tmp, sum string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := fanOut(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
+}
+
+// makeFanOut creates the 256 object folders (objects/00 to ff) once, so
+// that storing an object does not have to create a folder and fsync its
+// name on the way.
+func (s *Store) makeFanOut() error {
+	objs := filepath.Join(s.dir, "objects")
+	if _, err := os.Stat(filepath.Join(objs, "ff")); err == nil {
+		return nil
+	}
+	for i := 0; i < 256; i++ {
+		if err := os.Mkdir(filepath.Join(objs, fmt.Sprintf("%02x", i)), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return syncDir(objs)
+}
+
+// fanOut makes sure the object folder dir exists, and that a new one's
+// name is as durable as the object's name in it will be.
+func fanOut(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
 }
 
 func syncDir(dir string) error {
