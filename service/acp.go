@@ -8,7 +8,8 @@ package service
 // POST /v1/tools/result, like a model's tool call: its permission requests
 // as agent_permission (source "service": the gate's answer is the
 // permission), its file reads and writes as read_file and write_file (the
-// desktop's executor serves them within its workspace, through the gate).
+// desktop's executor serves them within its workspace, through the gate),
+// its terminals as run_command (run to their end by the desktop).
 // So the gate, the policy, the prompt and the audit log decide, and any
 // client of the service can play the gate.
 
@@ -218,6 +219,26 @@ func (h *acpHost) WriteTextFile(ctx context.Context, path, content string) error
 	b, _ := json.Marshal(map[string]string{"path": path, "content": content})
 	r := h.s.askDesktop(ctx, h.t, "write_file", b, "risky", h.agent.DisplayName+" writes a file", "", "")
 	return resultErr(r)
+}
+
+// RunCommand is the agent's terminal/create: one run_command through the
+// desktop's gate (it prompts unless a rule allows the program; the desktop
+// runs it confined where it can), run to its end.
+func (h *acpHost) RunCommand(ctx context.Context, c acpagent.Command) (acpagent.CommandOutput, error) {
+	b, _ := json.Marshal(struct {
+		Program string   `json:"program"`
+		Args    []string `json:"args,omitempty"`
+		Cwd     string   `json:"cwd"`
+	}{c.Program, c.Args, c.Cwd})
+	r := h.s.askDesktop(ctx, h.t, "run_command", b, "risky", h.agent.DisplayName+" runs a command", "", "")
+	if err := resultErr(r); err != nil {
+		return acpagent.CommandOutput{}, err
+	}
+	var cr tools.CommandResult
+	if err := json.Unmarshal([]byte(r.Result), &cr); err != nil {
+		return acpagent.CommandOutput{}, fmt.Errorf("the desktop's run_command result is not a command result: %w", err)
+	}
+	return acpagent.CommandOutput{Output: cr.Stdout + cr.Stderr, Truncated: cr.Truncated, ExitCode: cr.ExitCode}, nil
 }
 
 func resultErr(r api.ToolResult) error {

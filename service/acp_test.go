@@ -172,3 +172,49 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && strings.HasPrefix(string(b[i+1:]), " Z")
 }
+
+// An ACP agent's terminal is a run_command tool request any client of the
+// service answers: the command's output goes back to the agent; a denial
+// fails the terminal's creation.
+func TestACPTerminalOverHTTP(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q}}]`, bin), "")
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	for _, tt := range []struct {
+		name   string
+		answer api.ToolResult
+		want   string
+	}{
+		{"allowed", api.ToolResult{OK: true, Result: `{"exit_code":0,"stdout":"hi\n","stderr":"warn\n","truncated":true}`}, `exit=0 truncated=true released=true output="hi\nwarn\n"`},
+		{"denied", api.ToolResult{OK: false, Error: ptr("denied by the user")}, `terminal failed: {"code":-32603,"message":"Internal error","data":{"error":"denied by the user"}}`},
+	} {
+		var reqs []api.ToolCall
+		var got collect
+		err := e.c.ChatStream(context.Background(), sid, "term echo hi", func(ev api.StreamEvent) error {
+			got.add(ev)
+			if ev.Type == api.EventToolRequest {
+				tc := decode[api.ToolCall](t, ev.Data)
+				reqs = append(reqs, tc)
+				res := tt.answer
+				res.ID = tc.ID
+				if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
+					t.Errorf("post: %v", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := text(got.all(), api.EventFinal); f != tt.want {
+			t.Errorf("%s: final %q, want %q", tt.name, f, tt.want)
+		}
+		if len(reqs) != 1 || reqs[0].Name != "run_command" || reqs[0].Risk != "risky" ||
+			!strings.Contains(string(reqs[0].Arguments), `"program":"echo","args":["hi"],"cwd":"/`) {
+			t.Errorf("%s: tool requests %+v", tt.name, reqs)
+		}
+	}
+}

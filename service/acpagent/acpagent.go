@@ -12,13 +12,12 @@
 //
 // What the agent asks of its client goes to a Host the caller implements:
 // permission requests (session/request_permission) and file reads and
-// writes (fs/read_text_file, fs/write_text_file). The service's Host sends
-// each to the desktop's gate as a tool request, so every file the agent
-// touches through its client has a gate decision and an audit row. Paths
-// outside the agent's working folder are refused here, before any Host
-// sees them: the working folder is the agent's confinement root.
-// Terminals are not offered (the capability is false), so an agent runs
-// commands only through its own tools, which it asks permission for.
+// writes (fs/read_text_file, fs/write_text_file), and commands (terminal/*,
+// terminal.go). The service's Host sends each to the desktop's gate as a
+// tool request, so every file the agent touches and every command it runs
+// through its client has a gate decision and an audit row. Paths outside
+// the agent's working folder are refused here, before any Host sees them:
+// the working folder is the agent's confinement root.
 //
 // Concurrency: an Agent runs one turn at a time (Prompt serializes); Close
 // may be called from any goroutine.
@@ -86,6 +85,9 @@ type Host interface {
 	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
 	// WriteTextFile writes a file's text.
 	WriteTextFile(ctx context.Context, path, content string) error
+	// RunCommand runs a command to its end (terminal/create); an error
+	// (denied, not allowed, timed out) fails the terminal's creation.
+	RunCommand(ctx context.Context, c Command) (CommandOutput, error)
 }
 
 // Permission is one session/request_permission: the tool call the agent
@@ -457,7 +459,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	go func() {
 		resp, err := p.conn.Initialize(ctx, acp.InitializeRequest{
 			ProtocolVersion:    acp.ProtocolVersionNumber,
-			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
 			ClientInfo:         &acp.Implementation{Name: "jarvis", Version: "1"},
 		})
 		ch <- initResult{resp, err}

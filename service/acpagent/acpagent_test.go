@@ -44,6 +44,7 @@ func runTests(m *testing.M) int {
 type fileHost struct {
 	allow   bool
 	permErr error
+	runErr  error // RunCommand's answer instead of running: a denial
 
 	mu    sync.Mutex
 	calls []string
@@ -76,6 +77,26 @@ func (h *fileHost) ReadTextFile(_ context.Context, path string, _, _ int) (strin
 func (h *fileHost) WriteTextFile(_ context.Context, path, content string) error {
 	h.record("write " + path)
 	return os.WriteFile(path, []byte(content), 0o600)
+}
+
+// RunCommand runs the program for real in c.Cwd, as the desktop's
+// run_command does once the gate allows it.
+func (h *fileHost) RunCommand(ctx context.Context, c Command) (CommandOutput, error) {
+	h.record(fmt.Sprintf("run %s %q in %s", c.Program, c.Args, c.Cwd))
+	if h.runErr != nil {
+		return CommandOutput{}, h.runErr
+	}
+	cmd := exec.CommandContext(ctx, c.Program, c.Args...)
+	cmd.Dir = c.Cwd
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return CommandOutput{Output: string(out), ExitCode: ee.ExitCode()}, nil
+	case err != nil:
+		return CommandOutput{}, err
+	}
+	return CommandOutput{Output: string(out)}, nil
 }
 
 type events struct {
