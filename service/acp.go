@@ -120,9 +120,11 @@ func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, 
 	if err != nil {
 		return turn.Failed("acp_failed", "Agent %q (acp): %v", agent.AgentID, err)
 	}
-	prompt := t.User.Content
+	c := s.cfg()
+	in := acpagent.Input{Text: t.User.Content, Instructions: s.cliSystemPrompt(c, agent), InstructionsKey: s.cliInstructionsHash(c, agent),
+		History: func() []acpagent.Message { return s.acpHistory(t) }}
 	host := &acpHost{s: s, t: t, agent: agent}
-	res, err := a.Prompt(ctx, prompt, host, func(ev acpagent.Event) {
+	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {
 		case ev.TextDelta != "":
 			s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: ev.TextDelta, TurnID: t.ID})
@@ -134,8 +136,8 @@ func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, 
 			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID})
 		}
 	})
-	if res.SessionLost {
-		s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s restarted and could not resume its conversation: this turn started a new one", agent.DisplayName), Kind: "agent_status", TurnID: t.ID})
+	if note := acpSessionNote(agent.DisplayName, res); note != "" {
+		s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: note, Kind: "agent_status", TurnID: t.ID})
 	}
 	if err != nil {
 		if strings.TrimSpace(res.Text) != "" { // keep what the user saw

@@ -218,3 +218,57 @@ func TestACPTerminalOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The agent's instructions open each new ACP session's first prompt; a
+// session that replaces one (the agent crashed and cannot resume, or the
+// instructions changed) also gets a summary of the conversation, and the
+// user is told with a status line.
+func TestACPInstructionsAndSummary(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	agents := func(prompt string) string {
+		return fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","systemPrompt":%q,"chat":{"provider":"acp","command":%q}}]`, prompt, bin)
+	}
+	e.setAgents(agents("Answer in French."), "")
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	notes := func(evs []api.StreamEvent) []string {
+		var out []string
+		for _, ev := range evs {
+			if ev.Type == api.EventStatus {
+				if st := decode[api.StatusEvent](t, ev.Data); st.Kind == "agent_status" {
+					out = append(out, st.Text)
+				}
+			}
+		}
+		return out
+	}
+	evs := e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "<jarvis-instructions>") || !strings.Contains(f, "Answer in French.") || strings.Contains(f, "<conversation-summary>") || len(notes(evs)) != 0 {
+		t.Fatalf("first turn: %q %q", f, notes(evs))
+	}
+	if f := text(e.agChat(sid, "hello there"), api.EventFinal); f != "echo: hello there" {
+		t.Fatalf("second turn: %q", f)
+	}
+	e.agChat(sid, "crash")
+	summary := "User: hello there\nYou: echo: hello there\nUser: crash\nYou: partial\n" // the crash's partial answer is kept
+	evs = e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "Answer in French.") || !strings.Contains(f, summary) {
+		t.Errorf("after the crash: %q", f)
+	}
+	if n := notes(evs); len(n) != 1 || !strings.Contains(n[0], "could not resume its conversation") || !strings.Contains(n[0], "summary of the last") {
+		t.Errorf("after the crash, status lines %q", n)
+	}
+	e.setAgents(agents("Answer in German."), "")
+	evs = e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "\nAnswer in German.\n</jarvis-instructions>") || !strings.Contains(f, summary) {
+		t.Errorf("changed instructions: %q", f)
+	}
+	if n := notes(evs); len(n) != 1 || !strings.Contains(n[0], "instructions changed") {
+		t.Errorf("changed instructions, status lines %q", n)
+	}
+	if f := text(e.agChat(sid, "preamble"), api.EventFinal); f != "preamble:\n" {
+		t.Errorf("the same session again: %q", f)
+	}
+}

@@ -38,6 +38,7 @@ import (
 type agent struct {
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
+	n        int // sessions created
 }
 
 func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -74,7 +75,8 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	if os.Getenv("SCRIPTED_AUTH") == "1" {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
-	id := fmt.Sprintf("sess-%d", os.Getpid())
+	a.n++
+	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
