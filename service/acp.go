@@ -38,6 +38,9 @@ import (
 type acpAgents struct {
 	mu     sync.Mutex
 	bySess map[string]*acpEntry
+	// closing are the agents being stopped in the background (replaced,
+	// or their session deleted or cleared); closeACP waits for them.
+	closing sync.WaitGroup
 }
 
 type acpEntry struct {
@@ -80,7 +83,7 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 		if e.key == key {
 			return e.a, nil
 		}
-		go e.a.Close()
+		s.acp.closing.Go(func() { _ = e.a.Close() })
 	}
 	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: s.log})
 	if err != nil {
@@ -88,6 +91,19 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 	}
 	s.acp.bySess[sessionID] = &acpEntry{a: a, key: key}
 	return a, nil
+}
+
+// dropACP stops the session's agent and its whole process group, in the
+// background: the session was deleted or cleared, so its conversation with
+// the agent is over; a later turn starts a new one.
+func (s *Service) dropACP(sessionID string) {
+	s.acp.mu.Lock()
+	e := s.acp.bySess[sessionID]
+	delete(s.acp.bySess, sessionID)
+	s.acp.mu.Unlock()
+	if e != nil {
+		s.acp.closing.Go(func() { _ = e.a.Close() })
+	}
 }
 
 // closeACP ends every ACP agent process (service shutdown).
@@ -101,6 +117,7 @@ func (s *Service) closeACP() {
 		wg.Go(func() { _ = e.a.Close() })
 	}
 	wg.Wait()
+	s.acp.closing.Wait()
 }
 
 // acpStatus is an ACP agent's status for GET /v1/agents: ok when its

@@ -272,3 +272,59 @@ func TestACPInstructionsAndSummary(t *testing.T) {
 		t.Errorf("the same session again: %q", f)
 	}
 }
+
+// Deleting or clearing a session stops its idle ACP agent and everything in
+// its process group: no process of the agent is left.
+func TestACPSessionDeletedOrClearedStopsTheAgent(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	dir := t.TempDir()
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_DIR":%q}}}]`, bin, dir), "")
+	// running counts the agent's processes and its background sleep.
+	running := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, ent := range ents {
+			pid, err := strconv.Atoi(ent.Name())
+			if err != nil || zombie(pid) {
+				continue
+			}
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
+				n++
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "bg")); err == nil {
+			if pid, _ := strconv.Atoi(string(b)); pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, how := range []string{"delete", "clear"} {
+		r, _ := e.routeAgent("coder") // after the delete, a new session
+		s := r.Session
+		if f := text(e.agChat(s.SessionID, "bg"), api.EventFinal); !strings.HasPrefix(f, "pid=") {
+			t.Fatalf("%s: bg: %q", how, f)
+		}
+		if n := running(); n != 2 {
+			t.Fatalf("%s: %d processes running, want the agent and its sleep", how, n)
+		}
+		var err error
+		if how == "delete" {
+			err = e.c.Do(context.Background(), "DELETE", "/v1/sessions/"+s.SessionID, nil, nil)
+		} else {
+			err = e.c.Do(context.Background(), "POST", "/v1/sessions/"+s.SessionID+"/clear", nil, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		testwait.Until(t, "the agent and its sleep to end after the "+how, 15*time.Second, func() bool { return running() == 0 })
+		os.Remove(filepath.Join(dir, "bg"))
+		if how == "clear" { // the cleared session talks to a new agent
+			if f := text(e.agChat(s.SessionID, "preamble"), api.EventFinal); strings.Contains(f, "<conversation-summary>") || !strings.Contains(f, "<jarvis-instructions>") {
+				t.Errorf("after the clear: %q", f)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@
 //	write PATH TEXT     writes TEXT to PATH through the client
 //	child               starts a detached `sleep` that ignores SIGINT/SIGTERM, writes its
 //	                    pid to $SCRIPTED_DIR/child, and never ends the turn (ignores cancel)
+//	bg                  starts `sleep 60` (in the agent's process group), writes its pid to
+//	                    $SCRIPTED_DIR/bg, and ends the turn (the sleep keeps running)
 //	crash               one chunk, then exits 3 mid-turn
 //	malformed           writes a line that is not JSON
 //	unknown             sends a notification with an unknown method
@@ -172,6 +174,14 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 		_ = os.WriteFile(filepath.Join(os.Getenv("SCRIPTED_DIR"), "child"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
 		a.say(ctx, sid, acp.UpdateAgentMessageText("started"))
 		select {} // ignores session/cancel
+	case "bg":
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			return end, err
+		}
+		go c.Wait()
+		_ = os.WriteFile(filepath.Join(os.Getenv("SCRIPTED_DIR"), "bg"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d", os.Getpid())))
 	case "crash":
 		a.say(ctx, sid, acp.UpdateAgentMessageText("partial"))
 		fmt.Fprintln(os.Stderr, "panic: scripted crash")
