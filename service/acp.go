@@ -150,7 +150,11 @@ func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, 
 		case ev.Status != "":
 			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: agent.DisplayName + " " + ev.Status, Kind: "tool", TurnID: t.ID})
 		case ev.Plan != nil:
-			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID})
+			steps := make([]api.PlanStep, 0, len(ev.Plan))
+			for _, e := range ev.Plan {
+				steps = append(steps, api.PlanStep(e))
+			}
+			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID, Plan: steps})
 		}
 	})
 	if note := acpSessionNote(agent.DisplayName, res); note != "" {

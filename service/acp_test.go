@@ -102,7 +102,11 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 	var kinds []string
 	for _, ev := range evs {
 		if ev.Type == api.EventStatus {
-			kinds = append(kinds, decode[api.StatusEvent](t, ev.Data).Kind)
+			st := decode[api.StatusEvent](t, ev.Data)
+			kinds = append(kinds, st.Kind)
+			if st.Kind == "plan" && fmt.Sprint(st.Plan) != "[{look in_progress high} {fix pending low}]" {
+				t.Errorf("plan steps %+v", st.Plan)
+			}
 		}
 	}
 	if strings.Join(kinds, ",") != "plan,tool,tool" {
