@@ -5,12 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"jarvis/app/audit"
 	"jarvis/tools"
@@ -35,39 +32,11 @@ func TestHelperConfineACP(t *testing.T) {
 // as a failed terminal; a program off the allowlist is refused without a
 // prompt. Each has its audit row.
 func TestACPTerminalThroughTheGate(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the scripted agent uses Unix sessions")
-	}
-	bin := filepath.Join(t.TempDir(), "scriptedagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "../service/acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
-		t.Fatalf("build the scripted agent: %v\n%s", err, out)
-	}
 	t.Setenv("CONFINE_HELPER", "1") // the helper finds it in run_command's environment (the desktop's own)
-	d := newRealDesktopWith(t, 60, "", func(o *ToolRunnerOptions) {
+	d, chat := acpDesktop(t, func(o *ToolRunnerOptions) {
 		o.CommandAllowlist = []string{"pwd", "false", "touch"}
 		o.ConfineHelper = []string{os.Args[0], "-test.run=^TestHelperConfineACP$", "--"}
-	}, `{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":"`+bin+`","workDir":"{{WS}}"}}`)
-	s, err := d.app.NewSession("coder")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.app.OpenSession(s.SessionID); err != nil {
-		t.Fatal(err)
-	}
-	chat := func(text string) <-chan string {
-		out := make(chan string, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			r, err := d.c.Chat(ctx, s.SessionID, text)
-			if err != nil {
-				out <- "error: " + err.Error()
-				return
-			}
-			out <- r.Assistant.Parts[0].Text
-		}()
-		return out
-	}
+	})
 	sub := filepath.Join(d.ws, "sub")
 	os.Mkdir(sub, 0o700)
 

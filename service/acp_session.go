@@ -39,7 +39,7 @@ func acpSessionNote(name string, res acpagent.Result) string {
 	case res.InstructionsChanged:
 		why = fmt.Sprintf("%s's instructions changed: this turn started a new conversation with it", name)
 	case res.Summarized > 0:
-		why = fmt.Sprintf("%s does not have this conversation (Jarvis restarted): this turn started a new one", name)
+		why = fmt.Sprintf("%s was started anew (Jarvis or its settings changed) and does not have this conversation: this turn started a new one", name)
 	default:
 		return ""
 	}

@@ -54,26 +54,7 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 		t.Errorf("compact: %v", err)
 	}
 	turn := func(text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
-		var got collect
-		var reqs []api.ToolCall
-		err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error {
-			got.add(ev)
-			if ev.Type == api.EventToolRequest {
-				tc := decode[api.ToolCall](t, ev.Data)
-				reqs = append(reqs, tc)
-				if res, ok := answer(tc); ok {
-					res.ID = tc.ID
-					if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
-						t.Errorf("post: %v", err)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.all(), reqs
+		return acpTurn(t, e, sid, text, answer)
 	}
 	for _, tt := range []struct {
 		name   string
@@ -115,6 +96,32 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// acpTurn sends text and answers each tool request with answer (no answer
+// when it says false); it returns the turn's events and tool requests.
+func acpTurn(t *testing.T, e *env, sid, text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
+	t.Helper()
+	var got collect
+	var reqs []api.ToolCall
+	err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error {
+		got.add(ev)
+		if ev.Type == api.EventToolRequest {
+			tc := decode[api.ToolCall](t, ev.Data)
+			reqs = append(reqs, tc)
+			if res, ok := answer(tc); ok {
+				res.ID = tc.ID
+				if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
+					t.Errorf("post: %v", err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.all(), reqs
+}
 
 // Failures end the turn with documented codes; a cancel ends everything
 // the agent started.
@@ -195,25 +202,8 @@ func TestACPTerminalOverHTTP(t *testing.T) {
 		{"allowed", api.ToolResult{OK: true, Result: `{"exit_code":0,"stdout":"hi\n","stderr":"warn\n","truncated":true}`}, `exit=0 truncated=true released=true output="hi\nwarn\n"`},
 		{"denied", api.ToolResult{OK: false, Error: ptr("denied by the user")}, `terminal failed: {"code":-32603,"message":"Internal error","data":{"error":"denied by the user"}}`},
 	} {
-		var reqs []api.ToolCall
-		var got collect
-		err := e.c.ChatStream(context.Background(), sid, "term echo hi", func(ev api.StreamEvent) error {
-			got.add(ev)
-			if ev.Type == api.EventToolRequest {
-				tc := decode[api.ToolCall](t, ev.Data)
-				reqs = append(reqs, tc)
-				res := tt.answer
-				res.ID = tc.ID
-				if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
-					t.Errorf("post: %v", err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f := text(got.all(), api.EventFinal); f != tt.want {
+		evs, reqs := acpTurn(t, e, sid, "term echo hi", func(api.ToolCall) (api.ToolResult, bool) { return tt.answer, true })
+		if f := text(evs, api.EventFinal); f != tt.want {
 			t.Errorf("%s: final %q, want %q", tt.name, f, tt.want)
 		}
 		if len(reqs) != 1 || reqs[0].Name != "run_command" || reqs[0].Risk != "risky" ||
