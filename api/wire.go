@@ -170,6 +170,15 @@ type StatusEvent struct {
 	Text   string `json:"text"`
 	Kind   string `json:"kind,omitempty"`
 	TurnID string `json:"turn_id,omitempty"`
+	// Plan is a coding agent's whole plan (kind "plan"); Text says it in lines.
+	Plan []PlanStep `json:"plan,omitempty"`
+}
+
+// PlanStep is one step of a plan; Status is pending, in_progress or completed.
+type PlanStep struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority,omitempty"`
 }
 
 // ResetEvent is the data of stream.reset.

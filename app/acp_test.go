@@ -21,35 +21,7 @@ import (
 // write prompts; a permission prompts, and a denial reaches the agent as
 // its reject option.
 func TestACPAgentThroughTheGate(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the scripted agent uses Unix sessions")
-	}
-	bin := filepath.Join(t.TempDir(), "scriptedagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "../service/acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
-		t.Fatalf("build the scripted agent: %v\n%s", err, out)
-	}
-	d := newRealDesktop(t, 60, "", `{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":"`+bin+`","workDir":"{{WS}}"}}`)
-	s, err := d.app.NewSession("coder")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.app.OpenSession(s.SessionID); err != nil {
-		t.Fatal(err)
-	}
-	chat := func(text string) <-chan string {
-		out := make(chan string, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			r, err := d.c.Chat(ctx, s.SessionID, text)
-			if err != nil {
-				out <- "error: " + err.Error()
-				return
-			}
-			out <- r.Assistant.Parts[0].Text
-		}()
-		return out
-	}
+	d, chat := acpDesktop(t, nil)
 	notes := filepath.Join(d.ws, "notes.txt")
 	os.WriteFile(notes, []byte("buy milk"), 0o600)
 
@@ -131,5 +103,41 @@ func TestACPAgentThroughTheGate(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(d.ws, "out.txt")); !os.IsNotExist(err) {
 		t.Fatalf("out.txt is still there after the undo (%v)", err)
+	}
+}
+
+// acpDesktop is a real desktop (gate, audit, workspace) whose agent
+// "coder" is the scripted ACP agent working in the workspace, with a
+// session open; chat sends a message and yields the reply (or the error).
+func acpDesktop(t *testing.T, tweak func(*ToolRunnerOptions)) (*realDesktop, func(string) <-chan string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	bin := filepath.Join(t.TempDir(), "scriptedagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../service/acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
+	d := newRealDesktopWith(t, 60, "", tweak, `{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":"`+bin+`","workDir":"{{WS}}"}}`)
+	s, err := d.app.NewSession("coder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.app.OpenSession(s.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	return d, func(text string) <-chan string {
+		out := make(chan string, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			r, err := d.c.Chat(ctx, s.SessionID, text)
+			if err != nil {
+				out <- "error: " + err.Error()
+				return
+			}
+			out <- r.Assistant.Parts[0].Text
+		}()
+		return out
 	}
 }

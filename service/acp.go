@@ -8,7 +8,8 @@ package service
 // POST /v1/tools/result, like a model's tool call: its permission requests
 // as agent_permission (source "service": the gate's answer is the
 // permission), its file reads and writes as read_file and write_file (the
-// desktop's executor serves them within its workspace, through the gate).
+// desktop's executor serves them within its workspace, through the gate),
+// its terminals as run_command (run to their end by the desktop).
 // So the gate, the policy, the prompt and the audit log decide, and any
 // client of the service can play the gate.
 
@@ -37,6 +38,9 @@ import (
 type acpAgents struct {
 	mu     sync.Mutex
 	bySess map[string]*acpEntry
+	// closing are the agents being stopped in the background (replaced,
+	// or their session deleted or cleared); closeACP waits for them.
+	closing sync.WaitGroup
 }
 
 type acpEntry struct {
@@ -79,7 +83,7 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 		if e.key == key {
 			return e.a, nil
 		}
-		go e.a.Close()
+		s.acp.closing.Go(func() { _ = e.a.Close() })
 	}
 	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: s.log})
 	if err != nil {
@@ -87,6 +91,19 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 	}
 	s.acp.bySess[sessionID] = &acpEntry{a: a, key: key}
 	return a, nil
+}
+
+// dropACP stops the session's agent and its whole process group, in the
+// background: the session was deleted or cleared, so its conversation with
+// the agent is over; a later turn starts a new one.
+func (s *Service) dropACP(sessionID string) {
+	s.acp.mu.Lock()
+	e := s.acp.bySess[sessionID]
+	delete(s.acp.bySess, sessionID)
+	s.acp.mu.Unlock()
+	if e != nil {
+		s.acp.closing.Go(func() { _ = e.a.Close() })
+	}
 }
 
 // closeACP ends every ACP agent process (service shutdown).
@@ -100,6 +117,7 @@ func (s *Service) closeACP() {
 		wg.Go(func() { _ = e.a.Close() })
 	}
 	wg.Wait()
+	s.acp.closing.Wait()
 }
 
 // acpStatus is an ACP agent's status for GET /v1/agents: ok when its
@@ -119,9 +137,11 @@ func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, 
 	if err != nil {
 		return turn.Failed("acp_failed", "Agent %q (acp): %v", agent.AgentID, err)
 	}
-	prompt := t.User.Content
+	c := s.cfg()
+	in := acpagent.Input{Text: t.User.Content, Instructions: s.cliSystemPrompt(c, agent), InstructionsKey: s.cliInstructionsHash(c, agent),
+		History: func() []acpagent.Message { return s.acpHistory(t) }}
 	host := &acpHost{s: s, t: t, agent: agent}
-	res, err := a.Prompt(ctx, prompt, host, func(ev acpagent.Event) {
+	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {
 		case ev.TextDelta != "":
 			s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: ev.TextDelta, TurnID: t.ID})
@@ -130,11 +150,15 @@ func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, 
 		case ev.Status != "":
 			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: agent.DisplayName + " " + ev.Status, Kind: "tool", TurnID: t.ID})
 		case ev.Plan != nil:
-			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID})
+			steps := make([]api.PlanStep, 0, len(ev.Plan))
+			for _, e := range ev.Plan {
+				steps = append(steps, api.PlanStep(e))
+			}
+			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID, Plan: steps})
 		}
 	})
-	if res.SessionLost {
-		s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s restarted and could not resume its conversation: this turn started a new one", agent.DisplayName), Kind: "agent_status", TurnID: t.ID})
+	if note := acpSessionNote(agent.DisplayName, res); note != "" {
+		s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: note, Kind: "agent_status", TurnID: t.ID})
 	}
 	if err != nil {
 		if strings.TrimSpace(res.Text) != "" { // keep what the user saw
@@ -218,6 +242,26 @@ func (h *acpHost) WriteTextFile(ctx context.Context, path, content string) error
 	b, _ := json.Marshal(map[string]string{"path": path, "content": content})
 	r := h.s.askDesktop(ctx, h.t, "write_file", b, "risky", h.agent.DisplayName+" writes a file", "", "")
 	return resultErr(r)
+}
+
+// RunCommand is the agent's terminal/create: one run_command through the
+// desktop's gate (it prompts unless a rule allows the program; the desktop
+// runs it confined where it can), run to its end.
+func (h *acpHost) RunCommand(ctx context.Context, c acpagent.Command) (acpagent.CommandOutput, error) {
+	b, _ := json.Marshal(struct {
+		Program string   `json:"program"`
+		Args    []string `json:"args,omitempty"`
+		Cwd     string   `json:"cwd"`
+	}{c.Program, c.Args, c.Cwd})
+	r := h.s.askDesktop(ctx, h.t, "run_command", b, "risky", h.agent.DisplayName+" runs a command", "", "")
+	if err := resultErr(r); err != nil {
+		return acpagent.CommandOutput{}, err
+	}
+	var cr tools.CommandResult
+	if err := json.Unmarshal([]byte(r.Result), &cr); err != nil {
+		return acpagent.CommandOutput{}, fmt.Errorf("the desktop's run_command result is not a command result: %w", err)
+	}
+	return acpagent.CommandOutput{Output: cr.Stdout + cr.Stderr, Truncated: cr.Truncated, ExitCode: cr.ExitCode}, nil
 }
 
 func resultErr(r api.ToolResult) error {

@@ -54,26 +54,7 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 		t.Errorf("compact: %v", err)
 	}
 	turn := func(text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
-		var got collect
-		var reqs []api.ToolCall
-		err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error {
-			got.add(ev)
-			if ev.Type == api.EventToolRequest {
-				tc := decode[api.ToolCall](t, ev.Data)
-				reqs = append(reqs, tc)
-				if res, ok := answer(tc); ok {
-					res.ID = tc.ID
-					if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
-						t.Errorf("post: %v", err)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.all(), reqs
+		return acpTurn(t, e, sid, text, answer)
 	}
 	for _, tt := range []struct {
 		name   string
@@ -102,7 +83,11 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 	var kinds []string
 	for _, ev := range evs {
 		if ev.Type == api.EventStatus {
-			kinds = append(kinds, decode[api.StatusEvent](t, ev.Data).Kind)
+			st := decode[api.StatusEvent](t, ev.Data)
+			kinds = append(kinds, st.Kind)
+			if st.Kind == "plan" && fmt.Sprint(st.Plan) != "[{look in_progress high} {fix pending low}]" {
+				t.Errorf("plan steps %+v", st.Plan)
+			}
 		}
 	}
 	if strings.Join(kinds, ",") != "plan,tool,tool" {
@@ -111,6 +96,32 @@ func TestACPPermissionOverHTTP(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// acpTurn sends text and answers each tool request with answer (no answer
+// when it says false); it returns the turn's events and tool requests.
+func acpTurn(t *testing.T, e *env, sid, text string, answer func(api.ToolCall) (api.ToolResult, bool)) ([]api.StreamEvent, []api.ToolCall) {
+	t.Helper()
+	var got collect
+	var reqs []api.ToolCall
+	err := e.c.ChatStream(context.Background(), sid, text, func(ev api.StreamEvent) error {
+		got.add(ev)
+		if ev.Type == api.EventToolRequest {
+			tc := decode[api.ToolCall](t, ev.Data)
+			reqs = append(reqs, tc)
+			if res, ok := answer(tc); ok {
+				res.ID = tc.ID
+				if err := e.c.PostToolResult(context.Background(), sid, res); err != nil {
+					t.Errorf("post: %v", err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.all(), reqs
+}
 
 // Failures end the turn with documented codes; a cancel ends everything
 // the agent started.
@@ -171,4 +182,143 @@ func zombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && strings.HasPrefix(string(b[i+1:]), " Z")
+}
+
+// An ACP agent's terminal is a run_command tool request any client of the
+// service answers: the command's output goes back to the agent; a denial
+// fails the terminal's creation.
+func TestACPTerminalOverHTTP(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q}}]`, bin), "")
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	for _, tt := range []struct {
+		name   string
+		answer api.ToolResult
+		want   string
+	}{
+		{"allowed", api.ToolResult{OK: true, Result: `{"exit_code":0,"stdout":"hi\n","stderr":"warn\n","truncated":true}`}, `exit=0 truncated=true released=true output="hi\nwarn\n"`},
+		{"denied", api.ToolResult{OK: false, Error: ptr("denied by the user")}, `terminal failed: {"code":-32603,"message":"Internal error","data":{"error":"denied by the user"}}`},
+	} {
+		evs, reqs := acpTurn(t, e, sid, "term echo hi", func(api.ToolCall) (api.ToolResult, bool) { return tt.answer, true })
+		if f := text(evs, api.EventFinal); f != tt.want {
+			t.Errorf("%s: final %q, want %q", tt.name, f, tt.want)
+		}
+		if len(reqs) != 1 || reqs[0].Name != "run_command" || reqs[0].Risk != "risky" ||
+			!strings.Contains(string(reqs[0].Arguments), `"program":"echo","args":["hi"],"cwd":"/`) {
+			t.Errorf("%s: tool requests %+v", tt.name, reqs)
+		}
+	}
+}
+
+// The agent's instructions open each new ACP session's first prompt; a
+// session that replaces one (the agent crashed and cannot resume, or the
+// instructions changed) also gets a summary of the conversation, and the
+// user is told with a status line.
+func TestACPInstructionsAndSummary(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	agents := func(prompt string) string {
+		return fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","systemPrompt":%q,"chat":{"provider":"acp","command":%q}}]`, prompt, bin)
+	}
+	e.setAgents(agents("Answer in French."), "")
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	notes := func(evs []api.StreamEvent) []string {
+		var out []string
+		for _, ev := range evs {
+			if ev.Type == api.EventStatus {
+				if st := decode[api.StatusEvent](t, ev.Data); st.Kind == "agent_status" {
+					out = append(out, st.Text)
+				}
+			}
+		}
+		return out
+	}
+	evs := e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "<jarvis-instructions>") || !strings.Contains(f, "Answer in French.") || strings.Contains(f, "<conversation-summary>") || len(notes(evs)) != 0 {
+		t.Fatalf("first turn: %q %q", f, notes(evs))
+	}
+	if f := text(e.agChat(sid, "hello there"), api.EventFinal); f != "echo: hello there" {
+		t.Fatalf("second turn: %q", f)
+	}
+	e.agChat(sid, "crash")
+	summary := "User: hello there\nYou: echo: hello there\nUser: crash\nYou: partial\n" // the crash's partial answer is kept
+	evs = e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "Answer in French.") || !strings.Contains(f, summary) {
+		t.Errorf("after the crash: %q", f)
+	}
+	if n := notes(evs); len(n) != 1 || !strings.Contains(n[0], "could not resume its conversation") || !strings.Contains(n[0], "summary of the last") {
+		t.Errorf("after the crash, status lines %q", n)
+	}
+	e.setAgents(agents("Answer in German."), "")
+	evs = e.agChat(sid, "preamble")
+	if f := text(evs, api.EventFinal); !strings.Contains(f, "\nAnswer in German.\n</jarvis-instructions>") || !strings.Contains(f, summary) {
+		t.Errorf("changed instructions: %q", f)
+	}
+	if n := notes(evs); len(n) != 1 || !strings.Contains(n[0], "instructions changed") {
+		t.Errorf("changed instructions, status lines %q", n)
+	}
+	if f := text(e.agChat(sid, "preamble"), api.EventFinal); f != "preamble:\n" {
+		t.Errorf("the same session again: %q", f)
+	}
+}
+
+// Deleting or clearing a session stops its idle ACP agent and everything in
+// its process group: no process of the agent is left.
+func TestACPSessionDeletedOrClearedStopsTheAgent(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	dir := t.TempDir()
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_DIR":%q}}}]`, bin, dir), "")
+	// running counts the agent's processes and its background sleep.
+	running := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, ent := range ents {
+			pid, err := strconv.Atoi(ent.Name())
+			if err != nil || zombie(pid) {
+				continue
+			}
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
+				n++
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "bg")); err == nil {
+			if pid, _ := strconv.Atoi(string(b)); pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, how := range []string{"delete", "clear"} {
+		r, _ := e.routeAgent("coder") // after the delete, a new session
+		s := r.Session
+		if f := text(e.agChat(s.SessionID, "bg"), api.EventFinal); !strings.HasPrefix(f, "pid=") {
+			t.Fatalf("%s: bg: %q", how, f)
+		}
+		if n := running(); n != 2 {
+			t.Fatalf("%s: %d processes running, want the agent and its sleep", how, n)
+		}
+		var err error
+		if how == "delete" {
+			err = e.c.Do(context.Background(), "DELETE", "/v1/sessions/"+s.SessionID, nil, nil)
+		} else {
+			err = e.c.Do(context.Background(), "POST", "/v1/sessions/"+s.SessionID+"/clear", nil, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		testwait.Until(t, "the agent and its sleep to end after the "+how, 15*time.Second, func() bool { return running() == 0 })
+		os.Remove(filepath.Join(dir, "bg"))
+		if how == "clear" { // the cleared session talks to a new agent
+			if f := text(e.agChat(s.SessionID, "preamble"), api.EventFinal); strings.Contains(f, "<conversation-summary>") || !strings.Contains(f, "<jarvis-instructions>") {
+				t.Errorf("after the clear: %q", f)
+			}
+		}
+	}
 }

@@ -5,7 +5,7 @@ import type { RoundtableInfo } from "./bridge";
 import { compactedLine } from "./context";
 
 // "stopped": the user pressed Stop; a state of the turn, not an error.
-export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable";
+export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable" | "plan";
 
 export interface Item {
   key: string; // stable id for the view
@@ -16,6 +16,26 @@ export interface Item {
   transient?: boolean; // a status line the next reply or error replaces
   tool?: ToolCard;
   rt?: RoundTable;
+  plan?: PlanStep[]; // a coding agent's plan: the latest of its turn
+}
+
+/** One step of a coding agent's plan (a status of kind "plan"). */
+export interface PlanStep {
+  content: string;
+  status: string; // pending | in_progress | completed
+  priority?: string;
+}
+
+/** The steps of a plan status: its `plan` field, else its text's "[x] step" lines. */
+export function planSteps(d: { text?: string; plan?: PlanStep[] }): PlanStep[] {
+  if (Array.isArray(d.plan)) return d.plan.map((p) => ({ content: String(p.content ?? ""), status: String(p.status ?? "pending"), priority: p.priority }));
+  const marks: Record<string, string> = { x: "completed", "~": "in_progress", " ": "pending" };
+  const steps: PlanStep[] = [];
+  for (const line of String(d.text ?? "").split("\n")) {
+    const m = /^\[([x~ ])\] (.*)$/.exec(line);
+    if (m) steps.push({ content: m[2], status: marks[m[1]] });
+  }
+  return steps;
 }
 
 /** A round table's live progress and, once it ends, its result. */
@@ -274,7 +294,8 @@ export class Transcript {
         case "status": {
           const kind = m.meta?.kind ?? "";
           const isErr = /fail|error/i.test(kind) || m.meta?.error;
-          this.add({ key, kind: kind === "thought" ? "thought" : isErr ? "error" : "status", text: m.text ?? "" }, eff);
+          if (kind === "plan") this.add({ key, kind: "plan", text: m.text ?? "", turnId: m.turnId, plan: planSteps({ text: m.text, plan: m.meta?.plan }) }, eff);
+          else this.add({ key, kind: kind === "thought" ? "thought" : isErr ? "error" : "status", text: m.text ?? "" }, eff);
           break;
         }
       }
@@ -435,7 +456,16 @@ export class Transcript {
       }
       case "status": {
         const kind = String(d.kind ?? "");
-        if (kind === "thought") {
+        if (kind === "plan") {
+          // A coding agent's plan, whole each time: one checklist per turn, updated in place.
+          const key = `plan-${d.turn_id || ev.id || this.newKey("p")}`;
+          const it = this.get(key);
+          if (it) {
+            it.plan = planSteps(d);
+            it.text = d.text ?? "";
+            eff.changed.push(key);
+          } else this.add({ key, kind: "plan", text: d.text ?? "", turnId: d.turn_id, plan: planSteps(d) }, eff);
+        } else if (kind === "thought") {
           // An agent's reasoning: kept, shown folded.
           this.add({ key: `th-${ev.id || this.newKey("t")}`, kind: "thought", text: d.text ?? "", turnId: d.turn_id }, eff);
         } else if (/fail|error/i.test(kind)) {

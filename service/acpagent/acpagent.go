@@ -12,13 +12,12 @@
 //
 // What the agent asks of its client goes to a Host the caller implements:
 // permission requests (session/request_permission) and file reads and
-// writes (fs/read_text_file, fs/write_text_file). The service's Host sends
-// each to the desktop's gate as a tool request, so every file the agent
-// touches through its client has a gate decision and an audit row. Paths
-// outside the agent's working folder are refused here, before any Host
-// sees them: the working folder is the agent's confinement root.
-// Terminals are not offered (the capability is false), so an agent runs
-// commands only through its own tools, which it asks permission for.
+// writes (fs/read_text_file, fs/write_text_file), and commands (terminal/*,
+// terminal.go). The service's Host sends each to the desktop's gate as a
+// tool request, so every file the agent touches and every command it runs
+// through its client has a gate decision and an audit row. Paths outside
+// the agent's working folder are refused here, before any Host sees them:
+// the working folder is the agent's confinement root.
 //
 // Concurrency: an Agent runs one turn at a time (Prompt serializes); Close
 // may be called from any goroutine.
@@ -86,6 +85,9 @@ type Host interface {
 	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
 	// WriteTextFile writes a file's text.
 	WriteTextFile(ctx context.Context, path, content string) error
+	// RunCommand runs a command to its end (terminal/create); an error
+	// (denied, not allowed, timed out) fails the terminal's creation.
+	RunCommand(ctx context.Context, c Command) (CommandOutput, error)
 }
 
 // Permission is one session/request_permission: the tool call the agent
@@ -127,6 +129,12 @@ type Result struct {
 	// not resume the earlier ACP session (no session/load, or it failed):
 	// this turn started a new conversation on the agent's side.
 	SessionLost bool
+	// InstructionsChanged reports that the instructions changed since the
+	// ACP session started: this turn started a new one.
+	InstructionsChanged bool
+	// Summarized is how many earlier messages the new session's first
+	// prompt recapped (0: none).
+	Summarized int
 }
 
 // AuthRequiredError reports that the agent refuses to start a session until
@@ -161,6 +169,7 @@ type Agent struct {
 	mu        sync.Mutex
 	p         *process
 	sessionID string // the ACP session, kept across process restarts
+	instrKey  string // the instructions the ACP session started with (Input.key)
 	closed    bool
 }
 
@@ -203,24 +212,36 @@ type process struct {
 	sessionID   string // the ACP session open on this process
 }
 
-// Prompt runs one turn: text is the user's message. onEvent (may be nil)
-// gets the stream; host serves the agent's requests. When ctx ends the
+// Prompt runs one turn. onEvent (may be nil) gets the stream; host serves
+// the agent's requests. The first prompt of a new ACP session carries the
+// instructions and, when there was a conversation before, its summary
+// (preamble.go). When ctx ends the
 // turn is cancelled (session/cancel) and, after the grace period, the
 // agent's whole process group is ended; the next turn starts it again.
-func (a *Agent) Prompt(ctx context.Context, text string, host Host, onEvent func(Event)) (Result, error) {
+func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Event)) (Result, error) {
 	a.turnMu.Lock()
 	defer a.turnMu.Unlock()
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(in.Text) == "" {
 		return Result{}, errors.New("acpagent: empty prompt")
 	}
-	p, lost, err := a.ready(ctx)
+	p, o, err := a.ready(ctx, in.key())
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{SessionID: p.sessionID, SessionLost: lost}
+	res := Result{SessionID: p.sessionID, SessionLost: o.lost, InstructionsChanged: o.changed}
+	var blocks []acp.ContentBlock
+	if o.fresh && strings.TrimSpace(in.Instructions) != "" {
+		blocks = append(blocks, instructionsBlock(in.Instructions))
+	}
+	if o.fresh && in.History != nil {
+		if b, n := summaryBlock(in.History()); n > 0 {
+			blocks, res.Summarized = append(blocks, b), n
+		}
+	}
+	blocks = append(blocks, acp.TextBlock(in.Text))
 	var buf strings.Builder
 	turnCtx, endTurn := context.WithCancel(context.WithoutCancel(ctx))
 	defer endTurn()
@@ -236,7 +257,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, host Host, onEvent func
 	}
 	done := make(chan answer, 1)
 	go func() {
-		resp, err := p.conn.Prompt(turnCtx, acp.PromptRequest{SessionId: acp.SessionId(p.sessionID), Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+		resp, err := p.conn.Prompt(turnCtx, acp.PromptRequest{SessionId: acp.SessionId(p.sessionID), Prompt: blocks})
 		done <- answer{resp, err}
 	}()
 	finish := func() Result {
@@ -357,15 +378,21 @@ func (a *Agent) failure(p *process, what string, err error) error {
 	return fmt.Errorf("acpagent: %s: %s", what, describe(err, p.stderr.String()))
 }
 
-// ready returns a running, initialized process with an open ACP session,
-// starting one if needed. lost reports a session that could not be resumed.
-func (a *Agent) ready(ctx context.Context) (*process, bool, error) {
+// opened says how ready found the ACP session: fresh (session/new in this
+// call), and why a fresh one replaced the earlier: lost (it could not be
+// resumed) or changed (the instructions changed).
+type opened struct{ fresh, lost, changed bool }
+
+// ready returns a running, initialized process with an open ACP session
+// started with the instructions key, starting one if needed.
+func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		return nil, false, errors.New("acpagent: closed")
+		return nil, opened{}, errors.New("acpagent: closed")
 	}
 	p := a.p
+	prevKey := a.instrKey
 	a.mu.Unlock()
 	if p != nil {
 		select {
@@ -375,20 +402,24 @@ func (a *Agent) ready(ctx context.Context) (*process, bool, error) {
 		default:
 		}
 	}
-	if p != nil && p.sessionID != "" {
-		return p, false, nil
-	}
 	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
 	defer cancel()
+	if p != nil && p.sessionID != "" {
+		if prevKey == key {
+			return p, opened{}, nil
+		}
+		// A session keeps the instructions it started with: start anew.
+		p.sessionID = ""
+		return a.newSession(startCtx, p, key, opened{fresh: true, changed: true})
+	}
 	p, err := a.start(startCtx)
 	if err != nil {
-		return nil, false, err
+		return nil, opened{}, err
 	}
 	a.mu.Lock()
 	prev := a.sessionID
 	a.mu.Unlock()
-	lost := false
-	if prev != "" && p.loadSession {
+	if prev != "" && p.loadSession && prevKey == key {
 		// The agent replays the conversation as session/update
 		// notifications: they are history, not this turn's output.
 		p.client.replaying(true)
@@ -400,18 +431,23 @@ func (a *Agent) ready(ctx context.Context) (*process, bool, error) {
 			a.log.Info("acpagent: session/load failed; starting a new session", "err", err)
 		}
 	}
-	if p.sessionID == "" {
-		lost = prev != ""
-		resp, err := p.conn.NewSession(startCtx, acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
-		if err != nil {
-			return nil, false, a.startFailure(startCtx, p, "session/new", err)
-		}
-		p.sessionID = string(resp.SessionId)
+	if p.sessionID != "" {
+		return p, opened{}, nil
 	}
+	return a.newSession(startCtx, p, key, opened{fresh: true, lost: prev != "" && prevKey == key, changed: prev != "" && prevKey != key})
+}
+
+// newSession opens a new ACP session on p, started with the instructions key.
+func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened) (*process, opened, error) {
+	resp, err := p.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+	if err != nil {
+		return nil, opened{}, a.startFailure(ctx, p, "session/new", err)
+	}
+	p.sessionID = string(resp.SessionId)
 	a.mu.Lock()
-	a.sessionID = p.sessionID
+	a.sessionID, a.instrKey = p.sessionID, key
 	a.mu.Unlock()
-	return p, lost, nil
+	return p, o, nil
 }
 
 // start launches the agent and initializes the connection.
@@ -457,7 +493,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	go func() {
 		resp, err := p.conn.Initialize(ctx, acp.InitializeRequest{
 			ProtocolVersion:    acp.ProtocolVersionNumber,
-			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}},
+			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
 			ClientInfo:         &acp.Implementation{Name: "jarvis", Version: "1"},
 		})
 		ch <- initResult{resp, err}

@@ -44,6 +44,7 @@ func runTests(m *testing.M) int {
 type fileHost struct {
 	allow   bool
 	permErr error
+	runErr  error // RunCommand's answer instead of running: a denial
 
 	mu    sync.Mutex
 	calls []string
@@ -76,6 +77,26 @@ func (h *fileHost) ReadTextFile(_ context.Context, path string, _, _ int) (strin
 func (h *fileHost) WriteTextFile(_ context.Context, path, content string) error {
 	h.record("write " + path)
 	return os.WriteFile(path, []byte(content), 0o600)
+}
+
+// RunCommand runs the program for real in c.Cwd, as the desktop's
+// run_command does once the gate allows it.
+func (h *fileHost) RunCommand(ctx context.Context, c Command) (CommandOutput, error) {
+	h.record(fmt.Sprintf("run %s %q in %s", c.Program, c.Args, c.Cwd))
+	if h.runErr != nil {
+		return CommandOutput{}, h.runErr
+	}
+	cmd := exec.CommandContext(ctx, c.Program, c.Args...)
+	cmd.Dir = c.Cwd
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return CommandOutput{Output: string(out), ExitCode: ee.ExitCode()}, nil
+	case err != nil:
+		return CommandOutput{}, err
+	}
+	return CommandOutput{Output: string(out)}, nil
 }
 
 type events struct {
@@ -127,13 +148,18 @@ func newFixture(t *testing.T, env ...string) *fixture {
 
 func (f *fixture) prompt(text string, h Host) (Result, *events, error) {
 	f.t.Helper()
+	return f.promptIn(Input{Text: text}, h)
+}
+
+func (f *fixture) promptIn(in Input, h Host) (Result, *events, error) {
+	f.t.Helper()
 	if h == nil {
 		h = &fileHost{}
 	}
 	ctx, cancel := context.WithTimeout(f.t.Context(), 20*time.Second)
 	defer cancel()
 	ev := &events{}
-	res, err := f.a.Prompt(ctx, text, h, ev.on)
+	res, err := f.a.Prompt(ctx, in, h, ev.on)
 	return res, ev, err
 }
 
@@ -244,7 +270,7 @@ func TestCancelEndsEverythingAndTheSessionResumes(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	_, err = f.a.Prompt(ctx, "child", &fileHost{}, nil)
+	_, err = f.a.Prompt(ctx, Input{Text: "child"}, &fileHost{}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -333,7 +359,7 @@ func TestNeverInitializes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	_, err = a.Prompt(t.Context(), "hello", &fileHost{}, nil)
+	_, err = a.Prompt(t.Context(), Input{Text: "hello"}, &fileHost{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "did not answer initialize within 500ms") {
 		t.Fatalf("err = %v", err)
 	}
@@ -348,7 +374,7 @@ func TestCommandNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Prompt(t.Context(), "hi", &fileHost{}, nil); err == nil || !strings.Contains(err.Error(), "not found on PATH") {
+	if _, err := a.Prompt(t.Context(), Input{Text: "hi"}, &fileHost{}, nil); err == nil || !strings.Contains(err.Error(), "not found on PATH") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := New(Options{Command: "x", WorkDir: "relative"}); err == nil {

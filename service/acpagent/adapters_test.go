@@ -73,7 +73,7 @@ func TestRealCodexACPNeedsSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	_, err = a.Prompt(t.Context(), "hello", &fileHost{}, nil)
+	_, err = a.Prompt(t.Context(), Input{Text: "hello"}, &fileHost{}, nil)
 	t.Logf("codex-acp: %v", err)
 	var ae *AuthRequiredError
 	if !errors.As(err, &ae) {
@@ -103,7 +103,7 @@ func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	_, err = a.Prompt(t.Context(), "hello", &fileHost{}, nil)
+	_, err = a.Prompt(t.Context(), Input{Text: "hello"}, &fileHost{}, nil)
 	t.Logf("claude-code-acp: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "root") || !strings.Contains(err.Error(), "session/new") || strings.Contains(err.Error(), `{"code"`) {
 		t.Fatalf("err = %v, want session/new's failure naming root, in words", err)

@@ -38,6 +38,7 @@ type client struct {
 	updates atomic.Int64
 	titles  map[string]string // tool call id -> title
 	pending []context.CancelFunc
+	terms   terminals // the commands run for the agent (terminal.go)
 }
 
 var _ acp.Client = (*client)(nil)
@@ -268,23 +269,6 @@ func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) 
 		return acp.WriteTextFileResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return acp.WriteTextFileResponse{}, nil
-}
-
-// Terminals are not offered (ClientCapabilities.Terminal is false).
-func (c *client) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
-}
-func (c *client) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	return acp.KillTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalKill)
-}
-func (c *client) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	return acp.TerminalOutputResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalOutput)
-}
-func (c *client) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	return acp.ReleaseTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalRelease)
-}
-func (c *client) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
 }
 
 // describe turns an error from the agent into words: a JSON-RPC error's

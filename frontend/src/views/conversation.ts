@@ -6,6 +6,7 @@ import type { Actions } from "../actions";
 import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
+import { planCard } from "./plan";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 
@@ -280,6 +281,9 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       break;
     case "status":
       el.replaceChildren(h("em", {}, it.text));
+      break;
+    case "plan":
+      el.replaceChildren(planCard(it.plan ?? []));
       break;
     case "thought": {
       const body = h("div", {});

@@ -7,11 +7,18 @@
 //	write PATH TEXT     writes TEXT to PATH through the client
 //	child               starts a detached `sleep` that ignores SIGINT/SIGTERM, writes its
 //	                    pid to $SCRIPTED_DIR/child, and never ends the turn (ignores cancel)
+//	bg                  starts `sleep 60` (in the agent's process group), writes its pid to
+//	                    $SCRIPTED_DIR/bg, and ends the turn (the sleep keeps running)
 //	crash               one chunk, then exits 3 mid-turn
 //	malformed           writes a line that is not JSON
 //	unknown             sends a notification with an unknown method
 //	huge                sends a 2 MiB chunk
 //	whoami              answers its pid and session id
+//	term [cwd=D] [limit=N] PROG ARG…
+//	                    runs PROG with ARGs in a terminal (cwd D, output limit N), reads
+//	                    its output, waits, kills and releases it; answers what it got
+//	termline LINE       the same with LINE as the command and no args
+//	preamble            answers the blocks of this prompt before the last one, joined by "\n--\n"
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required); SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
@@ -33,6 +40,7 @@ import (
 type agent struct {
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
+	n        int // sessions created
 }
 
 func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -69,7 +77,8 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	if os.Getenv("SCRIPTED_AUTH") == "1" {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
-	id := fmt.Sprintf("sess-%d", os.Getpid())
+	a.n++
+	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
@@ -102,11 +111,17 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 	if !a.sessions[string(sid)] {
 		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"error": "unknown session"})
 	}
-	var text string
+	// The command is the last block: Jarvis puts its instructions and a
+	// summary of the conversation in blocks before it.
+	var blocks []string
 	for _, b := range r.Prompt {
 		if b.Text != nil {
-			text += b.Text.Text
+			blocks = append(blocks, b.Text.Text)
 		}
+	}
+	var text string
+	if len(blocks) > 0 {
+		text = blocks[len(blocks)-1]
 	}
 	cmd, arg, _ := strings.Cut(text, " ")
 	end := acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
@@ -159,6 +174,14 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 		_ = os.WriteFile(filepath.Join(os.Getenv("SCRIPTED_DIR"), "child"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
 		a.say(ctx, sid, acp.UpdateAgentMessageText("started"))
 		select {} // ignores session/cancel
+	case "bg":
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			return end, err
+		}
+		go c.Wait()
+		_ = os.WriteFile(filepath.Join(os.Getenv("SCRIPTED_DIR"), "bg"), []byte(fmt.Sprint(c.Process.Pid)), 0o644)
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d", os.Getpid())))
 	case "crash":
 		a.say(ctx, sid, acp.UpdateAgentMessageText("partial"))
 		fmt.Fprintln(os.Stderr, "panic: scripted crash")
@@ -172,12 +195,62 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 	case "huge":
 		a.say(ctx, sid, acp.UpdateAgentMessageText(strings.Repeat("x", 2<<20)))
 		select {}
+	case "preamble":
+		a.say(ctx, sid, acp.UpdateAgentMessageText("preamble:\n"+strings.Join(blocks[:len(blocks)-1], "\n--\n")))
+	case "term", "termline":
+		req := acp.CreateTerminalRequest{SessionId: sid}
+		words := strings.Fields(arg)
+		for len(words) > 0 && strings.Contains(words[0], "=") {
+			k, v, _ := strings.Cut(words[0], "=")
+			switch k {
+			case "cwd":
+				req.Cwd = &v
+			case "limit":
+				var n int
+				fmt.Sscan(v, &n)
+				req.OutputByteLimit = &n
+			}
+			words = words[1:]
+		}
+		if cmd == "termline" {
+			req.Command = strings.Join(words, " ")
+		} else if len(words) > 0 {
+			req.Command, req.Args = words[0], words[1:]
+		}
+		a.say(ctx, sid, acp.UpdateAgentMessageText(a.terminal(ctx, req)))
 	case "whoami":
 		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d session=%s", os.Getpid(), sid)))
 	default:
 		a.say(ctx, sid, acp.UpdateAgentMessageText("echo: "+text))
 	}
 	return end, nil
+}
+
+// terminal runs req's command through the client's terminal methods and
+// describes what each answered.
+func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) string {
+	sid := req.SessionId
+	t, err := a.conn.CreateTerminal(ctx, req)
+	if err != nil {
+		return "terminal failed: " + err.Error()
+	}
+	id := t.TerminalId
+	out, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: sid, TerminalId: id})
+	if err != nil {
+		return "output failed: " + err.Error()
+	}
+	exit, err := a.conn.WaitForTerminalExit(ctx, acp.WaitForTerminalExitRequest{SessionId: sid, TerminalId: id})
+	if err != nil || exit.ExitCode == nil {
+		return fmt.Sprintf("wait failed: %v", err)
+	}
+	if _, err := a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: sid, TerminalId: id}); err != nil {
+		return "kill failed: " + err.Error()
+	}
+	if _, err := a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: sid, TerminalId: id}); err != nil {
+		return "release failed: " + err.Error()
+	}
+	_, after := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: sid, TerminalId: id})
+	return fmt.Sprintf("exit=%d truncated=%v released=%v output=%q", *exit.ExitCode, out.Truncated, after != nil, out.Output)
 }
 
 func main() {

@@ -1,0 +1,50 @@
+package service
+
+// What an ACP agent is told when its turn starts a new ACP session (the
+// acp runtime, acp.go): the conversation so far, from the store, for the
+// summary acpagent puts in the new session's first prompt; and the status
+// line that tells the user the agent's conversation started over.
+
+import (
+	"context"
+	"fmt"
+
+	"jarvis/service/acpagent"
+	"jarvis/service/turn"
+)
+
+// acpHistory is the session's conversation before turn t, oldest first.
+func (s *Service) acpHistory(t *turn.Turn) []acpagent.Message {
+	rows, err := s.st.Messages(context.Background(), t.SessionID)
+	if err != nil {
+		s.log.Error("acp: read the conversation for its summary", "err", err)
+		return nil
+	}
+	var out []acpagent.Message
+	for _, m := range rows {
+		if m.TurnID != t.ID && (m.Role == "user" || m.Role == "assistant") {
+			out = append(out, acpagent.Message{Role: m.Role, Content: m.Content})
+		}
+	}
+	return out
+}
+
+// acpSessionNote is the status line of a turn that started a new ACP
+// session in place of an earlier one ("" when it did not).
+func acpSessionNote(name string, res acpagent.Result) string {
+	var why string
+	switch {
+	case res.SessionLost:
+		why = fmt.Sprintf("%s restarted and could not resume its conversation: this turn started a new one", name)
+	case res.InstructionsChanged:
+		why = fmt.Sprintf("%s's instructions changed: this turn started a new conversation with it", name)
+	case res.Summarized > 0:
+		why = fmt.Sprintf("%s was started anew (Jarvis or its settings changed) and does not have this conversation: this turn started a new one", name)
+	default:
+		return ""
+	}
+	if res.Summarized > 0 {
+		return fmt.Sprintf("%s, given a short summary of the last %d messages", why, res.Summarized)
+	}
+	return why
+}
