@@ -156,6 +156,9 @@ type TextEvent struct {
 	// a reply: an external agent's forward ends its turn with "Sent to
 	// external agent", and the agent's replies come later.
 	Kind string `json:"kind,omitempty"`
+	// Usage is on a chat runtime's assistant.final when the model server
+	// reported its token counts (usage.go).
+	Usage *ReplyUsage `json:"usage,omitempty"`
 }
 
 // ErrorEvent is the data of an error event.

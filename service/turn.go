@@ -250,6 +250,10 @@ func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 		typ, data = api.EventError, *out.Fail
 	} else {
 		t.Final = out.Final
+		if u := t.Usage; u.PromptTokens > 0 {
+			data = api.TextEvent{Text: out.Final, TurnID: t.ID, Kind: out.Kind, Usage: &api.ReplyUsage{PromptTokens: u.PromptTokens,
+				CompletionTokens: u.CompletionTokens, Requests: u.Requests, ContextTokens: u.ContextTokens, ContextWindow: t.Window}}
+		}
 	}
 	var lead []events.Draft
 	if out.Tail != "" {
@@ -398,6 +402,7 @@ func (s *Service) runChat(ctx context.Context, t *turn.Turn, sess store.Session,
 		t.Usage.Requests++
 		t.Usage.PromptTokens += reply.Usage.PromptTokens
 		t.Usage.CompletionTokens += reply.Usage.CompletionTokens
+		t.Window = b.window
 		if reply.Usage.PromptTokens > 0 {
 			used = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 			t.Usage.ContextTokens, t.Usage.SummaryID = used, 0

@@ -16,6 +16,7 @@ import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
+import { mountModel } from "./views/model";
 import { mountNotice } from "./views/notice";
 import { mountPermissions } from "./views/permissions";
 import { mountPrompt } from "./views/prompt";
@@ -28,6 +29,7 @@ async function start(): Promise<void> {
   const flash = mountNotice(store);
   mountSidebar(actions);
   mountHeader(actions, flash);
+  mountModel(actions, flash); // the model switch (views/model.ts)
   const conversation = mountConversation(actions);
   mountPrompt(actions);
   mountSetup(actions, flash);

@@ -3,6 +3,7 @@
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
 import type { RoundtableInfo } from "./bridge";
 import { compactedLine } from "./context";
+import type { ReplyUsage } from "./usage";
 
 // "stopped": the user pressed Stop; a state of the turn, not an error.
 export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable";
@@ -16,6 +17,7 @@ export interface Item {
   transient?: boolean; // a status line the next reply or error replaces
   tool?: ToolCard;
   rt?: RoundTable;
+  usage?: ReplyUsage; // what the model server counted for the turn (usage.ts)
 }
 
 /** A round table's live progress and, once it ends, its result. */
@@ -358,6 +360,7 @@ export class Transcript {
         else eff.changed.push(it.key);
         it.text = finalPart(d.text ?? it.text, shown, it.text);
         it.final = true;
+        if (d.usage) it.usage = d.usage;
         this.running = false;
         if (it.text) eff.finished = { text: it.text };
         break;

@@ -8,6 +8,7 @@ import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply
 import { roundTableCard } from "../roundtable";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
+import { usageLine } from "../usage";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -227,6 +228,10 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   }
   if (it.kind === "assistant") add("regenerate", "Regenerate", "Ask the same question again; the new answer comes below", () => void actions.askAgain(it.key));
   if (it.kind === "error") add("retry", "Retry", "Send the last message again", () => void actions.askAgain(it.key));
+  if (it.kind === "assistant" && it.usage) {
+    const u = usageLine(it.usage);
+    bar.append(h("span", { class: "msg-usage", title: u.title }, u.text));
+  }
   if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
   return bar;
 }
