@@ -54,8 +54,9 @@ type CreateSessionResponse struct {
 
 // MessagePart is one part of a message.
 type MessagePart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string    `json:"type"`
+	Text     string    `json:"text"`
+	ImageURL *ImageURL `json:"image_url,omitempty"` // type image_url (attach.go)
 }
 
 // Message is a list of parts.

@@ -9,6 +9,7 @@ import { roundTableCard } from "../roundtable";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
+import { mountAttachments, withTextFiles } from "../attach";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -161,13 +162,18 @@ export function mountConversation(actions: Actions): ConversationView {
     }
   });
 
+  const attached = mountAttachments(document.getElementById("composer")!, (text) => store.publish("notice", { text, good: false })); // attach.ts
   const send = () => {
     const text = input.value;
-    if (!text.trim()) return;
+    const files = attached.take();
+    if (!text.trim() && !files.length) return;
     input.value = "";
     follow = true; // what the user sends is always brought into view
-    void actions.send(text).then((sent) => {
-      if (!sent && !input.value) input.value = text; // no session could be started: keep the words
+    const images = files.filter((f) => f.kind === "image").map((f) => f.content);
+    void actions.send(withTextFiles(text, files), images).then((sent) => {
+      if (sent) return;
+      if (!input.value) input.value = text; // no session could be started: keep the words
+      attached.restore(files);
     });
   };
   input.addEventListener("keydown", (e) => {
