@@ -17,20 +17,8 @@ import (
 // another server without a key drops it (the key was for the old one).
 func TestSetProviderModelKeepsKey(t *testing.T) {
 	e := newEnv(t)
-	path := filepath.Join(e.dir, "config.json")
 	base := e.upSrv.URL + "/v1"
-	write := fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","apiKeyRef":"openai-compatible"}}}`, base)
-	if err := os.WriteFile(path, []byte(write), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.stop()
-	e.start(func(e *env, o *service.Options) {
-		c, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Config, o.ConfigPath = c, path
-	})
+	path := e.withConfigFile(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","apiKeyRef":"openai-compatible"}}}`, base))
 	put := func(baseURL, model string) config.Provider {
 		body := fmt.Sprintf(`{"provider":"openai-compatible","baseUrl":%q,"model":%q}`, baseURL, model)
 		if code, eb := doJSON(t, e, http.MethodPut, "/v1/providers", body, nil); code != http.StatusOK {
@@ -48,4 +36,23 @@ func TestSetProviderModelKeepsKey(t *testing.T) {
 	if p := put("http://127.0.0.1:9/v1", "other-model"); p.APIKeyRef != "" {
 		t.Fatalf("another server: %+v", p)
 	}
+}
+
+// withConfigFile restarts e's service on a config file holding text (so
+// PUT /v1/providers rewrites it) and returns the file's path.
+func (e *env) withConfigFile(text string) string {
+	e.t.Helper()
+	path := filepath.Join(e.dir, "config.json")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	e.stop()
+	e.start(func(e *env, o *service.Options) {
+		c, err := config.Load(path)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		o.Config, o.ConfigPath = c, path
+	})
+	return path
 }
