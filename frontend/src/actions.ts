@@ -277,7 +277,7 @@ export class Actions {
     const id = st.sessionId;
     const t = st.transcript(id);
     const first = !t.items.some((it) => it.kind === "user");
-    this.apply(id, t.localUser(text));
+    this.apply(id, t.localUser(text, images.length));
     const s = st.current();
     if (s) {
       s.lastSnippet = text.slice(0, 80);

@@ -18,6 +18,7 @@ export interface Item {
   tool?: ToolCard;
   rt?: RoundTable;
   usage?: ReplyUsage; // what the model server counted for the turn (usage.ts)
+  images?: number; // images attached to a user message (attach.ts)
 }
 
 /** A round table's live progress and, once it ends, its result. */
@@ -152,9 +153,9 @@ export class Transcript {
   }
 
   /** The user's own message, shown before the service echoes it. */
-  localUser(text: string): Effect {
+  localUser(text: string, images = 0): Effect {
     const eff: Effect = { changed: [], removed: [] };
-    this.add({ key: this.newKey("local"), kind: "user", text, transient: false }, eff).final = false;
+    this.add({ key: this.newKey("local"), kind: "user", text, transient: false, images: images || undefined }, eff).final = false;
     this.running = true;
     return eff;
   }
@@ -246,7 +247,7 @@ export class Transcript {
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
         case "user":
-          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId }, eff);
+          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId, images: Array.isArray(m.meta?.images) ? m.meta.images.length : undefined }, eff);
           break;
         case "assistant": {
           const run = runs.get(runIdOf(m));

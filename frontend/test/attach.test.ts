@@ -84,7 +84,15 @@ describe("the composer", () => {
     expect(text).toBe("look at these\n\nAttached file notes.txt:\n```\nhello\n```");
     expect(images).toEqual(["data:image/png;base64,iVBORw0KGgo="]);
     expect($("#attachments").hidden).toBe(true);
-    expect(fb.calls.some((c) => c.method === "Send")).toBe(false);
+    expect(fb.calls.some((c) => c.method === "Send")).toBe(false);    expect($("#messages .msg.user .msg-images").textContent).toBe("🖼 1 image attached");
+  });
+
+  it("says a stored message had images when the conversation is opened again", async () => {
+    fb.messages.set("s9", [{ id: 1, role: "user", text: "what is it?", turnId: "t1", meta: { images: ["data:image/png;base64,iVBORw0KGgo=", "data:image/png;base64,iVBORw0KGgo="] } }, { id: 2, role: "assistant", text: "dots", turnId: "t1" }]);
+    fb.sessions.push({ sessionId: "s9", agentId: "general" });
+    await actions.openSession("s9");
+    await settle();
+    expect($("#messages .msg.user .msg-images").textContent).toBe("🖼 2 images attached");
   });
 
   it("refuses a file over the limit with a notice, keeps the others, and sends text alone through Send", async () => {

@@ -271,6 +271,7 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
   switch (it.kind) {
     case "user":
       body(el).textContent = it.text;
+      if (it.images) body(el).append(h("div", { class: "msg-images" }, `🖼 ${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
       withActions(el, it, actions);
       break;
     case "assistant": {
