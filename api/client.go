@@ -139,7 +139,12 @@ func (c *Client) Chat(ctx context.Context, sessionID, text string) (ChatResponse
 // ChatStream sends a message with stream=true and calls fn for each event of
 // the turn until the stream ends or fn returns an error.
 func (c *Client) ChatStream(ctx context.Context, sessionID, text string, fn func(StreamEvent) error) error {
-	r := ChatRequest{GeneralSessionID: sessionID, Mode: "general", Stream: true, Message: Message{Parts: []MessagePart{{Type: "text", Text: text}}}}
+	return c.ChatStreamMessage(ctx, sessionID, Message{Parts: []MessagePart{{Type: "text", Text: text}}}, fn)
+}
+
+// ChatStreamMessage is ChatStream with a message of several parts (attachments).
+func (c *Client) ChatStreamMessage(ctx context.Context, sessionID string, m Message, fn func(StreamEvent) error) error {
+	r := ChatRequest{GeneralSessionID: sessionID, Mode: "general", Stream: true, Message: m}
 	req, err := c.newRequest(ctx, http.MethodPost, "/v1/chat", r)
 	if err != nil {
 		return err

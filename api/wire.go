@@ -54,8 +54,9 @@ type CreateSessionResponse struct {
 
 // MessagePart is one part of a message.
 type MessagePart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string    `json:"type"`
+	Text     string    `json:"text"`
+	ImageURL *ImageURL `json:"image_url,omitempty"` // type image_url (attach.go)
 }
 
 // Message is a list of parts.
@@ -156,6 +157,9 @@ type TextEvent struct {
 	// a reply: an external agent's forward ends its turn with "Sent to
 	// external agent", and the agent's replies come later.
 	Kind string `json:"kind,omitempty"`
+	// Usage is on a chat runtime's assistant.final when the model server
+	// reported its token counts (usage.go).
+	Usage *ReplyUsage `json:"usage,omitempty"`
 }
 
 // ErrorEvent is the data of an error event.

@@ -398,13 +398,18 @@ func (a *App) Send(sessionID, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return errors.New("the message is empty")
 	}
+	return a.sendMessage(sessionID, api.Message{Parts: []api.MessagePart{{Type: api.PartText, Text: text}}})
+}
+
+// sendMessage posts a message of one or more parts (attach.go) and follows the session.
+func (a *App) sendMessage(sessionID string, m api.Message) error {
 	a.follow(sessionID, "")
 	a.calls.Add(1)
 	go func() {
 		defer a.calls.Done()
 		// The POST's own stream duplicates the session stream; it is read
 		// only so the request lives as long as the turn, and ignored.
-		err := a.c.ChatStream(a.ctx, sessionID, text, func(api.StreamEvent) error { return nil })
+		err := a.c.ChatStreamMessage(a.ctx, sessionID, m, func(api.StreamEvent) error { return nil })
 		var se *api.StatusError
 		if errors.As(err, &se) {
 			a.emit("send:error", SendError{SessionID: sessionID, Code: se.Err.Code, Message: friendly(err).Error()})

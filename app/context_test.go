@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"jarvis/api"
 	"jarvis/app"
 	"jarvis/internal/testpeer"
-	"jarvis/service"
-	"jarvis/service/config"
 )
 
 type noSecrets struct{}
@@ -23,20 +20,7 @@ func (noSecrets) Get(string) (string, error) { return "", errors.New("none") }
 // scripted upstream: the context use is reported, and compacting reports
 // what it summarized.
 func TestSessionContextAndCompact(t *testing.T) {
-	up := httptest.NewServer(testpeer.NewOpenAI())
-	defer up.Close()
-	cfg, err := config.Parse("c.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","contextWindow":32768}}}`, up.URL+"/v1")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: "tok-0123456789abcdef", Secrets: noSecrets{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	srv := httptest.NewServer(svc.Handler())
-	defer srv.Close()
-	c := api.NewClient(srv.URL, "tok-0123456789abcdef", nil)
+	c := realService(t, testpeer.NewOpenAI(), `"contextWindow":32768`)
 	a, err := app.New(app.Options{Client: c, Emit: func(string, any) {}, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // handleChat is POST /v1/chat.
 func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	var req api.ChatRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, maxChatBody)); err != nil { // attachments: attach.go
 		return err
 	}
 	if req.GeneralSessionID == "" {
@@ -26,13 +26,11 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Message.Parts) == 0 {
 		return httpapi.Missing("message.parts")
 	}
-	for i, p := range req.Message.Parts {
-		if p.Type != "text" {
-			return httpapi.Errorf(http.StatusBadRequest, "unsupported_part", "message.parts[%d]: type %q is not supported (only \"text\")", i, p.Type).With("field", "message.parts")
-		}
+	text, images, err := messageParts(req.Message.Parts)
+	if err != nil {
+		return err
 	}
-	text := req.Message.Text()
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" && len(images) == 0 {
 		return httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text").With("field", "message.parts")
 	}
 	key, err := idempotencyKey(r)
@@ -57,7 +55,7 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		}
 		slot = sl
 	}
-	t, run, err := s.prepareTurn(r.Context(), sess, text, nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, imagesMeta(images), nil)
 	if slot != nil {
 		slot.settle(t, err)
 	}

@@ -153,7 +153,7 @@ func estimateText(s string) int {
 // estimateMessage counts a message with the few tokens of framing chat
 // templates add to each.
 func estimateMessage(m llm.Message) int {
-	n := 6 + estimateText(m.Content) + estimateText(m.ToolCallID)
+	n := 6 + estimateText(m.Content) + estimateText(m.ToolCallID) + imageTokens*len(m.Images)
 	for _, tc := range m.ToolCalls {
 		n += 6 + estimateText(tc.Name) + estimateText(tc.Arguments) + estimateText(tc.ID)
 	}
@@ -204,7 +204,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) {
 		switch m.Role {
 		case "user":
 			closeOpen()
-			c.add(llm.Message{Role: "user", Content: m.Content}, m.ID)
+			c.add(llm.Message{Role: "user", Content: m.Content, Images: imagesOf(m.Meta)}, m.ID)
 		case "assistant":
 			closeOpen()
 			var calls []llm.ToolCall
@@ -225,7 +225,7 @@ func (s *Service) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) {
 	}
 	closeOpen()
 	c.cur = len(c.entries)
-	c.add(llm.Message{Role: "user", Content: t.User.Content}, 0)
+	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: imagesOf(t.User.Meta)}, 0)
 	return c, nil
 }
 

@@ -597,19 +597,7 @@ func TestClearForgetsSummaries(t *testing.T) {
 // it keeps the model, and drops it with another model.
 func TestSetProviderKeepsContextWindow(t *testing.T) {
 	e := newEnv(t)
-	path := filepath.Join(e.dir, "config.json")
-	write := fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","contextWindow":16384}}}`, e.upSrv.URL+"/v1")
-	if err := os.WriteFile(path, []byte(write), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.stop()
-	e.start(func(e *env, o *service.Options) {
-		c, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Config, o.ConfigPath = c, path
-	})
+	path := e.withConfigFile(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","contextWindow":16384}}}`, e.upSrv.URL+"/v1"))
 	put := func(model string) int {
 		body := fmt.Sprintf(`{"provider":"openai-compatible","baseUrl":%q,"model":%q}`, e.upSrv.URL+"/v1", model)
 		if code, eb := doJSON(t, e, http.MethodPut, "/v1/providers", body, nil); code != http.StatusOK {

@@ -219,10 +219,15 @@ func (s *Service) saveProvider(name string, p config.Provider) error {
 }
 
 // keepWindow keeps the contextWindow of a provider entry that the setup
-// panel rewrites for the same model (it knows nothing of windows).
+// panel rewrites for the same model (it knows nothing of windows), and the
+// key of the same server when none is given (the header's model switch
+// saves only another model).
 func keepWindow(old, p config.Provider) config.Provider {
 	if p.ContextWindow == 0 && old.Model == p.Model {
 		p.ContextWindow = old.ContextWindow
+	}
+	if p.APIKeyRef == "" && old.BaseURL == p.BaseURL {
+		p.APIKeyRef = old.APIKeyRef
 	}
 	return p
 }

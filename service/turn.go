@@ -41,7 +41,7 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
 func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error) {
-	t, run, err := s.prepareTurn(ctx, sess, text, chain)
+	t, run, err := s.prepareTurn(ctx, sess, text, "", chain)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -61,7 +61,7 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 // and calls its model meanwhile, and its first event or write waits for it
 // (t.stored). The turn outlives the request that started it: it runs on its
 // own context, which only POST /v1/chat/cancel and a shutdown cancel.
-func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, func(), error) {
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, meta string, chain []string) (*turn.Turn, func(), error) {
 	select {
 	case <-s.closing:
 		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
@@ -69,7 +69,7 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text stri
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
 	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,
-		User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
+		User: store.Message{SessionID: sess.ID, Role: "user", Content: text, Meta: meta}}
 	s.mu.Lock()
 	if s.turns[sess.ID] != nil {
 		s.mu.Unlock()
@@ -250,6 +250,10 @@ func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 		typ, data = api.EventError, *out.Fail
 	} else {
 		t.Final = out.Final
+		if u := t.Usage; u.PromptTokens > 0 {
+			data = api.TextEvent{Text: out.Final, TurnID: t.ID, Kind: out.Kind, Usage: &api.ReplyUsage{PromptTokens: u.PromptTokens,
+				CompletionTokens: u.CompletionTokens, Requests: u.Requests, ContextTokens: u.ContextTokens, ContextWindow: t.Window}}
+		}
 	}
 	var lead []events.Draft
 	if out.Tail != "" {
@@ -393,11 +397,15 @@ func (s *Service) runChat(ctx context.Context, t *turn.Turn, sess store.Session,
 			if errors.As(err, &le) && le.Code == llm.CodeContextOverflow {
 				return overflowFailure(b, " even after compacting it (the server said: "+le.Message+")")
 			}
+			if le != nil && le.Code == llm.CodeBadRequest && conv.hasImages() {
+				return imagesRefused(model, le) // attach.go
+			}
 			return turn.Outcome{Fail: llmErrorEvent(err)}
 		}
 		t.Usage.Requests++
 		t.Usage.PromptTokens += reply.Usage.PromptTokens
 		t.Usage.CompletionTokens += reply.Usage.CompletionTokens
+		t.Window = b.window
 		if reply.Usage.PromptTokens > 0 {
 			used = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 			t.Usage.ContextTokens, t.Usage.SummaryID = used, 0

@@ -270,14 +270,14 @@ export class Actions {
   }
 
   /** Sends text to the open session, starting one with the selected agent if none is open; false: nothing was sent. */
-  async send(text: string): Promise<boolean> {
-    if (!text.trim()) return false;
+  async send(text: string, images: string[] = []): Promise<boolean> {
+    if (!text.trim() && !images.length) return false;
     const st = this.store;
     if (!st.sessionId && !(await this.newSession())) return false;
     const id = st.sessionId;
     const t = st.transcript(id);
     const first = !t.items.some((it) => it.kind === "user");
-    this.apply(id, t.localUser(text));
+    this.apply(id, t.localUser(text, images.length));
     const s = st.current();
     if (s) {
       s.lastSnippet = text.slice(0, 80);
@@ -285,7 +285,8 @@ export class Actions {
       if (!s.name && first && titleFrom(text)) void this.renameSession(id, titleFrom(text));
     }
     try {
-      await this.api().Send(id, text);
+      if (images.length) await this.api().SendWithImages(id, text, images); // attach.ts
+      else await this.api().Send(id, text);
     } catch (ex) {
       this.apply(id, t.apply({ id: "", type: "error", data: { code: "send_failed", message: errText(ex) } }));
     }

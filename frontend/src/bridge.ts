@@ -157,6 +157,7 @@ export interface AppAPI {
   ClearSession(sessionId: string): Promise<void>;
   DeleteSession(sessionId: string): Promise<void>;
   Send(sessionId: string, text: string): Promise<void>;
+  SendWithImages(sessionId: string, text: string, images: string[]): Promise<void>;
   Cancel(sessionId: string): Promise<boolean>;
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
   /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */

@@ -8,6 +8,7 @@ import { Actions } from "./actions";
 import { api, on } from "./bridge";
 import { wireAbout } from "./about";
 import { mountMCP } from "./mcp";
+import { mountReplyNotice } from "./notify";
 import { loadMarkdown } from "./reply";
 import { Store } from "./store";
 import { mountUndo, type UndoAPI } from "./undo";
@@ -16,6 +17,7 @@ import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
+import { mountModel } from "./views/model";
 import { mountNotice } from "./views/notice";
 import { mountPermissions } from "./views/permissions";
 import { mountPrompt } from "./views/prompt";
@@ -28,6 +30,7 @@ async function start(): Promise<void> {
   const flash = mountNotice(store);
   mountSidebar(actions);
   mountHeader(actions, flash);
+  mountModel(actions, flash); // the model switch (views/model.ts)
   const conversation = mountConversation(actions);
   mountPrompt(actions);
   mountSetup(actions, flash);
@@ -37,6 +40,7 @@ async function start(): Promise<void> {
   mountKeys(actions);
   wireAbout(flash);
   mountMCP(flash); // the MCP panel (mcp.ts)
+  mountReplyNotice(store); // a long reply finished in the background (notify.ts)
   // "N files changed" under the turns that changed files, with undo (undo.ts).
   mountUndo({ box: document.getElementById("messages")!, settings: document.getElementById("about")!, sessionId: () => store.sessionId, api: () => api() as unknown as UndoAPI });
 

@@ -3,6 +3,7 @@
 // Pure logic (no DOM) so it is unit-tested; the view renders items by id.
 import type { RoundtableInfo } from "./bridge";
 import { compactedLine } from "./context";
+import type { ReplyUsage } from "./usage";
 
 // "stopped": the user pressed Stop; a state of the turn, not an error.
 export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable" | "plan";
@@ -17,6 +18,8 @@ export interface Item {
   tool?: ToolCard;
   rt?: RoundTable;
   plan?: PlanStep[]; // a coding agent's plan: the latest of its turn
+  usage?: ReplyUsage; // what the model server counted for the turn (usage.ts)
+  images?: number; // images attached to a user message (attach.ts)
 }
 
 /** One step of a coding agent's plan (a status of kind "plan"). */
@@ -170,9 +173,9 @@ export class Transcript {
   }
 
   /** The user's own message, shown before the service echoes it. */
-  localUser(text: string): Effect {
+  localUser(text: string, images = 0): Effect {
     const eff: Effect = { changed: [], removed: [] };
-    this.add({ key: this.newKey("local"), kind: "user", text, transient: false }, eff).final = false;
+    this.add({ key: this.newKey("local"), kind: "user", text, transient: false, images: images || undefined }, eff).final = false;
     this.running = true;
     return eff;
   }
@@ -264,7 +267,7 @@ export class Transcript {
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
         case "user":
-          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId }, eff);
+          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId, images: Array.isArray(m.meta?.images) ? m.meta.images.length : undefined }, eff);
           break;
         case "assistant": {
           const run = runs.get(runIdOf(m));
@@ -379,6 +382,7 @@ export class Transcript {
         else eff.changed.push(it.key);
         it.text = finalPart(d.text ?? it.text, shown, it.text);
         it.final = true;
+        if (d.usage) it.usage = d.usage;
         this.running = false;
         if (it.text) eff.finished = { text: it.text };
         break;

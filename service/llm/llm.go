@@ -42,6 +42,8 @@ type Message struct {
 	Content    string
 	ToolCalls  []ToolCall
 	ToolCallID string
+	// Images are data URLs sent as image content parts (a user's attachments).
+	Images []string
 }
 
 // Request is one model step.
@@ -134,6 +136,15 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 // openaiMessage is m in go-openai's terms.
 func openaiMessage(m Message) openai.ChatCompletionMessage {
 	om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	if len(m.Images) > 0 {
+		om.Content = ""
+		if m.Content != "" {
+			om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+		}
+		for _, u := range m.Images {
+			om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: u}})
+		}
+	}
 	for _, tc := range m.ToolCalls {
 		om.ToolCalls = append(om.ToolCalls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction,
 			Function: openai.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})

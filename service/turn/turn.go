@@ -49,6 +49,8 @@ type Turn struct {
 	// usage is what the model server reported for the turn's requests
 	// (chat runtime), stored with its end.
 	Usage store.Usage
+	// Window is the context window the chat runtime planned the turn for.
+	Window int
 
 	// Set before done is closed.
 	Final string

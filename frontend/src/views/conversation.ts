@@ -9,6 +9,8 @@ import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
+import { usageLine } from "../usage";
+import { mountAttachments, withTextFiles } from "../attach";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -161,13 +163,18 @@ export function mountConversation(actions: Actions): ConversationView {
     }
   });
 
+  const attached = mountAttachments(document.getElementById("composer")!, (text) => store.publish("notice", { text, good: false })); // attach.ts
   const send = () => {
     const text = input.value;
-    if (!text.trim()) return;
+    const files = attached.take();
+    if (!text.trim() && !files.length) return;
     input.value = "";
     follow = true; // what the user sends is always brought into view
-    void actions.send(text).then((sent) => {
-      if (!sent && !input.value) input.value = text; // no session could be started: keep the words
+    const images = files.filter((f) => f.kind === "image").map((f) => f.content);
+    void actions.send(withTextFiles(text, files), images).then((sent) => {
+      if (sent) return;
+      if (!input.value) input.value = text; // no session could be started: keep the words
+      attached.restore(files);
     });
   };
   input.addEventListener("keydown", (e) => {
@@ -228,6 +235,10 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   }
   if (it.kind === "assistant") add("regenerate", "Regenerate", "Ask the same question again; the new answer comes below", () => void actions.askAgain(it.key));
   if (it.kind === "error") add("retry", "Retry", "Send the last message again", () => void actions.askAgain(it.key));
+  if (it.kind === "assistant" && it.usage) {
+    const u = usageLine(it.usage);
+    bar.append(h("span", { class: "msg-usage", title: u.title }, u.text));
+  }
   if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
   return bar;
 }
@@ -261,6 +272,7 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
   switch (it.kind) {
     case "user":
       body(el).textContent = it.text;
+      if (it.images) body(el).append(h("div", { class: "msg-images" }, `🖼 ${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
       withActions(el, it, actions);
       break;
     case "assistant": {
