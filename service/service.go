@@ -37,6 +37,7 @@ import (
 	"jarvis/service/llm"
 	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
+	"jarvis/service/roundtablert"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -120,7 +121,7 @@ type Service struct {
 	serverTools map[string]serverTool // tools the service runs itself
 	catalog     *catalog.Catalog      // tools the desktop announces (toolcatalog.go)
 	ext         *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
-	rt          rtState               // round tables (roundtable_*.go)
+	rtr         *roundtablert.Runtime // round tables (service/roundtablert)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
 	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
 	base        callback.Base         // the service's own URL, for callback URLs
@@ -224,9 +225,8 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.dataDir = opts.DataDir
 	s.skills.dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
-	s.initRoundtable(ctx)
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
-	s.registerRuntimes()
+	s.registerRuntimes(ctx)
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()
@@ -280,6 +280,7 @@ func (s *Service) Close() error {
 		t.Cancel(errShutdown)
 	}
 	s.mu.Unlock()
+	s.rtr.Close() // round tables started by the API are stored as interrupted
 	s.wg.Wait()
 	s.closeACP()
 	s.ext.FlushRejects(true)
@@ -287,7 +288,7 @@ func (s *Service) Close() error {
 	return errors.Join(s.mem.Close(), s.st.Close())
 }
 
-var errShutdown = errors.New("service shutting down")
+var errShutdown = turn.ErrShutdown
 
 // recoverInterrupted tells the streams of turns a dead process left running
 // that they were interrupted.
