@@ -207,7 +207,7 @@ func (rt *Runtime) runRT(ctx context.Context, run rtRun) (roundtable.Result, str
 		}
 	}
 	res.Warnings = append(slices.Clone(p.warnings), res.Warnings...)
-	// An agent's answer or error may echo its key (redact.go).
+	// An agent's answer or error may echo its key (package redact).
 	res = redact.JSON(rt.red, res)
 	md := roundtable.RenderMarkdown(res)
 	rt.noteRTHealth(res, p)
