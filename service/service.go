@@ -35,6 +35,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
 	"jarvis/service/roundtablert"
@@ -138,10 +139,10 @@ type Service struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (docs/protocols/agents.md): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
+	// Agents (docs/protocols/agents.md): prompt.go (package prompt), delegate.go; CLI agents: package clirt.
 	dataDir     string
-	skills      skillCache // <data-dir>/skills/*/SKILL.md
-	agentSessMu sync.Mutex // serializes default routing's find-or-create
+	skills      prompt.SkillCache // <data-dir>/skills/*/SKILL.md
+	agentSessMu sync.Mutex        // serializes default routing's find-or-create
 	// memoryPrompt, when set by the memory integration, returns the memory
 	// section of chat system prompts (after skills, before agents), of at
 	// most maxBytes of notes.
@@ -223,7 +224,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
 	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
-	s.skills.dir = filepath.Join(opts.DataDir, "skills")
+	s.skills.Dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	s.registerRuntimes(ctx)
