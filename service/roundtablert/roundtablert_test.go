@@ -3,7 +3,6 @@ package roundtablert_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"jarvis/internal/testwait"
 	"jarvis/service/config"
 	"jarvis/service/events"
+	"jarvis/service/roundtable/roundtabletest"
 	"jarvis/service/roundtablert"
 	"jarvis/service/store"
 	"jarvis/service/turn"
@@ -46,15 +46,7 @@ func (a *expert) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	switch r.URL.Path {
-	case "/analyze":
-		fmt.Fprintf(w, `{"agent_name":%q,"domain":"security","observations":[{"finding":"%s finds SQL injection in the login query","evidence":"[VERIFIED: auth.py:42] string concatenation","severity":"critical","confidence":0.9}],"recommendations":[{"action":"Use parameterized queries","rationale":"OWASP A03","priority":"critical"}],"confidence":0.8}`, a.name, a.name)
-	case "/challenge":
-		fmt.Fprintf(w, `{"agent_name":%q,"challenges":[],"concessions":[]}`, a.name)
-	case "/vote":
-		fmt.Fprintf(w, `{"agent_name":%q,"approve":true,"conditions":["tests first"]}`, a.name)
-	default:
+	if !roundtabletest.Answer(w, r.URL.Path, a.name) {
 		http.NotFound(w, r)
 	}
 }
