@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 
 	"jarvis/service/config"
+	"jarvis/service/prompt"
 )
 
 // cliInstructionsHash identifies what a CLI agent is told apart from memory
@@ -12,6 +13,6 @@ import (
 // a CLI session resumed after it changes would keep the old instructions
 // (package clirt starts a new one).
 func (s *Service) cliInstructionsHash(c *config.Config, a config.Agent) string {
-	sum := sha256.Sum256([]byte(BuildSystemPrompt(c, a, nil, s.skillsFor(a), "")))
+	sum := sha256.Sum256([]byte(prompt.BuildSystemPrompt(c, a, nil, s.skillsFor(a), "")))
 	return hex.EncodeToString(sum[:8])
 }

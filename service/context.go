@@ -13,6 +13,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -476,7 +477,7 @@ const flushPrompt = `The older part of this conversation (below) is about to be 
 // shown or kept in the conversation; failures only cost the chance.
 func (s *Service) flushMemory(ctx context.Context, agent config.Agent, provider llm.Provider, model string, b budget, sum *store.Summary, old []ctxEntry) {
 	st, ok := s.serverTools["memory_write"]
-	if !ok || !toolInScope(agent, "memory_write", st.capabilities) {
+	if !ok || !prompt.ToolInScope(agent, "memory_write", st.capabilities) {
 		return
 	}
 	_, part := renderChunk(old, b.summaryInput)

@@ -30,6 +30,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 	"jarvis/tools"
@@ -68,7 +69,7 @@ func (s *Service) delegationTarget(c *config.Config, caller config.Agent, raw js
 		return "", false
 	}
 	target, ok := c.Agent(strings.TrimSpace(args.AgentID))
-	if !ok || !target.Visible() || !agentAllowed(caller, target.AgentID) {
+	if !ok || !target.Visible() || !prompt.AgentAllowed(caller, target.AgentID) {
 		return "", false
 	}
 	rt, ok := s.runtimes.For(c, target)
@@ -110,9 +111,9 @@ func (s *Service) agentsMessage(ctx context.Context, t *turn.Turn, caller config
 	}
 	c := s.cfg()
 	target, ok := c.Agent(args.AgentID)
-	if !ok || !target.Visible() || !agentAllowed(caller, target.AgentID) {
+	if !ok || !target.Visible() || !prompt.AgentAllowed(caller, target.AgentID) {
 		var ids []string
-		for _, a := range reachableAgents(c, caller) {
+		for _, a := range prompt.ReachableAgents(c, caller) {
 			ids = append(ids, a.AgentID)
 		}
 		avail := "none"

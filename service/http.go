@@ -35,17 +35,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/memory/write", adapt(s.handleMemoryWrite))
 	mux.Handle("GET /v1/memory/search", adapt(s.handleMemorySearch))
 	mux.Handle("GET /v1/memory/get", adapt(s.handleMemoryGet))
-	// Round tables (docs/protocols/roundtable-agents.md): agent registration, runs (roundtable_agents.go, roundtable_api.go).
-	mux.Handle("POST /api/v1/agents", adapt(s.handleRTAgentCreate))
-	mux.Handle("GET /api/v1/agents", adapt(s.handleRTAgentList))
-	mux.Handle("GET /api/v1/agents/{name}", adapt(s.handleRTAgentGet))
-	mux.Handle("PUT /api/v1/agents/{name}", adapt(s.handleRTAgentPut))
-	mux.Handle("PATCH /api/v1/agents/{name}", adapt(s.handleRTAgentPatch))
-	mux.Handle("DELETE /api/v1/agents/{name}", adapt(s.handleRTAgentDelete))
-	mux.Handle("POST /v1/roundtables", adapt(s.handleRTStart))
-	mux.Handle("GET /v1/roundtables", adapt(s.handleRTList))
-	mux.Handle("GET /v1/roundtables/{id}", adapt(s.handleRTGet))
-	mux.Handle("POST /v1/roundtables/{id}/cancel", adapt(s.handleRTCancel))
+	// Round tables (docs/protocols/roundtable-agents.md) add their routes, as other runtimes do: service/roundtablert.
 	for _, rt := range s.runtimes.All() { // the runtimes' own routes
 		if ra, ok := rt.(turn.RouteAdder); ok {
 			for _, r := range ra.Routes() {

@@ -14,6 +14,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/turn"
 )
 
@@ -60,7 +61,7 @@ func (s *Service) handleMemoryWrite(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return replacesError(err)
 	}
-	path, err := s.mem.WriteReplacing(r.Context(), req.Target, markEntry(req.Content, writer, s.now(), "unknown"), replaces)
+	path, err := s.mem.WriteReplacing(r.Context(), req.Target, prompt.MarkEntry(req.Content, writer, s.now(), "unknown"), replaces)
 	if err != nil {
 		if errors.Is(err, memory.ErrInvalidRange) || errors.Is(err, memory.ErrInvalidPath) {
 			return replacesError(err)
@@ -213,7 +214,7 @@ func (s *Service) registerMemoryTools() {
 			if err != nil {
 				return "", err
 			}
-			p, err := s.mem.WriteReplacing(ctx, a.Target, markEntry(a.Content, agent.AgentID, s.now(), turnHadExternal(t)), replaces)
+			p, err := s.mem.WriteReplacing(ctx, a.Target, prompt.MarkEntry(a.Content, agent.AgentID, s.now(), prompt.TurnHadExternal(t)), replaces)
 			if err != nil {
 				return "", err
 			}
@@ -305,7 +306,7 @@ func (s *Service) memorySectionText(maxBytes int) string {
 	}
 	section := ""
 	if text != "" {
-		section = quoteMemory(text) // memory_prompt.go
+		section = prompt.QuoteMemory(text)
 	}
 	if p := s.det.Scan(text).Patterns(); len(p) > 0 {
 		s.log.Warn("memory notes contain text that looks like a prompt injection", "patterns", strings.Join(p, ","))

@@ -231,3 +231,42 @@ func keepWindow(old, p config.Provider) config.Provider {
 	}
 	return p
 }
+
+// secretWriter is what storing a key needs beyond Secrets.Get; the keyring
+// store (secrets.Store) has it, a read-only Secrets does not.
+type secretWriter interface {
+	Set(ref, value string) error
+	Delete(ref string) error
+}
+
+// secretPutter is a secretWriter that says where a value went (secrets.InKeyring
+// or secrets.InFile, the less protected fallback file).
+type secretPutter interface {
+	Put(ref, value string) (where string, err error)
+}
+
+// secretLocator is a Secrets that says where a value was found.
+type secretLocator interface {
+	Lookup(ref string) (value, where string, err error)
+}
+
+// putSecret stores value under ref and says where it went ("" when the
+// store does not say).
+func (s *Service) putSecret(ref, value string) (string, error) {
+	if p, ok := s.rawSecrets.(secretPutter); ok {
+		s.red.Add(value)
+		return p.Put(ref, value)
+	}
+	if w, ok := s.secrets.(secretWriter); ok {
+		return "", w.Set(ref, value)
+	}
+	return "", errors.New("this service has no writable secret store")
+}
+
+// deleteSecret removes ref from the secret store, when the store can.
+func (s *Service) deleteSecret(ref string) error {
+	if w, ok := s.secrets.(secretWriter); ok {
+		return w.Delete(ref)
+	}
+	return nil
+}

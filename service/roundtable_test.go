@@ -25,6 +25,7 @@ import (
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/roundtable"
+	"jarvis/service/roundtable/roundtabletest"
 
 	"jarvis/internal/testwait"
 )
@@ -83,15 +84,7 @@ func (a *rtAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"agent_name": "`+a.name+`", "observations": [`)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	switch r.URL.Path {
-	case "/analyze":
-		fmt.Fprintf(w, `{"agent_name":%q,"domain":"security","observations":[{"finding":"%s finds SQL injection in the login query","evidence":"[VERIFIED: auth.py:42] string concatenation","severity":"critical","confidence":0.9}],"recommendations":[{"action":"Use parameterized queries","rationale":"OWASP A03","priority":"critical"}],"confidence":0.8}`, a.name, a.name)
-	case "/challenge":
-		fmt.Fprintf(w, `{"agent_name":%q,"challenges":[],"concessions":[]}`, a.name)
-	case "/vote":
-		fmt.Fprintf(w, `{"agent_name":%q,"approve":true,"conditions":["tests first"]}`, a.name)
-	default:
+	if !roundtabletest.Answer(w, r.URL.Path, a.name) {
 		http.NotFound(w, r)
 	}
 }

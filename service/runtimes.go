@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -10,16 +11,18 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/externalrt"
 	"jarvis/service/llm"
+	"jarvis/service/roundtablert"
 	"jarvis/service/store"
 	"jarvis/service/turn"
+	"jarvis/tools"
 )
 
 // registerRuntimes fills the registry: the one place that maps an agent
 // type to the runtime that runs it. Runtimes in their own package receive
 // the environment (turn.Env), never the service; those still written as
-// methods of the service (chat, round table) are adapted
+// methods of the service (chat, ACP) are adapted
 // by methodRuntime until they move out.
-func (s *Service) registerRuntimes() {
+func (s *Service) registerRuntimes(ctx context.Context) {
 	env := s.runtimeEnv()
 	describeChat := func(a config.Agent, info *api.AgentInfo) {
 		ch := s.cfg().ResolvedChat(a)
@@ -31,10 +34,10 @@ func (s *Service) registerRuntimes() {
 		outbound: func(_ *config.Config, a config.Agent) string {
 			return fmt.Sprintf("ACP agent %q (a program on this computer that runs its own tools)", a.AgentID)
 		}})
-	s.runtimes.Register(config.TypeRoundtable, methodRuntime{run: afterStart(s.runRoundtable), status: s.rtAgentStatus, // roundtable_api.go
-		outbound: func(_ *config.Config, a config.Agent) string {
-			return fmt.Sprintf("round-table agent %q (its registered expert agents)", a.AgentID)
-		}})
+	s.rtr = roundtablert.New(ctx, env, roundtablert.Options{Red: s.red, PutSecret: s.putSecret, DeleteSecret: s.deleteSecret, ProviderFor: s.providerFor,
+		DefaultAgent: func() string { a, _ := s.agentForNewSession(""); return a.AgentID }})
+	s.runtimes.Register(config.TypeRoundtable, s.rtr)
+	s.registerRoundtableTool()
 	s.ext = externalrt.New(env, &s.base, s.red)
 	s.runtimes.Register(config.TypeExternal, s.ext)
 }
@@ -130,4 +133,22 @@ func (s *Service) chatStatus(a config.Agent) api.AgentStatus {
 		return api.AgentStatus{State: "unknown"}
 	}
 	return api.AgentStatus{State: "ok"}
+}
+
+// registerRoundtableTool offers chat agents the round_table tool, run by
+// the round-table runtime.
+func (s *Service) registerRoundtableTool() {
+	def, _ := tools.Lookup("round_table") // its schema, shared with the desktop's gate
+	s.registerServerTool(serverTool{
+		spec: llm.ToolSpec{Name: def.Name, Description: def.Description, Parameters: def.Parameters},
+		// A round table sends the task to every registered expert agent
+		// (other programs, possibly other machines): always through the gate.
+		outbound: func(*config.Config, config.Agent, json.RawMessage) (string, bool) {
+			return "the round table's registered expert agents (other programs, possibly other machines)", true
+		},
+		capabilities: def.Capabilities,
+		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
+			return s.rtr.RunTool(ctx, t, raw)
+		},
+	})
 }

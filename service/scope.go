@@ -3,70 +3,18 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"path"
 	"sort"
-	"strings"
 
 	"jarvis/service/config"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
-// matchGlob matches a docs/protocols/agents.md glob pattern ("reading_list_*", "lists.*").
-func matchGlob(pattern, name string) bool {
-	ok, err := path.Match(pattern, name)
-	return err == nil && ok
-}
-
-func anyGlob(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if matchGlob(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// toolInScope is docs/protocols/agents.md's getEffectiveTools filter for one tool. It is a
-// security boundary: applied when tools are offered and again when a call is
-// executed, so a model cannot call a tool its agent does not have.
-func toolInScope(a config.Agent, name string, capabilities []string) bool {
-	if a.ToolAllowlist == nil && a.ToolDenylist == nil && a.CapabilityAllowlist == nil && a.CapabilityDenylist == nil {
-		return true
-	}
-	if strings.HasPrefix(name, "system_") {
-		return true
-	}
-	if a.ToolAllowlist != nil && !anyGlob(a.ToolAllowlist, name) {
-		return false
-	}
-	if a.ToolDenylist != nil && anyGlob(a.ToolDenylist, name) {
-		return false
-	}
-	if len(capabilities) == 0 {
-		return true
-	}
-	if a.CapabilityAllowlist != nil {
-		for _, c := range capabilities {
-			if !anyGlob(a.CapabilityAllowlist, c) {
-				return false
-			}
-		}
-	}
-	if a.CapabilityDenylist != nil {
-		for _, c := range capabilities {
-			if anyGlob(a.CapabilityDenylist, c) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func (s *Service) toolAllowed(a config.Agent, name string) bool {
 	def, ok := s.desktopTool(name)
-	return ok && toolInScope(a, name, def.Capabilities)
+	return ok && prompt.ToolInScope(a, name, def.Capabilities)
 }
 
 // serverTool is a tool the service executes itself (memory, delegation, round
@@ -115,7 +63,7 @@ type scopedSpec struct {
 func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
 	var out []llm.ToolSpec
 	for _, t := range s.tools {
-		if toolInScope(a, t.Name, t.capabilities) {
+		if prompt.ToolInScope(a, t.Name, t.capabilities) {
 			out = append(out, t.ToolSpec)
 		}
 	}
@@ -127,7 +75,7 @@ func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
 	sort.Strings(names)
 	for _, n := range names {
 		st := s.serverTools[n]
-		if toolInScope(a, n, st.capabilities) {
+		if prompt.ToolInScope(a, n, st.capabilities) {
 			out = append(out, st.spec)
 		}
 	}

@@ -35,8 +35,10 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/injection"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
+	"jarvis/service/roundtablert"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -120,7 +122,7 @@ type Service struct {
 	serverTools map[string]serverTool // tools the service runs itself
 	catalog     *catalog.Catalog      // tools the desktop announces (toolcatalog.go)
 	ext         *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
-	rt          rtState               // round tables (roundtable_*.go)
+	rtr         *roundtablert.Runtime // round tables (service/roundtablert)
 	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
 	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
 	base        callback.Base         // the service's own URL, for callback URLs
@@ -137,10 +139,10 @@ type Service struct {
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (docs/protocols/agents.md): prompt.go, skills.go, delegate.go; CLI agents: package clirt.
+	// Agents (docs/protocols/agents.md): prompt.go (package prompt), delegate.go; CLI agents: package clirt.
 	dataDir     string
-	skills      skillCache // <data-dir>/skills/*/SKILL.md
-	agentSessMu sync.Mutex // serializes default routing's find-or-create
+	skills      prompt.SkillCache // <data-dir>/skills/*/SKILL.md
+	agentSessMu sync.Mutex        // serializes default routing's find-or-create
 	// memoryPrompt, when set by the memory integration, returns the memory
 	// section of chat system prompts (after skills, before agents), of at
 	// most maxBytes of notes.
@@ -222,11 +224,10 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
 	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
-	s.skills.dir = filepath.Join(opts.DataDir, "skills")
+	s.skills.Dir = filepath.Join(opts.DataDir, "skills")
 	s.registerDelegation()
-	s.initRoundtable(ctx)
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
-	s.registerRuntimes()
+	s.registerRuntimes(ctx)
 	if err := s.recoverInterrupted(ctx); err != nil {
 		s.hub.Close()
 		mem.Close()
@@ -280,6 +281,7 @@ func (s *Service) Close() error {
 		t.Cancel(errShutdown)
 	}
 	s.mu.Unlock()
+	s.rtr.Close() // round tables started by the API are stored as interrupted
 	s.wg.Wait()
 	s.closeACP()
 	s.ext.FlushRejects(true)
@@ -287,7 +289,7 @@ func (s *Service) Close() error {
 	return errors.Join(s.mem.Close(), s.st.Close())
 }
 
-var errShutdown = errors.New("service shutting down")
+var errShutdown = turn.ErrShutdown
 
 // recoverInterrupted tells the streams of turns a dead process left running
 // that they were interrupted.

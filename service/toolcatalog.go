@@ -17,6 +17,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
@@ -58,7 +59,7 @@ func (s *Service) catalogSpecs(a config.Agent) []llm.ToolSpec {
 	}
 	var out []llm.ToolSpec
 	for _, d := range s.catalog.Definitions() {
-		if toolInScope(a, d.Name, d.Capabilities) {
+		if prompt.ToolInScope(a, d.Name, d.Capabilities) {
 			out = append(out, llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)})
 		}
 	}
@@ -91,7 +92,7 @@ func (s *Service) withLoaded(sessionID string, a config.Agent, specs []llm.ToolS
 	}
 	out := specs
 	for _, n := range names {
-		if d, ok := s.catalog.Lookup(n); ok && !have[n] && toolInScope(a, n, d.Capabilities) {
+		if d, ok := s.catalog.Lookup(n); ok && !have[n] && prompt.ToolInScope(a, n, d.Capabilities) {
 			if len(out) == len(specs) {
 				out = append([]llm.ToolSpec(nil), specs...)
 			}
@@ -126,7 +127,7 @@ func (s *Service) searchTool() serverTool {
 			if err := json.Unmarshal(args, &in); err != nil || strings.TrimSpace(in.Query) == "" {
 				return "", errors.New("give query: words describing the tool you need")
 			}
-			found := s.catalog.Search(in.Query, func(d tools.Definition) bool { return toolInScope(agent, d.Name, d.Capabilities) })
+			found := s.catalog.Search(in.Query, func(d tools.Definition) bool { return prompt.ToolInScope(agent, d.Name, d.Capabilities) })
 			type entry struct {
 				Name        string          `json:"name"`
 				Description string          `json:"description"`

@@ -15,6 +15,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 	"jarvis/tools"
@@ -522,7 +523,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.A
 	for i, tc := range calls {
 		args, reason := splitReason(tc.Arguments)
 		if st, ok := s.serverToolFor(tc.Name); ok { // toolcatalog.go
-			if !toolInScope(agent, tc.Name, st.capabilities) {
+			if !prompt.ToolInScope(agent, tc.Name, st.capabilities) {
 				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args, Refused: true})
 				continue
 			}

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/llm"
+	"jarvis/service/prompt"
 )
 
 func main() {
@@ -37,11 +37,11 @@ func main() {
 
 var caps = []string{"fs.read", "fs.write", "lists.read", "lists.write", "net.fetch", "os.exec", "os.launch", "clipboard.read"}
 
-func tools(n int) []service.Tool {
-	out := make([]service.Tool, 0, n+1)
+func tools(n int) []prompt.Tool {
+	out := make([]prompt.Tool, 0, n+1)
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
 	for i := 0; i < n; i++ {
-		t := service.Tool{Spec: llm.ToolSpec{Name: fmt.Sprintf("grp%d_tool_%d", i%25, i),
+		t := prompt.Tool{Spec: llm.ToolSpec{Name: fmt.Sprintf("grp%d_tool_%d", i%25, i),
 			Description: fmt.Sprintf("Tool number %d of group %d: does one precise thing with the user's data and reports back.", i, i%25),
 			Parameters:  schema}}
 		for k := 0; k < i%4; k++ {
@@ -52,7 +52,7 @@ func tools(n int) []service.Tool {
 		}
 		out = append(out, t)
 	}
-	return append(out, service.Tool{Spec: llm.ToolSpec{Name: "agents_message", Description: "Send a message to another agent."}, Capabilities: []string{"agents.message"}})
+	return append(out, prompt.Tool{Spec: llm.ToolSpec{Name: "agents_message", Description: "Send a message to another agent."}, Capabilities: []string{"agents.message"}})
 }
 
 func agents(n int) (*config.Config, error) {
@@ -87,9 +87,9 @@ func run(nAgents, nTools, nSkills int) error {
 		return err
 	}
 	all := tools(nTools)
-	var skills []service.Skill
+	var skills []prompt.Skill
 	for i := 0; i < nSkills; i++ {
-		skills = append(skills, service.Skill{ID: fmt.Sprintf("skill-%d", i), Description: "A skill.", Path: fmt.Sprintf("/data/skills/skill-%d/SKILL.md", i)})
+		skills = append(skills, prompt.Skill{ID: fmt.Sprintf("skill-%d", i), Description: "A skill.", Path: fmt.Sprintf("/data/skills/skill-%d/SKILL.md", i)})
 	}
 	memory := "## Memory\nThe user prefers short answers."
 	per := func(fn func(a config.Agent)) time.Duration {
@@ -109,20 +109,20 @@ func run(nAgents, nTools, nSkills int) error {
 		}
 		sink += len(out)
 	})
-	effective := per(func(a config.Agent) { sink += len(service.EffectiveTools(a, all)) })
+	effective := per(func(a config.Agent) { sink += len(prompt.EffectiveTools(a, all)) })
 	offered := map[string][]llm.ToolSpec{}
 	for _, a := range c.Agents {
-		offered[a.AgentID] = service.EffectiveTools(a, all)
+		offered[a.AgentID] = prompt.EffectiveTools(a, all)
 	}
-	prompt := per(func(a config.Agent) {
-		sink += len(service.BuildSystemPrompt(c, a, offered[a.AgentID], service.FilterSkills(a, skills), memory))
+	built := per(func(a config.Agent) {
+		sink += len(prompt.BuildSystemPrompt(c, a, offered[a.AgentID], prompt.FilterSkills(a, skills), memory))
 	})
 	turn := per(func(a config.Agent) {
-		sink += len(service.BuildSystemPrompt(c, a, service.EffectiveTools(a, all), service.FilterSkills(a, skills), memory))
+		sink += len(prompt.BuildSystemPrompt(c, a, prompt.EffectiveTools(a, all), prompt.FilterSkills(a, skills), memory))
 	})
 	size := 0
 	for _, a := range c.Agents {
-		size += len(service.BuildSystemPrompt(c, a, offered[a.AgentID], service.FilterSkills(a, skills), memory))
+		size += len(prompt.BuildSystemPrompt(c, a, offered[a.AgentID], prompt.FilterSkills(a, skills), memory))
 	}
 	_ = sink
 	verdict := func(d time.Duration) string {
@@ -136,7 +136,7 @@ func run(nAgents, nTools, nSkills int) error {
 	fmt.Println("|---|---|---|---|")
 	fmt.Printf("| baseline: copy the tool list unfiltered | %s | - | - |\n", baseline)
 	fmt.Printf("| effective tools (getEffectiveTools) | %s | - | - |\n", effective)
-	fmt.Printf("| system prompt (tools, skills, memory, agents) | %s | - | - |\n", prompt)
+	fmt.Printf("| system prompt (tools, skills, memory, agents) | %s | - | - |\n", built)
 	fmt.Printf("| both: one turn's scoping and prompt | %s | < 1 ms | %s |\n", turn, verdict(turn))
 	fmt.Printf("| mean prompt size | %d bytes | - | - |\n", size/len(c.Agents))
 	return nil

@@ -1,8 +1,9 @@
 // Package callback is the one callback infrastructure of the agents that
 // answer the service over HTTP (external agents per session, proxy agents
 // per call): the service's own base URL as learnt from the connections it
-// serves (Base), and the tokens handed out in callback URLs, of which only
-// the hash is kept (NewToken, HashToken). Signatures are package webhook's.
+// serves (Base), the tokens handed out in callback URLs, of which only
+// the hash is kept (NewToken, HashToken), and the replay protection of
+// delivery ids (Replays). Signatures are package webhook's.
 package callback
 
 import (

@@ -22,7 +22,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"jarvis/api"
@@ -35,8 +34,7 @@ import (
 )
 
 const (
-	externalMaxDeliveryIDLen  = 256
-	externalDeliveryRetention = 24 * time.Hour
+	externalMaxDeliveryIDLen = 256
 )
 
 // SanitizeReport says what SanitizeText removed.
@@ -238,7 +236,7 @@ func (rt *Runtime) pruneExternal() {
 	if now.Unix()-last < 600 || !rt.lastPrune.CompareAndSwap(last, now.Unix()) {
 		return
 	}
-	if err := rt.env.Store.PruneExternalDeliveries(context.Background(), store.Timestamp(now.Add(-externalDeliveryRetention))); err != nil {
+	if err := rt.replays.Prune(context.Background()); err != nil {
 		rt.env.Log.Error("prune external deliveries", "err", err)
 	}
 	if n, err := rt.env.Store.PruneExternalAudit(context.Background(), externalAuditKeep); err != nil {

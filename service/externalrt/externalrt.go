@@ -174,6 +174,7 @@ type Runtime struct {
 
 	settings  turn.Settings[externalSettings] // agents' "external" objects, parsed once
 	lastPrune atomic.Int64                    // unix seconds of the last pruning (pruneExternal)
+	replays   *callback.Replays               // delivery ids (claimed by store.ExternalInject)
 	rejects   rejectAudit                     // counts of rejected callbacks (rejects.go)
 
 	// hc is the service's client without redirects: a 3xx from inputUrl is
@@ -414,7 +415,7 @@ func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
 // New returns the external runtime: base is the service's own address (for
 // callback URLs), red the redactor of what agents may echo.
 func New(env turn.Env, base *callback.Base, red *redact.Set) *Runtime {
-	rt := &Runtime{env: env, red: red, base: base}
+	rt := &Runtime{env: env, red: red, base: base, replays: &callback.Replays{Store: env.Store, Now: env.Now}}
 	rt.settings.Raw = func(a config.Agent) json.RawMessage { return a.External }
 	rt.settings.Parse = parseExternalSettings
 	hc := *rt.env.HTTPClient

@@ -163,7 +163,11 @@ func (rt *Runtime) authenticate(r *http.Request, pc proxyConfig, agentID, sessio
 					if err == nil && !g && callID == "" {
 						g, err = rt.ownSession(ctx, agentID, sessionID)
 					}
-					return true, rt.replayed(agentID+"\x00"+id, now), g, err
+					if err != nil {
+						return true, false, g, err
+					}
+					dup, err := rt.replays.Claim(ctx, callback.ProxyScope(agentID), id)
+					return true, dup, g, err
 				}
 			}
 		}
@@ -182,24 +186,6 @@ func (rt *Runtime) ownSession(ctx context.Context, agentID, sessionID string) (b
 		return false, nil
 	}
 	return err == nil && sess.DeletedAt == "" && sess.AgentID == agentID, err
-}
-
-// replayed records a webhook id and reports whether it was seen before.
-func (rt *Runtime) replayed(id string, now time.Time) bool {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if _, ok := rt.seen[id]; ok {
-		return true
-	}
-	if len(rt.seen) > 4096 {
-		for k, t := range rt.seen {
-			if now.Sub(t) > 2*webhook.Window {
-				delete(rt.seen, k)
-			}
-		}
-	}
-	rt.seen[id] = now
-	return false
 }
 
 // handleProxyTest is POST /v1/agents/{agentId}/test: it sends the proxy

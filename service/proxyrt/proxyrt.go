@@ -69,15 +69,15 @@ type Runtime struct {
 	env     turn.Env
 	red     *redact.Set // what the agents' answers and errors may echo
 	client  *proxy.Client
-	userID  string         // the stable local user id (userReference)
-	baseURL *callback.Base // the service's own address
+	userID  string            // the stable local user id (userReference)
+	baseURL *callback.Base    // the service's own address
+	replays *callback.Replays // webhook ids already applied
 
 	defs turn.Settings[proxyConfig] // agents' "proxy" objects, parsed once
 
 	mu      sync.Mutex
 	calls   map[string]*proxyWait // call id → async call (active, then late until lateKeep)
 	current map[string]*proxyWait // agent id \x00 session id → its latest async call
-	seen    map[string]time.Time  // webhook-id → when first seen (replay protection)
 	status  map[string]agentReport
 }
 
@@ -102,8 +102,8 @@ func New(ctx context.Context, env turn.Env, base *callback.Base, red *redact.Set
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{env: env, red: red, client: client, userID: uid, baseURL: base,
-		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, seen: map[string]time.Time{}, status: map[string]agentReport{},
+	return &Runtime{env: env, red: red, client: client, userID: uid, baseURL: base, replays: &callback.Replays{Store: env.Store, Now: env.Now},
+		calls: map[string]*proxyWait{}, current: map[string]*proxyWait{}, status: map[string]agentReport{},
 		defs: turn.Settings[proxyConfig]{Raw: func(a config.Agent) json.RawMessage { return a.Proxy }, Parse: parseProxyConfig}}, nil
 }
 

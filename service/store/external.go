@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // ErrDuplicateDelivery is returned by the write of ExternalInject when the
@@ -154,11 +153,7 @@ func (s *Store) ExternalInject(in ExternalInjection) Write {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		now := s.ts()
 		if in.DeliveryID != "" {
-			_, err := tx.ExecContext(ctx, `INSERT INTO external_deliveries(session_id, delivery_id, seen_at) VALUES (?,?,?)`, in.Message.SessionID, in.DeliveryID, now)
-			if err != nil {
-				if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-					return ErrDuplicateDelivery
-				}
+			if err := claimDelivery(ctx, tx, in.Message.SessionID, in.DeliveryID, now); err != nil {
 				return err
 			}
 		}
@@ -173,12 +168,6 @@ func (s *Store) ExternalInject(in ExternalInjection) Write {
 		}
 		return s.touch(ctx, tx, in.Message.SessionID, in.Snippet, now)
 	}
-}
-
-// PruneExternalDeliveries forgets delivery ids seen before the given time.
-func (s *Store) PruneExternalDeliveries(ctx context.Context, before string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM external_deliveries WHERE seen_at < ?`, before)
-	return err
 }
 
 // ExternalAgentStatus is an external agent's last forward and callback.

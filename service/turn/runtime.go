@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -51,6 +52,10 @@ type Env struct {
 	Events  *events.Hub
 	Version string // the service's version (User-Agent of calls out)
 }
+
+// ErrShutdown is the cause with which the service cancels what runs when it
+// stops: a turn or a round table so ended is recorded as interrupted.
+var ErrShutdown = errors.New("service shutting down")
 
 // MaxIDLen caps the ids clients choose (sessions, deliveries).
 const MaxIDLen = 256

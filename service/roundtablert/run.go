@@ -1,4 +1,4 @@
-package service
+package roundtablert
 
 // Round tables in the service: the one path every way in takes (the
 // POST /v1/roundtables API, the round_table tool, "roundtable" agents).
@@ -24,6 +24,7 @@ import (
 	"jarvis/service/redact"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // Run sources.
@@ -32,14 +33,6 @@ const (
 	rtSourceTool  = "tool"
 	rtSourceAgent = "agent"
 )
-
-// rtState is the round-table part of the Service.
-type rtState struct {
-	client *http.Client // calls agents: link-local/metadata dials refused, no redirects
-
-	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc // run id → cancel (API runs)
-}
 
 // errRTNoAgents: nothing is registered, so no round table can be held.
 var errRTNoAgents = errors.New("no round-table agents are registered: register one with POST /api/v1/agents (see the agent protocol, docs/protocols/roundtable-agents.md)")
@@ -93,9 +86,9 @@ func (e *rtUnknownParticipants) Error() string {
 // SelectParticipants finds relevant, or every registered agent when none
 // is. Each agent is waited for its own registered timeout (default 120 s),
 // or for timeout when it is set.
-func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []string, timeout time.Duration) (rtPlan, error) {
+func (rt *Runtime) prepareRT(ctx context.Context, task roundtable.Task, names []string, timeout time.Duration) (rtPlan, error) {
 	p := rtPlan{task: task}
-	rows, err := s.st.RoundtableAgents(ctx)
+	rows, err := rt.env.Store.RoundtableAgents(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -133,7 +126,7 @@ func (s *Service) prepareRT(ctx context.Context, task roundtable.Task, names []s
 	}
 	for _, a := range chosen {
 		row := byName[a.Name]
-		key, err := s.rtKey(row)
+		key, err := rt.rtKey(row)
 		if err != nil {
 			p.excluded = append(p.excluded, roundtable.Exclusion{Phase: roundtable.PhaseSelection, Agent: a.Name, Kind: roundtable.ExcludedInvalidAgent,
 				Reason: "its API key cannot be read: " + err.Error()})
@@ -157,14 +150,14 @@ type rtRun struct {
 }
 
 // recordRT stores the run as running.
-func (s *Service) recordRT(ctx context.Context, source, sessionID, turnID string, p rtPlan) (rtRun, error) {
-	run := rtRun{id: newID("rt_"), sessionID: sessionID, turnID: turnID, source: source, plan: p}
+func (rt *Runtime) recordRT(ctx context.Context, source, sessionID, turnID string, p rtPlan) (rtRun, error) {
+	run := rtRun{id: turn.NewID("rt_"), sessionID: sessionID, turnID: turnID, source: source, plan: p}
 	run.plan.task.ID = run.id
 	task, err := json.Marshal(run.plan.task)
 	if err != nil {
 		return run, httpapi.Errorf(http.StatusBadRequest, "invalid_field", "context cannot be encoded as JSON: %v", err).With("field", "context")
 	}
-	_, err = s.st.CreateRoundtableRun(ctx, store.RoundtableRun{ID: run.id, SessionID: sessionID, TurnID: turnID, Source: source,
+	_, err = rt.env.Store.CreateRoundtableRun(ctx, store.RoundtableRun{ID: run.id, SessionID: sessionID, TurnID: turnID, Source: source,
 		Task: string(task), Participants: jsonList(p.names())})
 	return run, err
 }
@@ -172,22 +165,22 @@ func (s *Service) recordRT(ctx context.Context, source, sessionID, turnID string
 // runRT deliberates and stores the result; it returns the result and its
 // Markdown rendering. ctx ending stops the deliberation (the partial result
 // is stored as cancelled, or interrupted when the service is stopping).
-func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, string) {
+func (rt *Runtime) runRT(ctx context.Context, run rtRun) (roundtable.Result, string) {
 	p := run.plan
-	synth := s.rtSynthesizer()
+	synth := rt.rtSynthesizer()
 	synthName := "deterministic"
 	if l, ok := synth.(*llmSynthesizer); ok {
 		synthName = "llm:" + l.model
 	}
-	tr := &rtTracker{s: s, run: run, synthName: synthName, gone: map[string]bool{}, skipped: map[roundtable.Phase]map[string]bool{}}
-	tr.publish(api.RoundtableProgressEvent{Type: "started", At: s.now().UTC().Format(time.RFC3339Nano), Participants: p.names(),
+	tr := &rtTracker{rt: rt, run: run, synthName: synthName, gone: map[string]bool{}, skipped: map[roundtable.Phase]map[string]bool{}}
+	tr.publish(api.RoundtableProgressEvent{Type: "started", At: rt.env.Now().UTC().Format(time.RFC3339Nano), Participants: p.names(),
 		TimeoutSeconds: p.longestTimeout().Seconds(), Message: fmt.Sprintf("round table with %d agent(s): %s", len(p.names()), strings.Join(p.names(), ", "))})
 	for _, x := range p.excluded {
-		tr.progress(roundtable.Progress{Type: roundtable.ProgressAgentFailed, TaskID: run.id, Phase: x.Phase, Agent: x.Agent, Message: x.Reason, At: s.now(), Exclusion: &x})
+		tr.progress(roundtable.Progress{Type: roundtable.ProgressAgentFailed, TaskID: run.id, Phase: x.Phase, Agent: x.Agent, Message: x.Reason, At: rt.env.Now(), Exclusion: &x})
 	}
 
 	var res roundtable.Result
-	eng, err := roundtable.New(roundtable.Options{Client: s.rt.client, Synthesizer: synth, Logger: s.log.With("round_table", run.id), Now: s.now})
+	eng, err := roundtable.New(roundtable.Options{Client: rt.client, Synthesizer: synth, Logger: rt.env.Log.With("round_table", run.id), Now: rt.env.Now})
 	if err == nil {
 		stop := tr.startWaitTicker()
 		res, err = eng.Run(ctx, p.task, p.agents, tr.progress)
@@ -196,13 +189,13 @@ func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, stri
 	status := string(res.Status)
 	switch {
 	case err == nil:
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errShutdown):
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), turn.ErrShutdown):
 		status = store.RunInterrupted
 	case ctx.Err() != nil:
 		status = string(roundtable.StatusCancelled)
 	default:
 		status = "failed"
-		s.log.Error("round table failed", "run", run.id, "err", err)
+		rt.env.Log.Error("round table failed", "run", run.id, "err", err)
 		res = roundtable.Result{TaskID: run.id, Task: p.task.Content, Status: "failed", Summary: "The round table could not run: " + err.Error(),
 			RecommendedDirection: "No recommendation: the round table could not run."}
 	}
@@ -214,20 +207,20 @@ func (s *Service) runRT(ctx context.Context, run rtRun) (roundtable.Result, stri
 		}
 	}
 	res.Warnings = append(slices.Clone(p.warnings), res.Warnings...)
-	// An agent's answer or error may echo its key (redact.go).
-	res = redact.JSON(s.red, res)
+	// An agent's answer or error may echo its key (package redact).
+	res = redact.JSON(rt.red, res)
 	md := roundtable.RenderMarkdown(res)
-	s.noteRTHealth(res, p)
+	rt.noteRTHealth(res, p)
 
 	resJSON, _ := json.Marshal(res)
 	answers := rtAnswers(res)
 	ev := api.RoundtableResultEvent{RunID: run.id, TurnID: run.turnID, Status: status, Outcome: string(res.Outcome), Summary: res.Summary,
 		Markdown: md, Result: resJSON}
-	if _, err := s.hub.PublishWith(context.Background(), run.sessionID, api.EventRoundtableResult, ev,
-		s.st.FinishRoundtableRun(run.id, status, string(res.Outcome), res.Summary, jsonList(p.names()), string(resJSON), answers)); err != nil {
-		s.log.Error("store round-table result", "run", run.id, "err", err)
+	if _, err := rt.env.Events.PublishWith(context.Background(), run.sessionID, api.EventRoundtableResult, ev,
+		rt.env.Store.FinishRoundtableRun(run.id, status, string(res.Outcome), res.Summary, jsonList(p.names()), string(resJSON), answers)); err != nil {
+		rt.env.Log.Error("store round-table result", "run", run.id, "err", err)
 	}
-	s.log.Info("round table finished", "run", run.id, "source", run.source, "status", status, "outcome", string(res.Outcome),
+	rt.env.Log.Info("round table finished", "run", run.id, "source", run.source, "status", status, "outcome", string(res.Outcome),
 		"participants", len(p.names()), "ms", res.Timings.TotalMS)
 	return res, md
 }
@@ -258,7 +251,7 @@ func rtAnswers(res roundtable.Result) []store.RoundtableAnswer {
 }
 
 // noteRTHealth records against each registration how it did.
-func (s *Service) noteRTHealth(res roundtable.Result, p rtPlan) {
+func (rt *Runtime) noteRTHealth(res roundtable.Result, p rtPlan) {
 	if res.Status == roundtable.StatusCancelled || res.Status == "" {
 		return
 	}
@@ -280,8 +273,8 @@ func (s *Service) noteRTHealth(res roundtable.Result, p rtPlan) {
 				}
 			}
 		}
-		if err := s.st.SetRoundtableAgentHealth(ctx, name, health, detail); err != nil {
-			s.log.Warn("record round-table agent health", "agent", name, "err", err)
+		if err := rt.env.Store.SetRoundtableAgentHealth(ctx, name, health, detail); err != nil {
+			rt.env.Log.Warn("record round-table agent health", "agent", name, "err", err)
 		}
 	}
 }
@@ -290,7 +283,7 @@ func (s *Service) noteRTHealth(res roundtable.Result, p rtPlan) {
 // whom a phase is still waiting for, and until when, so that every wait is
 // visible.
 type rtTracker struct {
-	s         *Service
+	rt        *Runtime
 	run       rtRun
 	synthName string
 
@@ -336,7 +329,7 @@ func (tr *rtTracker) waitList() string {
 
 func (tr *rtTracker) publish(ev api.RoundtableProgressEvent) {
 	ev.RunID, ev.TurnID = tr.run.id, tr.run.turnID
-	tr.s.publish(tr.run.sessionID, api.EventRoundtableProgress, ev)
+	tr.rt.env.Publisher.Publish(tr.run.sessionID, api.EventRoundtableProgress, ev)
 }
 
 func rawJSON(v any) json.RawMessage {
@@ -422,7 +415,7 @@ func (tr *rtTracker) startWaitTicker() (stop func()) {
 			tr.mu.Lock()
 			if len(tr.pending) > 0 && time.Since(tr.phaseStart) >= every {
 				waited := time.Since(tr.phaseStart).Round(100 * time.Millisecond)
-				ev := api.RoundtableProgressEvent{Type: "waiting", Phase: string(tr.phase), At: tr.s.now().UTC().Format(time.RFC3339Nano),
+				ev := api.RoundtableProgressEvent{Type: "waiting", Phase: string(tr.phase), At: tr.rt.env.Now().UTC().Format(time.RFC3339Nano),
 					Message: fmt.Sprintf("%s: still waiting for %s after %s", tr.phase, tr.waitList(), waited)}
 				tr.waits(&ev)
 				tr.publish(ev)

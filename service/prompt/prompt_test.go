@@ -1,4 +1,4 @@
-package service
+package prompt
 
 import (
 	"os"
@@ -94,8 +94,8 @@ func TestEffectiveToolsSeedTable(t *testing.T) {
 			}
 			// Execution uses the same predicate.
 			for _, tl := range seedTools {
-				if toolInScope(a, tl.Spec.Name, tl.Capabilities) != slices.Contains(tc.want, tl.Spec.Name) {
-					t.Fatalf("toolInScope(%s) disagrees with the offered list", tl.Spec.Name)
+				if ToolInScope(a, tl.Spec.Name, tl.Capabilities) != slices.Contains(tc.want, tl.Spec.Name) {
+					t.Fatalf("ToolInScope(%s) disagrees with the offered list", tl.Spec.Name)
 				}
 			}
 		})
@@ -120,11 +120,11 @@ func TestAgentVisibilityRules(t *testing.T) {
 		return out
 	}
 	g, _ := c.Agent("general")
-	if got := ids(reachableAgents(c, g)); !slices.Equal(got, []string{"todo", "journal", "rl"}) {
+	if got := ids(ReachableAgents(c, g)); !slices.Equal(got, []string{"todo", "journal", "rl"}) {
 		t.Fatalf("general reaches %v", got)
 	}
 	rl, _ := c.Agent("rl")
-	if got := ids(reachableAgents(c, rl)); !slices.Equal(got, []string{"todo"}) {
+	if got := ids(ReachableAgents(c, rl)); !slices.Equal(got, []string{"todo"}) {
 		t.Fatalf("rl reaches %v", got)
 	}
 }
@@ -138,7 +138,7 @@ func TestBuildSystemPromptOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _ := c.Agent("general")
-	offered := []llm.ToolSpec{{Name: "read_file", Description: "Read a file."}, {Name: "system_time", Description: "hidden"}, {Name: agentsMessageTool, Description: "Message an agent."}}
+	offered := []llm.ToolSpec{{Name: "read_file", Description: "Read a file."}, {Name: "system_time", Description: "hidden"}, {Name: "agents_message", Description: "Message an agent."}}
 	skills := []Skill{{ID: "notes", Description: "Take notes", Path: "/d/skills/notes/SKILL.md", CLI: "/d/skills/notes/bin/notes"}}
 	p := BuildSystemPrompt(c, g, offered, skills, "## Memory\nThe user likes tea.")
 	want := []string{
@@ -190,7 +190,7 @@ func TestSkillsScanAndFilter(t *testing.T) {
 	write("escape/SKILL.md", "---\ncli: ../../etc/passwd\n---\n")
 	write("not-a-skill/README.md", "x")
 	write("loose.md", "x")
-	all := scanSkills(dir)
+	all := ScanSkills(dir)
 	if got := []string{all[0].ID, all[1].ID, all[2].ID}; len(all) != 3 || !slices.Equal(got, []string{"escape", "notes", "pdf"}) {
 		t.Fatalf("skills %+v", all)
 	}
@@ -220,10 +220,9 @@ func TestSkillsScanAndFilter(t *testing.T) {
 		}
 	}
 	// Skills are listed only with toolExposure skills or mixed.
-	s := &Service{}
-	s.skills.dir = dir
+	c := &SkillCache{Dir: dir}
 	for exp, want := range map[string]int{"": 0, "tools": 0, "skills": 3, "mixed": 3} {
-		if got := len(s.skillsFor(config.Agent{ToolExposure: exp})); got != want {
+		if got := len(c.For(config.Agent{ToolExposure: exp})); got != want {
 			t.Errorf("toolExposure %q lists %d skills, want %d", exp, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package service
+package prompt
 
 import (
 	"path"
@@ -58,7 +58,7 @@ func FuzzToolInScope(f *testing.F) {
 		if capability != "" {
 			caps = []string{capability}
 		}
-		in := toolInScope(a, name, caps)
+		in := ToolInScope(a, name, caps)
 		if strings.HasPrefix(name, "system_") {
 			return
 		}

@@ -1,4 +1,4 @@
-package service
+package roundtablert
 
 // Round-table agent registration (docs/protocols/roundtable-agents.md): POST/GET/PUT/PATCH/DELETE
 // /api/v1/agents. Registrations live in SQLite; an agent's API key lives in
@@ -25,47 +25,16 @@ import (
 // that needs longer than an hour per answer is not a round-table agent.
 const maxAgentTimeoutSeconds = 3600
 
-// secretWriter is what storing a key needs beyond Secrets.Get; the keyring
-// store (secrets.Store) has it, a read-only Secrets does not.
-type secretWriter interface {
-	Set(ref, value string) error
-	Delete(ref string) error
-}
-
-// secretPutter is a secretWriter that says where a value went (secrets.InKeyring
-// or secrets.InFile, the less protected fallback file).
-type secretPutter interface {
-	Put(ref, value string) (where string, err error)
-}
-
-// secretLocator is a Secrets that says where a value was found.
-type secretLocator interface {
-	Lookup(ref string) (value, where string, err error)
-}
-
-// putSecret stores value under ref and says where it went ("" when the
-// store does not say).
-func (s *Service) putSecret(ref, value string) (string, error) {
-	if p, ok := s.rawSecrets.(secretPutter); ok {
-		s.red.Add(value)
-		return p.Put(ref, value)
-	}
-	if w, ok := s.secrets.(secretWriter); ok {
-		return "", w.Set(ref, value)
-	}
-	return "", errors.New("this service has no writable secret store")
-}
-
 // rtKeyRef is the keyring reference of a round-table agent's API key.
 func rtKeyRef(name string) string { return "roundtable:" + name }
 
-func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) error {
 	var req api.RoundtableAgentRegistration
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
 		return err
 	}
 	ctx := r.Context()
-	a, err := s.validateRTRegistration(ctx, req)
+	a, err := rt.validateRTRegistration(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -76,7 +45,7 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 	}
 	// The row first: a duplicate name must not overwrite the existing
 	// agent's key.
-	created, err := s.st.CreateRoundtableAgent(ctx, row)
+	created, err := rt.env.Store.CreateRoundtableAgent(ctx, row)
 	if errors.Is(err, store.ErrConflict) {
 		return httpapi.Errorf(http.StatusConflict, "agent_exists", "a round-table agent named %q is already registered (PUT or PATCH /api/v1/agents/%s to change it)", a.Name, a.Name).With("field", "name")
 	}
@@ -85,41 +54,41 @@ func (s *Service) handleRTAgentCreate(w http.ResponseWriter, r *http.Request) er
 	}
 	var where string
 	if req.APIKey != "" {
-		if where, err = s.storeRTKey(a.Name, req.APIKey); err != nil {
-			if _, derr := s.st.DeleteRoundtableAgent(context.WithoutCancel(ctx), a.Name); derr != nil {
-				s.log.Error("undo round-table registration", "agent", a.Name, "err", derr)
+		if where, err = rt.storeRTKey(a.Name, req.APIKey); err != nil {
+			if _, derr := rt.env.Store.DeleteRoundtableAgent(context.WithoutCancel(ctx), a.Name); derr != nil {
+				rt.env.Log.Error("undo round-table registration", "agent", a.Name, "err", derr)
 			}
 			return err
 		}
 	}
-	s.log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
-	return httpapi.WriteJSON(w, http.StatusCreated, withKeyStorage(s.rtAgentInfo(created), where))
+	rt.env.Log.Info("round-table agent registered", "agent", a.Name, "base_url", a.BaseURL, "api_key", req.APIKey != "")
+	return httpapi.WriteJSON(w, http.StatusCreated, withKeyStorage(rt.rtAgentInfo(created), where))
 }
 
-func (s *Service) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
-	rows, err := s.st.RoundtableAgents(r.Context())
+func (rt *Runtime) handleRTAgentList(w http.ResponseWriter, r *http.Request) error {
+	rows, err := rt.env.Store.RoundtableAgents(r.Context())
 	if err != nil {
 		return err
 	}
 	out := api.RoundtableAgentList{Agents: []api.RoundtableAgent{}}
 	for _, a := range rows {
-		out.Agents = append(out.Agents, s.rtAgentInfo(a))
+		out.Agents = append(out.Agents, rt.rtAgentInfo(a))
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-func (s *Service) handleRTAgentGet(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.rtAgentRow(r.Context(), r.PathValue("name"))
+func (rt *Runtime) handleRTAgentGet(w http.ResponseWriter, r *http.Request) error {
+	a, err := rt.rtAgentRow(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, s.rtAgentInfo(a))
+	return httpapi.WriteJSON(w, http.StatusOK, rt.rtAgentInfo(a))
 }
 
 // handleRTAgentPut replaces a registration; an absent api_key removes the key.
-func (s *Service) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error {
 	var req api.RoundtableAgentRegistration
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
 		return err
 	}
 	name := r.PathValue("name")
@@ -128,16 +97,16 @@ func (s *Service) handleRTAgentPut(w http.ResponseWriter, r *http.Request) error
 			With("problems", []roundtable.FieldProblem{{Field: "name", Problem: "differs from the path"}}).With("fields", []string{"name"})
 	}
 	req.Name = name
-	return s.updateRTAgent(w, r, req)
+	return rt.updateRTAgent(w, r, req)
 }
 
 // handleRTAgentPatch changes the fields present in the body.
-func (s *Service) handleRTAgentPatch(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTAgentPatch(w http.ResponseWriter, r *http.Request) error {
 	var p api.RoundtableAgentPatch
-	if err := httpapi.DecodeJSON(w, r, &p, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &p, rt.env.Config().MaxBodyBytes); err != nil {
 		return err
 	}
-	cur, err := s.rtAgentRow(r.Context(), r.PathValue("name"))
+	cur, err := rt.rtAgentRow(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -163,38 +132,38 @@ func (s *Service) handleRTAgentPatch(w http.ResponseWriter, r *http.Request) err
 		req.TimeoutSeconds = *p.TimeoutSeconds
 	}
 	if keep {
-		return s.updateRTAgentKeepKey(w, r, req, cur)
+		return rt.updateRTAgentKeepKey(w, r, req, cur)
 	}
-	return s.updateRTAgent(w, r, req)
+	return rt.updateRTAgent(w, r, req)
 }
 
 // updateRTAgent stores req (key included: "" removes it).
-func (s *Service) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration) error {
+func (rt *Runtime) updateRTAgent(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration) error {
 	ctx := r.Context()
-	cur, err := s.rtAgentRow(ctx, req.Name)
+	cur, err := rt.rtAgentRow(ctx, req.Name)
 	if err != nil {
 		return err
 	}
-	a, err := s.validateRTRegistration(ctx, req)
+	a, err := rt.validateRTRegistration(ctx, req)
 	if err != nil {
 		return err
 	}
 	row := store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonList(a.Capabilities), Mode: a.Mode, TimeoutSeconds: req.TimeoutSeconds}
 	var where string
 	if req.APIKey != "" {
-		if where, err = s.storeRTKey(cur.Name, req.APIKey); err != nil {
+		if where, err = rt.storeRTKey(cur.Name, req.APIKey); err != nil {
 			return err
 		}
 		row.APIKeyRef = rtKeyRef(cur.Name)
 	}
-	updated, err := s.st.UpdateRoundtableAgent(ctx, row)
+	updated, err := rt.env.Store.UpdateRoundtableAgent(ctx, row)
 	if err != nil {
 		return err
 	}
 	if req.APIKey == "" && cur.APIKeyRef != "" {
-		s.deleteRTKey(cur.APIKeyRef)
+		rt.deleteRTKey(cur.APIKeyRef)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, withKeyStorage(s.rtAgentInfo(updated), where))
+	return httpapi.WriteJSON(w, http.StatusOK, withKeyStorage(rt.rtAgentInfo(updated), where))
 }
 
 // withKeyStorage marks an answer whose key went to the less protected
@@ -207,23 +176,23 @@ func withKeyStorage(info api.RoundtableAgent, where string) api.RoundtableAgent 
 }
 
 // updateRTAgentKeepKey stores req's fields and leaves the key as it is.
-func (s *Service) updateRTAgentKeepKey(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration, cur store.RoundtableAgent) error {
+func (rt *Runtime) updateRTAgentKeepKey(w http.ResponseWriter, r *http.Request, req api.RoundtableAgentRegistration, cur store.RoundtableAgent) error {
 	ctx := r.Context()
-	a, err := s.validateRTRegistration(ctx, req)
+	a, err := rt.validateRTRegistration(ctx, req)
 	if err != nil {
 		return err
 	}
-	updated, err := s.st.UpdateRoundtableAgent(ctx, store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL,
+	updated, err := rt.env.Store.UpdateRoundtableAgent(ctx, store.RoundtableAgent{Name: cur.Name, Domain: a.Domain, BaseURL: a.BaseURL,
 		Capabilities: jsonList(a.Capabilities), Mode: a.Mode, APIKeyRef: cur.APIKeyRef, TimeoutSeconds: req.TimeoutSeconds})
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, s.rtAgentInfo(updated))
+	return httpapi.WriteJSON(w, http.StatusOK, rt.rtAgentInfo(updated))
 }
 
-func (s *Service) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	a, err := s.st.DeleteRoundtableAgent(r.Context(), name)
+	a, err := rt.env.Store.DeleteRoundtableAgent(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
 		return rtAgentNotFound(name)
 	}
@@ -231,9 +200,9 @@ func (s *Service) handleRTAgentDelete(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	if a.APIKeyRef != "" {
-		s.deleteRTKey(a.APIKeyRef)
+		rt.deleteRTKey(a.APIKeyRef)
 	}
-	s.log.Info("round-table agent deleted", "agent", name)
+	rt.env.Log.Info("round-table agent deleted", "agent", name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -242,8 +211,8 @@ func rtAgentNotFound(name string) error {
 	return httpapi.Errorf(http.StatusNotFound, "agent_not_found", "no round-table agent named %q is registered (GET /api/v1/agents lists them)", name).With("name", name)
 }
 
-func (s *Service) rtAgentRow(ctx context.Context, name string) (store.RoundtableAgent, error) {
-	a, err := s.st.RoundtableAgent(ctx, name)
+func (rt *Runtime) rtAgentRow(ctx context.Context, name string) (store.RoundtableAgent, error) {
+	a, err := rt.env.Store.RoundtableAgent(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return a, rtAgentNotFound(name)
 	}
@@ -253,7 +222,7 @@ func (s *Service) rtAgentRow(ctx context.Context, name string) (store.Roundtable
 // validateRTRegistration checks every field and reports all problems at
 // once: 400 invalid_registration with details.problems [{field, problem}]
 // and details.fields.
-func (s *Service) validateRTRegistration(ctx context.Context, req api.RoundtableAgentRegistration) (roundtable.Agent, error) {
+func (rt *Runtime) validateRTRegistration(ctx context.Context, req api.RoundtableAgentRegistration) (roundtable.Agent, error) {
 	a, err := roundtable.ValidateRegistrationContext(ctx, roundtable.Registration{Name: req.Name, Domain: req.Domain, BaseURL: req.BaseURL,
 		APIKey: req.APIKey, Capabilities: req.Capabilities, Mode: req.Mode}, net.DefaultResolver)
 	var problems []roundtable.FieldProblem
@@ -288,28 +257,29 @@ func (s *Service) validateRTRegistration(ctx context.Context, req api.Roundtable
 // says where. When neither can take it, the environment override is
 // accepted if it already holds that very key; otherwise the registration
 // fails with a way out.
-func (s *Service) storeRTKey(name, key string) (string, error) {
+func (rt *Runtime) storeRTKey(name, key string) (string, error) {
 	ref := rtKeyRef(name)
-	where, err := s.putSecret(ref, key)
+	where, err := rt.opts.PutSecret(ref, key)
 	if err == nil {
 		return where, nil
 	}
-	if s.secrets != nil {
-		if v, gerr := s.secrets.Get(ref); gerr == nil && v == key {
+	if rt.env.Secrets != nil {
+		if v, gerr := rt.env.Secrets.Get(ref); gerr == nil && v == key {
 			return secrets.InEnv, nil
 		}
 	}
-	s.log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
+	rt.env.Log.Warn("round-table agent key not stored", "agent", name, "ref", ref, "err", err)
 	return "", httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable",
 		"the API key could not be stored in the OS keyring (%v); set %s to the key in the service's environment and register again, or retry when the keyring is available",
 		err, secrets.EnvName(ref)).With("field", "api_key").With("env", secrets.EnvName(ref))
 }
 
-func (s *Service) deleteRTKey(ref string) {
-	if sw, ok := s.secrets.(secretWriter); ok {
-		if err := sw.Delete(ref); err != nil {
-			s.log.Warn("round-table agent key not removed from the keyring", "ref", ref, "err", err)
-		}
+func (rt *Runtime) deleteRTKey(ref string) {
+	if rt.opts.DeleteSecret == nil {
+		return
+	}
+	if err := rt.opts.DeleteSecret(ref); err != nil {
+		rt.env.Log.Warn("round-table agent key not removed from the keyring", "ref", ref, "err", err)
 	}
 }
 
@@ -317,17 +287,17 @@ func (s *Service) deleteRTKey(ref string) {
 // override JARVIS_SECRET_ROUNDTABLE_<NAME> or the keyring entry. Agents
 // registered without a key are not looked up, so that a slow or absent
 // keyring never delays their round tables.
-func (s *Service) rtKey(a store.RoundtableAgent) (string, error) {
+func (rt *Runtime) rtKey(a store.RoundtableAgent) (string, error) {
 	if a.APIKeyRef == "" {
 		return "", nil
 	}
-	if s.secrets == nil {
+	if rt.env.Secrets == nil {
 		return "", errors.New("no secret store is configured")
 	}
-	return s.secrets.Get(a.APIKeyRef)
+	return rt.env.Secrets.Get(a.APIKeyRef)
 }
 
-func (s *Service) rtAgentInfo(a store.RoundtableAgent) api.RoundtableAgent {
+func (rt *Runtime) rtAgentInfo(a store.RoundtableAgent) api.RoundtableAgent {
 	info := api.RoundtableAgent{Name: a.Name, Domain: a.Domain, BaseURL: a.BaseURL, Capabilities: jsonStrings(a.Capabilities), Mode: a.Mode,
 		HasAPIKey: a.APIKeyRef != "", APIKeyRef: rtKeyRef(a.Name), TimeoutSeconds: a.TimeoutSeconds,
 		Health: api.AgentStatus{State: a.Health, Detail: a.HealthDetail, At: a.HealthAt}, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}

@@ -1,4 +1,4 @@
-package service
+package prompt
 
 import (
 	"bufio"
@@ -22,12 +22,13 @@ type Skill struct {
 	CLI         string // absolute path of the skill's CLI (frontmatter cli), or ""
 }
 
-// skillCache holds the scanned skills folder; it is rescanned at most every
+// SkillCache holds the scanned skills folder (Dir); it is rescanned at most every
 // skillRescan, so a skill added or edited shows up in the next turns without
 // a directory walk per turn.
-type skillCache struct {
+type SkillCache struct {
+	Dir string // <data-dir>/skills; "" lists none
+
 	mu      sync.Mutex
-	dir     string
 	scanned time.Time
 	list    []Skill
 }
@@ -35,20 +36,20 @@ type skillCache struct {
 const skillRescan = 2 * time.Second
 
 // all returns every skill of the folder, sorted by id.
-func (c *skillCache) all() []Skill {
+func (c *SkillCache) all() []Skill {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dir == "" {
+	if c.Dir == "" {
 		return nil
 	}
 	if now := time.Now(); c.scanned.IsZero() || now.Sub(c.scanned) >= skillRescan {
-		c.list, c.scanned = scanSkills(c.dir), now
+		c.list, c.scanned = ScanSkills(c.Dir), now
 	}
 	return c.list
 }
 
-// scanSkills reads the skills under dir: each subfolder with a SKILL.md.
-func scanSkills(dir string) []Skill {
+// ScanSkills reads the skills under dir: each subfolder with a SKILL.md.
+func ScanSkills(dir string) []Skill {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -135,11 +136,11 @@ func FilterSkills(a config.Agent, all []Skill) []Skill {
 	return out
 }
 
-// skillsFor returns the skills listed in a's prompt: none unless its
+// For returns the skills listed in a's prompt: none unless its
 // toolExposure is skills or mixed.
-func (s *Service) skillsFor(a config.Agent) []Skill {
-	if !usesSkills(a) {
+func (c *SkillCache) For(a config.Agent) []Skill {
+	if !UsesSkills(a) {
 		return nil
 	}
-	return FilterSkills(a, s.skills.all())
+	return FilterSkills(a, c.all())
 }

@@ -1,4 +1,4 @@
-package service
+package roundtablert
 
 import (
 	"context"
@@ -198,13 +198,13 @@ func parseSynthesisAnswer(text string) (llmSynthesisAnswer, error) {
 
 // rtSynthesizer returns the LLM synthesizer when the default chat agent's
 // provider resolves, else nil (the engine's deterministic synthesis).
-func (s *Service) rtSynthesizer() roundtable.Synthesizer {
-	c := s.cfg()
+func (rt *Runtime) rtSynthesizer() roundtable.Synthesizer {
+	c := rt.env.Config()
 	a, ok := defaultChatAgent(c)
-	if !ok || turn.KindOf(c, a) != config.TypeChat {
+	if !ok || turn.KindOf(c, a) != config.TypeChat || rt.opts.ProviderFor == nil {
 		return nil
 	}
-	p, model, err := s.providerFor(a)
+	p, model, err := rt.opts.ProviderFor(a)
 	if err != nil {
 		return nil
 	}

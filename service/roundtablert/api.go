@@ -1,4 +1,4 @@
-package service
+package roundtablert
 
 // The three ways into a round table: POST /v1/roundtables (progress on a
 // session stream, result stored and readable with GET /v1/roundtables/{id}),
@@ -19,7 +19,6 @@ import (
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
-	"jarvis/service/llm"
 	"jarvis/service/roundtable"
 	"jarvis/service/store"
 	"jarvis/service/textclean"
@@ -29,20 +28,6 @@ import (
 
 // maxRTTimeoutSeconds bounds a request's timeout_seconds.
 const maxRTTimeoutSeconds = 3600
-
-// initRoundtable sets up round tables: the agents' HTTP client, the
-// round_table tool, and the record of runs a previous process left running.
-// Called by New before the routes are built.
-func (s *Service) initRoundtable(ctx context.Context) {
-	s.rt.client = roundtable.NewSafeClient()
-	s.rt.running = map[string]context.CancelCauseFunc{}
-	if n, err := s.st.InterruptRoundtableRuns(ctx); err != nil {
-		s.log.Error("mark interrupted round tables", "err", err)
-	} else if n > 0 {
-		s.log.Warn("round tables interrupted by a restart", "count", n)
-	}
-	s.registerRoundtableTool()
-}
 
 // rtError maps preparation errors to HTTP errors.
 func rtError(err error) error {
@@ -59,9 +44,9 @@ func rtError(err error) error {
 // handleRTStart is POST /v1/roundtables: it validates, picks the
 // participants and the session, records the run and answers 202 at once;
 // the deliberation runs in the background and reports on the session stream.
-func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 	var req api.StartRoundtableRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Content) == "" {
@@ -76,7 +61,7 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	select {
-	case <-s.closing:
+	case <-rt.closing:
 		return httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
@@ -84,63 +69,71 @@ func (s *Service) handleRTStart(w http.ResponseWriter, r *http.Request) error {
 	var sess store.Session
 	var err error
 	if req.GeneralSessionID != "" {
-		if sess, err = s.liveSession(ctx, req.GeneralSessionID, "general_session_id"); err != nil {
+		if sess, err = httpapi.LiveSession(ctx, rt.env.Store, req.GeneralSessionID, "general_session_id"); err != nil {
 			return err
 		}
 	}
 	task := roundtable.Task{Content: req.Content, Context: rtContext(req.Context), Constraints: req.Constraints}
-	plan, err := s.prepareRT(ctx, task, req.Participants, time.Duration(req.TimeoutSeconds)*time.Second)
+	plan, err := rt.prepareRT(ctx, task, req.Participants, time.Duration(req.TimeoutSeconds)*time.Second)
 	if err != nil {
 		return rtError(err)
 	}
 	if sess.ID == "" {
-		if sess, err = s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: s.rtSessionAgent(), Name: "Round table: " + textclean.Snippet(req.Content, 60)}); err != nil {
+		if sess, err = rt.env.Store.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), AgentID: rt.rtSessionAgent(), Name: "Round table: " + textclean.Snippet(req.Content, 60)}); err != nil {
 			return err
 		}
 	}
-	run, err := s.recordRT(ctx, rtSourceAPI, sess.ID, "", plan)
+	run, err := rt.recordRT(ctx, rtSourceAPI, sess.ID, "", plan)
 	if err != nil {
 		return err
 	}
 	rctx, cancel := context.WithCancelCause(context.Background())
-	s.rt.mu.Lock()
-	s.rt.running[run.id] = cancel
-	s.rt.mu.Unlock()
-	s.wg.Add(1)
+	rt.mu.Lock()
+	select {
+	case <-rt.closing: // closed since the check above: the run is stored as interrupted
+		rt.mu.Unlock()
+		cancel(turn.ErrShutdown)
+		rt.runRT(rctx, run)
+		return httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
+	default:
+	}
+	rt.running[run.id] = cancel
+	rt.wg.Add(1) // under mu, so never after Close's Wait began
+	rt.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
+		defer rt.wg.Done()
 		defer func() {
-			s.rt.mu.Lock()
-			delete(s.rt.running, run.id)
-			s.rt.mu.Unlock()
+			rt.mu.Lock()
+			delete(rt.running, run.id)
+			rt.mu.Unlock()
 			cancel(nil)
 		}()
 		go func() { // a service shutdown interrupts the run
 			select {
-			case <-s.closing:
-				cancel(errShutdown)
+			case <-rt.closing:
+				cancel(turn.ErrShutdown)
 			case <-rctx.Done():
 			}
 		}()
-		s.runRT(rctx, run)
+		rt.runRT(rctx, run)
 	}()
 	return httpapi.WriteJSON(w, http.StatusAccepted, api.StartRoundtableResponse{ID: run.id, GeneralSessionID: sess.ID, Participants: plan.names(), Status: store.RunRunning})
 }
 
 // handleRTCancel is POST /v1/roundtables/{id}/cancel: the partial result is
 // stored as cancelled.
-func (s *Service) handleRTCancel(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTCancel(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	s.rt.mu.Lock()
-	cancel, ok := s.rt.running[id]
-	s.rt.mu.Unlock()
+	rt.mu.Lock()
+	cancel, ok := rt.running[id]
+	rt.mu.Unlock()
 	if !ok {
-		if _, err := s.st.RoundtableRun(r.Context(), id); err != nil {
+		if _, err := rt.env.Store.RoundtableRun(r.Context(), id); err != nil {
 			return rtRunNotFound(id, err)
 		}
 		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": false, "id": id})
 	}
-	cancel(errCancelledByUser)
+	cancel(errCancelled)
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"cancelled": true, "id": id})
 }
 
@@ -153,13 +146,13 @@ func rtRunNotFound(id string, err error) error {
 
 // handleRTGet is GET /v1/roundtables/{id}: the run, every agent's answers
 // and the result.
-func (s *Service) handleRTGet(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTGet(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	run, err := s.st.RoundtableRun(r.Context(), id)
+	run, err := rt.env.Store.RoundtableRun(r.Context(), id)
 	if err != nil {
 		return rtRunNotFound(id, err)
 	}
-	answers, err := s.st.RoundtableAnswers(r.Context(), id)
+	answers, err := rt.env.Store.RoundtableAnswers(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -180,7 +173,7 @@ func (s *Service) handleRTGet(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleRTList is GET /v1/roundtables[?general_session_id=ID&limit=N].
-func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
+func (rt *Runtime) handleRTList(w http.ResponseWriter, r *http.Request) error {
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -189,7 +182,7 @@ func (s *Service) handleRTList(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	runs, err := s.st.RoundtableRuns(r.Context(), r.URL.Query().Get("general_session_id"), limit)
+	runs, err := rt.env.Store.RoundtableRuns(r.Context(), r.URL.Query().Get("general_session_id"), limit)
 	if err != nil {
 		return err
 	}
@@ -209,49 +202,38 @@ func rtRunInfo(run store.RoundtableRun) api.RoundtableRun {
 
 // rtSessionAgent is the agent of a session made for an API round table: the
 // first "roundtable" agent, else the default agent.
-func (s *Service) rtSessionAgent() string {
-	for _, a := range s.cfg().Agents {
+func (rt *Runtime) rtSessionAgent() string {
+	for _, a := range rt.env.Config().Agents {
 		if a.Type == config.TypeRoundtable {
 			return a.AgentID
 		}
 	}
-	a, _ := s.agentForNewSession("")
-	return a.AgentID
+	return rt.opts.DefaultAgent()
 }
 
-func (s *Service) registerRoundtableTool() {
-	def, _ := tools.Lookup("round_table") // its schema, shared with the desktop's gate
-	s.registerServerTool(serverTool{
-		spec: llm.ToolSpec{Name: def.Name, Description: def.Description, Parameters: def.Parameters},
-		// A round table sends the task to every registered expert agent
-		// (other programs, possibly other machines): always through the gate.
-		outbound: func(*config.Config, config.Agent, json.RawMessage) (string, bool) {
-			return "the round table's registered expert agents (other programs, possibly other machines)", true
-		},
-		capabilities: def.Capabilities,
-		run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
-			var a tools.RoundTableArgs
-			if err := tools.DecodeServiceArgs(raw, &a); err != nil {
-				return "", fmt.Errorf("bad arguments: %v", err)
-			}
-			if strings.TrimSpace(a.Task) == "" {
-				return "", errors.New("bad arguments: task is required")
-			}
-			plan, err := s.prepareRT(ctx, roundtable.Task{Content: a.Task, Context: rtContext(nil), Constraints: a.Constraints}, a.Participants, 0)
-			if err != nil {
-				return "", err
-			}
-			run, err := s.recordRT(ctx, rtSourceTool, t.SessionID, t.ID, plan)
-			if err != nil {
-				return "", err
-			}
-			res, md := s.runRT(ctx, run)
-			if res.Status == roundtable.StatusCancelled {
-				return "", errors.New("the round table was cancelled")
-			}
-			return md, nil
-		},
-	})
+// RunTool runs the round_table service tool of a chat agent's turn: raw
+// is its arguments, the answer the result rendered in Markdown.
+func (rt *Runtime) RunTool(ctx context.Context, t *turn.Turn, raw json.RawMessage) (string, error) {
+	var a tools.RoundTableArgs
+	if err := tools.DecodeServiceArgs(raw, &a); err != nil {
+		return "", fmt.Errorf("bad arguments: %v", err)
+	}
+	if strings.TrimSpace(a.Task) == "" {
+		return "", errors.New("bad arguments: task is required")
+	}
+	plan, err := rt.prepareRT(ctx, roundtable.Task{Content: a.Task, Context: rtContext(nil), Constraints: a.Constraints}, a.Participants, 0)
+	if err != nil {
+		return "", err
+	}
+	run, err := rt.recordRT(ctx, rtSourceTool, t.SessionID, t.ID, plan)
+	if err != nil {
+		return "", err
+	}
+	res, md := rt.runRT(ctx, run)
+	if res.Status == roundtable.StatusCancelled {
+		return "", errors.New("the round table was cancelled")
+	}
+	return md, nil
 }
 
 // rtAgentConfig is the "roundtable" section of a roundtable agent.
@@ -261,8 +243,9 @@ type rtAgentConfig struct {
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty"`
 }
 
-func parseRTAgentConfig(raw json.RawMessage) (rtAgentConfig, error) {
+func parseRTAgentConfig(a config.Agent) (rtAgentConfig, error) {
 	var c rtAgentConfig
+	raw := a.Roundtable
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return c, nil
 	}
@@ -277,14 +260,14 @@ func parseRTAgentConfig(raw json.RawMessage) (rtAgentConfig, error) {
 	return c, nil
 }
 
-// runRoundtable is the runtime of "roundtable" agents: the user's message is
-// the task, the rendered result the reply.
-func (s *Service) runRoundtable(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
-	conf, err := parseRTAgentConfig(agent.Roundtable)
+// Run is the turn of a "roundtable" agent: the user's message is the task,
+// the rendered result the reply.
+func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
+	conf, err := rt.conf.Get(agent)
 	if err != nil {
 		return turn.Failed("invalid_config", "Agent %q: %v", agent.AgentID, err)
 	}
-	msgs, err := s.st.Messages(context.Background(), t.SessionID)
+	msgs, err := rt.env.Store.Messages(context.Background(), t.SessionID)
 	if err != nil {
 		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
@@ -299,7 +282,7 @@ func (s *Service) runRoundtable(ctx context.Context, t *turn.Turn, sess store.Se
 		return turn.Failed("empty_message", "The message is empty: there is nothing to deliberate on.")
 	}
 	task := roundtable.Task{Content: content, Context: rtContext(map[string]any{"agent_id": agent.AgentID}), Constraints: conf.Constraints}
-	plan, err := s.prepareRT(ctx, task, conf.Participants, time.Duration(conf.TimeoutSeconds)*time.Second)
+	plan, err := rt.prepareRT(ctx, task, conf.Participants, time.Duration(conf.TimeoutSeconds)*time.Second)
 	var up *rtUnknownParticipants
 	switch {
 	case errors.Is(err, errRTNoAgents):
@@ -309,25 +292,25 @@ func (s *Service) runRoundtable(ctx context.Context, t *turn.Turn, sess store.Se
 	case err != nil:
 		return turn.Failed("internal", "could not prepare the round table: %v", err)
 	}
-	run, err := s.recordRT(ctx, rtSourceAgent, sess.ID, t.ID, plan)
+	run, err := rt.recordRT(ctx, rtSourceAgent, sess.ID, t.ID, plan)
 	if err != nil {
 		return turn.Failed("internal", "could not record the round table: %v", err)
 	}
-	res, md := s.runRT(ctx, run)
+	res, md := rt.runRT(ctx, run)
 	if res.Status == roundtable.StatusCancelled || ctx.Err() != nil {
 		return turn.Failed("cancelled", "Stopped: the round table was cancelled.")
 	}
-	s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.ID})
+	rt.env.Publisher.Publish(t.SessionID, api.EventDelta, api.TextEvent{Text: md, TurnID: t.ID})
 	meta, _ := json.Marshal(map[string]string{"roundtable_run_id": run.id})
 	return turn.Outcome{Final: md, Last: &store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: md, Meta: string(meta)}}
 }
 
-// rtAgentStatus is the status of a "roundtable" agent in GET /v1/agents.
-func (s *Service) rtAgentStatus(a config.Agent) api.AgentStatus {
-	if _, err := parseRTAgentConfig(a.Roundtable); err != nil {
+// Status is the status of a "roundtable" agent in GET /v1/agents.
+func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
+	if _, err := rt.conf.Get(a); err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 	}
-	rows, err := s.st.RoundtableAgents(context.Background())
+	rows, err := rt.env.Store.RoundtableAgents(context.Background())
 	switch {
 	case err != nil:
 		return api.AgentStatus{State: "unknown", Detail: err.Error()}
