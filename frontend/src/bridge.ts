@@ -149,6 +149,8 @@ export interface AppAPI {
   Info(): Promise<Info>;
   Agents(): Promise<Agent[]>;
   Sessions(agentId: string): Promise<Session[]>;
+  /** Sessions whose messages contain the text, with a snippet around the match (GET /v1/sessions/search). */
+  SearchSessions(q: string): Promise<{ session: Session; messageId: number; role: string; snippet: string }[]>;
   NewSession(agentId: string): Promise<Session>;
   AttachSession(agentId: string, sessionId: string): Promise<Session>;
   OpenSession(sessionId: string): Promise<Transcript>;

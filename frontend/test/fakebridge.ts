@@ -43,6 +43,12 @@ export function fakeBridge(): FakeBridge {
     Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true }),
     Agents: () => fb.agents,
     Sessions: () => [...fb.sessions],
+    // As the service: sessions whose messages contain the text, any case.
+    SearchSessions: (q: string) =>
+      fb.sessions.flatMap((s) => {
+        const m = (fb.messages.get(s.sessionId) ?? []).find((x) => String(x.text ?? "").toLowerCase().includes(q.toLowerCase()));
+        return m ? [{ session: { ...s }, messageId: m.id ?? 0, role: m.role, snippet: m.text }] : [];
+      }),
     NewSession: (agentId: string) => {
       const s = { sessionId: `s${++n}`, agentId };
       fb.sessions.unshift(s);
