@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,22 +94,11 @@ func (s *Service) discoverLocalServers(ctx context.Context) []api.DiscoveredServ
 }
 
 func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, error) {
-	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if !s.getJSON(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil, &body) {
+	a := s.probeModels(ctx, baseURL, "")
+	if a.models == nil {
 		return nil, fmt.Errorf("%s/models: no model list", baseURL)
 	}
-	models := []string{}
-	for _, m := range body.Data {
-		if m.ID != "" {
-			models = append(models, m.ID)
-		}
-	}
-	slices.Sort(models)
-	return models, nil
+	return a.models, nil
 }
 
 // handleSetProvider is PUT /v1/providers.

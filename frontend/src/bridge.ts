@@ -177,6 +177,8 @@ export interface AppAPI {
   AuditExportJSONL(f: AuditFilter): Promise<{ path: string; rows: number; cancelled?: boolean }>;
   Providers(): Promise<ProvidersInfo>;
   SetProvider(req: SetProviderRequest): Promise<ProvidersInfo>;
+  /** Checks a provider before saving it (POST /v1/providers/test); nothing is saved. */
+  TestProvider(req: SetProviderRequest): Promise<{ ok: boolean; kind: string; message: string; baseUrl: string; models?: string[] }>;
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;
