@@ -3,6 +3,8 @@ package tools
 import (
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 )
 
 // CurrentFile reads what is now at path in the workspace, for showing the
@@ -16,18 +18,30 @@ func (e *Executor) CurrentFile(path string, limit int64) (data []byte, size int6
 	if err != nil {
 		return nil, 0, err
 	}
-	f, err := e.ws.root.Open(rel)
-	if err != nil {
-		return nil, 0, rootErr(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	f, fi, err := e.openRegular(rel)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ErrBadArguments, display(rel))
-	}
+	defer f.Close()
 	data, err = io.ReadAll(io.LimitReader(f, limit))
 	return data, fi.Size(), err
+}
+
+// openRegular opens a resolved workspace path through the root and checks
+// that it is a regular file (not a folder, device or pipe).
+func (e *Executor) openRegular(rel string) (*os.File, fs.FileInfo, error) {
+	f, err := e.ws.root.Open(rel)
+	if err != nil {
+		return nil, nil, rootErr(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %s is not a regular file", ErrBadArguments, display(rel))
+	}
+	return f, fi, nil
 }

@@ -34,7 +34,8 @@ type Diff struct {
 	// Truncated: more changed lines than shown.
 	Truncated bool `json:"truncated,omitempty"`
 	// Note, when set, is why there is no line diff (binary or too large),
-	// or that the content is unchanged.
+	// that the content is unchanged, or beside Lines that only the final
+	// newline differs on the last line.
 	Note string `json:"note,omitempty"`
 }
 
@@ -75,12 +76,24 @@ func writeDiff(current CurrentFile, args map[string]json.RawMessage) *Diff {
 // lineDiff compares two texts line by line (Myers' algorithm, from
 // go-diff), keeping diffContext unchanged lines around each change.
 func lineDiff(old, new string) *Diff {
+	// A last line without its newline is the same line: compare with one,
+	// and say so when only that differs.
+	var note string
+	if oldNL, newNL := strings.HasSuffix(old, "\n"), strings.HasSuffix(new, "\n"); oldNL != newNL && old != "" && new != "" {
+		note = map[bool]string{true: "The new content has no newline at the end.", false: "The new content adds a newline at the end."}[oldNL]
+	}
+	if old != "" && !strings.HasSuffix(old, "\n") {
+		old += "\n"
+	}
+	if new != "" && !strings.HasSuffix(new, "\n") {
+		new += "\n"
+	}
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = 0 // inputs are bounded; the same files always give the same diff
 	a, b, lines := dmp.DiffLinesToChars(old, new)
 	diffs := dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
 	var all []DiffLine
-	d := &Diff{}
+	d := &Diff{Note: note}
 	for _, x := range diffs {
 		op := map[diffmatchpatch.Operation]string{diffmatchpatch.DiffEqual: " ", diffmatchpatch.DiffDelete: "-", diffmatchpatch.DiffInsert: "+"}[x.Type]
 		for _, l := range splitLines(x.Text) {

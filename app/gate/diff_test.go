@@ -90,6 +90,12 @@ func TestWritePromptDiff(t *testing.T) {
 	if p := prompt("long.txt", strings.Join(other, "\n")); p.Diff == nil || !p.Diff.Truncated || len(p.Diff.Lines) != diffMaxLines || p.Diff.Added != 1000 || p.Diff.Removed != 1000 {
 		t.Fatalf("long: truncated %v, %d lines, +%d -%d", p.Diff.Truncated, len(p.Diff.Lines), p.Diff.Added, p.Diff.Removed)
 	}
+	// A last line without its newline is not shown as changed; the note says what happens to the newline.
+	put("nonl.txt", []byte("hello"))
+	if p := prompt("nonl.txt", "hello\nsecond line\n"); p.Diff == nil || p.Diff.Added != 1 || p.Diff.Removed != 0 || p.Diff.Note != "The new content adds a newline at the end." ||
+		len(p.Diff.Lines) != 2 || p.Diff.Lines[0] != (DiffLine{Op: " ", Text: "hello"}) || p.Diff.Lines[1] != (DiffLine{Op: "+", Text: "second line"}) {
+		t.Fatalf("no newline: %+v", p.Diff)
+	}
 	if len(f.executed()) != 0 {
 		t.Fatalf("denied calls ran: %v", f.executed())
 	}

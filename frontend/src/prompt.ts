@@ -55,7 +55,8 @@ export function diffPreview(p: Prompt): { label: string; block: HTMLElement } | 
     ...d.lines.map((l) => h("span", { class: cls[l.op] ?? "diff-same" }, mark[l.op] ?? "  ", l.text, "\n")),
     ...(d.truncated ? [h("span", { class: "diff-skip" }, "⋯ the diff goes on; open Arguments for the whole new content\n")] : []),
   );
-  return { label: `It will change the existing file: ${n(d.removed, "line")} removed (−), ${n(d.added, "line")} added (+):`, block };
+  const note = d.note ? ` ${d.note}` : "";
+  return { label: `It will change the existing file: ${n(d.removed, "line")} removed (−), ${n(d.added, "line")} added (+).${note}`, block };
 }
 
 /** A rule of the gate's policy (app/gate.Rule). */

@@ -136,7 +136,7 @@ describe("an overwrite shows what changes", () => {
     })]);
     const box = $("#prompt-preview");
     expect(box.hidden).toBe(false);
-    expect(box.querySelector(".label")!.textContent).toBe("It will change the existing file: 1 line removed (−), 1 line added (+):");
+    expect(box.querySelector(".label")!.textContent).toBe("It will change the existing file: 1 line removed (−), 1 line added (+).");
     const lines = Array.from(box.querySelectorAll(".prompt-diff span")).map((x) => [x.className, x.textContent]);
     expect(lines).toEqual([["diff-skip", "⋯ 4 unchanged lines\n"], ["diff-same", "  milk\n"], ["diff-del", "− bread\n"], ["diff-add", "+ eggs\n"]]);
     // The JSON stays one click away.
