@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"jarvis/api"
@@ -70,5 +71,43 @@ func TestProviderTest(t *testing.T) {
 	var info api.ProvidersInfo
 	if err := e.c.Do(t.Context(), http.MethodGet, "/v1/providers", nil, &info); err != nil || info.DefaultProvider != "openai-compatible" || info.Providers["openai-compatible"].BaseURL != up {
 		t.Fatalf("a test changed the configuration: %+v %v", info, err)
+	}
+}
+
+// A key stored for the OpenAI-compatible provider is used to test that same
+// server only: testing another base URL with the key field empty sends no
+// key there (a typed URL must not collect the saved key).
+func TestProviderTestKeepsStoredKeyToItsServer(t *testing.T) {
+	keyed := testpeer.NewOpenAI()
+	keyed.APIKey = "sk-stored"
+	keyedSrv := httptest.NewServer(keyed)
+	defer keyedSrv.Close()
+	// Another server that wants a key, and records every Authorization it gets.
+	var mu sync.Mutex
+	var auths []string
+	otherSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, `{"error":{"message":"no key","code":"invalid_api_key"}}`, http.StatusUnauthorized)
+	}))
+	defer otherSrv.Close()
+	e := newEnv(t, withRTSecrets(testpeer.NewSecrets(map[string]string{"openai-compatible": "sk-stored"})))
+	c, err := config.Parse("t.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model","apiKeyRef":"openai-compatible"}}}`, keyedSrv.URL+"/v1/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc.SetConfig(c)
+	var got api.ProviderTest
+	if code, eb := doJSON(t, e, http.MethodPost, "/v1/providers/test", fmt.Sprintf(`{"provider":"openai-compatible","baseUrl":%q,"model":"test-model"}`, keyedSrv.URL+"/v1"), &got); code != http.StatusOK || !got.OK {
+		t.Fatalf("the configured server with the stored key: %d %+v %+v", code, got, eb)
+	}
+	if code, eb := doJSON(t, e, http.MethodPost, "/v1/providers/test", fmt.Sprintf(`{"provider":"openai-compatible","baseUrl":%q,"model":"test-model"}`, otherSrv.URL+"/v1"), &got); code != http.StatusOK || got.Kind != "auth" || !strings.Contains(got.Message, "wants an API key") {
+		t.Fatalf("another server: %d %+v %+v", code, got, eb)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) != 1 || auths[0] != "" {
+		t.Fatalf("another server got %q, want one request without a key", auths)
 	}
 }
