@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,14 +116,14 @@ func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) erro
 			}
 		}
 	case config.ProviderOpenAICompatible:
-		u, err := url.Parse(strings.TrimSpace(req.BaseURL))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").With("field", "baseUrl")
+		base, err := serverBaseURL(req.BaseURL)
+		if err != nil {
+			return err
 		}
 		if entry.Model == "" {
 			return httpapi.Missing("model")
 		}
-		entry.BaseURL = u.String()
+		entry.BaseURL = base
 		if req.APIKey != "" {
 			entry.APIKeyRef = "openai-compatible"
 			if _, err := s.putSecret(entry.APIKeyRef, req.APIKey); err != nil {

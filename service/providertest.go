@@ -96,11 +96,10 @@ func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) err
 			return httpapi.WriteJSON(w, http.StatusOK, api.ProviderTest{Kind: "no_key", BaseURL: base, Message: "Enter your OpenAI API key to test it."})
 		}
 	case config.ProviderOpenAICompatible:
-		u, err := url.Parse(strings.TrimSpace(req.BaseURL))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").With("field", "baseUrl")
+		var err error
+		if base, err = serverBaseURL(req.BaseURL); err != nil {
+			return err
 		}
-		base = u.String()
 		// A key saved for this same server is used; never one saved for another.
 		if cur := c.Providers[config.ProviderOpenAICompatible]; key == "" && cur.APIKeyRef != "" && strings.TrimRight(cur.BaseURL, "/") == strings.TrimRight(base, "/") && s.secrets != nil {
 			key, _ = s.secrets.Get(cur.APIKeyRef)
@@ -113,6 +112,16 @@ func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) err
 	ctx, cancel := context.WithTimeout(r.Context(), providerTestTimeout)
 	defer cancel()
 	return httpapi.WriteJSON(w, http.StatusOK, describeProbe(base, model, key != "", s.probeModels(ctx, base, key)))
+}
+
+// serverBaseURL checks an OpenAI-compatible server's base URL as typed:
+// http(s) with a host, or the 400 invalid_field the setup form shows.
+func serverBaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", httpapi.Errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").With("field", "baseUrl")
+	}
+	return u.String(), nil
 }
 
 // describeProbe says in plain words what a probe of base found.
