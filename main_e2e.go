@@ -66,6 +66,7 @@ type E2E struct {
 	domAt   time.Duration
 	extHit  int
 	peerURL string
+	dataDir string // where exports go (no dialogs in this build)
 }
 
 func newHooks(l *launch, started time.Time) (*hooks, error) {
@@ -76,7 +77,7 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	e := &E2E{out: out, started: started, marks: map[string]time.Duration{}}
+	e := &E2E{out: out, started: started, marks: map[string]time.Duration{}, dataDir: l.dataDir}
 	h := &hooks{e2e: e}
 
 	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -407,6 +408,16 @@ func (e *E2E) WorkspaceFile(name string) (string, error) {
 		return "", errors.New("no tool runner")
 	}
 	b, err := os.ReadFile(filepath.Join(e.runner.Workspace(), filepath.Base(name)))
+	return string(b), err
+}
+
+// ReadExport reads a conversation export the window wrote (only files named
+// conversation-* directly in the data dir, where this build's exports go).
+func (e *E2E) ReadExport(path string) (string, error) {
+	if filepath.Dir(path) != filepath.Clean(e.dataDir) || !strings.HasPrefix(filepath.Base(path), "conversation-") {
+		return "", fmt.Errorf("%s is not an export in %s", path, e.dataDir)
+	}
+	b, err := os.ReadFile(path)
 	return string(b), err
 }
 

@@ -24,6 +24,10 @@ func TestPermissionsScopedRuleListedAndRevoked(t *testing.T) {
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The write overwrites a file: the prompt carries the diff the window shows.
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("milk\nbread\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	policy := filepath.Join(dir, "data", "policy.json")
 	runner, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "data", "audit.db"), PolicyPath: policy,
 		Prompter: gate.PrompterOptions{Timeout: time.Minute}})
@@ -49,6 +53,9 @@ func TestPermissionsScopedRuleListedAndRevoked(t *testing.T) {
 			t.Fatal("no prompt")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if d := p.Diff; d == nil || len(d.Lines) != 3 || d.Lines[0] != (gate.DiffLine{Op: "-", Text: "milk"}) || d.Lines[2] != (gate.DiffLine{Op: "+", Text: "hi"}) {
+		t.Fatalf("the overwrite's diff: %+v", p.Diff)
 	}
 	if len(p.Scopes) != 2 || !strings.Contains(p.Scopes[0].Label, "notes.txt") {
 		t.Fatalf("scopes %+v", p.Scopes)

@@ -135,7 +135,8 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.MCP != nil {
 		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
 	}
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup})
+	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
+		CurrentFile: x.CurrentFile})
 	if err != nil {
 		x.Close()
 		cps.Close()

@@ -22,8 +22,10 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/agents", adapt(s.handleAgents))
 	mux.Handle("GET /v1/providers", adapt(s.handleProviders))
 	mux.Handle("PUT /v1/providers", adapt(s.handleSetProvider))
+	mux.Handle("POST /v1/providers/test", adapt(s.handleTestProvider)) // providertest.go
 	mux.Handle("POST /v1/agents/{agentId}/session", adapt(s.handleAgentSession))
 	mux.Handle("GET /v1/sessions", adapt(s.handleListSessions))
+	mux.Handle("GET /v1/sessions/search", adapt(s.handleSearchSessions)) // search_api.go
 	mux.Handle("GET /v1/sessions/{id}", adapt(s.handleGetSession))
 	mux.Handle("GET /v1/sessions/{id}/messages", adapt(s.handleMessages))
 	mux.Handle("PATCH /v1/sessions/{id}", adapt(s.handleUpdateSession))

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,22 +93,11 @@ func (s *Service) discoverLocalServers(ctx context.Context) []api.DiscoveredServ
 }
 
 func (s *Service) listModels(ctx context.Context, baseURL string) ([]string, error) {
-	var body struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if !s.getJSON(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil, &body) {
+	a := s.probeModels(ctx, baseURL, "")
+	if a.models == nil {
 		return nil, fmt.Errorf("%s/models: no model list", baseURL)
 	}
-	models := []string{}
-	for _, m := range body.Data {
-		if m.ID != "" {
-			models = append(models, m.ID)
-		}
-	}
-	slices.Sort(models)
-	return models, nil
+	return a.models, nil
 }
 
 // handleSetProvider is PUT /v1/providers.
@@ -129,14 +116,14 @@ func (s *Service) handleSetProvider(w http.ResponseWriter, r *http.Request) erro
 			}
 		}
 	case config.ProviderOpenAICompatible:
-		u, err := url.Parse(strings.TrimSpace(req.BaseURL))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "baseUrl must be an http(s) URL such as http://127.0.0.1:11434/v1").With("field", "baseUrl")
+		base, err := serverBaseURL(req.BaseURL)
+		if err != nil {
+			return err
 		}
 		if entry.Model == "" {
 			return httpapi.Missing("model")
 		}
-		entry.BaseURL = u.String()
+		entry.BaseURL = base
 		if req.APIKey != "" {
 			entry.APIKeyRef = "openai-compatible"
 			if _, err := s.putSecret(entry.APIKeyRef, req.APIKey); err != nil {

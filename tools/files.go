@@ -81,18 +81,11 @@ func (e *Executor) prepareReadFile(args json.RawMessage) (*call, error) {
 		return nil, err
 	}
 	return &call{canon: map[string]any{"path": display(rel)}, run: func(ctx context.Context) (string, error) {
-		f, err := e.ws.root.Open(rel)
-		if err != nil {
-			return "", rootErr(err)
-		}
-		defer f.Close()
-		fi, err := f.Stat()
+		f, fi, err := e.openRegular(rel)
 		if err != nil {
 			return "", err
 		}
-		if !fi.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: %s is not a regular file", ErrBadArguments, display(rel))
-		}
+		defer f.Close()
 		b, err := io.ReadAll(io.LimitReader(f, int64(e.opts.OutputCap)))
 		if err != nil {
 			return "", err

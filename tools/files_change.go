@@ -114,18 +114,11 @@ func (e *Executor) leafTarget(field string, v *string) (string, error) {
 
 // readText reads a regular text file of at most max bytes through the root.
 func (e *Executor) readText(rel string, max int) ([]byte, fs.FileMode, error) {
-	f, err := e.ws.root.Open(rel)
-	if err != nil {
-		return nil, 0, rootErr(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	f, fi, err := e.openRegular(rel)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%w: %s is not a regular file", ErrBadArguments, display(rel))
-	}
+	defer f.Close()
 	if fi.Size() > int64(max) {
 		return nil, 0, fmt.Errorf("%w: %s is %d bytes, the limit for editing is %d", ErrBadArguments, display(rel), fi.Size(), max)
 	}

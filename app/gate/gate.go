@@ -150,6 +150,9 @@ type Options struct {
 	// Lookup finds the definitions of tools beyond tools.Lookup's (the MCP
 	// tools of app/mcp); nil: none.
 	Lookup func(name string) (tools.Definition, bool)
+	// CurrentFile reads a workspace file for a write_file prompt's diff;
+	// nil: prompts show the new content alone.
+	CurrentFile CurrentFile
 }
 
 // Gate classifies, prompts, executes and audits tool calls.
@@ -159,6 +162,7 @@ type Gate struct {
 	audit    Recorder
 	save     func(Policy) error
 	extra    func(name string) (tools.Definition, bool)
+	current  CurrentFile
 	log      *slog.Logger
 	now      func() time.Time
 
@@ -182,7 +186,7 @@ func New(opts Options) (*Gate, error) {
 		opts.Now = time.Now
 	}
 	return &Gate{
-		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy, extra: opts.Lookup,
+		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy, extra: opts.Lookup, current: opts.CurrentFile,
 		log: opts.Logger, now: opts.Now, policy: opts.Policy.clone(), sessions: map[string][]Rule{},
 	}, nil
 }
@@ -470,6 +474,9 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	}
 	if spelled := requestedAs(req.Arguments, r.Arguments); spelled != "" && json.Valid([]byte(spelled)) {
 		p.Requested = json.RawMessage(spelled)
+	}
+	if req.Name == "write_file" && g.current != nil {
+		p.Diff = writeDiff(g.current, args)
 	}
 	switch {
 	case p.Destructive:

@@ -49,7 +49,10 @@ type Prompt struct {
 	Choices []Choice `json:"choices"`
 	// Scopes are the rules "always allow" may save, narrowest first (this
 	// file, its folder, ...): the user sees the one chosen before saving.
-	Scopes   []Scope   `json:"scopes,omitempty"`
+	Scopes []Scope `json:"scopes,omitempty"`
+	// Diff, for a write_file over an existing file, is what would change
+	// (diff.go); the window shows it instead of the whole content.
+	Diff     *Diff     `json:"diff,omitempty"`
 	Deadline time.Time `json:"deadline"`
 }
 

@@ -83,6 +83,12 @@
     $('#setup [data-tab="compatible"]').click();
     $("#setup-baseurl").value = await E.PeerURL();
     $("#setup-model").value = "scripted";
+    // Test connection asks the server for its models and answers in words
+    // (the scripted peer lists only "test-model"; it answers any model).
+    $('#setup-compatible [data-action="test-connection"]').click();
+    const tested = await waitFor(() => { const r = $("#setup-test-result"); return !r.hidden && r.textContent !== "Testing…" && r.textContent; }, "the Test connection result");
+    assert(tested.startsWith("Reached the server at " + $("#setup-baseurl").value) && tested.includes('has no model "scripted". It has test-model.'), "Test connection reached the peer and named its models: " + tested);
+    log("Test connection: " + tested);
     await frames(2);
     await E.Screenshot("setup");
     $("#setup-compatible").dispatchEvent(new Event("submit", { cancelable: true }));
@@ -424,6 +430,66 @@
       assert(gone, "the service deleted the session after the undo time");
     }
     log("rename, clear and delete ok");
+
+    // 7b. Message actions on a new conversation: copy, edit and resend,
+    // regenerate; then export it as Markdown and JSON and read the files.
+    $('.agent-group[data-agent="general"] button[data-action="new"]').click();
+    await waitFor(() => $(".session.current") && $("#messages .empty"), "a new general conversation");
+    const actSid = $(".session.current").dataset.session;
+    await say("Pack for the lake trip");
+    await waitFor(() => lastAssistantDone("You said: Pack for the lake trip"), "the first answer");
+    const umsg = $$("#messages .msg.user").pop();
+    const copyBtn = umsg.querySelector('[data-action="copy"]');
+    copyBtn.click();
+    await waitFor(() => copyBtn.textContent === "Copied" || /Could not copy/.test($("#notice").textContent), "the copy to finish");
+    assert(copyBtn.textContent === "Copied", "Copy copied the message: " + $("#notice").textContent);
+    if (window.runtime.ClipboardGetText) {
+      const clip = await window.runtime.ClipboardGetText();
+      assert(clip === "Pack for the lake trip", "the clipboard holds the message: " + JSON.stringify(clip));
+    }
+    umsg.querySelector('[data-action="edit"]').click();
+    assert($("#input").value === "Pack for the lake trip" && document.activeElement === $("#input"), "Edit put a copy of the message in the box");
+    await say("Pack for the lake trip, two nights");
+    await waitFor(() => lastAssistantDone("You said: Pack for the lake trip, two nights"), "the answer to the edited message");
+    const nAnswers = assistants().length;
+    lastAssistantDone("two nights").querySelector('[data-action="regenerate"]').click();
+    await waitFor(() => assistants().length === nAnswers + 1 && lastAssistantDone("two nights") && !assistants().some((x) => x.classList.contains("streaming")), "the regenerated answer");
+    assert($$("#messages .msg.user").filter((x) => x.textContent.includes("two nights")).length === 2, "Regenerate asked the same question again, below");
+    log("message actions: copy, edit and resend, regenerate");
+    const exported = async (format) => {
+      $("#notice").hidden = true;
+      $(`.session[data-session="${actSid}"] [data-action="export-${format}"]`).click();
+      const n = await waitFor(() => !$("#notice").hidden && /Exported to /.test($("#notice").textContent) && $("#notice").textContent, "the " + format + " export");
+      const path = n.match(/Exported to (\S+\.(?:md|json))/)[1];
+      return [path, await E.ReadExport(path)];
+    };
+    const [mdPath, md] = await exported("md");
+    assert(md.includes("Pack for the lake trip, two nights") && md.includes("You said: Pack for the lake trip") && /^# /.test(md), "the Markdown export has the conversation: " + md.slice(0, 300));
+    const [jsonPath, js] = await exported("json");
+    const doc = JSON.parse(js);
+    assert(JSON.stringify(doc).includes("two nights") && JSON.stringify(doc).includes("You said: Pack for the lake trip"), "the JSON export has the conversation: " + js.slice(0, 300));
+    log("exported " + mdPath + " and " + jsonPath);
+
+    // 7c. Search finds a conversation by a word of a reply, opened or not.
+    $("#session-filter").value = "lake trip";
+    $("#session-filter").dispatchEvent(new Event("input"));
+    await waitFor(() => $(`.session[data-session="${actSid}"] .session-snippet`), "the search match with its snippet");
+    await frames(2);
+    await E.Screenshot("search");
+    $("#session-filter").value = "";
+    $("#session-filter").dispatchEvent(new Event("input"));
+    log("search across conversations shows the match");
+
+    // 7d. Overwriting a file: the prompt shows the diff, not the whole content.
+    await say('Rewrite the note [[tool write_file {"path":"e2e-note.txt","content":"hello from the e2e run\\nsecond line"}]]');
+    await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-note.txt"), "the overwrite prompt");
+    const pdiff = await waitFor(() => $("#prompt-preview .prompt-diff"), "the diff in the prompt");
+    assert(pdiff.querySelector(".diff-add")?.textContent.includes("second line") && /1 line added/.test($("#prompt-preview .label").textContent), "the diff shows the added line: " + pdiff.textContent);
+    await frames(2);
+    await E.Screenshot("prompt-diff");
+    $('#prompt button[data-choice="deny"]').click();
+    await waitFor(() => $("#prompt").hidden, "the prompt to close");
+    log("overwrite prompt shows the diff");
 
     // 8. Measurements: 10,000 messages, then single delta appends.
     await window.jarvisBench.ready();

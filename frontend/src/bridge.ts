@@ -149,6 +149,8 @@ export interface AppAPI {
   Info(): Promise<Info>;
   Agents(): Promise<Agent[]>;
   Sessions(agentId: string): Promise<Session[]>;
+  /** Sessions whose messages contain the text, with a snippet around the match (GET /v1/sessions/search). */
+  SearchSessions(q: string): Promise<{ session: Session; messageId: number; role: string; snippet: string }[]>;
   NewSession(agentId: string): Promise<Session>;
   AttachSession(agentId: string, sessionId: string): Promise<Session>;
   OpenSession(sessionId: string): Promise<Transcript>;
@@ -176,6 +178,8 @@ export interface AppAPI {
   AuditExportJSONL(f: AuditFilter): Promise<{ path: string; rows: number; cancelled?: boolean }>;
   Providers(): Promise<ProvidersInfo>;
   SetProvider(req: SetProviderRequest): Promise<ProvidersInfo>;
+  /** Checks a provider before saving it (POST /v1/providers/test); nothing is saved. */
+  TestProvider(req: SetProviderRequest): Promise<{ ok: boolean; kind: string; message: string; baseUrl: string; models?: string[] }>;
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;

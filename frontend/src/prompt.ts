@@ -25,6 +25,38 @@ export interface Prompt {
   deadline: string;
   /** The rules "always allow" may save, narrowest first (app/gate.Scope). */
   scopes?: { label: string; rule: PolicyRule }[];
+  /** For a write_file over an existing file: what would change (app/gate.Diff). */
+  diff?: PromptDiff;
+}
+
+/** A line diff of an existing file against what a write would put there. */
+export interface PromptDiff {
+  /** op " " unchanged, "-" removed, "+" added, "…" unchanged lines left out (text says how many). */
+  lines?: { op: string; text: string }[];
+  added: number;
+  removed: number;
+  truncated?: boolean;
+  /** Why there is no line diff (binary, too large) or that nothing changes. */
+  note?: string;
+}
+
+/**
+ * The diff a write_file prompt shows instead of the whole content, as a
+ * labelled block of lines; undefined when the file is new (or the app sent
+ * none), and then contentPreview shows the content.
+ */
+export function diffPreview(p: Prompt): { label: string; block: HTMLElement } | undefined {
+  const d = p.diff;
+  if (p.tool !== "write_file" || !d || !d.lines?.length) return undefined;
+  const n = (k: number, one: string) => `${k} ${one}${k === 1 ? "" : "s"}`;
+  const cls: Record<string, string> = { "-": "diff-del", "+": "diff-add", "…": "diff-skip" };
+  const mark: Record<string, string> = { "-": "− ", "+": "+ ", "…": "⋯ ", " ": "  " };
+  const block = h("pre", { class: "prompt-preview-text prompt-diff" },
+    ...d.lines.map((l) => h("span", { class: cls[l.op] ?? "diff-same" }, mark[l.op] ?? "  ", l.text, "\n")),
+    ...(d.truncated ? [h("span", { class: "diff-skip" }, "⋯ the diff goes on; open Arguments for the whole new content\n")] : []),
+  );
+  const note = d.note ? ` ${d.note}` : "";
+  return { label: `It will change the existing file: ${n(d.removed, "line")} removed (−), ${n(d.added, "line")} added (+).${note}`, block };
 }
 
 /** A rule of the gate's policy (app/gate.Rule). */
@@ -89,7 +121,10 @@ export function workspacePath(p: Prompt, workspace: string): string {
 /** The text a call will write, shown as text (not as an escaped JSON string). */
 export function contentPreview(p: Prompt): { label: string; text: string } | undefined {
   const a = (p.arguments ?? {}) as Record<string, unknown>;
-  if (p.tool === "write_file" && typeof a.content === "string") return { label: "It will write exactly this (replacing the file if it exists):", text: a.content };
+  if (p.tool === "write_file" && typeof a.content === "string") {
+    const note = p.diff?.note ? `${p.diff.note} ` : "";
+    return { label: `${note}It will write exactly this${p.diff ? "" : " (replacing the file if it exists)"}:`, text: a.content };
+  }
   if (p.tool === "edit_file" && typeof a.old_string === "string" && typeof a.new_string === "string") {
     const lines = (prefix: string, t: string) => t.split("\n").map((l) => prefix + l);
     return { label: "It will replace the lines marked - with those marked +:", text: [...lines("- ", a.old_string), ...lines("+ ", a.new_string)].join("\n") };

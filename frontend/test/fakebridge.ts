@@ -43,6 +43,12 @@ export function fakeBridge(): FakeBridge {
     Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true }),
     Agents: () => fb.agents,
     Sessions: () => [...fb.sessions],
+    // As the service: sessions whose messages contain the text, any case.
+    SearchSessions: (q: string) =>
+      fb.sessions.flatMap((s) => {
+        const m = (fb.messages.get(s.sessionId) ?? []).find((x) => String(x.text ?? "").toLowerCase().includes(q.toLowerCase()));
+        return m ? [{ session: { ...s }, messageId: m.id ?? 0, role: m.role, snippet: m.text }] : [];
+      }),
     NewSession: (agentId: string) => {
       const s = { sessionId: `s${++n}`, agentId };
       fb.sessions.unshift(s);
@@ -77,6 +83,13 @@ export function fakeBridge(): FakeBridge {
       fb.rules[i] = next;
     },
     PendingPrompts: () => [],
+    // As the service: a server with the one model llama3 at the Ollama port.
+    TestProvider: (r: { baseUrl?: string; model?: string }) =>
+      r.baseUrl !== "http://127.0.0.1:11434/v1"
+        ? { ok: false, kind: "unreachable", baseUrl: r.baseUrl, message: `No server answers at ${r.baseUrl}. Is it running?` }
+        : r.model === "llama3"
+          ? { ok: true, kind: "ok", baseUrl: r.baseUrl, message: `Reached Ollama at ${r.baseUrl}: model llama3 found.` }
+          : { ok: false, kind: "model_missing", baseUrl: r.baseUrl, message: `Reached Ollama at ${r.baseUrl}, but it has no model "${r.model}". It has llama3.` },
     Providers: () => ({ configured: true, defaultProvider: "openai-compatible", providers: {}, openaiKeyStored: false, discovered: [] }),
   };
   fb.api = new Proxy({} as AppAPI, {

@@ -125,3 +125,36 @@ describe("tool card", () => {
     expect(card.querySelector(".badges")!.textContent).not.toContain("policy");
   });
 });
+
+describe("an overwrite shows what changes", () => {
+  it("shows the line diff of the existing file instead of the whole content, with − and + marks", () => {
+    actions.onPrompts([prompt({
+      diff: {
+        added: 1, removed: 1,
+        lines: [{ op: "…", text: "4 unchanged lines" }, { op: " ", text: "milk" }, { op: "-", text: "bread" }, { op: "+", text: "eggs" }],
+      },
+    })]);
+    const box = $("#prompt-preview");
+    expect(box.hidden).toBe(false);
+    expect(box.querySelector(".label")!.textContent).toBe("It will change the existing file: 1 line removed (−), 1 line added (+).");
+    const lines = Array.from(box.querySelectorAll(".prompt-diff span")).map((x) => [x.className, x.textContent]);
+    expect(lines).toEqual([["diff-skip", "⋯ 4 unchanged lines\n"], ["diff-same", "  milk\n"], ["diff-del", "− bread\n"], ["diff-add", "+ eggs\n"]]);
+    // The JSON stays one click away.
+    expect(($("#prompt-args-box") as HTMLDetailsElement).open).toBe(false);
+  });
+
+  it("says when the diff is cut, and shows the note and the new content for a binary or huge file", () => {
+    actions.onPrompts([prompt({ diff: { added: 900, removed: 900, truncated: true, lines: [{ op: "-", text: "a0" }, { op: "+", text: "b0" }] } })]);
+    expect($("#prompt-preview").textContent).toContain("the diff goes on");
+    actions.onPrompts([]);
+    actions.onPrompts([prompt({ id: "p2", diff: { added: 0, removed: 0, note: "The file exists and is binary (7 bytes): it would be replaced whole." } })]);
+    expect($("#prompt-preview .label").textContent).toBe("The file exists and is binary (7 bytes): it would be replaced whole. It will write exactly this:");
+    expect($("#prompt-preview pre").textContent).toBe("milk\neggs");
+  });
+
+  it("shows the content of a new file (no diff)", () => {
+    actions.onPrompts([prompt()]);
+    expect($("#prompt-preview .label").textContent).toBe("It will write exactly this (replacing the file if it exists):");
+    expect($("#prompt-preview .prompt-diff")).toBeNull();
+  });
+});

@@ -230,6 +230,57 @@ describe("keyboard", () => {
   });
 });
 
+describe("search across conversations", () => {
+  it("finds a conversation the window never opened by a message's text, shows the snippet, and drops stale answers", async () => {
+    fb.sessions = [
+      { sessionId: "bread", agentId: "general", name: "Weekend", updatedAt: "2026-11-25T10:00:00Z" },
+      { sessionId: "trip", agentId: "general", name: "Lisbon", updatedAt: "2026-11-25T11:00:00Z" },
+    ];
+    fb.messages.set("bread", [{ id: 1, role: "assistant", text: "Let the sourdough rise overnight." }]);
+    await actions.refreshSessions();
+    vi.useFakeTimers();
+    try {
+      const filter = $("#session-filter") as HTMLInputElement;
+      const titles = () => Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent);
+      filter.value = "sourdough";
+      filter.dispatchEvent(new Event("input"));
+      expect(titles()).toEqual([]); // no title has it; the service is asked after a pause
+      await vi.advanceTimersByTimeAsync(250);
+      expect(titles()).toEqual(["Weekend"]);
+      expect($('[data-session="bread"] .session-snippet').textContent).toBe("Let the sourdough rise overnight.");
+      expect(fb.calls.filter((c) => c.method === "SearchSessions").map((c) => c.args[0])).toEqual(["sourdough"]);
+      // Typing on before the pause ends asks once, for the last text.
+      filter.value = "lis";
+      filter.dispatchEvent(new Event("input"));
+      filter.value = "lisbon";
+      filter.dispatchEvent(new Event("input"));
+      await vi.advanceTimersByTimeAsync(250);
+      expect(fb.calls.filter((c) => c.method === "SearchSessions").map((c) => c.args[0])).toEqual(["sourdough", "lisbon"]);
+      expect(titles()).toEqual(["Lisbon"]);
+      expect(document.querySelector(".session-snippet")).toBeNull();
+      // A failed search says so and the title matches stay.
+      fb.failNext("SearchSessions", "the service is not running");
+      filter.value = "lisb";
+      filter.dispatchEvent(new Event("input"));
+      await vi.advanceTimersByTimeAsync(250);
+      expect(titles()).toEqual(["Lisbon"]);
+      expect($("#notice").textContent).toContain("Search failed: the service is not running");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("shows one flat list when there is one agent, and groups by agent when there are more", async () => {
+    await actions.newSession();
+    expect(document.querySelector(".agent-head")).toBeNull();
+    expect($("#agents").classList.contains("flat")).toBe(true);
+    fb.agents = [...fb.agents, { agentId: "coder", displayName: "Coder", type: "chat", status: { state: "ok" } }];
+    await actions.refreshAgents();
+    expect(Array.from(document.querySelectorAll(".agent-head .agent-name")).map((x) => x.textContent)).toEqual(["General Assistant", "Coder"]);
+    expect($("#agents").classList.contains("flat")).toBe(false);
+  });
+});
+
 describe("a new conversation", () => {
   it("names the agent and its model and offers a start", async () => {
     fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", model: "llama3.2", status: { state: "ok" } }];

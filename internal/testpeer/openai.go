@@ -69,6 +69,9 @@ type OpenAI struct {
 	ContextLimit int
 	// Model is the id GET /v1/models lists; default "test-model".
 	Model string
+	// APIKey, when set, is the only key accepted: any request without
+	// "Authorization: Bearer <APIKey>" gets OpenAI's 401 invalid_api_key.
+	APIKey string
 
 	mu        sync.Mutex
 	maxPrompt int // the largest prompt received, in tokens
@@ -96,6 +99,12 @@ func (o *OpenAI) Requests() []openai.ChatCompletionRequest {
 }
 
 func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if o.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+o.APIKey {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`))
+		return
+	}
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		// vLLM's shape: the window is max_model_len.
 		m := map[string]any{"id": o.model(), "object": "model", "owned_by": "testpeer"}

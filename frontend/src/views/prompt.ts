@@ -6,7 +6,7 @@
 // answers only the button that has the focus. "Always allow" saves the rule
 // shown under the buttons, the call's own target unless the user widens it.
 import type { Actions } from "../actions";
-import { argumentsText, contentPreview, decisiveList, promptTitle, requestedLine, riskyPrompt, ruleText, workspacePath } from "../prompt";
+import { argumentsText, contentPreview, decisiveList, diffPreview, promptTitle, requestedLine, riskyPrompt, ruleText, workspacePath } from "../prompt";
 import { h, sessionTitle } from "../view";
 
 export function mountPrompt(actions: Actions): void {
@@ -42,9 +42,11 @@ export function mountPrompt(actions: Actions): void {
     $("prompt-where").hidden = !where;
     $("prompt-where").textContent = where ? `Full path: ${where} (your workspace is ${store.workspace})` : "";
     $("prompt-decisive").replaceChildren(decisiveList(p));
-    const preview = contentPreview(p);
+    // An overwrite shows what changes; a new file, its content.
+    const diff = diffPreview(p);
+    const preview = diff ? { label: diff.label, block: diff.block } : contentPreview(p);
     $("prompt-preview").hidden = !preview;
-    $("prompt-preview").replaceChildren(...(preview ? [h("div", { class: "label" }, preview.label), h("pre", { class: "prompt-preview-text" }, preview.text)] : []));
+    $("prompt-preview").replaceChildren(...(preview ? [h("div", { class: "label" }, preview.label), "block" in preview ? preview.block : h("pre", { class: "prompt-preview-text" }, preview.text)] : []));
     // With a preview, the JSON is one click away instead of first.
     $<HTMLDetailsElement>("prompt-args-box").open = !preview;
     $("prompt-requested").textContent = requestedLine(p);

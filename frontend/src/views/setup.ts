@@ -64,14 +64,37 @@ export function mountSetup(actions: Actions, flash: (text: string, good?: boolea
     else if (p.problem && !$("setup-message").textContent) $("setup-message").textContent = p.problem;
   };
 
+  // What a form asks for: the same fields for Save and for Test connection.
+  const formRequest = (provider: string) =>
+    provider === "openai"
+      ? { provider, apiKey: $<HTMLInputElement>("setup-apikey").value, model: $<HTMLInputElement>("setup-openai-model").value }
+      : { provider, baseUrl: $<HTMLInputElement>("setup-baseurl").value, model: $<HTMLInputElement>("setup-model").value };
+
+  // Test connection: the service asks the server for its models and says
+  // what it found; nothing is saved, and the key stays in its field.
+  const test = async (provider: string, button: HTMLButtonElement) => {
+    const out = $("setup-test-result");
+    out.hidden = false;
+    out.className = "setup-test-result";
+    out.textContent = "Testing…";
+    button.setAttribute("disabled", "");
+    try {
+      const r = await actions.api().TestProvider(formRequest(provider));
+      out.textContent = r.message;
+      out.classList.add(r.ok ? "good" : "warn");
+    } catch (ex) {
+      out.textContent = errText(ex);
+      out.classList.add("warn");
+    } finally {
+      button.removeAttribute("disabled");
+    }
+  };
+
   const save = async (provider: string) => {
     const err = $("setup-error");
     err.textContent = "";
     const key = $<HTMLInputElement>("setup-apikey");
-    const req =
-      provider === "openai"
-        ? { provider, apiKey: key.value, model: $<HTMLInputElement>("setup-openai-model").value }
-        : { provider, baseUrl: $<HTMLInputElement>("setup-baseurl").value, model: $<HTMLInputElement>("setup-model").value };
+    const req = formRequest(provider);
     const buttons = Array.from(panel.querySelectorAll<HTMLButtonElement>("button"));
     buttons.forEach((b) => b.setAttribute("disabled", ""));
     try {
@@ -113,6 +136,8 @@ export function mountSetup(actions: Actions, flash: (text: string, good?: boolea
   }
   tab("compatible");
   for (const id of ["setup-compatible", "setup-openai"]) {
+    const b = $(id).querySelector<HTMLButtonElement>('[data-action="test-connection"]')!;
+    b.addEventListener("click", () => void test($(id).dataset.provider!, b));
     $(id).addEventListener("submit", (e) => {
       e.preventDefault();
       void save((e.currentTarget as HTMLElement).dataset.provider!);

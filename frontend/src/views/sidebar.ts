@@ -8,19 +8,28 @@ import { agentColor, agentInitial, dateGroup, h, sessionTitle } from "../view";
 export function mountSidebar(actions: Actions): void {
   const store = actions.store;
   const box = document.getElementById("agents")!;
-  // Ctrl+K: find a conversation by its title.
+  // Ctrl+K: find a conversation by its title, or by any message's text
+  // (the service's search, for conversations the window has not opened).
   const filter = h("input", { id: "session-filter", class: "session-filter", type: "search", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
   box.before(filter);
-  filter.addEventListener("input", () => render());
+  const search = mountSearch(actions, filter, () => render());
+  filter.addEventListener("input", () => {
+    render();
+    search.ask();
+  });
   filter.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
       filter.value = "";
+      search.ask();
       render();
     }
   });
 
   function render(): void {
     box.replaceChildren();
+    // One agent: one flat list of conversations, without its heading.
+    const flat = store.agents.length === 1;
+    box.classList.toggle("flat", flat);
     for (const a of store.agents) {
       const group = h("section", { class: "agent-group", "data-agent": a.agentId });
       const icon = h("span", { class: "agent-icon", title: `${a.displayName} (${a.type})` }, agentInitial(a.displayName));
@@ -46,14 +55,15 @@ export function mountSidebar(actions: Actions): void {
         attach.addEventListener("click", () => actions.toggleAttach(a.agentId));
         buttons.append(attach);
       }
-      group.append(head, buttons);
+      group.append(...(flat ? [] : [head]), buttons);
       if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
       const list = h("ul", { class: "sessions" });
       const q = filter.value.trim().toLowerCase();
       // Titles, and the text of conversations this window has loaded.
       const matches = (s: Session) =>
         `${sessionTitle(s)} ${s.lastSnippet ?? ""}`.toLowerCase().includes(q) ||
-        !!store.transcripts.get(s.sessionId)?.items.some((it) => it.text.toLowerCase().includes(q));
+        !!store.transcripts.get(s.sessionId)?.items.some((it) => it.text.toLowerCase().includes(q)) ||
+        search.hits.has(s.sessionId);
       const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || matches(s)));
       // Newest first, under date headings once there are a few.
       // (One without a time was just made here: it is the newest.)
@@ -64,7 +74,10 @@ export function mountSidebar(actions: Actions): void {
         const g = s.pinnedAt ? "Pinned" : dateGroup(when(s));
         if (shown.length > 3 && g !== heading) list.append(h("li", { class: "date-group" }, g));
         heading = g;
-        list.append(sessionRow(actions, s));
+        const row = sessionRow(actions, s);
+        const snippet = q ? search.hits.get(s.sessionId) : undefined;
+        if (snippet) row.append(h("div", { class: "session-snippet", title: snippet }, snippet));
+        list.append(row);
       }
       group.append(list);
       box.append(group);
@@ -72,6 +85,44 @@ export function mountSidebar(actions: Actions): void {
   }
   store.subscribe("agents", render);
   store.subscribe("sessions", render);
+}
+
+/** How long typing pauses before the service is asked. */
+const searchDelayMs = 200;
+
+/**
+ * The service's message search behind the find box: after a pause in typing
+ * it asks for the sessions whose messages contain the text and keeps each
+ * one's snippet; an answer for text no longer in the box is dropped.
+ */
+function mountSearch(actions: Actions, filter: HTMLInputElement, changed: () => void) {
+  const hits = new Map<string, string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ask = () => {
+    clearTimeout(timer);
+    const q = filter.value.trim();
+    if (q.length < 2) {
+      if (hits.size) {
+        hits.clear();
+        changed();
+      }
+      return;
+    }
+    timer = setTimeout(async () => {
+      try {
+        const found = await actions.api().SearchSessions(q);
+        if (filter.value.trim() !== q) return;
+        hits.clear();
+        for (const f of found ?? []) hits.set(f.session.sessionId, f.snippet);
+      } catch (ex) {
+        if (filter.value.trim() !== q) return;
+        hits.clear();
+        actions.store.publish("notice", { text: `Search failed: ${errText(ex)}`, good: false });
+      }
+      changed();
+    }, searchDelayMs);
+  };
+  return { hits, ask };
 }
 
 function attachForm(actions: Actions, a: Agent): HTMLElement {
