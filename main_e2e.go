@@ -67,7 +67,12 @@ type E2E struct {
 	extHit  int
 	peerURL string
 	dataDir string // where exports go (no dialogs in this build)
+	phase   string // "restart": the second start, checking what the first saved
 }
+
+// Phase is JARVIS_E2E_PHASE: "" for the full run, "restart" for the
+// second start that checks the setup was saved.
+func (e *E2E) Phase() string { return e.phase }
 
 func newHooks(l *launch, started time.Time) (*hooks, error) {
 	out := l.getenv("JARVIS_E2E_OUT")
@@ -119,6 +124,7 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
   ]
 }`, extLn.Addr(), extLn.Addr())
 	c, err := config.Parse("e2e.json", []byte(conf))
+	written := conf
 	if err != nil {
 		// An older service may not know external agents: run without one.
 		fmt.Fprintln(os.Stderr, "e2e: external agent config refused, continuing without it:", err)
@@ -127,8 +133,21 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 		if c, err = config.Parse("e2e.json", []byte(conf2)); err != nil {
 			return nil, err
 		}
+		written = conf2
 	}
 	l.config = c
+	// The config goes to the --config file, which the first run's setup
+	// rewrites as a user's would be; a second start with
+	// JARVIS_E2E_PHASE=restart reads the provider saved there.
+	e.phase = l.getenv("JARVIS_E2E_PHASE")
+	if l.configPath != "" {
+		if e.phase != "restart" {
+			if err := os.WriteFile(l.configPath, []byte(written), 0o600); err != nil {
+				return nil, err
+			}
+		}
+		l.config = nil // main loads the file and lets the setup save to it
+	}
 
 	h.watchdog = time.AfterFunc(150*time.Second, func() {
 		e.finish(false, "watchdog: the self-test did not finish within 150 s")

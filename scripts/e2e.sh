@@ -59,6 +59,14 @@ if [ "$status" -ne 0 ]; then
   tail -n 30 "$JARVIS_E2E_OUT/jarvis-e2e.log" >&2 || true
   exit "$status"
 fi
+echo "e2e: restart on the same data and config: the setup must have been saved"
+JARVIS_E2E_PHASE=restart timeout --kill-after=10 60 ./build/bin/jarvis-e2e --data-dir "$XDG_DATA_HOME/jarvis" --config "$XDG_CONFIG_HOME/none.json" \
+  2>"$JARVIS_E2E_OUT/jarvis-e2e-restart.log" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "e2e: restart check failed (exit $status); last log lines:" >&2
+  tail -n 30 "$JARVIS_E2E_OUT/jarvis-e2e-restart.log" >&2 || true
+  exit "$status"
+fi
 
 if [ -x build/bin/jarvis ]; then
   echo "e2e: smoke-starting the production binary (no provider configured), 3 first runs, and the blank-page floor"

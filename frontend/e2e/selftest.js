@@ -51,6 +51,21 @@
     // arenas (main_webkit_linux.go).
     await E.CheckWebProcessEnv();
 
+    // Restart phase (scripts/e2e.sh starts the app a second time on the same
+    // data and config): the provider saved through the setup form is there.
+    if ((await E.Phase()) === "restart") {
+      await sleep(1000);
+      assert($("#setup").hidden, "no setup form after a restart: the provider was saved");
+      const pi = await window.go.app.App.Providers();
+      const cur = pi.providers["openai-compatible"] || {};
+      assert(pi.configured && pi.defaultProvider === "openai-compatible" && cur.model === "scripted" && /^http:\/\/127\.0\.0\.1:\d+\/v1$/.test(cur.baseUrl || ""), "the saved provider came back: " + JSON.stringify(pi));
+      await frames(2);
+      await E.Screenshot("restart");
+      log("setup saved across a restart: " + pi.defaultProvider + " " + cur.baseUrl + " " + cur.model);
+      E.Done(true, "restart checks passed");
+      return;
+    }
+
     // 0. First run: no provider. The setup form is open; type the
     // scripted upstream's base URL and a model, save, and the agent is ok.
     await waitFor(() => !$("#setup").hidden, "the setup form on first run");
