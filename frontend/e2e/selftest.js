@@ -4,6 +4,24 @@
   const E = window.go.main.E2E;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const frames = (n) => new Promise((r) => { const f = () => (n-- <= 0 ? r() : requestAnimationFrame(f)); requestAnimationFrame(f); });
+  // The dark palette's variables (the window follows the system's scheme;
+  // set on the root element, they show the dark one for a screenshot).
+  const darkVars = () => {
+    const dark = [];
+    for (const sh of Array.from(document.styleSheets)) for (const r of Array.from(sh.cssRules)) {
+      if (r.media && /dark/.test(r.media.mediaText)) for (const inner of Array.from(r.cssRules)) if (inner.selectorText === ":root") for (const k of Array.from(inner.style)) dark.push([k, inner.style.getPropertyValue(k)]);
+    }
+    return dark;
+  };
+  // shootDark takes the screenshot name-dark of what the window shows now, in the dark palette.
+  const shootDark = async (name) => {
+    const dark = darkVars();
+    for (const [k, v] of dark) document.documentElement.style.setProperty(k, v);
+    await frames(2);
+    await E.Screenshot(name + "-dark");
+    for (const [k] of dark) document.documentElement.style.removeProperty(k);
+    await frames(2);
+  };
   const $ = (s) => document.querySelector(s);
   const $$ = (s) => Array.from(document.querySelectorAll(s));
   const log = (m) => E.Log(m);
@@ -84,6 +102,7 @@
     }
     await frames(2);
     await E.Screenshot("first-run");
+    await shootDark("first-run");
     log("first-run screen: " + intro.textContent);
     // This run's session bus has no unlocked keyring: an OpenAI key goes to
     // the 0600 file next to the config, and the window says it is less protected.
@@ -156,6 +175,7 @@
     assert($("#prompt-decisive dd").textContent === "e2e-note.txt", "prompt shows the path first: " + $("#prompt-decisive").textContent);
     await frames(2);
     await E.Screenshot("prompt");
+    await shootDark("prompt");
     $('#prompt button[data-choice="once"]').click();
     await waitFor(() => $("#prompt").hidden, "the prompt to close");
     await waitFor(() => $('.tool-card[data-decision="allowed"]'), "the allowed tool card");
@@ -237,10 +257,7 @@
     await frames(2);
     await E.Screenshot("permissions");
     // The same page in the dark palette (the window follows the system's).
-    const dark = [];
-    for (const sh of Array.from(document.styleSheets)) for (const r of Array.from(sh.cssRules)) {
-      if (r.media && /dark/.test(r.media.mediaText)) for (const inner of Array.from(r.cssRules)) if (inner.selectorText === ":root") for (const k of Array.from(inner.style)) dark.push([k, inner.style.getPropertyValue(k)]);
-    }
+    const dark = darkVars();
     for (const [k, v] of dark) document.documentElement.style.setProperty(k, v);
     await frames(2);
     await E.Screenshot("permissions-dark");

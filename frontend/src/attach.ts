@@ -67,7 +67,8 @@ export function mountAttachments(composer: HTMLElement, onRefused: (text: string
   let files: Attachment[] = [];
   const list = h("div", { id: "attachments", class: "attachments", hidden: "" });
   const picker = h("input", { id: "attach-input", type: "file", multiple: "", hidden: "" }) as HTMLInputElement;
-  const button = h("button", { id: "attach", type: "button", class: "icon", title: "Attach files or images (or drop them here); at most 10 MB each, 20 MB a message", "aria-label": "Attach files" }, "📎");
+  // A word, not an emoji: a system without an emoji font would show a box.
+  const button = h("button", { id: "attach", type: "button", title: "Attach files or images (or drop them here); at most 10 MB each, 20 MB a message", "aria-label": "Attach files" }, "Attach");
   composer.prepend(list);
   composer.querySelector("textarea")!.before(button, picker);
 
