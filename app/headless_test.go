@@ -43,14 +43,8 @@ func TestHeadlessFollowsNewSessionsAndNeverReplaysOldCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { runner.Close() })
 	Shutdown(d.app) // one gate per service: the window goes away
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- RunHeadless(ctx, HeadlessOptions{Client: d.c, Tools: runner, Poll: 20 * time.Millisecond})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	runHeadless(t, d.c, runner)
 
 	r, err := d.c.CreateSession(context.Background(), api.CreateSessionRequest{JarvisSessionID: "j_new"})
 	if err != nil {
@@ -70,4 +64,17 @@ func TestHeadlessFollowsNewSessionsAndNeverReplaysOldCalls(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].SessionID != r.GeneralSessionID || es[0].Decision != audit.Allowed {
 		t.Fatalf("headless audit %+v %v, want only the new session's call", es, err)
 	}
+}
+
+// runHeadless serves the service's tool requests with runner, as `jarvis
+// --headless` does, until the test ends; then it closes runner.
+func runHeadless(t *testing.T, c *api.Client, runner *Runner) {
+	t.Helper()
+	t.Cleanup(func() { runner.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunHeadless(ctx, HeadlessOptions{Client: c, Tools: runner, Poll: 20 * time.Millisecond})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }

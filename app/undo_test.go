@@ -50,13 +50,7 @@ func TestHeadlessChangesAreUndoneFromTheCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { runner.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- RunHeadless(ctx, HeadlessOptions{Client: d.c, Tools: runner, Poll: 20 * time.Millisecond})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	runHeadless(t, d.c, runner)
 
 	r, err := d.c.CreateSession(context.Background(), api.CreateSessionRequest{JarvisSessionID: "j_undo"})
 	if err != nil {

@@ -161,14 +161,21 @@ func TestTokenIsRequiredOnEveryAPIRoute(t *testing.T) {
 func TestOversizedBodiesAre413OnEveryRouteWithABody(t *testing.T) {
 	tg := newTarget(t)
 	big := `{"x":"` + strings.Repeat("a", 2<<20) + `"}`
+	// POST /v1/chat takes images: its cap is a message of attachments
+	// (api.MaxMessageBytes) once base64-encoded, plus room for the text.
+	chatBig := `{"x":"` + strings.Repeat("a", api.MaxMessageBytes/3*4+2<<20) + `"}`
 	for _, r := range tg.routes() {
 		if !stateChanging(r[0]) || strings.HasPrefix(r[1], "/external/") || strings.HasPrefix(r[1], "/proxy/") {
 			continue // the callback routes have their own caps, checked by their tests
 		}
 		hdr := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
-		got := tg.do(t, r[0], r[1], "", hdr, big)
+		body := big
+		if r[1] == "/v1/chat" {
+			body = chatBig
+		}
+		got := tg.do(t, r[0], r[1], "", hdr, body)
 		if got != http.StatusRequestEntityTooLarge && got != http.StatusNotFound {
-			t.Errorf("%s %s with a 2 MiB body: %d, want 413", r[0], r[1], got)
+			t.Errorf("%s %s with a %d-byte body: %d, want 413", r[0], r[1], len(body), got)
 		}
 	}
 }
