@@ -17,10 +17,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"jarvis/internal/measure"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"jarvis/app/checkpoint"
@@ -101,12 +101,8 @@ func run(n, size int, dir string) error {
 		}
 	}
 	u, _ := st.Usage(ctx)
-	p := func(ds []time.Duration, q float64) time.Duration {
-		s := append([]time.Duration(nil), ds...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return s[int(q*float64(len(s)-1))]
-	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
+	p := func(ds []time.Duration, q float64) time.Duration { return measure.Percentile(ds, q*100) }
+	ms := measure.Ms
 	added := p(guarded, 0.5) - p(plain, 0.5)
 	verdict := "yes"
 	if added >= 5*time.Millisecond {

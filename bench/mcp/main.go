@@ -21,13 +21,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"jarvis/internal/measure"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"sync"
 	"time"
 
@@ -103,12 +103,6 @@ func (u *timedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if last == "tool" {
 		u.result <- struct{}{}
 	}
-}
-
-func pct(ds []time.Duration, p float64) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
 func run(n int) error {
@@ -191,7 +185,7 @@ func run(n int) error {
 	}
 	// measure runs n+20 turns that call tool once each and returns the
 	// last n intervals.
-	measure := func(call string) ([]time.Duration, error) {
+	throughJarvis := func(call string) ([]time.Duration, error) {
 		up.mu.Lock()
 		up.gaps = nil
 		up.mu.Unlock()
@@ -225,16 +219,16 @@ func run(n int) error {
 		}
 		return append([]time.Duration(nil), up.gaps[20:]...), nil
 	}
-	through, err := measure(`[[tool mcp__peer__echo {"text":"ping"}]]`)
+	through, err := throughJarvis(`[[tool mcp__peer__echo {"text":"ping"}]]`)
 	if err != nil {
 		return err
 	}
-	osTool, err := measure(`[[tool list_dir {}]]`)
+	osTool, err := throughJarvis(`[[tool list_dir {}]]`)
 	if err != nil {
 		return err
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
-	added := pct(through, 0.5) - pct(direct, 0.5)
+	ms := measure.Ms
+	added := measure.Percentile(through, 50) - measure.Percentile(direct, 50)
 	verdict := "met"
 	if added >= 2*time.Millisecond {
 		verdict = "missed"
@@ -245,10 +239,10 @@ func run(n int) error {
 	fmt.Printf("the call to the model's next request carrying the result (tool.request over SSE, the gate with an allow rule,\n")
 	fmt.Printf("schema check and canonical form, the audit row, the MCP call, POST /v1/tools/result).\n\n")
 	fmt.Printf("| figure | p50 | p95 |\n|---|---|---|\n")
-	fmt.Printf("| direct go-sdk call (baseline) | %s | %s |\n", ms(pct(direct, 0.5)), ms(pct(direct, 0.95)))
-	fmt.Printf("| through service, desktop and gate | %s | %s |\n", ms(pct(through, 0.5)), ms(pct(through, 0.95)))
+	fmt.Printf("| direct go-sdk call (baseline) | %s | %s |\n", ms(measure.Percentile(direct, 50)), ms(measure.Percentile(direct, 95)))
+	fmt.Printf("| through service, desktop and gate | %s | %s |\n", ms(measure.Percentile(through, 50)), ms(measure.Percentile(through, 95)))
 	fmt.Printf("| **added (p50)** | **%s** | goal < 2 ms: %s |\n", ms(added), verdict)
-	fmt.Printf("| for scale: the OS tool list_dir through the same path (no MCP) | %s | %s |\n\n", ms(pct(osTool, 0.5)), ms(pct(osTool, 0.95)))
+	fmt.Printf("| for scale: the OS tool list_dir through the same path (no MCP) | %s | %s |\n\n", ms(measure.Percentile(osTool, 50)), ms(measure.Percentile(osTool, 95)))
 	fmt.Printf("Command: `go run -tags sqlite_fts5 ./bench/mcp -n %d`\n\n", n)
 	return nil
 }
