@@ -186,7 +186,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 		}
 		slot = sl
 	}
-	err = s.deliverToolResult(r.Context(), req.GeneralSessionID, req.ToolResult)
+	err = s.waiter.Deliver(r.Context(), req.GeneralSessionID, req.ToolResult)
 	if slot != nil {
 		slot.settle(nil, err)
 	}

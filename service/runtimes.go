@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"jarvis/service/acprt"
 
 	"jarvis/api"
 	"jarvis/service/clirt"
@@ -13,6 +13,7 @@ import (
 	"jarvis/service/llm"
 	"jarvis/service/roundtablert"
 	"jarvis/service/store"
+	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
@@ -24,16 +25,15 @@ import (
 // by methodRuntime until they move out.
 func (s *Service) registerRuntimes(ctx context.Context) {
 	env := s.runtimeEnv()
+	s.waiter = toolwait.New(env)
 	describeChat := func(a config.Agent, info *api.AgentInfo) {
 		ch := s.cfg().ResolvedChat(a)
 		info.Provider, info.Model = ch.Provider, ch.Model
 	}
 	s.runtimes.Register(config.TypeChat, methodRuntime{run: s.runChat, status: s.chatStatus, describe: describeChat})
-	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt, s.cliInstructionsHash))                             // claude-cli, codex-cli, pi-cli
-	s.runtimes.Register(turn.KindACP, methodRuntime{run: afterStart(s.runACP), status: s.acpStatus, describe: describeChat, // acp.go
-		outbound: func(_ *config.Config, a config.Agent) string {
-			return fmt.Sprintf("ACP agent %q (a program on this computer that runs its own tools)", a.AgentID)
-		}})
+	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.cliSystemPrompt, s.cliInstructionsHash)) // claude-cli, codex-cli, pi-cli
+	s.acp = acprt.New(env, acprt.Options{Waiter: s.waiter, Instructions: s.cliSystemPrompt, InstructionsKey: s.cliInstructionsHash})
+	s.runtimes.Register(turn.KindACP, s.acp)
 	s.rtr = roundtablert.New(ctx, env, roundtablert.Options{Red: s.red, PutSecret: s.putSecret, DeleteSecret: s.deleteSecret, ProviderFor: s.providerFor,
 		DefaultAgent: func() string { a, _ := s.agentForNewSession(""); return a.AgentID }})
 	s.runtimes.Register(config.TypeRoundtable, s.rtr)
@@ -152,3 +152,6 @@ func (s *Service) registerRoundtableTool() {
 		},
 	})
 }
+
+// dropACP ends the session's ACP agent (the session was deleted or cleared).
+func (s *Service) dropACP(sessionID string) { s.acp.Drop(sessionID) }

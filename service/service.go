@@ -27,6 +27,7 @@ import (
 	"jarvis/api"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/acprt"
 	"jarvis/service/callback"
 	"jarvis/service/catalog"
 	"jarvis/service/config"
@@ -40,6 +41,7 @@ import (
 	"jarvis/service/redact"
 	"jarvis/service/roundtablert"
 	"jarvis/service/store"
+	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 )
 
@@ -110,8 +112,8 @@ type Service struct {
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
-	acp        acpAgents     // ACP agents' processes, by session (acp.go)
-	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
+	acp        *acprt.Runtime // ACP agents' processes, by session
+	mem        *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
 	det        *injection.Detector
 	memSection struct { // the last memory prompt section (memorySectionText)
 		sync.Mutex
@@ -131,7 +133,8 @@ type Service struct {
 
 	mu    sync.Mutex
 	turns map[string]*turn.Turn // session id → running turn
-	waits map[string]*toolWait  // tool call id → pending wait
+	// waiter pauses turns on tool calls until the desktop posts their results.
+	waiter *toolwait.Waiter
 
 	// windows caches context windows servers report, by windowKey (budget.go).
 	windows sync.Map
@@ -201,7 +204,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient, models: llm.PooledClient(opts.HTTPClient),
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn.Turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn.Turn{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true
@@ -283,7 +286,7 @@ func (s *Service) Close() error {
 	s.mu.Unlock()
 	s.rtr.Close() // round tables started by the API are stored as interrupted
 	s.wg.Wait()
-	s.closeACP()
+	s.acp.Close()
 	s.ext.FlushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())

@@ -17,23 +17,10 @@ import (
 	"jarvis/service/llm"
 	"jarvis/service/prompt"
 	"jarvis/service/store"
+	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
-
-// toolWait is a tool call waiting for the desktop's result.
-type toolWait struct {
-	sessionID string
-	idx       int  // position of the call in its model step
-	resolved  bool // a result (or the service itself) has claimed this call; guarded by Service.mu
-	ch        chan<- indexedResult
-	args      json.RawMessage // as sent in the tool.request
-}
-
-type indexedResult struct {
-	idx int
-	r   api.ToolResult
-}
 
 var errCancelledByUser = errors.New("cancelled by the user")
 
@@ -473,11 +460,11 @@ func strp(s string) *string { return &s }
 // waits for every result, and publishes each as it arrives (tool.result). Calls
 // with no result within the configured limit are answered as denied: fail closed.
 func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.Agent, calls []llm.ToolCall) []api.ToolResult {
-	bg := context.Background()
 	results := make([]api.ToolResult, len(calls))
 	done := make([]bool, len(calls))
-	waits := map[int]*toolWait{}
-	ch := make(chan indexedResult, len(calls))
+	waits := map[int]*toolwait.Wait{}
+	argsOf := map[int]json.RawMessage{}
+	ch := make(chan toolwait.Result, len(calls))
 	// The desktop sees ids the service makes: models reuse theirs ("call_0")
 	// across sessions and turns, and the model keeps its own in the history.
 	wireIDs := make([]string, len(calls))
@@ -505,19 +492,13 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.A
 			if err != nil {
 				r.Error = strp(err.Error())
 			}
-			ch <- indexedResult{idx: i, r: r}
+			ch <- toolwait.Result{Idx: i, R: r}
 		}()
 	}
 	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
-		w := &toolWait{sessionID: t.SessionID, idx: i, ch: ch, args: args}
-		if err := s.st.CreateToolCall(bg, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason}); err != nil {
-			s.log.Error("store tool call", "err", err)
-		}
-		s.mu.Lock()
-		s.waits[wireIDs[i]] = w
-		s.mu.Unlock()
-		s.publish(t.SessionID, api.EventToolRequest, api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators()})
-		waits[i] = w
+		argsOf[i] = args
+		waits[i] = s.waiter.Request(t, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason},
+			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators()}, i, ch)
 	}
 	c := s.cfg()
 	for i, tc := range calls {
@@ -558,7 +539,7 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.A
 			if done[i] {
 				continue
 			}
-			if r, ok := s.expireWait(wireIDs[i], w, status, msg); ok {
+			if r, ok := s.waiter.Expire(w, status, msg); ok {
 				settle(i, r)
 			} // else the desktop's result claimed it first and is on ch
 		}
@@ -566,25 +547,25 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.A
 	for pending := len(waits) + len(serverRunning); pending > 0; {
 		select {
 		case ir := <-ch:
-			if st, ok := gated[ir.idx]; ok && ir.r.Source == "desktop" {
+			if st, ok := gated[ir.Idx]; ok && ir.R.Source == "desktop" {
 				// The gate's answer on an outbound service tool: run it
 				// only if allowed; a denial is its result.
-				delete(gated, ir.idx)
-				if ir.r.OK {
-					runServer(ir.idx, st, calls[ir.idx].Name, waits[ir.idx].args)
+				delete(gated, ir.Idx)
+				if ir.R.OK {
+					runServer(ir.Idx, st, calls[ir.Idx].Name, argsOf[ir.Idx])
 					break
 				}
-				ir.r.Name, ir.r.Arguments = calls[ir.idx].Name, waits[ir.idx].args
+				ir.R.Name, ir.R.Arguments = calls[ir.Idx].Name, argsOf[ir.Idx]
 			}
-			if !done[ir.idx] {
-				settle(ir.idx, ir.r)
+			if !done[ir.Idx] {
+				settle(ir.Idx, ir.R)
 			}
 		case <-deadlineC:
 			deadlineC = nil
-			expireAll("timeout", fmt.Sprintf("denied: no decision from the desktop within %s (fail closed)", limit))
+			expireAll("timeout", toolwait.TimeoutMessage(limit))
 		case <-cancelled:
 			cancelled = nil
-			expireAll("cancelled", "cancelled: the turn was stopped")
+			expireAll("cancelled", toolwait.CancelledMessage)
 		}
 		pending = 0
 		for i := range calls {
@@ -594,60 +575,6 @@ func (s *Service) runToolCalls(ctx context.Context, t *turn.Turn, agent config.A
 		}
 	}
 	return results
-}
-
-// expireWait answers a pending call itself (timeout or cancel) unless the
-// desktop's result claimed it first (ok false: that result is on its way).
-func (s *Service) expireWait(id string, w *toolWait, status, msg string) (api.ToolResult, bool) {
-	s.mu.Lock()
-	if w.resolved {
-		s.mu.Unlock()
-		return api.ToolResult{}, false
-	}
-	w.resolved = true
-	delete(s.waits, id)
-	s.mu.Unlock()
-	if err := s.st.ResolveToolCall(context.Background(), w.sessionID, id, status, false, "", msg); err != nil {
-		s.log.Error("resolve tool call", "id", id, "err", err)
-	}
-	return api.ToolResult{OK: false, Error: strp(msg), Source: status}, true
-}
-
-// deliverToolResult hands the desktop's result to the waiting turn.
-func (s *Service) deliverToolResult(ctx context.Context, sessionID string, r api.ToolResult) error {
-	s.mu.Lock()
-	w, ok := s.waits[r.ID]
-	if !ok || w.sessionID != sessionID {
-		s.mu.Unlock()
-		// Not waiting: unknown, another session's, or already answered.
-		err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "late", r.OK, "", "")
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return httpapi.Errorf(http.StatusNotFound, "tool_call_not_found", "no tool call %q in session %s", r.ID, sessionID)
-		case errors.Is(err, store.ErrConflict):
-			return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
-		case err != nil:
-			return err
-		}
-		return httpapi.Errorf(http.StatusConflict, "tool_call_not_pending", "tool call %q is no longer awaited", r.ID)
-	}
-	if w.resolved {
-		s.mu.Unlock()
-		return httpapi.Errorf(http.StatusConflict, "tool_result_duplicate", "tool call %q already has a result", r.ID)
-	}
-	w.resolved = true
-	delete(s.waits, r.ID)
-	s.mu.Unlock()
-	errText := ""
-	if r.Error != nil {
-		errText = *r.Error
-	}
-	if err := s.st.ResolveToolCall(ctx, sessionID, r.ID, "done", r.OK, r.Result, errText); err != nil {
-		s.log.Error("resolve tool call", "id", r.ID, "err", err)
-	}
-	r.Source = "desktop"
-	w.ch <- indexedResult{idx: w.idx, r: r}
-	return nil
 }
 
 // splitReason removes the "reason" argument the service adds to every tool's
