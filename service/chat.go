@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
+	"jarvis/service/store"
 	"jarvis/service/turn"
 )
 
@@ -144,9 +146,7 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	t := s.turns[req.GeneralSessionID]
-	s.mu.Unlock()
+	t := s.running(req.GeneralSessionID)
 	if t == nil {
 		return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
 	}
@@ -234,4 +234,32 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 		o.Reset = reset[0]
 	}
 	return o.Serve(w, r)
+}
+
+// handleAgentSession is POST /v1/agents/{agentId}/session, docs/protocols/agents.md's
+// default routing: the agent's most recently updated non-deleted session
+// (200), or a new one (201).
+func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("agentId")
+	a, ok := s.cfg().Agent(id)
+	if !ok {
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).With("field", "agentId")
+	}
+	if err := s.exposed(a); err != nil {
+		return err
+	}
+	sess, created, err := s.chat.ResolveAgentSession(r.Context(), a, "latest-or-create")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return httpapi.WriteJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
+}
+
+// contextInfo is a chat session's context use for GET /v1/sessions/{id}.
+func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.ContextInfo {
+	return s.chat.ContextInfo(ctx, sess)
 }

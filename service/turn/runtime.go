@@ -166,3 +166,10 @@ type RouteAdder interface {
 type Loader interface {
 	Load(agent config.Agent)
 }
+
+// StartAwaiter is a runtime that waits for the turn's start to be stored
+// (t.Stored) itself, once its work has begun (the chat runtime, once its
+// model call is on its way); the service makes the others wait before Run.
+type StartAwaiter interface {
+	AwaitsStart()
+}

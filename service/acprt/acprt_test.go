@@ -1,0 +1,139 @@
+package acprt_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"jarvis/api"
+	"jarvis/internal/testwait"
+	"jarvis/service/acprt"
+	"jarvis/service/config"
+	"jarvis/service/events"
+	"jarvis/service/store"
+	"jarvis/service/toolwait"
+	"jarvis/service/turn"
+	"jarvis/service/turn/turntest"
+)
+
+// fixture is the ACP runtime driving service/acpagent's scripted agent (a
+// real subprocess speaking the Agent Client Protocol) over a real store,
+// publishing to a recorder: no service, no HTTP server.
+type fixture struct {
+	rt     *acprt.Runtime
+	st     *store.Store
+	hub    *events.Hub
+	rec    *turntest.Recorder
+	waiter *toolwait.Waiter
+	cfg    *config.Config
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "scriptedagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
+	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"agents":[{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q}},
+		{"agentId":"missing","displayName":"Missing","chat":{"provider":"acp","command":"no-such-acp-agent-here"}}],"toolResultTimeoutSeconds":30}`, bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(dir, "jarvis.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := events.New(st, events.Options{})
+	t.Cleanup(func() { hub.Close(); st.Close() })
+	rec := &turntest.Recorder{}
+	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), Now: time.Now, DataDir: dir}
+	f := &fixture{st: st, hub: hub, rec: rec, cfg: cfg, waiter: toolwait.New(env)}
+	f.rt = acprt.New(env, acprt.Options{Waiter: f.waiter,
+		Instructions:    func(*config.Config, config.Agent) string { return "Be brief." },
+		InstructionsKey: func(*config.Config, config.Agent) string { return "k1" }})
+	t.Cleanup(f.rt.Close)
+	return f
+}
+
+// begin stores a user's message as a new turn of a new session, as the
+// service's turn lifecycle does.
+func (f *fixture) begin(t *testing.T, text string) (*turn.Turn, store.Session) {
+	t.Helper()
+	sess, err := f.st.CreateSession(context.Background(), store.Session{ID: turn.NewID("g_"), AgentID: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
+	seq, err := f.hub.PublishWith(context.Background(), sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: tt.ID}, f.st.StartTurn(tt.ID, &tt.User, turn.Snippet(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt.Stored = func() (int64, error) { return seq, nil }
+	return tt, sess
+}
+
+func (f *fixture) run(tt *turn.Turn, sess store.Session) turn.Outcome {
+	agent, _ := f.cfg.Agent("coder")
+	return f.rt.Run(context.Background(), tt, sess, agent)
+}
+
+func TestACPStatusSaysWhichCommandIsMissing(t *testing.T) {
+	f := newFixture(t)
+	coder, _ := f.cfg.Agent("coder")
+	missing, _ := f.cfg.Agent("missing")
+	if st := f.rt.Status(coder); st.State != "ok" {
+		t.Fatalf("status of a found command %+v", st)
+	}
+	if err := f.rt.Validate(missing); err == nil || !strings.Contains(err.Error(), "no-such-acp-agent-here") {
+		t.Fatalf("validate of a missing command: %v", err)
+	}
+}
+
+// The agent's stream becomes deltas, a plan and tool status lines; its
+// permission request is a tool.request that waits for the desktop's answer.
+func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
+	f := newFixture(t)
+	out := f.run(f.begin(t, "stream"))
+	if out.Fail != nil || out.Final != "Hello, world." || out.Last == nil || !strings.Contains(out.Last.Meta, `"stopReason":"end_turn"`) {
+		t.Fatalf("outcome %+v (last %+v)", out, out.Last)
+	}
+	lines := strings.Join(f.rec.Lines("kind"), "\n")
+	for _, want := range []string{"assistant.delta", "status plan", "status tool"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("no %q among the events:\n%s", want, lines)
+		}
+	}
+
+	tt, sess := f.begin(t, "perm")
+	done := make(chan turn.Outcome, 1)
+	go func() { done <- f.run(tt, sess) }()
+	var req api.ToolCall
+	testwait.Until(t, "the permission request", 20*time.Second, func() bool {
+		for _, ev := range f.rec.Events() {
+			if ev.Type == api.EventToolRequest {
+				return json.Unmarshal(ev.Data, &req) == nil
+			}
+		}
+		return false
+	})
+	if req.Name != "agent_permission" || req.Source != "service" || req.Risk != "risky" || !strings.Contains(string(req.Arguments), `"title":"Run rm -rf build"`) {
+		t.Fatalf("permission request %+v", req)
+	}
+	if err := f.waiter.Deliver(context.Background(), sess.ID, api.ToolResult{ID: req.ID, OK: true, Result: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := <-done; o.Fail != nil || o.Final != "selected once" {
+		t.Fatalf("outcome after the permission %+v", o)
+	}
+}
