@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/chatrt"
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
+	"jarvis/service/idempotency"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/service/turn"
@@ -19,7 +21,7 @@ import (
 // handleChat is POST /v1/chat.
 func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	var req api.ChatRequest
-	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, maxChatBody)); err != nil { // attachments: attach.go
+	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, chatrt.MaxChatBody)); err != nil { // attachments: service/chatrt/attach.go
 		return err
 	}
 	if req.GeneralSessionID == "" {
@@ -28,14 +30,14 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Message.Parts) == 0 {
 		return httpapi.Missing("message.parts")
 	}
-	text, images, err := messageParts(req.Message.Parts)
+	text, images, err := chatrt.MessageParts(req.Message.Parts)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(text) == "" && len(images) == 0 {
 		return httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text").With("field", "message.parts")
 	}
-	key, err := idempotencyKey(r)
+	key, err := idempotency.Key(r)
 	if err != nil {
 		return err
 	}
@@ -46,20 +48,20 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err := s.exposedSession(sess.AgentID); err != nil {
 		return err
 	}
-	var slot *replaySlot
+	var slot *idempotency.Slot
 	if key != "" {
-		sl, first := s.replays.claim(sess.ID, "chat", key, text, s.now())
+		sl, first := s.replays.Claim(sess.ID, "chat", key, text, s.now())
 		if !first { // a replay: the first request's turn, never a second one
-			if err := sl.await(r, text); err != nil {
+			if err := sl.Await(r, text); err != nil {
 				return err
 			}
-			return s.answerTurn(w, r, sl.turn, nil, req.Stream)
+			return s.answerTurn(w, r, sl.Turn, nil, req.Stream)
 		}
 		slot = sl
 	}
-	t, run, err := s.prepareTurn(r.Context(), sess, text, imagesMeta(images), nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, chatrt.ImagesMeta(images), nil)
 	if slot != nil {
-		slot.settle(t, err)
+		slot.Settle(t, err)
 	}
 	if err != nil {
 		return err
@@ -168,18 +170,18 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	if req.ToolResult.ID == "" {
 		return httpapi.Missing("tool_result.id")
 	}
-	key, err := idempotencyKey(r)
+	key, err := idempotency.Key(r)
 	if err != nil {
 		return err
 	}
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
 		return err
 	}
-	var slot *replaySlot
+	var slot *idempotency.Slot
 	if key != "" {
-		sl, first := s.replays.claim(req.GeneralSessionID, "tool_result", key, req.ToolResult.ID, s.now())
+		sl, first := s.replays.Claim(req.GeneralSessionID, "tool_result", key, req.ToolResult.ID, s.now())
 		if !first { // a replay: the first request's answer, never a second result
-			if err := sl.await(r, req.ToolResult.ID); err != nil {
+			if err := sl.Await(r, req.ToolResult.ID); err != nil {
 				return err
 			}
 			return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
@@ -188,7 +190,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	}
 	err = s.waiter.Deliver(r.Context(), req.GeneralSessionID, req.ToolResult)
 	if slot != nil {
-		slot.settle(nil, err)
+		slot.Settle(nil, err)
 	}
 	if err != nil {
 		return err

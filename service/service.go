@@ -1,11 +1,13 @@
 // Package service is the General Agent Service of docs/protocols/service-api.md: the HTTP + SSE
-// API on loopback, sessions, streaming chat turns, and the loop that pauses a
-// turn on a tool call until the desktop posts its result.
+// API on loopback, sessions and streaming turns. It composes; the agents run
+// in runtime packages (service/chatrt, acprt, clirt, externalrt, proxyrt,
+// roundtablert), each given a turn.Env and its Options, never the service.
 //
-// Layout: http.go is the route table (guards and the error envelope are
-// package httpapi's); chat.go writes event streams; sessions.go and chat.go
-// hold the handlers; turn.go runs a turn on the runtime the registry
-// (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
+// Layout: http.go is the route table (guards, the error envelope and the SSE
+// writer are package httpapi's; the runtimes add their own routes); chat.go
+// holds the chat, cancel, tool-result and stream handlers; turn.go is the
+// turn lifecycle, which runs a turn on the runtime the registry (runtimes.go)
+// gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -35,6 +37,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/externalrt"
 	"jarvis/service/httpapi"
+	"jarvis/service/idempotency"
 	"jarvis/service/llm"
 	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
@@ -115,7 +118,7 @@ type Service struct {
 	catalog  *catalog.Catalog      // tools the desktop announces
 	ext      *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
 	rtr      *roundtablert.Runtime // round tables (service/roundtablert)
-	replays  replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
+	replays  idempotency.Replays   // Idempotency-Keys of chat messages and tool results (service/idempotency)
 	runtimes turn.Registry         // agent type → runtime (runtimes.go)
 	base     callback.Base         // the service's own URL, for callback URLs
 	handler  http.Handler

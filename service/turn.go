@@ -17,7 +17,7 @@ import (
 var errCancelledByUser = errors.New("cancelled by the user")
 
 // startTurnWith records the user's message and starts the agent's turn in
-// the background; chain is the delegation chain that led to it (delegate.go),
+// the background; chain is the delegation chain that led to it (service/chatrt/delegate.go),
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
 func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error) {

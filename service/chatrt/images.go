@@ -16,7 +16,9 @@ func imagesOf(meta string) []string {
 	var m struct {
 		Images []string `json:"images"`
 	}
-	json.Unmarshal([]byte(meta), &m)
+	if err := json.Unmarshal([]byte(meta), &m); err != nil {
+		return nil // not the meta ImagesMeta writes: no images
+	}
 	return m.Images
 }
 

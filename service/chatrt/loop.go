@@ -213,7 +213,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 				return overflowFailure(b, " even after compacting it (the server said: "+le.Message+")")
 			}
 			if le != nil && le.Code == llm.CodeBadRequest && conv.hasImages() {
-				return imagesRefused(model, le) // attach.go
+				return imagesRefused(model, le) // images.go
 			}
 			return turn.Outcome{Fail: llmErrorEvent(err)}
 		}
@@ -233,7 +233,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			return turn.Outcome{Final: all.String(), Last: &answer, Tail: deltas.take()}
 		}
 		deltas.flush()
-		calls, _ := json.Marshal(reply.ToolCalls)
+		calls, err := json.Marshal(reply.ToolCalls)
+		if err != nil {
+			return turn.Failed("internal", "could not record the tool calls: %v", err)
+		}
 		answer.ToolCalls = string(calls)
 		stored, err := rt.env.Store.AddMessage(bg, answer)
 		if err != nil {
@@ -330,7 +333,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 	c := rt.env.Config()
 	for i, tc := range calls {
 		args, reason := splitReason(tc.Arguments)
-		if st, ok := rt.serverToolFor(tc.Name); ok { // toolcatalog.go
+		if st, ok := rt.serverToolFor(tc.Name); ok { // catalog.go
 			if !prompt.ToolInScope(agent, tc.Name, st.Capabilities) {
 				settle(i, api.ToolResult{OK: false, Error: strp(fmt.Sprintf("tool %q is not allowed for agent %q", tc.Name, agent.AgentID)), Source: "service", Name: tc.Name, Arguments: args, Refused: true})
 				continue
@@ -418,6 +421,9 @@ func splitReason(raw string) (json.RawMessage, string) {
 		}
 		delete(m, "reason")
 	}
-	b, _ := json.Marshal(m)
+	b, err := json.Marshal(m)
+	if err != nil { // values Unmarshal accepted always encode again
+		return json.RawMessage("{}"), reason
+	}
 	return b, reason
 }

@@ -89,10 +89,16 @@ func withReason(schema json.RawMessage) json.RawMessage {
 	}
 	props := map[string]json.RawMessage{}
 	if p, ok := m["properties"]; ok {
-		json.Unmarshal(p, &props)
+		if err := json.Unmarshal(p, &props); err != nil {
+			return schema // properties that are not an object: left as they are
+		}
 	}
 	props["reason"] = json.RawMessage(reasonProperty)
-	m["properties"], _ = json.Marshal(props)
+	pb, err := json.Marshal(props)
+	if err != nil {
+		return schema
+	}
+	m["properties"] = pb
 	b, err := json.Marshal(m)
 	if err != nil {
 		return schema

@@ -1,4 +1,4 @@
-package service
+package chatrt
 
 // Attachments of a chat message (POST /v1/chat): text parts and images as
 // data URLs (api/attach.go). The images are kept with the user's message
@@ -19,13 +19,13 @@ import (
 // imageTypes are the images models that read images take.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
-// maxChatBody is POST /v1/chat's body cap: a message of MaxMessageBytes in
+// MaxChatBody is POST /v1/chat's body cap: a message of MaxMessageBytes in
 // base64, and its JSON.
-const maxChatBody = api.MaxMessageBytes/3*4 + 1<<20
+const MaxChatBody = api.MaxMessageBytes/3*4 + 1<<20
 
-// messageParts checks a chat message's parts and returns its text and its
+// MessageParts checks a chat message's parts and returns its text and its
 // images (data URLs).
-func messageParts(parts []api.MessagePart) (text string, images []string, err error) {
+func MessageParts(parts []api.MessagePart) (text string, images []string, err error) {
 	var b strings.Builder
 	total := 0
 	for i, p := range parts {
@@ -73,13 +73,16 @@ func imageSize(u string) (int, error) {
 	return n, nil
 }
 
-// imagesMeta is the meta of a user message with images; "" without.
-func imagesMeta(images []string) string {
+// ImagesMeta is the meta of a user message with images; "" without.
+func ImagesMeta(images []string) string {
 	if len(images) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Images []string `json:"images"`
 	}{images})
+	if err != nil { // strings always encode
+		panic(err)
+	}
 	return string(b)
 }
