@@ -150,17 +150,11 @@ func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
 }
 
 // Validate says why an agent cannot run (its command is not found), or nil.
-func (rt *Runtime) Validate(a config.Agent) error {
-	if st := rt.Status(a); st.State == "unconfigured" {
-		return errors.New(st.Detail)
-	}
-	return nil
-}
+func (rt *Runtime) Validate(a config.Agent) error { return turn.Unconfigured(rt.Status(a)) }
 
 // Describe adds the agent's provider and model.
 func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
-	ch := rt.env.Config().ResolvedChat(a)
-	info.Provider, info.Model = ch.Provider, ch.Model
+	turn.DescribeModel(rt.env.Config(), a, info)
 }
 
 // Outbound: an ACP agent is a program on this computer that runs its own tools.

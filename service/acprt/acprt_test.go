@@ -120,12 +120,8 @@ func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
 	go func() { done <- f.run(tt, sess) }()
 	var req api.ToolCall
 	testwait.Until(t, "the permission request", 20*time.Second, func() bool {
-		for _, ev := range f.rec.Events() {
-			if ev.Type == api.EventToolRequest {
-				return json.Unmarshal(ev.Data, &req) == nil
-			}
-		}
-		return false
+		data, ok := f.rec.First(api.EventToolRequest)
+		return ok && json.Unmarshal(data, &req) == nil
 	})
 	if req.Name != "agent_permission" || req.Source != "service" || req.Risk != "risky" || !strings.Contains(string(req.Arguments), `"title":"Run rm -rf build"`) {
 		t.Fatalf("permission request %+v", req)

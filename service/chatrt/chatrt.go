@@ -116,17 +116,11 @@ func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
 }
 
 // Validate is the agent's status when it says the agent is not configured.
-func (rt *Runtime) Validate(a config.Agent) error {
-	if st := rt.Status(a); st.State == "unconfigured" {
-		return errors.New(st.Detail)
-	}
-	return nil
-}
+func (rt *Runtime) Validate(a config.Agent) error { return turn.Unconfigured(rt.Status(a)) }
 
 // Describe adds the agent's provider and model.
 func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
-	ch := rt.env.Config().ResolvedChat(a)
-	info.Provider, info.Model = ch.Provider, ch.Model
+	turn.DescribeModel(rt.env.Config(), a, info)
 }
 
 // ConfigChanged forgets the windows servers reported: they are asked again

@@ -140,12 +140,8 @@ func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 
 	var req api.ToolCall
 	testwait.Until(t, "a tool.request", 10*time.Second, func() bool {
-		for _, ev := range f.rec.Events() {
-			if ev.Type == api.EventToolRequest {
-				return json.Unmarshal(ev.Data, &req) == nil
-			}
-		}
-		return false
+		data, ok := f.rec.First(api.EventToolRequest)
+		return ok && json.Unmarshal(data, &req) == nil
 	})
 	if req.Name != "read_file" || req.Reason != "to read your notes" || req.TurnID != tt.ID || strings.Contains(string(req.Arguments), "reason") {
 		t.Fatalf("tool request %+v", req)
@@ -170,12 +166,8 @@ func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 		t.Fatal("a tool's result is in the model's context: the turn must be marked untrusted")
 	}
 	var res api.ToolResult
-	for _, ev := range f.rec.Events() {
-		if ev.Type == api.EventToolResult {
-			if err := json.Unmarshal(ev.Data, &res); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if data, ok := f.rec.First(api.EventToolResult); !ok || json.Unmarshal(data, &res) != nil {
+		t.Fatalf("no tool.result event: %s", data)
 	}
 	if res.ID != req.ID || !res.OK || res.Source != "desktop" {
 		t.Fatalf("tool result event %+v", res)
@@ -201,9 +193,7 @@ func TestChatUnknownToolIsRefusedWithoutAsking(t *testing.T) {
 	if out.Fail != nil || !strings.Contains(out.Final, `Tool call not completed: unknown tool "no_such_tool"`) {
 		t.Fatalf("outcome %+v", out)
 	}
-	for _, ev := range f.rec.Events() {
-		if ev.Type == api.EventToolRequest {
-			t.Fatalf("the desktop was asked: %s", ev.Data)
-		}
+	if data, asked := f.rec.First(api.EventToolRequest); asked {
+		t.Fatalf("the desktop was asked: %s", data)
 	}
 }

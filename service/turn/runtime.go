@@ -173,3 +173,18 @@ type Loader interface {
 type StartAwaiter interface {
 	AwaitsStart()
 }
+
+// Unconfigured is Validate for a runtime whose Status says why an agent
+// cannot run: st's detail when its state is "unconfigured", else nil.
+func Unconfigured(st api.AgentStatus) error {
+	if st.State == "unconfigured" {
+		return errors.New(st.Detail)
+	}
+	return nil
+}
+
+// DescribeModel adds a chat agent's provider and model under c to info.
+func DescribeModel(c *config.Config, a config.Agent, info *api.AgentInfo) {
+	ch := c.ResolvedChat(a)
+	info.Provider, info.Model = ch.Provider, ch.Model
+}

@@ -52,3 +52,13 @@ func (r *Recorder) Lines(field string) []string {
 	}
 	return out
 }
+
+// First returns the data of the first event of type typ so far, or false.
+func (r *Recorder) First(typ string) (json.RawMessage, bool) {
+	for _, ev := range r.Events() {
+		if ev.Type == typ {
+			return ev.Data, true
+		}
+	}
+	return nil, false
+}
