@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 	"jarvis/internal/testwait"
 	"jarvis/service/acprt"
 	"jarvis/service/config"
-	"jarvis/service/events"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
@@ -28,8 +26,7 @@ import (
 // publishing to a recorder: no service, no HTTP server.
 type fixture struct {
 	rt     *acprt.Runtime
-	st     *store.Store
-	hub    *events.Hub
+	env    turn.Env
 	rec    *turntest.Recorder
 	waiter *toolwait.Waiter
 	cfg    *config.Config
@@ -50,37 +47,13 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), filepath.Join(dir, "jarvis.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := events.New(st, events.Options{})
-	t.Cleanup(func() { hub.Close(); st.Close() })
-	rec := &turntest.Recorder{}
-	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), Now: time.Now, DataDir: dir}
-	f := &fixture{st: st, hub: hub, rec: rec, cfg: cfg, waiter: toolwait.New(env)}
+	env, rec := turntest.Env(t, dir, cfg)
+	f := &fixture{env: env, rec: rec, cfg: cfg, waiter: toolwait.New(env)}
 	f.rt = acprt.New(env, acprt.Options{Waiter: f.waiter,
 		Instructions:    func(*config.Config, config.Agent) string { return "Be brief." },
 		InstructionsKey: func(*config.Config, config.Agent) string { return "k1" }})
 	t.Cleanup(f.rt.Close)
 	return f
-}
-
-// begin stores a user's message as a new turn of a new session, as the
-// service's turn lifecycle does.
-func (f *fixture) begin(t *testing.T, text string) (*turn.Turn, store.Session) {
-	t.Helper()
-	sess, err := f.st.CreateSession(context.Background(), store.Session{ID: turn.NewID("g_"), AgentID: "coder"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
-	seq, err := f.hub.PublishWith(context.Background(), sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: tt.ID}, f.st.StartTurn(tt.ID, &tt.User, turn.Snippet(text)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt.Stored = func() (int64, error) { return seq, nil }
-	return tt, sess
 }
 
 func (f *fixture) run(tt *turn.Turn, sess store.Session) turn.Outcome {
@@ -104,7 +77,7 @@ func TestACPStatusSaysWhichCommandIsMissing(t *testing.T) {
 // permission request is a tool.request that waits for the desktop's answer.
 func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
 	f := newFixture(t)
-	out := f.run(f.begin(t, "stream"))
+	out := f.run(turntest.Begin(t, f.env, "coder", "stream"))
 	if out.Fail != nil || out.Final != "Hello, world." || out.Last == nil || !strings.Contains(out.Last.Meta, `"stopReason":"end_turn"`) {
 		t.Fatalf("outcome %+v (last %+v)", out, out.Last)
 	}
@@ -115,7 +88,7 @@ func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
 		}
 	}
 
-	tt, sess := f.begin(t, "perm")
+	tt, sess := turntest.Begin(t, f.env, "coder", "perm")
 	done := make(chan turn.Outcome, 1)
 	go func() { done <- f.run(tt, sess) }()
 	var req api.ToolCall

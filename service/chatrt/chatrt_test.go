@@ -3,9 +3,7 @@ package chatrt_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"jarvis/internal/testwait"
 	"jarvis/service/chatrt"
 	"jarvis/service/config"
-	"jarvis/service/events"
 	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
@@ -29,8 +26,7 @@ import (
 // no HTTP server of ours.
 type fixture struct {
 	rt     *chatrt.Runtime
-	st     *store.Store
-	hub    *events.Hub
+	env    turn.Env
 	rec    *turntest.Recorder
 	waiter *toolwait.Waiter
 	cfg    *config.Config
@@ -49,17 +45,9 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "jarvis.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := events.New(st, events.Options{})
-	t.Cleanup(func() { hub.Close(); st.Close() })
-	rec := &turntest.Recorder{}
-	env := turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), Now: time.Now,
-		Events: hub, HTTPClient: model.Client(), DataDir: dir}
-	f := &fixture{st: st, hub: hub, rec: rec, cfg: cfg, waiter: toolwait.New(env), turns: map[string]*turn.Turn{}}
+	env, rec := turntest.Env(t, t.TempDir(), cfg)
+	env.HTTPClient = model.Client()
+	f := &fixture{env: env, rec: rec, cfg: cfg, waiter: toolwait.New(env), turns: map[string]*turn.Turn{}}
 	f.rt = chatrt.New(env, chatrt.Options{Waiter: f.waiter, Runtimes: &turn.Registry{},
 		ProviderFor: func(config.Agent) (llm.Provider, string, error) {
 			return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: model.URL + "/v1", HTTPClient: model.Client()}), "test-model", nil
@@ -69,26 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// start stores a user's message as a new turn of a new session, as the
-// service's turn lifecycle does, and returns the turn.
-func (f *fixture) start(t *testing.T, text string) *turn.Turn {
-	t.Helper()
-	ctx := context.Background()
-	sess, err := f.st.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), AgentID: "general"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
-	seq, err := f.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: tt.ID}, f.st.StartTurn(tt.ID, &tt.User, turn.Snippet(text)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt.Stored = func() (int64, error) { return seq, nil }
-	return tt
-}
-
-func (f *fixture) run(tt *turn.Turn) turn.Outcome {
-	sess, _ := f.st.Session(context.Background(), tt.SessionID)
+func (f *fixture) run(tt *turn.Turn, sess store.Session) turn.Outcome {
 	agent, _ := f.cfg.Agent("general")
 	return f.rt.Run(context.Background(), tt, sess, agent)
 }
@@ -97,8 +66,8 @@ func (f *fixture) run(tt *turn.Turn) turn.Outcome {
 // which the runtime hands back to be stored with the turn's end.
 func TestChatTurnStreamsDeltasAndEnds(t *testing.T) {
 	f := newFixture(t)
-	tt := f.start(t, "count [[deltas 5]]")
-	out := f.run(tt)
+	tt, sess := turntest.Begin(t, f.env, "general", "count [[deltas 5]]")
+	out := f.run(tt, sess)
 	if out.Fail != nil {
 		t.Fatalf("turn failed: %+v", out.Fail)
 	}
@@ -134,9 +103,9 @@ func TestChatTurnStreamsDeltasAndEnds(t *testing.T) {
 // waiter, as POST /v1/tools/result does); the model then answers with it.
 func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 	f := newFixture(t)
-	tt := f.start(t, `read it [[tool read_file {"path":"/tmp/notes.txt","reason":"to read your notes"}]]`)
+	tt, sess := turntest.Begin(t, f.env, "general", `read it [[tool read_file {"path":"/tmp/notes.txt","reason":"to read your notes"}]]`)
 	done := make(chan turn.Outcome, 1)
-	go func() { done <- f.run(tt) }()
+	go func() { done <- f.run(tt, sess) }()
 
 	var req api.ToolCall
 	testwait.Until(t, "a tool.request", 10*time.Second, func() bool {
@@ -172,7 +141,7 @@ func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 	if res.ID != req.ID || !res.OK || res.Source != "desktop" {
 		t.Fatalf("tool result event %+v", res)
 	}
-	msgs, err := f.st.Messages(context.Background(), tt.SessionID)
+	msgs, err := f.env.Store.Messages(context.Background(), tt.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +157,7 @@ func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 // A tool the agent may not use is refused without asking the desktop.
 func TestChatUnknownToolIsRefusedWithoutAsking(t *testing.T) {
 	f := newFixture(t)
-	tt := f.start(t, `[[tool no_such_tool {}]]`)
-	out := f.run(tt)
+	out := f.run(turntest.Begin(t, f.env, "general", `[[tool no_such_tool {}]]`))
 	if out.Fail != nil || !strings.Contains(out.Final, `Tool call not completed: unknown tool "no_such_tool"`) {
 		t.Fatalf("outcome %+v", out)
 	}

@@ -3,18 +3,14 @@ package toolwait_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"jarvis/api"
 	"jarvis/service/config"
-	"jarvis/service/events"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
-	"jarvis/service/turn"
 	"jarvis/service/turn/turntest"
 )
 
@@ -22,23 +18,9 @@ import (
 // service (timeout, cancel), whichever claims it first; the other is refused.
 func TestACallIsSettledOnce(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "jarvis.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub := events.New(st, events.Options{})
-	t.Cleanup(func() { hub.Close(); st.Close() })
-	cfg := config.Defaults()
-	rec := &turntest.Recorder{}
-	w := toolwait.New(turn.Env{Store: st, Publisher: rec, Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), Now: time.Now})
-	sess, err := st.CreateSession(ctx, store.Session{ID: "g_1", AgentID: "general"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := &turn.Turn{ID: "t_1", SessionID: sess.ID, User: store.Message{SessionID: sess.ID, Role: "user", Content: "hi"}}
-	if _, err := hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: "hi", TurnID: tt.ID}, st.StartTurn(tt.ID, &tt.User, "hi")); err != nil {
-		t.Fatal(err)
-	}
+	env, rec := turntest.Env(t, t.TempDir(), config.Defaults())
+	w := toolwait.New(env)
+	tt, sess := turntest.Begin(t, env, "general", "hi")
 	ch := make(chan toolwait.Result, 2)
 	request := func(id string, idx int) *toolwait.Wait {
 		return w.Request(tt, store.ToolCall{ID: id, SessionID: sess.ID, TurnID: tt.ID, Name: "read_file", Arguments: `{}`, Risk: "safe"},
