@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -8,16 +9,19 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/chatrt"
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
+	"jarvis/service/idempotency"
 	"jarvis/service/llm"
+	"jarvis/service/store"
 	"jarvis/service/turn"
 )
 
 // handleChat is POST /v1/chat.
 func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	var req api.ChatRequest
-	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, maxChatBody)); err != nil { // attachments: attach.go
+	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, chatrt.MaxChatBody)); err != nil { // attachments: service/chatrt/attach.go
 		return err
 	}
 	if req.GeneralSessionID == "" {
@@ -26,14 +30,14 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Message.Parts) == 0 {
 		return httpapi.Missing("message.parts")
 	}
-	text, images, err := messageParts(req.Message.Parts)
+	text, images, err := chatrt.MessageParts(req.Message.Parts)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(text) == "" && len(images) == 0 {
 		return httpapi.Errorf(http.StatusBadRequest, "empty_message", "the message has no text").With("field", "message.parts")
 	}
-	key, err := idempotencyKey(r)
+	key, err := idempotency.Key(r)
 	if err != nil {
 		return err
 	}
@@ -44,20 +48,20 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 	if err := s.exposedSession(sess.AgentID); err != nil {
 		return err
 	}
-	var slot *replaySlot
+	var slot *idempotency.Slot
 	if key != "" {
-		sl, first := s.replays.claim(sess.ID, "chat", key, text, s.now())
+		sl, first := s.replays.Claim(sess.ID, "chat", key, text, s.now())
 		if !first { // a replay: the first request's turn, never a second one
-			if err := sl.await(r, text); err != nil {
+			if err := sl.Await(r, text); err != nil {
 				return err
 			}
-			return s.answerTurn(w, r, sl.turn, nil, req.Stream)
+			return s.answerTurn(w, r, sl.Turn, nil, req.Stream)
 		}
 		slot = sl
 	}
-	t, run, err := s.prepareTurn(r.Context(), sess, text, imagesMeta(images), nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, chatrt.ImagesMeta(images), nil)
 	if slot != nil {
-		slot.settle(t, err)
+		slot.Settle(t, err)
 	}
 	if err != nil {
 		return err
@@ -144,9 +148,7 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	t := s.turns[req.GeneralSessionID]
-	s.mu.Unlock()
+	t := s.running(req.GeneralSessionID)
 	if t == nil {
 		return httpapi.WriteJSON(w, http.StatusOK, api.CancelResponse{Cancelled: false})
 	}
@@ -168,27 +170,27 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 	if req.ToolResult.ID == "" {
 		return httpapi.Missing("tool_result.id")
 	}
-	key, err := idempotencyKey(r)
+	key, err := idempotency.Key(r)
 	if err != nil {
 		return err
 	}
 	if _, err := s.liveSession(r.Context(), req.GeneralSessionID, "general_session_id"); err != nil {
 		return err
 	}
-	var slot *replaySlot
+	var slot *idempotency.Slot
 	if key != "" {
-		sl, first := s.replays.claim(req.GeneralSessionID, "tool_result", key, req.ToolResult.ID, s.now())
+		sl, first := s.replays.Claim(req.GeneralSessionID, "tool_result", key, req.ToolResult.ID, s.now())
 		if !first { // a replay: the first request's answer, never a second result
-			if err := sl.await(r, req.ToolResult.ID); err != nil {
+			if err := sl.Await(r, req.ToolResult.ID); err != nil {
 				return err
 			}
 			return httpapi.WriteJSON(w, http.StatusOK, api.ToolResultResponse{Accepted: true})
 		}
 		slot = sl
 	}
-	err = s.deliverToolResult(r.Context(), req.GeneralSessionID, req.ToolResult)
+	err = s.waiter.Deliver(r.Context(), req.GeneralSessionID, req.ToolResult)
 	if slot != nil {
-		slot.settle(nil, err)
+		slot.Settle(nil, err)
 	}
 	if err != nil {
 		return err
@@ -234,4 +236,32 @@ func (s *Service) streamEvents(w http.ResponseWriter, r *http.Request, sessionID
 		o.Reset = reset[0]
 	}
 	return o.Serve(w, r)
+}
+
+// handleAgentSession is POST /v1/agents/{agentId}/session, docs/protocols/agents.md's
+// default routing: the agent's most recently updated non-deleted session
+// (200), or a new one (201).
+func (s *Service) handleAgentSession(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("agentId")
+	a, ok := s.cfg().Agent(id)
+	if !ok {
+		return httpapi.Errorf(http.StatusNotFound, "unknown_agent", "no agent %q is configured", id).With("field", "agentId")
+	}
+	if err := s.exposed(a); err != nil {
+		return err
+	}
+	sess, created, err := s.chat.ResolveAgentSession(r.Context(), a, "latest-or-create")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return httpapi.WriteJSON(w, status, api.AgentSessionResponse{Session: summary(sess), Created: created})
+}
+
+// contextInfo is a chat session's context use for GET /v1/sessions/{id}.
+func (s *Service) contextInfo(ctx context.Context, sess store.Session) *api.ContextInfo {
+	return s.chat.ContextInfo(ctx, sess)
 }

@@ -195,7 +195,8 @@ func TestChatNonStreamWithTools(t *testing.T) {
 	sid := e.session("j1")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan struct{})
+	// The stream answers the tool requests; it starts from the session's
+	// first event, so it sees them whenever it connects.
 	go e.c.Stream(ctx, sid, "0", func(ev api.StreamEvent) error {
 		if ev.Type == api.EventReset {
 			t.Errorf("unexpected reset")
@@ -203,8 +204,6 @@ func TestChatNonStreamWithTools(t *testing.T) {
 		e.answerTools(sid, func(tc api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: "ran " + tc.Name} })(ev)
 		return nil
 	})
-	go func() { time.Sleep(100 * time.Millisecond); close(ready) }()
-	<-ready
 	r, err := e.c.Chat(context.Background(), sid, `[[tool open_url {"url":"https://example.com"}]]`)
 	if err != nil {
 		t.Fatal(err)

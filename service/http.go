@@ -17,8 +17,6 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/chat/cancel", adapt(s.handleCancel))
 	mux.Handle("GET /v1/stream", adapt(s.handleStream))
 	mux.Handle("POST /v1/tools/result", adapt(s.handleToolResult))
-	mux.Handle("PUT /v1/tools/catalog", adapt(s.handlePutToolCatalog)) // toolcatalog.go
-	mux.Handle("GET /v1/tools/catalog", adapt(s.handleGetToolCatalog))
 	mux.Handle("GET /v1/agents", adapt(s.handleAgents))
 	mux.Handle("GET /v1/providers", adapt(s.handleProviders))
 	mux.Handle("PUT /v1/providers", adapt(s.handleSetProvider))
@@ -30,14 +28,11 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/sessions/{id}/messages", adapt(s.handleMessages))
 	mux.Handle("PATCH /v1/sessions/{id}", adapt(s.handleUpdateSession))
 	mux.Handle("POST /v1/sessions/{id}/clear", adapt(s.handleClearSession))
-	mux.Handle("POST /v1/sessions/{id}/compact", adapt(s.handleCompact))
-	mux.Handle("GET /v1/sessions/{id}/compactions", adapt(s.handleCompactions))
 	mux.Handle("DELETE /v1/sessions/{id}", adapt(s.handleDeleteSession))
 	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(s.handleOperationsCreate))
-	mux.Handle("POST /v1/memory/write", adapt(s.handleMemoryWrite))
-	mux.Handle("GET /v1/memory/search", adapt(s.handleMemorySearch))
-	mux.Handle("GET /v1/memory/get", adapt(s.handleMemoryGet))
-	// Round tables (docs/protocols/roundtable-agents.md) add their routes, as other runtimes do: service/roundtablert.
+	// The runtimes add their routes: the chat runtime compaction, memory
+	// and the tool catalogue (service/chatrt), round tables theirs
+	// (docs/protocols/roundtable-agents.md, service/roundtablert).
 	for _, rt := range s.runtimes.All() { // the runtimes' own routes
 		if ra, ok := rt.(turn.RouteAdder); ok {
 			for _, r := range ra.Routes() {

@@ -45,7 +45,7 @@ func TestRoutesRefuseBadInput(t *testing.T) {
 		{"trailing data", "POST", "/v1/sessions", testToken, `{"jarvis_session_id":"a"} {}`, nil, 400, "invalid_json"},
 		{"empty body", "POST", "/v1/tools/result", testToken, ``, map[string]string{"Content-Type": "application/json"}, 400, "invalid_json"},
 		{"oversized body", "POST", "/v1/sessions", testToken, big, nil, 413, "body_too_large"},
-		// A chat message may carry 20 MB of attachments (attach.go): its cap is higher.
+		// A chat message may carry 20 MB of attachments (service/chatrt/attach.go): its cap is higher.
 		{"oversized chat", "POST", "/v1/chat", testToken, `{"general_session_id":"` + sid + `","message":{"parts":[{"type":"text","text":"` + strings.Repeat("y", 30<<20) + `"}]}}`, nil, 413, "body_too_large"},
 		{"missing jarvis_session_id", "POST", "/v1/sessions", testToken, `{}`, nil, 400, "missing_field"},
 		{"unknown agent", "POST", "/v1/sessions", testToken, `{"jarvis_session_id":"z","agent_id":"ghost"}`, nil, 400, "unknown_agent"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,12 +17,19 @@ import (
 //     root, so that an HTTP change never reaches into how an agent runs;
 //   - a runtime or engine imports no other runtime or engine (its own
 //     sub-packages, such as proxy/proxytest, and the engine it drives
-//     aside) and not the root.
+//     aside) and not the root;
+//   - what several runtimes share (turn, toolwait, idempotency) imports no
+//     runtime either: a runtime reaches another only through the root.
 //
 // Runtimes are the packages named …rt (one per agent type); engines the
 // protocol packages they drive.
 var (
 	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener"}
+	// shared by runtimes (and the root): no runtime below them
+	sharedPackages = []string{"jarvis/service/turn", "jarvis/service/toolwait", "jarvis/service/idempotency"}
+	// every agent type's runtime: the rules must be about packages that exist
+	runtimePackages = []string{"jarvis/service/chatrt", "jarvis/service/acprt", "jarvis/service/clirt",
+		"jarvis/service/externalrt", "jarvis/service/proxyrt", "jarvis/service/roundtablert"}
 	// engine → the runtime that drives it (the root drives those without one yet)
 	enginePackages = map[string]string{
 		"jarvis/service/cliagent":   "jarvis/service/clirt",
@@ -84,7 +92,7 @@ func TestServiceLayering(t *testing.T) {
 	for _, p := range pkgs {
 		seen[p.ImportPath] = true
 	}
-	must := append([]string{rootPackage}, edgePackages...)
+	must := append(append(append([]string{rootPackage}, edgePackages...), sharedPackages...), runtimePackages...)
 	for e := range enginePackages {
 		must = append(must, e)
 	}
@@ -93,14 +101,8 @@ func TestServiceLayering(t *testing.T) {
 			t.Fatalf("go list did not list %s", must)
 		}
 	}
-	isEdge := func(path string) bool {
-		for _, e := range edgePackages {
-			if path == e {
-				return true
-			}
-		}
-		return false
-	}
+	isEdge := func(path string) bool { return slices.Contains(edgePackages, path) }
+	isShared := func(path string) bool { return slices.Contains(sharedPackages, path) }
 	for _, p := range pkgs {
 		if p.ImportPath == rootPackage {
 			continue
@@ -116,6 +118,8 @@ func TestServiceLayering(t *testing.T) {
 				t.Errorf("%s depends on the root package service: the root composes, nothing under it imports it", p.ImportPath)
 			case isEdge(p.ImportPath) && isRuntime(dep):
 				t.Errorf("%s (the HTTP edge) depends on the runtime %s", p.ImportPath, dep)
+			case isShared(p.ImportPath) && isRuntime(dep):
+				t.Errorf("%s (shared by the runtimes) depends on the runtime %s", p.ImportPath, dep)
 			case isRuntime(p.ImportPath) && isRuntime(dep) && family(dep) != family(p.ImportPath):
 				t.Errorf("the runtime %s depends on another runtime, %s", p.ImportPath, dep)
 			}

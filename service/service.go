@@ -1,11 +1,13 @@
 // Package service is the General Agent Service of docs/protocols/service-api.md: the HTTP + SSE
-// API on loopback, sessions, streaming chat turns, and the loop that pauses a
-// turn on a tool call until the desktop posts its result.
+// API on loopback, sessions and streaming turns. It composes; the agents run
+// in runtime packages (service/chatrt, acprt, clirt, externalrt, proxyrt,
+// roundtablert), each given a turn.Env and its Options, never the service.
 //
-// Layout: http.go is the route table (guards and the error envelope are
-// package httpapi's); chat.go writes event streams; sessions.go and chat.go
-// hold the handlers; turn.go runs a turn on the runtime the registry
-// (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
+// Layout: http.go is the route table (guards, the error envelope and the SSE
+// writer are package httpapi's; the runtimes add their own routes); chat.go
+// holds the chat, cancel, tool-result and stream handlers; turn.go is the
+// turn lifecycle, which runs a turn on the runtime the registry (runtimes.go)
+// gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -27,24 +29,23 @@ import (
 	"jarvis/api"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/acprt"
 	"jarvis/service/callback"
 	"jarvis/service/catalog"
+	"jarvis/service/chatrt"
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/externalrt"
 	"jarvis/service/httpapi"
-	"jarvis/service/injection"
+	"jarvis/service/idempotency"
 	"jarvis/service/llm"
-	"jarvis/service/prompt"
 	"jarvis/service/proxyrt"
 	"jarvis/service/redact"
 	"jarvis/service/roundtablert"
 	"jarvis/service/store"
+	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 )
-
-// memoryPromptBytes caps the memory section of a chat agent's system prompt.
-const memoryPromptBytes = 12 << 10
 
 // Version is the service version reported by /health.
 const Version = "0.1.0"
@@ -110,43 +111,28 @@ type Service struct {
 	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
-	acp        acpAgents     // ACP agents' processes, by session (acp.go)
-	mem        *memory.Store // the Markdown memory workspace (<data-dir>/memory)
-	det        *injection.Detector
-	memSection struct { // the last memory prompt section (memorySectionText)
-		sync.Mutex
-		text, section string
-	}
+	acp        *acprt.Runtime // ACP agents' processes, by session
+	mem        *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
 
-	tools       []scopedSpec          // every OS tool as offered to models
-	serverTools map[string]serverTool // tools the service runs itself
-	catalog     *catalog.Catalog      // tools the desktop announces (toolcatalog.go)
-	ext         *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
-	rtr         *roundtablert.Runtime // round tables (service/roundtablert)
-	replays     replays               // Idempotency-Keys of chat messages and tool results (idempotency.go)
-	runtimes    turn.Registry         // agent type → runtime (runtimes.go)
-	base        callback.Base         // the service's own URL, for callback URLs
-	handler     http.Handler
-	patterns    []string // the route table, for Routes
+	chat     *chatrt.Runtime       // chat agents, their service tools and context (service/chatrt)
+	catalog  *catalog.Catalog      // tools the desktop announces
+	ext      *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
+	rtr      *roundtablert.Runtime // round tables (service/roundtablert)
+	replays  idempotency.Replays   // Idempotency-Keys of chat messages and tool results (service/idempotency)
+	runtimes turn.Registry         // agent type → runtime (runtimes.go)
+	base     callback.Base         // the service's own URL, for callback URLs
+	handler  http.Handler
+	patterns []string // the route table, for Routes
 
 	mu    sync.Mutex
 	turns map[string]*turn.Turn // session id → running turn
-	waits map[string]*toolWait  // tool call id → pending wait
-
-	// windows caches context windows servers report, by windowKey (budget.go).
-	windows sync.Map
+	// waiter pauses turns on tool calls until the desktop posts their results.
+	waiter *toolwait.Waiter
 
 	closing chan struct{}
 	wg      sync.WaitGroup
 
-	// Agents (docs/protocols/agents.md): prompt.go (package prompt), delegate.go; CLI agents: package clirt.
-	dataDir     string
-	skills      prompt.SkillCache // <data-dir>/skills/*/SKILL.md
-	agentSessMu sync.Mutex        // serializes default routing's find-or-create
-	// memoryPrompt, when set by the memory integration, returns the memory
-	// section of chat system prompts (after skills, before agents), of at
-	// most maxBytes of notes.
-	memoryPrompt func(maxBytes int) string
+	dataDir string
 }
 
 // New opens the store, marks turns that a previous process left running as
@@ -201,14 +187,14 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		red: red, log: opts.Logger, now: opts.Now, started: opts.Now(), token: opts.Token, window: opts.Window, hc: opts.HTTPClient, models: llm.PooledClient(opts.HTTPClient),
 		secrets: recordSecrets(opts.Secrets, red), rawSecrets: opts.Secrets, hbEvery: opts.HeartbeatEvery,
 		allowedOrigins: map[string]bool{}, allowNonLoopbackHost: opts.AllowNonLoopbackHost,
-		st: st, tools: offeredTools(), serverTools: map[string]serverTool{}, catalog: catalog.New(), turns: map[string]*turn.Turn{}, waits: map[string]*toolWait{}, closing: make(chan struct{}),
+		st: st, catalog: catalog.New(), turns: map[string]*turn.Turn{}, closing: make(chan struct{}),
 	}
 	for _, o := range opts.AllowedOrigins {
 		s.allowedOrigins[o] = true
 	}
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
-	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: s.memoryEmbedder(opts.Config)})
+	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: chatrt.Embedder(opts.Config, s.secrets, s.models, opts.Logger)})
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("service: memory: %w", err)
@@ -219,13 +205,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.mem = mem
-	s.det = injection.New()
-	s.registerMemoryTools()
-	// MEMORY.md and today's and yesterday's notes go into chat prompts, capped.
-	s.memoryPrompt = s.memorySectionText
 	s.dataDir = opts.DataDir
-	s.skills.Dir = filepath.Join(opts.DataDir, "skills")
-	s.registerDelegation()
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	s.registerRuntimes(ctx)
 	if err := s.recoverInterrupted(ctx); err != nil {
@@ -264,7 +244,7 @@ func (s *Service) cfg() *config.Config { return s.conf.Load() }
 func (s *Service) SetConfig(c *config.Config) {
 	s.parseSettings(c)
 	s.conf.Store(c)
-	s.windows.Clear() // servers are asked for their windows again (one may have been reloaded too)
+	s.chat.ConfigChanged() // servers are asked for their windows again (one may have been reloaded too)
 }
 
 // Close stops running turns (they are recorded as interrupted), flushes
@@ -283,7 +263,7 @@ func (s *Service) Close() error {
 	s.mu.Unlock()
 	s.rtr.Close() // round tables started by the API are stored as interrupted
 	s.wg.Wait()
-	s.closeACP()
+	s.acp.Close()
 	s.ext.FlushRejects(true)
 	s.hub.Close()
 	return errors.Join(s.mem.Close(), s.st.Close())

@@ -126,7 +126,7 @@ func (s *Service) handleClearSession(w http.ResponseWriter, r *http.Request) err
 	if err := s.st.ClearSession(r.Context(), sess.ID); err != nil {
 		return err
 	}
-	s.dropACP(sess.ID) // its agent's conversation goes too (acp.go)
+	s.dropACP(sess.ID) // its agent's conversation goes too (service/acprt)
 	sess, err = s.st.Session(r.Context(), sess.ID)
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (s *Service) handleDeleteSession(w http.ResponseWriter, r *http.Request) er
 	if err := s.st.DeleteSession(r.Context(), sess.ID); err != nil {
 		return err
 	}
-	s.dropACP(sess.ID) // acp.go
+	s.dropACP(sess.ID) // service/acprt
 	s.publish(sess.ID, api.EventSession, api.SessionEvent{Change: "deleted", Session: summary(sess)})
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -3,10 +3,10 @@ package secrets_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"jarvis/service/secrets"
 )
@@ -58,17 +58,18 @@ func TestNoSessionBus(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the Secret Service over D-Bus is the keyring on Linux")
 	}
-	daemons := func() int {
-		n := 0
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			if b, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == "dbus-daemon" {
-				n++
-			}
+	// godbus autolaunches a bus by running dbus-launch (found on PATH) and
+	// waiting for it: a stand-in that records being run proves, once Get
+	// and Set have returned, whether a launch was tried.
+	bin := t.TempDir()
+	launched := filepath.Join(bin, "launched")
+	stub := "#!/bin/sh\necho \"$@\" >> '" + launched + "'\nexit 1\n"
+	for _, name := range []string{"dbus-launch", "dbus-daemon"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
 		}
-		return n
 	}
-	before := daemons()
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	s := secrets.New(func(string) string { return "" })
@@ -79,8 +80,7 @@ func TestNoSessionBus(t *testing.T) {
 	if err := s.Set("some-ref", "v"); err == nil || !strings.Contains(err.Error(), "no D-Bus session bus") {
 		t.Fatalf("Set: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if after := daemons(); after > before {
-		t.Fatalf("a dbus-daemon was started (%d before, %d after)", before, after)
+	if b, err := os.ReadFile(launched); err == nil {
+		t.Fatalf("a session bus was launched: dbus-launch %s", b)
 	}
 }

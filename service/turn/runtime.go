@@ -166,3 +166,25 @@ type RouteAdder interface {
 type Loader interface {
 	Load(agent config.Agent)
 }
+
+// StartAwaiter is a runtime that waits for the turn's start to be stored
+// (t.Stored) itself, once its work has begun (the chat runtime, once its
+// model call is on its way); the service makes the others wait before Run.
+type StartAwaiter interface {
+	AwaitsStart()
+}
+
+// Unconfigured is Validate for a runtime whose Status says why an agent
+// cannot run: st's detail when its state is "unconfigured", else nil.
+func Unconfigured(st api.AgentStatus) error {
+	if st.State == "unconfigured" {
+		return errors.New(st.Detail)
+	}
+	return nil
+}
+
+// DescribeModel adds a chat agent's provider and model under c to info.
+func DescribeModel(c *config.Config, a config.Agent, info *api.AgentInfo) {
+	ch := c.ResolvedChat(a)
+	info.Provider, info.Model = ch.Provider, ch.Model
+}

@@ -27,12 +27,12 @@ type Turn struct {
 	// chain is the agents whose agents_message calls led to this turn,
 	// oldest first, ending with this turn's agent; nil for a user's turn.
 	Chain []string
-	// stats are the turn's tool calls and thinking, for agents_message (service/delegate.go).
+	// stats are the turn's tool calls and thinking, for agents_message (service/chatrt/delegate.go).
 	Stats Stats
 	// untrusted is set once text the user did not write is in the model's
 	// context: a tool's result or another agent's reply (this turn's or
 	// earlier in the history), or a message delegated by another agent.
-	// Memory writes record it (provenance in service/memory.go).
+	// Memory writes record it (provenance in service/chatrt/memory.go).
 	Untrusted atomic.Bool
 	// user is the message that started the turn; its id and time are set
 	// once stored returns.

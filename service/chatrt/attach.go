@@ -1,4 +1,4 @@
-package service
+package chatrt
 
 // Attachments of a chat message (POST /v1/chat): text parts and images as
 // data URLs (api/attach.go). The images are kept with the user's message
@@ -14,20 +14,18 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/httpapi"
-	"jarvis/service/llm"
-	"jarvis/service/turn"
 )
 
 // imageTypes are the images models that read images take.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
-// maxChatBody is POST /v1/chat's body cap: a message of MaxMessageBytes in
+// MaxChatBody is POST /v1/chat's body cap: a message of MaxMessageBytes in
 // base64, and its JSON.
-const maxChatBody = api.MaxMessageBytes/3*4 + 1<<20
+const MaxChatBody = api.MaxMessageBytes/3*4 + 1<<20
 
-// messageParts checks a chat message's parts and returns its text and its
+// MessageParts checks a chat message's parts and returns its text and its
 // images (data URLs).
-func messageParts(parts []api.MessagePart) (text string, images []string, err error) {
+func MessageParts(parts []api.MessagePart) (text string, images []string, err error) {
 	var b strings.Builder
 	total := 0
 	for i, p := range parts {
@@ -75,45 +73,16 @@ func imageSize(u string) (int, error) {
 	return n, nil
 }
 
-// imagesMeta is the meta of a user message with images; "" without.
-func imagesMeta(images []string) string {
+// ImagesMeta is the meta of a user message with images; "" without.
+func ImagesMeta(images []string) string {
 	if len(images) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Images []string `json:"images"`
 	}{images})
+	if err != nil { // strings always encode
+		panic(err)
+	}
 	return string(b)
-}
-
-// imagesOf reads the images back from a user message's meta.
-func imagesOf(meta string) []string {
-	if !strings.Contains(meta, `"images"`) {
-		return nil
-	}
-	var m struct {
-		Images []string `json:"images"`
-	}
-	json.Unmarshal([]byte(meta), &m)
-	return m.Images
-}
-
-// imageTokens is what an image counts toward the context budget: about what
-// vision models charge for a picture of a few hundred pixels a side.
-const imageTokens = 1000
-
-// hasImages says whether a request of c carries images.
-func (c *convo) hasImages() bool {
-	for _, e := range c.entries {
-		if len(e.msg.Images) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// imagesRefused is the failure of a request with images that the model
-// server refused: most likely a model that does not read images.
-func imagesRefused(model string, le *llm.Error) turn.Outcome {
-	return turn.Failed("images_unsupported", "The model %s refused a message with an image; it may not read images (the server said: %s). Choose a model that does (a vision model) in the model switch, or send the message without the image.", model, le.Message)
 }

@@ -1,4 +1,4 @@
-package service
+package chatrt
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"jarvis/service/turn"
 )
 
 // The window is read from what each kind of local server reports.
@@ -35,8 +37,8 @@ func TestProbeWindowShapes(t *testing.T) {
 				io.WriteString(w, c.body)
 			}))
 			defer srv.Close()
-			s := &Service{hc: srv.Client()}
-			if got := s.probeWindow(context.Background(), srv.URL+"/v1", c.model); got != c.want {
+			rt := &Runtime{env: turn.Env{HTTPClient: srv.Client()}}
+			if got := rt.probeWindow(context.Background(), srv.URL+"/v1", c.model); got != c.want {
 				t.Fatalf("window %d, want %d", got, c.want)
 			}
 		})

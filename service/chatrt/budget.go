@@ -1,4 +1,4 @@
-package service
+package chatrt
 
 import (
 	"bytes"
@@ -57,14 +57,14 @@ const defaultWindow = 8192
 // budgetFor plans an agent's context: its window (the agent's chat
 // contextWindow, the provider's, what the server reports, the model
 // family's, or 8,192 tokens), the reply reserve and the kept share.
-func (s *Service) budgetFor(ctx context.Context, a config.Agent) budget {
-	ch := s.cfg().ResolvedChat(a)
+func (rt *Runtime) budgetFor(ctx context.Context, a config.Agent) budget {
+	ch := rt.env.Config().ResolvedChat(a)
 	b := budget{window: ch.ContextWindow, source: "config", share: 30, flush: ch.FlushMemory()}
 	if ch.KeepRecentPercent > 0 {
 		b.share = ch.KeepRecentPercent
 	}
 	if b.window == 0 {
-		b.window, b.source = s.serverWindow(ctx, ch)
+		b.window, b.source = rt.serverWindow(ctx, ch)
 	}
 	if b.window == 0 {
 		b.window, b.source = modelWindow(ch.Model), "model"
@@ -130,9 +130,9 @@ func windowKey(baseURL, model string) string { return baseURL + "\x00" + model }
 // model (asked once per server and model; learned anew from an overflow
 // error that names it): vLLM's max_model_len in /models, llama.cpp's n_ctx
 // in /props, LM Studio's loaded_context_length, Ollama's num_ctx.
-func (s *Service) serverWindow(ctx context.Context, ch config.Chat) (int, string) {
+func (rt *Runtime) serverWindow(ctx context.Context, ch config.Chat) (int, string) {
 	key := windowKey(ch.BaseURL, ch.Model)
-	if v, ok := s.windows.Load(key); ok {
+	if v, ok := rt.windows.Load(key); ok {
 		if n := v.(int); n > 0 {
 			return n, "server"
 		}
@@ -143,18 +143,18 @@ func (s *Service) serverWindow(ctx context.Context, ch config.Chat) (int, string
 	}
 	pctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
-	n := s.probeWindow(pctx, strings.TrimRight(ch.BaseURL, "/"), ch.Model)
+	n := rt.probeWindow(pctx, strings.TrimRight(ch.BaseURL, "/"), ch.Model)
 	if ctx.Err() != nil {
 		return 0, "" // the turn was cancelled: ask again next time
 	}
-	s.windows.Store(key, n)
+	rt.windows.Store(key, n)
 	if n > 0 {
 		return n, "server"
 	}
 	return 0, ""
 }
 
-func (s *Service) probeWindow(ctx context.Context, base, model string) int {
+func (rt *Runtime) probeWindow(ctx context.Context, base, model string) int {
 	root := strings.TrimSuffix(base, "/v1")
 	var models struct {
 		Data []struct {
@@ -164,7 +164,7 @@ func (s *Service) probeWindow(ctx context.Context, base, model string) int {
 			LoadedContextLength int    `json:"loaded_context_length"`
 		} `json:"data"`
 	}
-	if s.getJSON(ctx, http.MethodGet, base+"/models", nil, &models) {
+	if rt.getJSON(ctx, http.MethodGet, base+"/models", nil, &models) {
 		for _, m := range models.Data {
 			if m.ID == model {
 				if n := firstPositive(m.LoadedContextLength, m.MaxModelLen, m.ContextLength); n > 0 {
@@ -178,14 +178,14 @@ func (s *Service) probeWindow(ctx context.Context, base, model string) int {
 			NCtx int `json:"n_ctx"`
 		} `json:"default_generation_settings"`
 	}
-	if s.getJSON(ctx, http.MethodGet, root+"/props", nil, &props) && props.Settings.NCtx > 0 {
+	if rt.getJSON(ctx, http.MethodGet, root+"/props", nil, &props) && props.Settings.NCtx > 0 {
 		return props.Settings.NCtx
 	}
 	var lms struct {
 		Loaded int `json:"loaded_context_length"`
 		Max    int `json:"max_context_length"`
 	}
-	if s.getJSON(ctx, http.MethodGet, root+"/api/v0/models/"+model, nil, &lms) {
+	if rt.getJSON(ctx, http.MethodGet, root+"/api/v0/models/"+model, nil, &lms) {
 		if n := firstPositive(lms.Loaded, lms.Max); n > 0 {
 			return n
 		}
@@ -194,7 +194,7 @@ func (s *Service) probeWindow(ctx context.Context, base, model string) int {
 		Parameters string `json:"parameters"`
 	}
 	body, _ := json.Marshal(map[string]string{"model": model})
-	if s.getJSON(ctx, http.MethodPost, root+"/api/show", body, &show) {
+	if rt.getJSON(ctx, http.MethodPost, root+"/api/show", body, &show) {
 		if m := numCtx.FindStringSubmatch(show.Parameters); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			return n
@@ -215,7 +215,7 @@ func firstPositive(ns ...int) int {
 }
 
 // getJSON decodes the JSON answer of a request into v; false on any failure.
-func (s *Service) getJSON(ctx context.Context, method, url string, body []byte, v any) bool {
+func (rt *Runtime) getJSON(ctx context.Context, method, url string, body []byte, v any) bool {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -227,7 +227,7 @@ func (s *Service) getJSON(ctx context.Context, method, url string, body []byte, 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := rt.env.HTTPClient.Do(req)
 	if err != nil {
 		return false
 	}
@@ -258,8 +258,8 @@ func namedWindow(msg string) int {
 
 // learnWindow remembers the window an overflow error of the agent's server
 // named, when no window is configured: the next budget uses it.
-func (s *Service) learnWindow(a config.Agent, n int) {
-	if ch := s.cfg().ResolvedChat(a); n > 0 && ch.ContextWindow == 0 {
-		s.windows.Store(windowKey(ch.BaseURL, ch.Model), n)
+func (rt *Runtime) learnWindow(a config.Agent, n int) {
+	if ch := rt.env.Config().ResolvedChat(a); n > 0 && ch.ContextWindow == 0 {
+		rt.windows.Store(windowKey(ch.BaseURL, ch.Model), n)
 	}
 }

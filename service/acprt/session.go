@@ -1,9 +1,9 @@
-package service
+package acprt
 
-// What an ACP agent is told when its turn starts a new ACP session (the
-// acp runtime, acp.go): the conversation so far, from the store, for the
-// summary acpagent puts in the new session's first prompt; and the status
-// line that tells the user the agent's conversation started over.
+// What an ACP agent is told when its turn starts a new ACP session: the
+// conversation so far, from the store, for the summary acpagent puts in the
+// new session's first prompt; and the status line that tells the user the
+// agent's conversation started over.
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"jarvis/service/turn"
 )
 
-// acpHistory is the session's conversation before turn t, oldest first.
-func (s *Service) acpHistory(t *turn.Turn) []acpagent.Message {
-	rows, err := s.st.Messages(context.Background(), t.SessionID)
+// history is the session's conversation before turn t, oldest first.
+func (rt *Runtime) history(t *turn.Turn) []acpagent.Message {
+	rows, err := rt.env.Store.Messages(context.Background(), t.SessionID)
 	if err != nil {
-		s.log.Error("acp: read the conversation for its summary", "err", err)
+		rt.env.Log.Error("acp: read the conversation for its summary", "err", err)
 		return nil
 	}
 	var out []acpagent.Message

@@ -1,4 +1,4 @@
-package service
+package chatrt
 
 import (
 	"context"
@@ -12,31 +12,31 @@ import (
 	"jarvis/tools"
 )
 
-func (s *Service) toolAllowed(a config.Agent, name string) bool {
-	def, ok := s.desktopTool(name)
+func (rt *Runtime) toolAllowed(a config.Agent, name string) bool {
+	def, ok := rt.desktopTool(name)
 	return ok && prompt.ToolInScope(a, name, def.Capabilities)
 }
 
-// serverTool is a tool the service executes itself (memory, delegation, round
+// ServerTool is a tool the service executes itself (memory, delegation, round
 // table). It is scoped like any other tool. A call that stays in the process
 // (memory, a message to an in-process chat agent) runs at once and its
 // tool.result (source "service", with name and arguments) is what the
 // desktop records in its audit log; a call that sends data out of the
 // process (outbound reports so, and where to) first goes to the desktop as a
 // tool.request with source "service", and runs only if the gate allows it.
-type serverTool struct {
-	spec         llm.ToolSpec
-	capabilities []string
-	run          func(ctx context.Context, t *turn.Turn, agent config.Agent, args json.RawMessage) (string, error)
-	// outbound reports whether a call sends data out of the process, and a
+type ServerTool struct {
+	Spec         llm.ToolSpec
+	Capabilities []string
+	Run          func(ctx context.Context, t *turn.Turn, agent config.Agent, args json.RawMessage) (string, error)
+	// Outbound reports whether a call sends data out of the process, and a
 	// description of where for the permission prompt. Nil: never.
-	outbound func(c *config.Config, caller config.Agent, args json.RawMessage) (target string, ok bool)
+	Outbound func(c *config.Config, caller config.Agent, args json.RawMessage) (target string, ok bool)
 }
 
-// registerServerTool adds a service-executed tool.
-func (s *Service) registerServerTool(st serverTool) {
-	st.spec.Parameters = withReason(st.spec.Parameters)
-	s.serverTools[st.spec.Name] = st
+// RegisterTool adds a service-executed tool.
+func (rt *Runtime) RegisterTool(st ServerTool) {
+	st.Spec.Parameters = withReason(st.Spec.Parameters)
+	rt.serverTools[st.Spec.Name] = st
 }
 
 // reasonProperty is added to every offered tool's schema: the model says why
@@ -48,35 +48,35 @@ const reasonProperty = `{"type":"string","description":"One short sentence telli
 func offeredTools() []scopedSpec {
 	var out []scopedSpec
 	for _, d := range tools.Definitions() {
-		out = append(out, scopedSpec{ToolSpec: llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)}, capabilities: d.Capabilities})
+		out = append(out, scopedSpec{ToolSpec: llm.ToolSpec{Name: d.Name, Description: d.Description, Parameters: withReason(d.Parameters)}, Capabilities: d.Capabilities})
 	}
 	return out
 }
 
 type scopedSpec struct {
 	llm.ToolSpec
-	capabilities []string
+	Capabilities []string
 }
 
 // toolSpecs returns the tools offered to an agent's model: the OS tools, then
 // the service's own, in a stable order.
-func (s *Service) toolSpecs(a config.Agent) []llm.ToolSpec {
+func (rt *Runtime) toolSpecs(a config.Agent) []llm.ToolSpec {
 	var out []llm.ToolSpec
-	for _, t := range s.tools {
-		if prompt.ToolInScope(a, t.Name, t.capabilities) {
+	for _, t := range rt.tools {
+		if prompt.ToolInScope(a, t.Name, t.Capabilities) {
 			out = append(out, t.ToolSpec)
 		}
 	}
-	out = append(out, s.catalogSpecs(a)...) // the desktop's MCP tools
-	names := make([]string, 0, len(s.serverTools))
-	for n := range s.serverTools {
+	out = append(out, rt.catalogSpecs(a)...) // the desktop's MCP tools
+	names := make([]string, 0, len(rt.serverTools))
+	for n := range rt.serverTools {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		st := s.serverTools[n]
-		if prompt.ToolInScope(a, n, st.capabilities) {
-			out = append(out, st.spec)
+		st := rt.serverTools[n]
+		if prompt.ToolInScope(a, n, st.Capabilities) {
+			out = append(out, st.Spec)
 		}
 	}
 	return out
@@ -89,10 +89,16 @@ func withReason(schema json.RawMessage) json.RawMessage {
 	}
 	props := map[string]json.RawMessage{}
 	if p, ok := m["properties"]; ok {
-		json.Unmarshal(p, &props)
+		if err := json.Unmarshal(p, &props); err != nil {
+			return schema // properties that are not an object: left as they are
+		}
 	}
 	props["reason"] = json.RawMessage(reasonProperty)
-	m["properties"], _ = json.Marshal(props)
+	pb, err := json.Marshal(props)
+	if err != nil {
+		return schema
+	}
+	m["properties"] = pb
 	b, err := json.Marshal(m)
 	if err != nil {
 		return schema

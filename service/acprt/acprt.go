@@ -1,6 +1,4 @@
-package service
-
-// The acp runtime: chat agents whose provider is "acp" are Agent Client
+// Package acprt is the ACP runtime: chat agents whose provider is "acp" are Agent Client
 // Protocol agents (package acpagent), one process per Jarvis session kept
 // between turns. The agent's stream becomes assistant.delta, thinking and
 // status events (kind "tool", and "plan" for its plan); everything it asks
@@ -11,7 +9,9 @@ package service
 // desktop's executor serves them within its workspace, through the gate),
 // its terminals as run_command (run to their end by the desktop).
 // So the gate, the policy, the prompt and the audit log decide, and any
-// client of the service can play the gate.
+// client of the service can play the gate. It gets a turn.Env and what
+// New's Options name, never the service.
+package acprt
 
 import (
 	"context"
@@ -24,24 +24,40 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"jarvis/api"
 	"jarvis/service/acpagent"
 	"jarvis/service/config"
 	"jarvis/service/store"
+	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 	"jarvis/tools"
 )
 
-// acpAgents are the running ACP agents, by session.
-type acpAgents struct {
+// Options is what the runtime needs from the service beyond its turn.Env.
+type Options struct {
+	// Waiter pauses a turn on the agent's requests until the desktop answers.
+	Waiter *toolwait.Waiter
+	// Instructions is what the agent is told besides the user's message
+	// (the base prompt, skills and memory); InstructionsKey identifies it
+	// apart from memory: a change starts a new ACP session.
+	Instructions    func(*config.Config, config.Agent) string
+	InstructionsKey func(*config.Config, config.Agent) string
+}
+
+// Runtime runs ACP agents: one process per Jarvis session, kept between turns.
+type Runtime struct {
+	env    turn.Env
+	opts   Options
 	mu     sync.Mutex
 	bySess map[string]*acpEntry
 	// closing are the agents being stopped in the background (replaced,
-	// or their session deleted or cleared); closeACP waits for them.
+	// or their session deleted or cleared); Close waits for them.
 	closing sync.WaitGroup
 }
+
+// New returns the ACP runtime.
+func New(env turn.Env, opts Options) *Runtime { return &Runtime{env: env, opts: opts} }
 
 type acpEntry struct {
 	a   *acpagent.Agent
@@ -49,10 +65,10 @@ type acpEntry struct {
 }
 
 // acpAgent returns the session's agent, starting afresh when its config changed.
-func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat) (*acpagent.Agent, error) {
+func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat) (*acpagent.Agent, error) {
 	dir := ch.WorkDir
 	if dir == "" {
-		dir = filepath.Join(s.dataDir, "acp", agent.AgentID)
+		dir = filepath.Join(rt.env.DataDir, "acp", agent.AgentID)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("could not create the agent's working folder: %w", err)
 		}
@@ -60,10 +76,10 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 	var env []string
 	for k, v := range ch.Env {
 		if ref, ok := strings.CutPrefix(v, "secret:"); ok {
-			if s.secrets == nil {
+			if rt.env.Secrets == nil {
 				return nil, fmt.Errorf("env %s names the secret %q, and there is no secret store", k, ref)
 			}
-			val, err := s.secrets.Get(ref)
+			val, err := rt.env.Secrets.Get(ref)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: the secret %q cannot be read: %w", k, ref, err)
 			}
@@ -72,98 +88,115 @@ func (s *Service) acpAgent(sessionID string, agent config.Agent, ch config.Chat)
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	keyB, _ := json.Marshal([]any{ch.Command, ch.Args, env, dir})
-	key := string(keyB)
-	s.acp.mu.Lock()
-	defer s.acp.mu.Unlock()
-	if s.acp.bySess == nil {
-		s.acp.bySess = map[string]*acpEntry{}
-	}
-	if e := s.acp.bySess[sessionID]; e != nil {
-		if e.key == key {
-			return e.a, nil
-		}
-		s.acp.closing.Go(func() { _ = e.a.Close() })
-	}
-	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: s.log})
+	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir})
 	if err != nil {
 		return nil, err
 	}
-	s.acp.bySess[sessionID] = &acpEntry{a: a, key: key}
+	key := string(keyB)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.bySess == nil {
+		rt.bySess = map[string]*acpEntry{}
+	}
+	if e := rt.bySess[sessionID]; e != nil {
+		if e.key == key {
+			return e.a, nil
+		}
+		rt.closing.Go(func() { _ = e.a.Close() })
+	}
+	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log})
+	if err != nil {
+		return nil, err
+	}
+	rt.bySess[sessionID] = &acpEntry{a: a, key: key}
 	return a, nil
 }
 
-// dropACP stops the session's agent and its whole process group, in the
+// Drop stops the session's agent and its whole process group, in the
 // background: the session was deleted or cleared, so its conversation with
 // the agent is over; a later turn starts a new one.
-func (s *Service) dropACP(sessionID string) {
-	s.acp.mu.Lock()
-	e := s.acp.bySess[sessionID]
-	delete(s.acp.bySess, sessionID)
-	s.acp.mu.Unlock()
+func (rt *Runtime) Drop(sessionID string) {
+	rt.mu.Lock()
+	e := rt.bySess[sessionID]
+	delete(rt.bySess, sessionID)
+	rt.mu.Unlock()
 	if e != nil {
-		s.acp.closing.Go(func() { _ = e.a.Close() })
+		rt.closing.Go(func() { _ = e.a.Close() })
 	}
 }
 
-// closeACP ends every ACP agent process (service shutdown).
-func (s *Service) closeACP() {
-	s.acp.mu.Lock()
-	entries := s.acp.bySess
-	s.acp.bySess = nil
-	s.acp.mu.Unlock()
+// Close ends every ACP agent process (service shutdown).
+func (rt *Runtime) Close() {
+	rt.mu.Lock()
+	entries := rt.bySess
+	rt.bySess = nil
+	rt.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range entries {
 		wg.Go(func() { _ = e.a.Close() })
 	}
 	wg.Wait()
-	s.acp.closing.Wait()
+	rt.closing.Wait()
 }
 
-// acpStatus is an ACP agent's status for GET /v1/agents: ok when its
+// Status is an ACP agent's status for GET /v1/agents: ok when its
 // command is found, unconfigured (saying which command) when it is not.
-func (s *Service) acpStatus(a config.Agent) api.AgentStatus {
-	ch := s.cfg().ResolvedChat(a)
+func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
+	ch := rt.env.Config().ResolvedChat(a)
 	if _, err := exec.LookPath(ch.Command); err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: fmt.Sprintf("the agent's command %q was not found: %v", ch.Command, err)}
 	}
 	return api.AgentStatus{State: "ok"}
 }
 
-// runACP is the runtime of chat agents with the acp provider.
-func (s *Service) runACP(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
-	ch := s.cfg().ResolvedChat(agent)
-	a, err := s.acpAgent(t.SessionID, agent, ch)
+// Validate says why an agent cannot run (its command is not found), or nil.
+func (rt *Runtime) Validate(a config.Agent) error { return turn.Unconfigured(rt.Status(a)) }
+
+// Describe adds the agent's provider and model.
+func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
+	turn.DescribeModel(rt.env.Config(), a, info)
+}
+
+// Outbound: an ACP agent is a program on this computer that runs its own tools.
+func (rt *Runtime) Outbound(_ *config.Config, a config.Agent) string {
+	return fmt.Sprintf("ACP agent %q (a program on this computer that runs its own tools)", a.AgentID)
+}
+
+// Run is the runtime of chat agents with the acp provider; the turn's
+// start is stored before it runs.
+func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
+	c := rt.env.Config()
+	ch := c.ResolvedChat(agent)
+	a, err := rt.agentFor(t.SessionID, agent, ch)
 	if err != nil {
 		return turn.Failed("acp_failed", "Agent %q (acp): %v", agent.AgentID, err)
 	}
-	c := s.cfg()
-	in := acpagent.Input{Text: t.User.Content, Instructions: s.cliSystemPrompt(c, agent), InstructionsKey: s.cliInstructionsHash(c, agent),
-		History: func() []acpagent.Message { return s.acpHistory(t) }}
-	host := &acpHost{s: s, t: t, agent: agent}
+	in := acpagent.Input{Text: t.User.Content, Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
+		History: func() []acpagent.Message { return rt.history(t) }}
+	host := &acpHost{w: rt.opts.Waiter, t: t, agent: agent}
 	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {
 		case ev.TextDelta != "":
-			s.publish(t.SessionID, api.EventDelta, api.TextEvent{Text: ev.TextDelta, TurnID: t.ID})
+			rt.env.Publisher.Publish(t.SessionID, api.EventDelta, api.TextEvent{Text: ev.TextDelta, TurnID: t.ID})
 		case ev.ThoughtDelta != "":
 			t.Stats.AddThinking(ev.ThoughtDelta)
 		case ev.Status != "":
-			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: agent.DisplayName + " " + ev.Status, Kind: "tool", TurnID: t.ID})
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: agent.DisplayName + " " + ev.Status, Kind: "tool", TurnID: t.ID})
 		case ev.Plan != nil:
 			steps := make([]api.PlanStep, 0, len(ev.Plan))
 			for _, e := range ev.Plan {
 				steps = append(steps, api.PlanStep(e))
 			}
-			s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID, Plan: steps})
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID, Plan: steps})
 		}
 	})
 	if note := acpSessionNote(agent.DisplayName, res); note != "" {
-		s.publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: note, Kind: "agent_status", TurnID: t.ID})
+		rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: note, Kind: "agent_status", TurnID: t.ID})
 	}
 	if err != nil {
 		if strings.TrimSpace(res.Text) != "" { // keep what the user saw
-			if _, serr := s.st.AddMessage(context.Background(), store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: `{"acp":{"partial":true}}`}); serr != nil {
-				s.log.Error("store partial acp answer", "err", serr)
+			if _, serr := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: `{"acp":{"partial":true}}`}); serr != nil {
+				rt.env.Log.Error("store partial acp answer", "err", serr)
 			}
 		}
 		var ae *acpagent.AuthRequiredError
@@ -204,7 +237,7 @@ func planText(plan []acpagent.PlanEntry) string {
 
 // acpHost serves an ACP agent's requests through the desktop's gate.
 type acpHost struct {
-	s     *Service
+	w     *toolwait.Waiter
 	t     *turn.Turn
 	agent config.Agent
 }
@@ -212,16 +245,23 @@ type acpHost struct {
 func (h *acpHost) RequestPermission(ctx context.Context, p acpagent.Permission) (bool, error) {
 	args := tools.AgentPermissionArgs{Agent: h.agent.AgentID, Title: p.Title, Kind: p.Kind, Locations: p.Locations}
 	if p.RawInput != nil {
-		args.Input, _ = json.Marshal(p.RawInput)
+		in, err := json.Marshal(p.RawInput)
+		if err != nil {
+			return false, err
+		}
+		args.Input = in
 	}
-	b, _ := json.Marshal(args)
-	r := h.s.askDesktop(ctx, h.t, tools.AgentPermissionTool, b, string(tools.Risky), p.Title, "service", h.agent.DisplayName+" (its own tool)")
+	b, err := json.Marshal(args)
+	if err != nil {
+		return false, err
+	}
+	r := h.w.Ask(ctx, h.t, tools.AgentPermissionTool, b, string(tools.Risky), p.Title, "service", h.agent.DisplayName+" (its own tool)")
 	return r.OK, resultErr(r)
 }
 
 func (h *acpHost) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
 	b, _ := json.Marshal(map[string]string{"path": path})
-	r := h.s.askDesktop(ctx, h.t, "read_file", b, "safe", h.agent.DisplayName+" reads a file", "", "")
+	r := h.w.Ask(ctx, h.t, "read_file", b, "safe", h.agent.DisplayName+" reads a file", "", "")
 	if err := resultErr(r); err != nil {
 		return "", err
 	}
@@ -240,7 +280,7 @@ func (h *acpHost) ReadTextFile(ctx context.Context, path string, line, limit int
 
 func (h *acpHost) WriteTextFile(ctx context.Context, path, content string) error {
 	b, _ := json.Marshal(map[string]string{"path": path, "content": content})
-	r := h.s.askDesktop(ctx, h.t, "write_file", b, "risky", h.agent.DisplayName+" writes a file", "", "")
+	r := h.w.Ask(ctx, h.t, "write_file", b, "risky", h.agent.DisplayName+" writes a file", "", "")
 	return resultErr(r)
 }
 
@@ -253,7 +293,7 @@ func (h *acpHost) RunCommand(ctx context.Context, c acpagent.Command) (acpagent.
 		Args    []string `json:"args,omitempty"`
 		Cwd     string   `json:"cwd"`
 	}{c.Program, c.Args, c.Cwd})
-	r := h.s.askDesktop(ctx, h.t, "run_command", b, "risky", h.agent.DisplayName+" runs a command", "", "")
+	r := h.w.Ask(ctx, h.t, "run_command", b, "risky", h.agent.DisplayName+" runs a command", "", "")
 	if err := resultErr(r); err != nil {
 		return acpagent.CommandOutput{}, err
 	}
@@ -272,43 +312,4 @@ func resultErr(r api.ToolResult) error {
 		return errors.New(*r.Error)
 	}
 	return errors.New("denied")
-}
-
-// askDesktop sends one tool.request for the turn and waits for the
-// desktop's result, the tool-result timeout (denied: fail closed) or ctx's
-// end (cancelled), as a model's tool calls do (runToolCalls).
-func (s *Service) askDesktop(ctx context.Context, t *turn.Turn, name string, args json.RawMessage, risk, reason, source, target string) api.ToolResult {
-	id := newID("tc_")
-	ch := make(chan indexedResult, 1)
-	w := &toolWait{sessionID: t.SessionID, ch: ch, args: args}
-	if err := s.st.CreateToolCall(context.Background(), store.ToolCall{ID: id, SessionID: t.SessionID, TurnID: t.ID, Name: name, Arguments: string(args), Risk: risk, Reason: reason}); err != nil {
-		s.log.Error("store tool call", "err", err)
-	}
-	s.mu.Lock()
-	s.waits[id] = w
-	s.mu.Unlock()
-	s.publish(t.SessionID, api.EventToolRequest, api.ToolCall{ID: id, Name: name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators()})
-	limit := s.cfg().ToolResultTimeout()
-	timer := time.NewTimer(limit)
-	defer timer.Stop()
-	var r api.ToolResult
-	select {
-	case ir := <-ch:
-		r = ir.r
-	case <-timer.C:
-		if er, ok := s.expireWait(id, w, "timeout", fmt.Sprintf("denied: no decision from the desktop within %s (fail closed)", limit)); ok {
-			r = er
-		} else {
-			r = (<-ch).r
-		}
-	case <-ctx.Done():
-		if er, ok := s.expireWait(id, w, "cancelled", "cancelled: the turn was stopped"); ok {
-			r = er
-		} else {
-			r = (<-ch).r
-		}
-	}
-	r.ID, r.TurnID = id, t.ID
-	s.publish(t.SessionID, api.EventToolResult, r)
-	return r
 }

@@ -1,4 +1,6 @@
-package service
+// Package idempotency remembers the Idempotency-Keys of chat messages and
+// tool results, so that a request sent twice gets the first one's outcome.
+package idempotency
 
 import (
 	"net/http"
@@ -9,7 +11,7 @@ import (
 	"jarvis/service/turn"
 )
 
-// Idempotency keys. A client sends a POST twice when its connection died
+// A client sends a POST twice when its connection died
 // before the answer came (Go's Transport does so by itself for a request
 // with an Idempotency-Key, and the desktop's api.Client gives every POST
 // one). For chat messages and tool results the service remembers each key
@@ -24,25 +26,26 @@ const (
 	maxIdempotentKey = 256
 )
 
-type replays struct {
+// Replays holds the keys seen in the last replayWindow. The zero value is ready.
+type Replays struct {
 	mu        sync.Mutex
-	m         map[replayKey]*replaySlot
+	m         map[replayKey]*Slot
 	lastPrune time.Time
 }
 
 type replayKey struct{ session, route, key string }
 
-// replaySlot is the first request's outcome; ready is closed once it is known.
-type replaySlot struct {
+// Slot is the first request's outcome; ready is closed once it is known.
+type Slot struct {
 	ready   chan struct{}
 	at      time.Time
 	subject string     // what the key was used for: the message text, the tool call id
-	turn    *turn.Turn // chat: the turn the message started
+	Turn    *turn.Turn // chat: the turn the message started
 	err     error      // the first request's refusal, or nil
 }
 
-// idempotencyKey returns the request's Idempotency-Key ("" when none).
-func idempotencyKey(r *http.Request) (string, error) {
+// Key returns the request's Idempotency-Key ("" when none).
+func Key(r *http.Request) (string, error) {
 	k := r.Header.Get("Idempotency-Key")
 	if len(k) > maxIdempotentKey {
 		return "", httpapi.Errorf(http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key is longer than %d bytes", maxIdempotentKey).With("field", "Idempotency-Key")
@@ -50,13 +53,13 @@ func idempotencyKey(r *http.Request) (string, error) {
 	return k, nil
 }
 
-// claim returns the slot of (session, route, key) and whether this request
+// Claim returns the slot of (session, route, key) and whether this request
 // is the first with it; the first must settle the slot.
-func (rs *replays) claim(session, route, key, subject string, now time.Time) (*replaySlot, bool) {
+func (rs *Replays) Claim(session, route, key, subject string, now time.Time) (*Slot, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.m == nil {
-		rs.m = map[replayKey]*replaySlot{}
+		rs.m = map[replayKey]*Slot{}
 	}
 	if now.Sub(rs.lastPrune) > time.Minute {
 		rs.lastPrune = now
@@ -70,20 +73,20 @@ func (rs *replays) claim(session, route, key, subject string, now time.Time) (*r
 	if sl, ok := rs.m[k]; ok {
 		return sl, false
 	}
-	sl := &replaySlot{ready: make(chan struct{}), at: now, subject: subject}
+	sl := &Slot{ready: make(chan struct{}), at: now, subject: subject}
 	rs.m[k] = sl
 	return sl, true
 }
 
-// settle records the first request's outcome.
-func (sl *replaySlot) settle(t *turn.Turn, err error) {
-	sl.turn, sl.err = t, err
+// Settle records the first request's outcome.
+func (sl *Slot) Settle(t *turn.Turn, err error) {
+	sl.Turn, sl.err = t, err
 	close(sl.ready)
 }
 
-// await waits for the first request's outcome of a replayed key; a key
+// Await waits for the first request's outcome of a replayed key; a key
 // reused for something else is refused.
-func (sl *replaySlot) await(r *http.Request, subject string) error {
+func (sl *Slot) Await(r *http.Request, subject string) error {
 	if sl.subject != subject {
 		return httpapi.Errorf(http.StatusConflict, "idempotency_key_reused", "this Idempotency-Key was already used for another request; use a new key for a new request").With("field", "Idempotency-Key")
 	}
