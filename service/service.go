@@ -3,8 +3,9 @@
 // turn on a tool call until the desktop posts its result.
 //
 // Layout: http.go is the route table (guards and the error envelope are
-// package httpapi's); chat.go writes event streams; sessions.go and chat.go
-// hold the handlers; turn.go runs a turn on the runtime the registry
+// package httpapi's); chat.go writes event streams and holds the chat
+// handlers; the session and setup routes are packages sessionsapi and
+// providersapi, given their dependencies in apis.go; turn.go runs a turn on the runtime the registry
 // (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
@@ -107,7 +108,6 @@ type Service struct {
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
-	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
 	acp        acpAgents     // ACP agents' processes, by session (acp.go)
