@@ -42,7 +42,9 @@ func (s *Service) running(sessionID string) bool {
 	return s.turns[sessionID] != nil
 }
 
-func (s *Service) keys() providersapi.Keys { return providersapi.Keys{Secrets: s.rawSecrets, Red: s.red} }
+func (s *Service) keys() providersapi.Keys {
+	return providersapi.Keys{Secrets: s.rawSecrets, Red: s.red}
+}
 
 // putSecret stores value under ref and says where it went.
 func (s *Service) putSecret(ref, value string) (string, error) { return s.keys().Put(ref, value) }

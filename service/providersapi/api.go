@@ -34,7 +34,7 @@ type API struct {
 	// ConfigPath is the config file PUT /v1/providers rewrites; "" keeps
 	// the change in the running config only (SetConfig).
 	ConfigPath string
-	SetConfig  func(*config.Config)   // replaces the running config
+	SetConfig  func(*config.Config)    // replaces the running config
 	Reload     func(path string) error // loads the file just rewritten
 	Keys       Keys
 	HTTPClient *http.Client // probes of model servers

@@ -77,7 +77,10 @@ func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler
 
 type tWriter struct{ t *testing.T }
 
-func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // do sends a request and decodes the answer into out (when not nil).
 func (e *env) do(t *testing.T, method, path, body string, want int, out any) {
