@@ -1,8 +1,6 @@
 package providersapi_test
 
 import (
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"jarvis/api"
+	"jarvis/internal/testhttp"
 	"jarvis/internal/testpeer"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
@@ -71,30 +70,14 @@ func newEnv(t *testing.T, configJSON string, readOnly bool) *env {
 
 func (e *env) do(t *testing.T, method, path, body string, want int, out any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, b)
-		}
-	}
+	testhttp.Do(t, method, e.srv.URL+path, body, want, out)
 }
 
+// fails checks that PUT /v1/providers with body fails with code on field.
 func (e *env) fails(t *testing.T, body string, status int, code, field string) {
 	t.Helper()
-	var eb api.ErrorBody
-	e.do(t, "PUT", "/v1/providers", body, status, &eb)
-	if eb.Error.Code != code || eb.Error.Message == "" || field != "" && eb.Error.Details["field"] != field {
-		t.Fatalf("PUT %s: error %+v, want %s on %q", body, eb.Error, code, field)
+	if d := testhttp.Fails(t, "PUT", e.srv.URL+"/v1/providers", body, status, code); field != "" && d["field"] != field {
+		t.Fatalf("PUT %s: details %v, want field %q", body, d, field)
 	}
 }
 

@@ -1,10 +1,8 @@
 package sessionsapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/testhttp"
 	"jarvis/internal/testwait"
 	"jarvis/service/config"
 	"jarvis/service/events"
@@ -82,41 +81,14 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// do sends a request and decodes the answer into out (when not nil).
 func (e *env) do(t *testing.T, method, path, body string, want int, out any) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, e.srv.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	if out != nil {
-		if err := json.NewDecoder(bytes.NewReader(b)).Decode(out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, b)
-		}
-	}
+	testhttp.Do(t, method, e.srv.URL+path, body, want, out)
 }
 
-// fails sends a request that must fail with status and code, and returns
-// the envelope's details.
 func (e *env) fails(t *testing.T, method, path, body string, status int, code string) map[string]any {
 	t.Helper()
-	var eb api.ErrorBody
-	e.do(t, method, path, body, status, &eb)
-	if eb.Error.Code != code || eb.Error.Message == "" {
-		t.Fatalf("%s %s: error %+v, want code %s with a message", method, path, eb.Error, code)
-	}
-	return eb.Error.Details
+	return testhttp.Fails(t, method, e.srv.URL+path, body, status, code)
 }
 
 const twoAgents = `{"agents": [{"agentId": "general", "displayName": "General"},
