@@ -21,8 +21,8 @@ import (
 )
 
 // API holds the session routes' dependencies; its methods are
-// httpapi.HandlerFunc. Store, Hub, Config, Now and Log are required; a nil
-// function field means "nothing to do" (see each).
+// httpapi.HandlerFunc. Store, Hub, Config, Now, Log and AgentInfo are
+// required; another nil function field means "nothing to do" (see each).
 type API struct {
 	Store  *store.Store
 	Hub    *events.Hub
@@ -42,7 +42,7 @@ type API struct {
 	// (nil: none).
 	ContextInfo func(ctx context.Context, sess store.Session) *api.ContextInfo
 	// AgentInfo describes an agent for GET /v1/agents (its runtime says its
-	// status); nil lists id, names and type with an unknown status.
+	// status). Required.
 	AgentInfo func(config.Agent) api.AgentInfo
 	// Warning is why the config file was last not reloaded ("" when it was).
 	Warning func() string

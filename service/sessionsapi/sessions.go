@@ -166,12 +166,7 @@ func (a *API) Agents(w http.ResponseWriter, r *http.Request) error {
 		if !ag.Visible() {
 			continue
 		}
-		if a.AgentInfo != nil {
-			out.Agents = append(out.Agents, a.AgentInfo(ag))
-		} else {
-			out.Agents = append(out.Agents, api.AgentInfo{AgentID: ag.AgentID, DisplayName: ag.DisplayName, Description: ag.Description,
-				Type: ag.Type, Status: api.AgentStatus{State: "unknown"}})
-		}
+		out.Agents = append(out.Agents, a.AgentInfo(ag))
 	}
 	if a.Warning != nil {
 		out.Warning = a.Warning()

@@ -56,6 +56,9 @@ func newEnv(t *testing.T, configJSON string) *env {
 		},
 		Running: func(id string) bool { e.mu.Lock(); defer e.mu.Unlock(); return e.running[id] },
 		Forget:  func(id string) { e.mu.Lock(); defer e.mu.Unlock(); e.forgot = append(e.forgot, id) },
+		AgentInfo: func(ag config.Agent) api.AgentInfo {
+			return api.AgentInfo{AgentID: ag.AgentID, DisplayName: ag.DisplayName, Status: api.AgentStatus{State: "ready"}}
+		},
 		Warning: func() string { return "config reload refused" },
 	}
 	mux := http.NewServeMux()
@@ -72,14 +75,8 @@ func newEnv(t *testing.T, configJSON string) *env {
 	return e
 }
 
-func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(tWriter{t}, nil)) }
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
+// testLogger writes the handlers' log lines (a request's internal error) to the test's output.
+func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
 
 func (e *env) do(t *testing.T, method, path, body string, want int, out any) {
 	t.Helper()
