@@ -19,14 +19,14 @@ import (
 
 func (s *Service) sessionsAPI() *sessionsapi.API {
 	return &sessionsapi.API{Store: s.st, Hub: s.hub, Config: s.cfg, Now: s.now, Log: s.log,
-		Exposed: s.exposed, Running: s.running, Forget: s.dropACP, // an ACP agent's conversation ends with its session's history
+		Exposed: s.exposed, Running: s.turnRunning, Forget: s.dropACP, // an ACP agent's conversation ends with its session's history
 		ContextInfo: s.contextInfo, AgentInfo: s.agentInfo, Warning: s.configWarning}
 }
 
 // providersAPI is built once (routes): it serialises rewrites of the config file.
 func (s *Service) providersAPI() *providersapi.API {
 	return &providersapi.API{Config: s.cfg, ConfigPath: s.configPath, SetConfig: s.SetConfig, Reload: s.ReloadConfig,
-		Keys: s.keys(), HTTPClient: s.hc, Problem: func() error {
+		Keys: s.secretKeys(), HTTPClient: s.hc, Problem: func() error {
 			a, err := s.agentForNewSession("")
 			if err == nil {
 				_, _, err = s.providerFor(a)
@@ -35,21 +35,21 @@ func (s *Service) providersAPI() *providersapi.API {
 		}}
 }
 
-// running says whether a turn is running in the session.
-func (s *Service) running(sessionID string) bool {
+// turnRunning says whether a turn is running in the session.
+func (s *Service) turnRunning(sessionID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turns[sessionID] != nil
 }
 
-func (s *Service) keys() providersapi.Keys {
+func (s *Service) secretKeys() providersapi.Keys {
 	return providersapi.Keys{Secrets: s.rawSecrets, Red: s.red}
 }
 
 // putSecret stores value under ref and says where it went.
-func (s *Service) putSecret(ref, value string) (string, error) { return s.keys().Put(ref, value) }
+func (s *Service) putSecret(ref, value string) (string, error) { return s.secretKeys().Put(ref, value) }
 
-func (s *Service) deleteSecret(ref string) error { return s.keys().Delete(ref) }
+func (s *Service) deleteSecret(ref string) error { return s.secretKeys().Delete(ref) }
 
 // agentForNewSession returns the named agent, or the default one.
 func (s *Service) agentForNewSession(id string) (config.Agent, error) {
