@@ -11,25 +11,26 @@ import (
 func (s *Service) routes() http.Handler {
 	adapt := func(h httpapi.HandlerFunc) http.Handler { return httpapi.Adapt(s.log, h) }
 	mux := &recordingMux{ServeMux: http.NewServeMux()}
+	sessions, providers := s.sessionsAPI(), s.providersAPI() // service/sessionsapi, service/providersapi
 	mux.Handle("GET /health", adapt(s.handleHealth))
-	mux.Handle("POST /v1/sessions", adapt(s.handleCreateSession))
+	mux.Handle("POST /v1/sessions", adapt(sessions.Create))
 	mux.Handle("POST /v1/chat", adapt(s.handleChat))
 	mux.Handle("POST /v1/chat/cancel", adapt(s.handleCancel))
 	mux.Handle("GET /v1/stream", adapt(s.handleStream))
 	mux.Handle("POST /v1/tools/result", adapt(s.handleToolResult))
-	mux.Handle("GET /v1/agents", adapt(s.handleAgents))
-	mux.Handle("GET /v1/providers", adapt(s.handleProviders))
-	mux.Handle("PUT /v1/providers", adapt(s.handleSetProvider))
-	mux.Handle("POST /v1/providers/test", adapt(s.handleTestProvider)) // providertest.go
+	mux.Handle("GET /v1/agents", adapt(sessions.Agents))
+	mux.Handle("GET /v1/providers", adapt(providers.List))
+	mux.Handle("PUT /v1/providers", adapt(providers.Set))
+	mux.Handle("POST /v1/providers/test", adapt(providers.Test))
 	mux.Handle("POST /v1/agents/{agentId}/session", adapt(s.handleAgentSession))
-	mux.Handle("GET /v1/sessions", adapt(s.handleListSessions))
-	mux.Handle("GET /v1/sessions/search", adapt(s.handleSearchSessions)) // search_api.go
-	mux.Handle("GET /v1/sessions/{id}", adapt(s.handleGetSession))
-	mux.Handle("GET /v1/sessions/{id}/messages", adapt(s.handleMessages))
-	mux.Handle("PATCH /v1/sessions/{id}", adapt(s.handleUpdateSession))
-	mux.Handle("POST /v1/sessions/{id}/clear", adapt(s.handleClearSession))
-	mux.Handle("DELETE /v1/sessions/{id}", adapt(s.handleDeleteSession))
-	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(s.handleOperationsCreate))
+	mux.Handle("GET /v1/sessions", adapt(sessions.List))
+	mux.Handle("GET /v1/sessions/search", adapt(sessions.Search))
+	mux.Handle("GET /v1/sessions/{id}", adapt(sessions.Get))
+	mux.Handle("GET /v1/sessions/{id}/messages", adapt(sessions.Messages))
+	mux.Handle("PATCH /v1/sessions/{id}", adapt(sessions.Update))
+	mux.Handle("POST /v1/sessions/{id}/clear", adapt(sessions.Clear))
+	mux.Handle("DELETE /v1/sessions/{id}", adapt(sessions.Delete))
+	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(sessions.Operations))
 	// The runtimes add their routes: the chat runtime compaction, memory
 	// and the tool catalogue (service/chatrt), round tables theirs
 	// (docs/protocols/roundtable-agents.md, service/roundtablert).

@@ -15,6 +15,9 @@ import (
 //     runtimes and their engines;
 //   - the edge (httpapi, listener) imports no runtime, no engine and not the
 //     root, so that an HTTP change never reaches into how an agent runs;
+//   - the route packages no runtime owns (sessionsapi, providersapi) keep
+//     the edge's rules, and only the root imports them: they get their
+//     dependencies from it as fields;
 //   - a runtime or engine imports no other runtime or engine (its own
 //     sub-packages, such as proxy/proxytest, and the engine it drives
 //     aside) and not the root;
@@ -24,12 +27,14 @@ import (
 // Runtimes are the packages named …rt (one per agent type); engines the
 // protocol packages they drive.
 var (
-	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener"}
+	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener", "jarvis/service/sessionsapi", "jarvis/service/providersapi"}
 	// shared by runtimes (and the root): no runtime below them
 	sharedPackages = []string{"jarvis/service/turn", "jarvis/service/toolwait", "jarvis/service/idempotency"}
 	// every agent type's runtime: the rules must be about packages that exist
 	runtimePackages = []string{"jarvis/service/chatrt", "jarvis/service/acprt", "jarvis/service/clirt",
 		"jarvis/service/externalrt", "jarvis/service/proxyrt", "jarvis/service/roundtablert"}
+	// routePackages: edge packages only the root imports
+	routePackages = map[string]bool{"jarvis/service/sessionsapi": true, "jarvis/service/providersapi": true}
 	// engine → the runtime that drives it (the root drives those without one yet)
 	enginePackages = map[string]string{
 		"jarvis/service/cliagent":   "jarvis/service/clirt",
@@ -110,6 +115,9 @@ func TestServiceLayering(t *testing.T) {
 		for _, imp := range p.Imports {
 			if isRuntime(imp) && family(imp) != family(p.ImportPath) {
 				t.Errorf("%s imports the runtime %s: only the root (package service) may", p.ImportPath, imp)
+			}
+			if routePackages[imp] && family(imp) != family(p.ImportPath) {
+				t.Errorf("%s imports %s: only the root (package service) may", p.ImportPath, imp)
 			}
 		}
 		for _, dep := range p.Deps {

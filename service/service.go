@@ -4,10 +4,11 @@
 // roundtablert), each given a turn.Env and its Options, never the service.
 //
 // Layout: http.go is the route table (guards, the error envelope and the SSE
-// writer are package httpapi's; the runtimes add their own routes); chat.go
-// holds the chat, cancel, tool-result and stream handlers; turn.go is the
-// turn lifecycle, which runs a turn on the runtime the registry (runtimes.go)
-// gives for its agent. Everything a turn does is published through the event hub
+// writer are package httpapi's; the runtimes add their own routes; the session
+// and setup routes are packages sessionsapi and providersapi, given their
+// dependencies in apis.go); chat.go holds the chat, cancel, tool-result and
+// stream handlers; turn.go is the turn lifecycle, which runs a turn on the
+// runtime the registry (runtimes.go) gives for its agent. Everything a turn does is published through the event hub
 // (package events) and stored (package store) before any client sees it.
 //
 // Concurrency: a Service is safe for concurrent use. Each session runs at
@@ -108,7 +109,6 @@ type Service struct {
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
-	configMu   sync.Mutex // serialises config file rewrites
 	st         *store.Store
 	hub        *events.Hub
 	acp        *acprt.Runtime // ACP agents' processes, by session

@@ -1,4 +1,4 @@
-package service
+package providersapi
 
 // The setup panel's "Test connection": POST /v1/providers/test checks the
 // provider the user is about to save, for real, by asking the server for
@@ -34,7 +34,7 @@ type modelsAnswer struct {
 }
 
 // probeModels asks baseURL for its model list with key (may be empty).
-func (s *Service) probeModels(ctx context.Context, baseURL, key string) modelsAnswer {
+func (a *API) probeModels(ctx context.Context, baseURL, key string) modelsAnswer {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
 	if err != nil {
 		return modelsAnswer{err: err}
@@ -42,7 +42,7 @@ func (s *Service) probeModels(ctx context.Context, baseURL, key string) modelsAn
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := a.HTTPClient.Do(req)
 	if err != nil {
 		return modelsAnswer{err: err}
 	}
@@ -69,14 +69,14 @@ func (s *Service) probeModels(ctx context.Context, baseURL, key string) modelsAn
 	return out
 }
 
-// handleTestProvider is POST /v1/providers/test: the body of PUT
-// /v1/providers → api.ProviderTest (200 whatever the server said).
-func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) error {
+// Test is POST /v1/providers/test: the body of PUT /v1/providers →
+// api.ProviderTest (200 whatever the server said).
+func (a *API) Test(w http.ResponseWriter, r *http.Request) error {
 	var req api.SetProviderRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, a.Config().MaxBodyBytes); err != nil {
 		return err
 	}
-	c := s.cfg()
+	c := a.Config()
 	model, key := strings.TrimSpace(req.Model), strings.TrimSpace(req.APIKey)
 	var base string
 	switch req.Provider {
@@ -89,8 +89,8 @@ func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) err
 		if model == "" {
 			model = ch.Model
 		}
-		if key == "" && s.secrets != nil { // the key saved before
-			key, _ = s.secrets.Get(ch.APIKeyRef)
+		if key == "" { // the key saved before
+			key, _ = a.Keys.Get(ch.APIKeyRef)
 		}
 		if key == "" {
 			return httpapi.WriteJSON(w, http.StatusOK, api.ProviderTest{Kind: "no_key", BaseURL: base, Message: "Enter your OpenAI API key to test it."})
@@ -101,8 +101,8 @@ func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 		// A key saved for this same server is used; never one saved for another.
-		if cur := c.Providers[config.ProviderOpenAICompatible]; key == "" && cur.APIKeyRef != "" && strings.TrimRight(cur.BaseURL, "/") == strings.TrimRight(base, "/") && s.secrets != nil {
-			key, _ = s.secrets.Get(cur.APIKeyRef)
+		if cur := c.Providers[config.ProviderOpenAICompatible]; key == "" && cur.APIKeyRef != "" && strings.TrimRight(cur.BaseURL, "/") == strings.TrimRight(base, "/") {
+			key, _ = a.Keys.Get(cur.APIKeyRef)
 		}
 	case "":
 		return httpapi.Missing("provider")
@@ -111,7 +111,7 @@ func (s *Service) handleTestProvider(w http.ResponseWriter, r *http.Request) err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), providerTestTimeout)
 	defer cancel()
-	return httpapi.WriteJSON(w, http.StatusOK, describeProbe(base, model, key != "", s.probeModels(ctx, base, key)))
+	return httpapi.WriteJSON(w, http.StatusOK, describeProbe(base, model, key != "", a.probeModels(ctx, base, key)))
 }
 
 // serverBaseURL checks an OpenAI-compatible server's base URL as typed:

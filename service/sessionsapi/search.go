@@ -1,4 +1,4 @@
-package service
+package sessionsapi
 
 // Search across conversations: GET /v1/sessions/search finds sessions by the
 // text of their user and assistant messages (the store's trigram index), so
@@ -17,8 +17,8 @@ import (
 // maxSearchQuery bounds the searched text: a find box, not a document.
 const maxSearchQuery = 256
 
-// handleSearchSessions is GET /v1/sessions/search?q=&agentId=&limit=.
-func (s *Service) handleSearchSessions(w http.ResponseWriter, r *http.Request) error {
+// Search is GET /v1/sessions/search?q=&agentId=&limit=.
+func (a *API) Search(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	q := strings.TrimSpace(v.Get("q"))
 	if q == "" {
@@ -35,13 +35,13 @@ func (s *Service) handleSearchSessions(w http.ResponseWriter, r *http.Request) e
 		}
 		limit = n
 	}
-	hits, err := s.st.SearchSessions(r.Context(), q, v.Get("agentId"), limit)
+	hits, err := a.Store.SearchSessions(r.Context(), q, v.Get("agentId"), limit)
 	if err != nil {
 		return err
 	}
 	out := api.SessionSearch{Results: []api.SessionSearchHit{}}
 	for _, h := range hits {
-		out.Results = append(out.Results, api.SessionSearchHit{Session: summary(h.Session), MessageID: h.MessageID, Role: h.Role, Snippet: h.Snippet})
+		out.Results = append(out.Results, api.SessionSearchHit{Session: Summary(h.Session), MessageID: h.MessageID, Role: h.Role, Snippet: h.Snippet})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

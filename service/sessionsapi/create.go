@@ -1,7 +1,6 @@
-package service
+package sessionsapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,27 +15,25 @@ import (
 	"jarvis/service/turn"
 )
 
-const maxIDLen = turn.MaxIDLen
-
-// handleCreateSession is POST /v1/sessions: the same jarvis_session_id always
-// maps to the same general_session_id; preferred_session_id resumes a session
-// that exists.
-func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) error {
+// Create is POST /v1/sessions: the same jarvis_session_id always maps to
+// the same general_session_id; preferred_session_id resumes a session that
+// exists.
+func (a *API) Create(w http.ResponseWriter, r *http.Request) error {
 	var req api.CreateSessionRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, a.maxBody()); err != nil {
 		return err
 	}
 	if req.JarvisSessionID == "" {
 		return httpapi.Missing("jarvis_session_id")
 	}
-	if len(req.JarvisSessionID) > maxIDLen || !utf8.ValidString(req.JarvisSessionID) {
-		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "jarvis_session_id must be valid UTF-8 of at most %d bytes", maxIDLen).With("field", "jarvis_session_id")
+	if len(req.JarvisSessionID) > turn.MaxIDLen || !utf8.ValidString(req.JarvisSessionID) {
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "jarvis_session_id must be valid UTF-8 of at most %d bytes", turn.MaxIDLen).With("field", "jarvis_session_id")
 	}
 	ctx := r.Context()
 	if req.PreferredSessionID != "" {
-		sess, err := s.st.Session(ctx, req.PreferredSessionID)
+		sess, err := a.Store.Session(ctx, req.PreferredSessionID)
 		if err == nil && sess.DeletedAt == "" {
-			if err := s.exposedSession(sess.AgentID); err != nil {
+			if err := a.exposedSession(sess.AgentID); err != nil {
 				return err
 			}
 			return httpapi.WriteJSON(w, http.StatusOK, api.CreateSessionResponse{GeneralSessionID: sess.ID})
@@ -45,29 +42,29 @@ func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) er
 			return err
 		}
 	}
-	agent, err := s.agentForNewSession(req.AgentID)
+	agent, err := AgentFor(a.Config(), req.AgentID)
 	if err != nil {
 		return err
 	}
-	if err := s.exposed(agent); err != nil {
+	if err := a.exposed(agent); err != nil {
 		return err
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		sess, err := s.st.SessionByJarvisID(ctx, req.JarvisSessionID)
+		sess, err := a.Store.SessionByJarvisID(ctx, req.JarvisSessionID)
 		if err == nil && sess.DeletedAt == "" {
-			if err := s.exposedSession(sess.AgentID); err != nil {
+			if err := a.exposedSession(sess.AgentID); err != nil {
 				return err
 			}
 			return httpapi.WriteJSON(w, http.StatusOK, api.CreateSessionResponse{GeneralSessionID: sess.ID})
 		}
 		if err == nil { // mapped to a deleted session: start afresh
-			if err := s.st.ReleaseJarvisID(ctx, req.JarvisSessionID); err != nil {
+			if err := a.Store.ReleaseJarvisID(ctx, req.JarvisSessionID); err != nil {
 				return err
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		created, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), JarvisSessionID: req.JarvisSessionID, AgentID: agent.AgentID})
+		created, err := a.Store.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), JarvisSessionID: req.JarvisSessionID, AgentID: agent.AgentID})
 		if errors.Is(err, store.ErrConflict) {
 			continue // a concurrent request mapped it first: read its answer
 		}
@@ -79,10 +76,10 @@ func (s *Service) handleCreateSession(w http.ResponseWriter, r *http.Request) er
 	return httpapi.Errorf(http.StatusConflict, "conflict", "could not map jarvis_session_id; retry")
 }
 
-// agentForNewSession returns the named agent, or the default one ("general",
-// else the first configured agent).
-func (s *Service) agentForNewSession(id string) (config.Agent, error) {
-	c := s.cfg()
+// AgentFor returns the agent c names id (400 unknown_agent when none), or
+// for an empty id the default one ("general", else the first configured
+// agent).
+func AgentFor(c *config.Config, id string) (config.Agent, error) {
 	if id != "" {
 		a, ok := c.Agent(id)
 		if !ok {
@@ -94,11 +91,6 @@ func (s *Service) agentForNewSession(id string) (config.Agent, error) {
 		return a, nil
 	}
 	return c.Agents[0], nil
-}
-
-// liveSession returns a session that exists and is not deleted, or a 404.
-func (s *Service) liveSession(ctx context.Context, id, field string) (store.Session, error) {
-	return httpapi.LiveSession(ctx, s.st, id, field)
 }
 
 var externalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -118,49 +110,52 @@ func ValidateSessionID(id string) (string, error) {
 	return id, nil
 }
 
-// handleOperationsCreate is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create
+// Operations is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create
 // {agentId, sessionId?}: with a sessionId it creates or attaches that session
 // (idempotent; a deleted one is revived; one of another agent is 409), without
 // one it creates a new session. The answer is 201 {ok:true, result:{...}}.
-func (s *Service) handleOperationsCreate(w http.ResponseWriter, r *http.Request) error {
+func (a *API) Operations(w http.ResponseWriter, r *http.Request) error {
 	var req api.CreateOperationRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, a.maxBody()); err != nil {
 		return err
 	}
 	if req.AgentID == "" {
 		return httpapi.Missing("agentId")
 	}
-	agent, ok := s.cfg().Agent(req.AgentID)
+	agent, ok := a.Config().Agent(req.AgentID)
 	if !ok {
 		return httpapi.Errorf(http.StatusBadRequest, "unknown_agent", "no agent %q is configured", req.AgentID).With("field", "agentId")
 	}
-	if err := s.exposed(agent); err != nil {
+	if err := a.exposed(agent); err != nil {
 		return err
 	}
 	ctx := r.Context()
+	created := func(sess store.Session) error {
+		return httpapi.WriteJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: Summary(sess)})
+	}
 	if req.SessionID == nil {
-		sess, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: agent.AgentID})
+		sess, err := a.Store.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), AgentID: agent.AgentID})
 		if err != nil {
 			return err
 		}
-		return httpapi.WriteJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+		return created(sess)
 	}
 	id, err := ValidateSessionID(*req.SessionID)
 	if err != nil {
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_session_id", "%s", err.Error()).With("field", "sessionId")
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		sess, err := s.st.Session(ctx, id)
+		sess, err := a.Store.Session(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			sess, err = s.st.CreateSession(ctx, store.Session{ID: id, AgentID: agent.AgentID})
+			sess, err = a.Store.CreateSession(ctx, store.Session{ID: id, AgentID: agent.AgentID})
 			if errors.Is(err, store.ErrConflict) {
 				continue // created concurrently: attach to it
 			}
 			if err != nil {
 				return err
 			}
-			return httpapi.WriteJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+			return created(sess)
 		case err != nil:
 			return err
 		case sess.AgentID != agent.AgentID:
@@ -168,14 +163,14 @@ func (s *Service) handleOperationsCreate(w http.ResponseWriter, r *http.Request)
 				With("field", "sessionId").With("agentId", sess.AgentID)
 		}
 		if sess.DeletedAt != "" {
-			if err := s.st.ReviveSession(ctx, id); err != nil {
+			if err := a.Store.ReviveSession(ctx, id); err != nil {
 				return err
 			}
-			if sess, err = s.st.Session(ctx, id); err != nil {
+			if sess, err = a.Store.Session(ctx, id); err != nil {
 				return err
 			}
 		}
-		return httpapi.WriteJSON(w, http.StatusCreated, api.CreateOperationResponse{OK: true, Result: summary(sess)})
+		return created(sess)
 	}
 	return httpapi.Errorf(http.StatusConflict, "conflict", "session %q is being created concurrently; retry", id)
 }

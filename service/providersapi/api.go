@@ -1,0 +1,227 @@
+// Package providersapi serves first-run setup (the desktop's setup panel):
+// GET /v1/providers says what is configured and which local
+// OpenAI-compatible servers answer on their default loopback ports; PUT
+// /v1/providers stores an OpenAI key in the secret store, or points the
+// default provider at a server, by rewriting only the "providers" and
+// "defaultProvider" fields of the config file; POST /v1/providers/test is
+// the panel's Test connection (test.go). It gets what it needs as explicit
+// fields of API, never the service, and imports no runtime; only the root
+// (package service) imports it and mounts its handlers.
+package providersapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/httpapi"
+	"jarvis/service/secrets"
+)
+
+// API holds the setup routes' dependencies; its methods are
+// httpapi.HandlerFunc. Config, SetConfig, Reload and HTTPClient are
+// required.
+type API struct {
+	Config func() *config.Config // the current config
+	// ConfigPath is the config file PUT /v1/providers rewrites; "" keeps
+	// the change in the running config only (SetConfig).
+	ConfigPath string
+	SetConfig  func(*config.Config)    // replaces the running config
+	Reload     func(path string) error // loads the file just rewritten
+	Keys       Keys
+	HTTPClient *http.Client // probes of model servers
+	// Problem says whether the default agent's model provider can run:
+	// nil, or what is missing in plain words.
+	Problem func() error
+
+	mu sync.Mutex // serialises config file rewrites
+}
+
+// localServers are the default loopback endpoints of popular local model servers.
+var localServers = []struct{ name, baseURL string }{
+	{"Ollama", "http://127.0.0.1:11434/v1"},
+	{"LM Studio", "http://127.0.0.1:1234/v1"},
+	{"llama.cpp server", "http://127.0.0.1:8080/v1"},
+}
+
+// List is GET /v1/providers.
+func (a *API) List(w http.ResponseWriter, r *http.Request) error {
+	c := a.Config()
+	out := api.ProvidersInfo{DefaultProvider: c.DefaultProvider, Providers: map[string]api.ProviderInfo{}, Discovered: []api.DiscoveredServer{}}
+	for name, p := range c.Providers {
+		out.Providers[name] = api.ProviderInfo{BaseURL: p.BaseURL, Model: p.Model, APIKeyRef: p.APIKeyRef}
+	}
+	if a.Problem != nil {
+		err := a.Problem()
+		out.Configured = err == nil
+		if err != nil {
+			out.Problem = err.Error()
+		}
+	}
+	if a.Keys.Secrets != nil {
+		ref := c.ResolvedChat(config.Agent{Chat: &config.Chat{Provider: config.ProviderOpenAI}}).APIKeyRef
+		out.OpenAIKeyStored, out.KeyStorage, out.SecretsFile = a.Keys.stored(ref)
+	}
+	out.Discovered = a.discoverLocalServers(r.Context())
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// discoverLocalServers probes the default ports concurrently with a short
+// timeout and lists the servers that answer /models, with their models.
+func (a *API) discoverLocalServers(ctx context.Context) []api.DiscoveredServer {
+	ctx, cancel := context.WithTimeout(ctx, 800*time.Millisecond)
+	defer cancel()
+	found := make([]*api.DiscoveredServer, len(localServers))
+	var wg sync.WaitGroup
+	for i, srv := range localServers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if models := a.probeModels(ctx, srv.baseURL, "").models; models != nil {
+				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models}
+			}
+		}()
+	}
+	wg.Wait()
+	out := []api.DiscoveredServer{}
+	for _, f := range found {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+// Set is PUT /v1/providers.
+func (a *API) Set(w http.ResponseWriter, r *http.Request) error {
+	var req api.SetProviderRequest
+	if err := httpapi.DecodeJSON(w, r, &req, a.Config().MaxBodyBytes); err != nil {
+		return err
+	}
+	entry := config.Provider{Model: strings.TrimSpace(req.Model)}
+	storeKey := func(ref, key string) error {
+		entry.APIKeyRef = ref
+		if _, err := a.Keys.Put(ref, key); err != nil {
+			return httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable", "could not store the key (%v); set %s in the service's environment instead", err, secrets.EnvName(ref))
+		}
+		return nil
+	}
+	switch req.Provider {
+	case config.ProviderOpenAI:
+		entry.APIKeyRef = "openai"
+		if req.APIKey != "" {
+			if err := storeKey(entry.APIKeyRef, strings.TrimSpace(req.APIKey)); err != nil {
+				return err
+			}
+		}
+	case config.ProviderOpenAICompatible:
+		base, err := serverBaseURL(req.BaseURL)
+		if err != nil {
+			return err
+		}
+		if entry.Model == "" {
+			return httpapi.Missing("model")
+		}
+		entry.BaseURL = base
+		if req.APIKey != "" {
+			if err := storeKey("openai-compatible", req.APIKey); err != nil {
+				return err
+			}
+		}
+	case "":
+		return httpapi.Missing("provider")
+	default:
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "provider must be openai or openai-compatible").With("field", "provider")
+	}
+	if err := a.save(req.Provider, entry); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return httpapi.Errorf(http.StatusConflict, "config_invalid", "the config file cannot be updated: %v", err)
+		}
+		return err
+	}
+	return a.List(w, r)
+}
+
+// save sets one provider and makes it the default, in the config file when
+// there is one (other fields untouched, written atomically) and in the
+// running config.
+func (a *API) save(name string, p config.Provider) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ConfigPath == "" {
+		cur := a.Config()
+		c := *cur
+		c.Providers = map[string]config.Provider{}
+		for k, v := range cur.Providers {
+			c.Providers[k] = v
+		}
+		c.Providers[name] = keepWindow(c.Providers[name], p)
+		c.DefaultProvider = name
+		a.SetConfig(&c)
+		return nil
+	}
+	doc := map[string]json.RawMessage{}
+	b, err := os.ReadFile(a.ConfigPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if _, err := config.Parse(a.ConfigPath, b); err != nil {
+			return err // never overwrite a file the user is in the middle of fixing
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return err
+		}
+	}
+	providers := map[string]config.Provider{}
+	if raw, ok := doc["providers"]; ok {
+		if err := json.Unmarshal(raw, &providers); err != nil {
+			return err // never replace providers the file has but this cannot read
+		}
+	}
+	providers[name] = keepWindow(providers[name], p)
+	doc["providers"], _ = json.Marshal(providers)
+	doc["defaultProvider"], _ = json.Marshal(name)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := config.Parse(a.ConfigPath, out); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(a.ConfigPath), 0o700); err != nil {
+		return err
+	}
+	tmp := a.ConfigPath + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, a.ConfigPath); err != nil {
+		return err
+	}
+	return a.Reload(a.ConfigPath)
+}
+
+// keepWindow keeps the contextWindow of a provider entry that the setup
+// panel rewrites for the same model (it knows nothing of windows), and the
+// key of the same server when none is given (the header's model switch
+// saves only another model).
+func keepWindow(old, p config.Provider) config.Provider {
+	if p.ContextWindow == 0 && old.Model == p.Model {
+		p.ContextWindow = old.ContextWindow
+	}
+	if p.APIKeyRef == "" && old.BaseURL == p.BaseURL {
+		p.APIKeyRef = old.APIKeyRef
+	}
+	return p
+}
