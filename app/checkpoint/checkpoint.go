@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -85,6 +86,13 @@ type Meta struct {
 	TurnID    string
 	CallID    string
 	Tool      string
+	// Replaces says the change replaces each file it changes by a new
+	// one (written beside it and renamed over it, as tools.Prepared's
+	// Replaces reports), so the file's old inode outlives the change
+	// untouched: Begin then keeps that inode itself as the object (a hard
+	// link, no copy) where it can. Finish copies any object still shared
+	// with another name after the change.
+	Replaces bool
 }
 
 // Options configures a Store. Zero values take the defaults.
@@ -201,7 +209,7 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 	paths = s.topMissing(paths)
 	befores := make([]string, len(paths))
 	for i, p := range paths {
-		st, err := s.capture(p, true)
+		st, err := s.capture(p, true, m.Replaces)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 		}
@@ -316,13 +324,18 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	for _, e := range ents {
+		if err := s.unshare(e.Before); err != nil {
+			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
+		}
+	}
 	changed := false
 	afters := make([]string, len(ents))
 	for i, e := range ents {
 		// The state after is hashed, not stored: undo needs only to
 		// recognise it; its bytes are the next change's "before", or the
 		// file itself (ContentOf).
-		st, err := s.capture(e.Path, false)
+		st, err := s.capture(e.Path, false, false)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -387,8 +400,10 @@ func (s *Store) entries(ctx context.Context, id int64) ([]Entry, error) {
 
 // capture reads the state of rel (workspace-relative, slash-separated),
 // never following a symlink at it. With store, file contents go into the
-// object store (fsynced); without, only their hashes are computed.
-func (s *Store) capture(rel string, store bool) (State, error) {
+// object store (fsynced); without, only their hashes are computed. With
+// link, a file at rel (not in a folder at rel) is kept by linking its inode
+// where it can (linkObject).
+func (s *Store) capture(rel string, store, link bool) (State, error) {
 	rel = filepath.FromSlash(rel)
 	fi, err := s.ws.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -414,7 +429,7 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store)
+			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store, false)
 			if err != nil {
 				return State{}, err
 			}
@@ -427,6 +442,15 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
+		if store && link {
+			st, ok, err := s.linkObject(f)
+			if err != nil || ok {
+				return st, err
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return State{}, err
+			}
+		}
 		sum, size, err := s.putObject(f, fi.Size(), store)
 		if err != nil {
 			return State{}, err
@@ -434,6 +458,95 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 		return State{Kind: File, Mode: fi.Mode().Perm(), Object: sum, Size: size}, nil
 	}
 	return State{}, fmt.Errorf("%s is neither a file, a folder nor a symlink", rel)
+}
+
+// linkObject keeps the file open as f as an object by giving its inode a
+// name in the store (linkInode) instead of copying its bytes: the change
+// that follows replaces the file by a new inode, so this one is no longer
+// written to. It still reads the file once, for the hash that names it,
+// and fsyncs it (cheap when its data is already on disk) and the object's
+// folder. It reports false, and keeps nothing, where the inode cannot be
+// kept alone: it has other names already (one of them could change it), it
+// changed while being read, or the link fails (another filesystem, no
+// permission, no /proc); the caller then copies.
+func (s *Store) linkObject(f *os.File) (State, bool, error) {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
+		return State{}, false, err
+	}
+	h := sha256.New()
+	buf := copyBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(h, f, *buf)
+	copyBufs.Put(buf)
+	if err != nil {
+		return State{}, false, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	st := State{Kind: File, Mode: fi.Mode().Perm(), Object: sum, Size: n}
+	dst := s.objectPath(sum)
+	if _, err := os.Stat(dst); err == nil {
+		return st, true, nil // deduplicated
+	}
+	if err := fanOut(filepath.Dir(dst)); err != nil {
+		return State{}, false, err
+	}
+	if err := linkInode(f, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return st, true, nil // stored meanwhile by another store
+		}
+		return State{}, false, nil
+	}
+	// The bytes hashed must be the bytes kept: an inode written to while
+	// it was read is not kept (the copy reads it again).
+	if after, err := f.Stat(); err != nil || after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) || n != fi.Size() {
+		os.Remove(dst)
+		return State{}, false, nil
+	}
+	// The inode's data and its new link count first, then the name.
+	if err := errors.Join(f.Sync(), syncDir(filepath.Dir(dst))); err != nil {
+		os.Remove(dst)
+		return State{}, false, err
+	}
+	return st, true, nil
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// unshare makes sure the object of a file state is the store's alone: an
+// object linkObject kept that still has another name once the change has
+// run (the change did not replace the file after all, or a crash came
+// first) is replaced by a copy of its bytes, so that nothing written
+// through that other name can change it later.
+func (s *Store) unshare(st State) error {
+	if st.Kind != File || st.Object == "" {
+		return nil
+	}
+	dst := s.objectPath(st.Object)
+	fi, err := os.Lstat(dst)
+	if err != nil || links(fi) <= 1 {
+		return nil // gone (pruned) or the store's own
+	}
+	in, err := os.Open(dst)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	h := sha256.New()
+	tmp, _, err := s.writeTemp(in, h)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // no-op once renamed
+	if hex.EncodeToString(h.Sum(nil)) != st.Object {
+		// Written to through its other name before the change replaced
+		// it: the bytes it was named after are gone, and an object that
+		// does not hold them must not be restored as if it did.
+		return errors.Join(os.Remove(dst), syncDir(filepath.Dir(dst)))
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
 }
 
 // objectPath is where the object with hash sum is stored.

@@ -48,7 +48,7 @@ func TestHelperCheckpointedWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file"}, p.Changes(), func() (string, error) {
+	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file", Replaces: p.Replaces()}, p.Changes(), func() (string, error) {
 		return p.Run(context.Background())
 	}); err != nil {
 		t.Fatal(err)

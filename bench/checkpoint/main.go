@@ -78,7 +78,7 @@ func run(n, size int, dir string) error {
 		if err != nil {
 			return 0, err
 		}
-		_, _, err = st.Guard(ctx, checkpoint.Meta{TurnID: "bench", Tool: "write_file"}, p.Changes(), func() (string, error) {
+		_, _, err = st.Guard(ctx, checkpoint.Meta{TurnID: "bench", Tool: "write_file", Replaces: p.Replaces()}, p.Changes(), func() (string, error) {
 			return p.Run(ctx)
 		})
 		return time.Since(start), err
