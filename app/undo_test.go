@@ -180,9 +180,10 @@ func TestWindowUndoBindings(t *testing.T) {
 }
 
 // TestUndoCommandTellsTheRunningWindow: with the data dir's lock held by a
-// running window, `jarvis undo turn` still restores (SQLite is shared
-// between processes) and then tells that window; without one it tells
-// nobody.
+// running window that does not answer on the control socket (an older
+// build, or one still starting), `jarvis undo turn` still restores (SQLite
+// is shared between processes) and then tells that window; without one it
+// tells nobody.
 func TestUndoCommandTellsTheRunningWindow(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")

@@ -194,6 +194,10 @@ func (s *Store) Close() error { return errors.Join(s.lazy.Close(), s.db.Close(),
 // Dir is the store's folder.
 func (s *Store) Dir() string { return s.dir }
 
+// Workspace is the folder the store's paths are relative to (absolute,
+// symlinks resolved).
+func (s *Store) Workspace() string { return s.wsAt }
+
 // Pending is a change whose previous state is stored and that may now run.
 type Pending struct {
 	ID    int64
