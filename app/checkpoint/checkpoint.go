@@ -488,18 +488,21 @@ func (s *Store) linkObject(f *os.File) (State, bool, error) {
 	sum := hex.EncodeToString(h.Sum(nil))
 	st := State{Kind: File, Mode: fi.Mode().Perm(), Object: sum, Size: n}
 	dst := s.objectPath(sum)
-	if _, err := os.Stat(dst); err == nil {
-		return st, true, nil // deduplicated
+	if ok, err := s.stored(sum); ok || err != nil {
+		return st, ok, err // deduplicated
 	}
 	if err := fanOut(filepath.Dir(dst)); err != nil {
 		return State{}, false, err
 	}
 	if err := linkInode(f, dst); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return st, true, nil // stored meanwhile by another store
+			// Stored meanwhile by another store.
+			ok, err := s.stored(sum)
+			return st, ok, err
 		}
 		return State{}, false, nil
 	}
+	s.at("linked")
 	// The bytes hashed must be the bytes kept: an inode written to while
 	// it was read is not kept (the copy reads it again).
 	if after, err := f.Stat(); err != nil || after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) || n != fi.Size() {
@@ -512,6 +515,27 @@ func (s *Store) linkObject(f *os.File) (State, bool, error) {
 		return State{}, false, err
 	}
 	return st, true, nil
+}
+
+// stored reports whether object sum is in the store, the store's alone.
+// One that still shares its inode with another name (kept by linkObject in
+// a process that died before its change was recorded, so that no pending
+// change unshares it) is copied first, or dropped when its bytes no longer
+// match its name: a deduplicated checkpoint must never refer to bytes that
+// something else can write.
+func (s *Store) stored(sum string) (bool, error) {
+	fi, err := os.Lstat(s.objectPath(sum))
+	if err != nil {
+		return false, nil
+	}
+	if links(fi) <= 1 {
+		return true, nil
+	}
+	if err := s.unshare(State{Kind: File, Object: sum}); err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(s.objectPath(sum))
+	return err == nil, nil
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
@@ -578,8 +602,8 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int6
 	if len(head) <= inMemory {
 		h.Write(head)
 		sum := hex.EncodeToString(h.Sum(nil))
-		if _, err := os.Stat(s.objectPath(sum)); err == nil {
-			return sum, int64(len(head)), nil // deduplicated
+		if ok, err := s.stored(sum); ok || err != nil {
+			return sum, int64(len(head)), err // deduplicated
 		}
 		return sum, int64(len(head)), s.writeObject(bytes.NewReader(head), sum)
 	}
@@ -652,8 +676,8 @@ func (s *Store) writeTemp(r io.Reader, also io.Writer) (string, int64, error) {
 // the folder, so the name is as durable as the bytes.
 func (s *Store) place(tmp, sum string) error {
 	dst := s.objectPath(sum)
-	if _, err := os.Stat(dst); err == nil {
-		return nil
+	if ok, err := s.stored(sum); ok || err != nil {
+		return err
 	}
 	if err := fanOut(filepath.Dir(dst)); err != nil {
 		return err

@@ -71,7 +71,7 @@ func TestCrashAtEachStep(t *testing.T) {
 		size  int
 	}
 	var runs []run
-	for _, s := range []string{"captured", "begun", "changed", "finished"} {
+	for _, s := range []string{"linked", "captured", "begun", "changed", "finished"} {
 		runs = append(runs, run{stop: s, size: 1 << 10})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -5,6 +5,8 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -189,4 +191,37 @@ func TestOtherFilesystemTakesTheCopyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sameBytes(filepath.Join(ws, "f"), old)
+}
+
+// TestOrphanLinkIsNotDeduplicatedOnto: a process killed after linking a
+// file into the store but before recording its change leaves an object
+// that still is the workspace file. Written in place afterwards, its bytes
+// no longer match its name; a later checkpoint of other bytes with that
+// name must not refer to it.
+func TestOrphanLinkIsNotDeduplicatedOnto(t *testing.T) {
+	e := newEnv(t)
+	x := random(t, 8192)
+	e.write("f", x, 0o644)
+	sum := sha256.Sum256(x)
+	obj := e.st.objectPath(hex.EncodeToString(sum[:]))
+	if err := os.Link(filepath.Join(e.ws, "f"), obj); err != nil { // what the kill left
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(filepath.Join(e.ws, "f"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteAt([]byte("written in place"), 0)
+	w.Close()
+
+	e.write("g", x, 0o600)
+	e.call("t1", "write_file", map[string]string{"path": "g", "content": "new"})
+	if _, err := e.st.Undo(context.Background(), "t1", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	e.sameBytes(filepath.Join(e.ws, "g"), x)
+	fi, err := os.Lstat(obj)
+	if err != nil || links(fi) != 1 {
+		t.Fatalf("object %v %v: want it the store's alone", fi, err)
+	}
 }
