@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"jarvis/app/audit"
 	"jarvis/app/checkpoint"
@@ -66,7 +67,10 @@ func UndoCommand(args []string, o UndoCommandOptions) int {
 	}
 	if running {
 		var ans undoAnswer
-		err := instance.Call(context.Background(), dataDir, undoOp, req, &ans)
+		// Longer than the 5 minutes the running process gives an undo.
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		err := instance.Call(ctx, dataDir, undoOp, req, &ans)
+		cancel()
 		switch {
 		case err == nil && !ans.OtherWorkspace:
 			io.WriteString(o.Stdout, ans.Stdout)

@@ -212,8 +212,12 @@ func Ref(id int64) string { return fmt.Sprintf("checkpoint-%d", id) }
 func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, error) {
 	paths = s.topMissing(paths)
 	befores := make([]string, len(paths))
+	var syncs *[]func() error
+	if m.Replaces {
+		syncs = new([]func() error)
+	}
 	for i, p := range paths {
-		st, err := s.capture(p, true, m.Replaces)
+		st, err := s.capture(p, true, syncs)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 		}
@@ -221,26 +225,59 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 		befores[i] = string(b)
 	}
 	s.at("captured")
+	// The fsyncs of linked objects overlap the commit: each is a journal
+	// commit and a cache flush of its own. The change waits for both,
+	// and a pending change whose objects did not become durable is
+	// settled at once (nothing ran), so the order between them does not
+	// matter.
+	durable := make(chan error, 1)
+	if syncs != nil && len(*syncs) > 0 {
+		go func() {
+			var err error
+			for _, f := range *syncs {
+				err = errors.Join(err, f())
+			}
+			durable <- err
+		}()
+	} else {
+		durable <- nil
+	}
+	id, err := s.commitPending(ctx, m, paths, befores)
+	if derr := <-durable; derr != nil {
+		if err == nil {
+			_ = s.settleOne(context.WithoutCancel(ctx), id)
+		}
+		return nil, fmt.Errorf("checkpoint: %w", errors.Join(err, derr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{ID: id, paths: paths}, nil
+}
+
+// commitPending records the change as pending with the states before, in
+// a synced commit, and returns its id.
+func (s *Store) commitPending(ctx context.Context, m Meta, paths, befores []string) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, workspace, state) VALUES (?,?,?,?,?,?,'pending')`,
 		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool, s.wsAt)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	id, _ := res.LastInsertId()
 	for i, p := range paths {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (change_id, seq, path, before) VALUES (?,?,?,?)`, id, i, p, befores[i]); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
+			return 0, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
-	return &Pending{ID: id, paths: paths}, nil
+	return id, nil
 }
 
 // Guard runs change with a checkpoint of paths around it: Begin, change,
@@ -339,7 +376,7 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 		// The state after is hashed, not stored: undo needs only to
 		// recognise it; its bytes are the next change's "before", or the
 		// file itself (ContentOf).
-		st, err := s.capture(e.Path, false, false)
+		st, err := s.capture(e.Path, false, nil)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -406,8 +443,8 @@ func (s *Store) entries(ctx context.Context, id int64) ([]Entry, error) {
 // never following a symlink at it. With store, file contents go into the
 // object store (fsynced); without, only their hashes are computed. With
 // link, a file at rel (not in a folder at rel) is kept by linking its inode
-// where it can (linkObject).
-func (s *Store) capture(rel string, store, link bool) (State, error) {
+// where it can (linkObject), and the fsyncs that makes due are added to it.
+func (s *Store) capture(rel string, store bool, link *[]func() error) (State, error) {
 	rel = filepath.FromSlash(rel)
 	fi, err := s.ws.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -433,7 +470,7 @@ func (s *Store) capture(rel string, store, link bool) (State, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store, false)
+			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store, nil)
 			if err != nil {
 				return State{}, err
 			}
@@ -446,8 +483,8 @@ func (s *Store) capture(rel string, store, link bool) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
-		if store && link {
-			st, ok, err := s.linkObject(f)
+		if store && link != nil {
+			st, ok, err := s.linkObject(f, link)
 			if err != nil || ok {
 				return st, err
 			}
@@ -467,13 +504,15 @@ func (s *Store) capture(rel string, store, link bool) (State, error) {
 // linkObject keeps the file open as f as an object by giving its inode a
 // name in the store (linkInode) instead of copying its bytes: the change
 // that follows replaces the file by a new inode, so this one is no longer
-// written to. It still reads the file once, for the hash that names it,
-// and fsyncs it (cheap when its data is already on disk) and the object's
-// folder. It reports false, and keeps nothing, where the inode cannot be
+// written to. It still reads the file once, for the hash that names it;
+// the fsync of the inode (cheap when its data is already on disk) and of
+// the object's folder is added to syncs, which Begin runs while it commits
+// the change as pending, and waits for before the change may run. It
+// reports false, and keeps nothing, where the inode cannot be
 // kept alone: it has other names already (one of them could change it), it
 // changed while being read, or the link fails (another filesystem, no
 // permission, no /proc); the caller then copies.
-func (s *Store) linkObject(f *os.File) (State, bool, error) {
+func (s *Store) linkObject(f *os.File, syncs *[]func() error) (State, bool, error) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
 		return State{}, false, err
@@ -510,10 +549,15 @@ func (s *Store) linkObject(f *os.File) (State, bool, error) {
 		return State{}, false, nil
 	}
 	// The inode's data and its new link count first, then the name.
-	if err := errors.Join(f.Sync(), syncDir(filepath.Dir(dst))); err != nil {
-		os.Remove(dst)
-		return State{}, false, err
-	}
+	// Opened by name: an object replaced meanwhile (unshare) was fsynced
+	// by whoever wrote it.
+	*syncs = append(*syncs, func() error {
+		o, err := os.Open(dst)
+		if err != nil {
+			return err
+		}
+		return errors.Join(o.Sync(), o.Close(), syncDir(filepath.Dir(dst)))
+	})
 	return st, true, nil
 }
 

@@ -153,7 +153,10 @@ func Call(ctx context.Context, dataDir, op string, req, resp any) error {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		// No socket file, nobody accepting on it, or a path too long to
+		// be a socket's (Listen failed there too): nothing listens.
+		_, serr := os.Stat(path)
+		if errors.Is(serr, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EINVAL) {
 			return fmt.Errorf("%w (%v)", ErrNotListening, err)
 		}
 		return fmt.Errorf("control socket: %w", err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,19 @@ func TestControlSocketRoundTrip(t *testing.T) {
 	}
 	if err := instance.Call(ctx, dir, "echo", echo{"hi"}, &resp); !errors.Is(err, instance.ErrNotListening) {
 		t.Fatalf("after Close: %v", err)
+	}
+	// A data dir too deep for a socket's name: Listen says so, Call finds
+	// nothing listening (the command then works by itself).
+	deep := filepath.Join(dir, strings.Repeat("d", 60), strings.Repeat("e", 60))
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := instance.Listen(deep, nil); err == nil {
+		s.Close()
+		t.Fatal("a socket path over the limit was listened on")
+	}
+	if err := instance.Call(ctx, deep, "echo", echo{"hi"}, &resp); !errors.Is(err, instance.ErrNotListening) {
+		t.Fatalf("too deep: %v", err)
 	}
 }
 
