@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"jarvis/api"
 	"jarvis/app/audit"
-	"jarvis/app/checkpoint"
 	"jarvis/internal/instance"
 )
 
@@ -53,6 +53,26 @@ func undoProcess(t *testing.T, dataDir, ws string, args ...string) (int, string,
 	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 }
 
+// undoRunner is a headless runner on dir's data and the workspace ws in
+// which each write ({turn id, write_file arguments}) has run through the
+// checkpointed exec the gate uses, in a turn of its own.
+func undoRunner(t *testing.T, dir, ws string, writes ...[2]string) *Runner {
+	t.Helper()
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"),
+		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	for i, w := range writes {
+		call := api.ToolCall{ID: "call-" + w[0], TurnID: w[0]}
+		if _, err := r.checkpointed("s", call)(context.Background(), "write_file", json.RawMessage(w[1])); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	return r
+}
+
 // TestUndoIsHandedToTheRunningInstance: with a process holding the data
 // dir's lock and answering on its control socket (ServeUndo, as the window
 // and `jarvis --headless` do), `jarvis undo` run as another process hands
@@ -66,25 +86,7 @@ func TestUndoIsHandedToTheRunningInstance(t *testing.T) {
 	os.Mkdir(ws, 0o700)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a before"), 0o640)
 	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b before"), 0o644)
-	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"),
-		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for _, c := range []struct{ turn, args string }{
-		{"t1", `{"path":"a.txt","content":"a after"}`},
-		{"t2", `{"path":"b.txt","content":"b after"}`},
-	} {
-		p, err := r.x.Prepare("write_file", json.RawMessage(c.args))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := r.cps.Guard(context.Background(), checkpoint.Meta{SessionID: "s", TurnID: c.turn, Tool: "write_file", Replaces: p.Replaces()},
-			p.Changes(), func() (string, error) { return p.Run(context.Background()) }); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := undoRunner(t, dir, ws, [2]string{"t1", `{"path":"a.txt","content":"a after"}`}, [2]string{"t2", `{"path":"b.txt","content":"b after"}`})
 	lock, err := instance.Acquire(dir)
 	if err != nil {
 		t.Fatal(err)
