@@ -33,6 +33,7 @@ func ServeUndo(dataDir string, r *Runner, changed func(turnID string)) (*instanc
 		defer cancel()
 		var out, errOut strings.Builder
 		code, restored := runUndo(ctx, r, req, &out, &errOut)
+		r.logger.Info("jarvis undo handed over to this process", "request", req.Sub, "turn", req.Turn, "force", req.Force, "exit", code)
 		if restored && changed != nil {
 			changed(req.Turn)
 		}
