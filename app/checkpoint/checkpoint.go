@@ -41,6 +41,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -112,6 +114,10 @@ type Store struct {
 	// commit makes durable anyway.
 	lazy *sql.DB
 	now  func() time.Time
+	// noLink is set once linking proved impossible for the whole store
+	// (the workspace is on another filesystem): linkObject then no longer
+	// reads a file only to find it must be copied.
+	noLink atomic.Bool
 	// step, when set, is called at each step of Guard (crash tests stop
 	// the process there).
 	step func(name string)
@@ -513,6 +519,9 @@ func (s *Store) capture(rel string, store bool, link *[]func() error) (State, er
 // changed while being read, or the link fails (another filesystem, no
 // permission, no /proc); the caller then copies.
 func (s *Store) linkObject(f *os.File, syncs *[]func() error) (State, bool, error) {
+	if s.noLink.Load() {
+		return State{}, false, nil
+	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
 		return State{}, false, err
@@ -538,6 +547,9 @@ func (s *Store) linkObject(f *os.File, syncs *[]func() error) (State, bool, erro
 			// Stored meanwhile by another store.
 			ok, err := s.stored(sum)
 			return st, ok, err
+		}
+		if errors.Is(err, syscall.EXDEV) || errors.Is(err, errors.ErrUnsupported) {
+			s.noLink.Store(true) // the workspace is elsewhere: not tried again
 		}
 		return State{}, false, nil
 	}

@@ -187,6 +187,9 @@ func TestOtherFilesystemTakesTheCopyPath(t *testing.T) {
 	e.call("t1", "write_file", map[string]string{"path": "f", "content": "new"})
 	obj, _ := e.beforeObject("t1")
 	e.sameBytes(obj, old)
+	if !e.st.noLink.Load() {
+		t.Fatal("the store keeps trying to link across filesystems")
+	}
 	if _, err := e.st.Undo(context.Background(), "t1", nil, false); err != nil {
 		t.Fatal(err)
 	}
