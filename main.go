@@ -178,6 +178,16 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		return 1, err
 	}
 	defer runner.Close()
+	// `jarvis undo` run beside this process is done here (app.ServeUndo).
+	if srv, err := app.ServeUndo(l.dataDir, runner, func(turn string) {
+		if e := emitMCP.Load(); e != nil {
+			(*e)("undo:changed", map[string]string{"turnId": turn})
+		}
+	}); err != nil {
+		l.log.Warn("jarvis undo will not be handed to this process", "err", err)
+	} else {
+		defer srv.Close()
+	}
 	if *headless {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

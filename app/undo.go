@@ -64,7 +64,7 @@ func (r *Runner) checkpointed(sessionID string, call api.ToolCall) gate.ExecFunc
 		if len(paths) == 0 {
 			return p.Run(ctx)
 		}
-		m := checkpoint.Meta{SessionID: sessionID, TurnID: call.TurnID, CallID: call.ID, Tool: name}
+		m := checkpoint.Meta{SessionID: sessionID, TurnID: call.TurnID, CallID: call.ID, Tool: name, Replaces: p.Replaces()}
 		out, id, err := r.cps.Guard(ctx, m, paths, func() (string, error) { return p.Run(ctx) })
 		if id != 0 {
 			audit.SetCheckpoint(ctx, checkpoint.Ref(id))

@@ -180,28 +180,16 @@ func TestWindowUndoBindings(t *testing.T) {
 }
 
 // TestUndoCommandTellsTheRunningWindow: with the data dir's lock held by a
-// running window, `jarvis undo turn` still restores (SQLite is shared
-// between processes) and then tells that window; without one it tells
-// nobody.
+// running window that does not answer on the control socket (an older
+// build, or one still starting), `jarvis undo turn` still restores (SQLite
+// is shared between processes) and then tells that window; without one it
+// tells nobody.
 func TestUndoCommandTellsTheRunningWindow(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	os.Mkdir(ws, 0o700)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("before"), 0o644)
-	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"),
-		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	p, err := r.x.Prepare("write_file", json.RawMessage(`{"path":"a.txt","content":"after"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := r.cps.Guard(context.Background(), checkpoint.Meta{SessionID: "s", TurnID: "t1", Tool: "write_file"}, p.Changes(),
-		func() (string, error) { return p.Run(context.Background()) }); err != nil {
-		t.Fatal(err)
-	}
+	undoRunner(t, dir, ws, [2]string{"t1", `{"path":"a.txt","content":"after"}`})
 	lock, err := instance.Acquire(dir) // the running window
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"jarvis/app/audit"
 	"jarvis/app/checkpoint"
@@ -44,59 +44,20 @@ const undoUsage = `usage:
 
 // UndoCommand runs `jarvis undo ARGS` and returns the exit status: list
 // prints the turns that changed files; turn takes one back (exit 3 and
-// nothing changed when a file changed since, unless --force). It uses the
-// data dir's checkpoints and audit log directly, which is safe beside a
-// running window (SQLite between processes); that window is then told.
+// nothing changed when a file changed since, unless --force). When a
+// window or `jarvis --headless` runs on the data dir (it holds the lock) and
+// answers on its control socket for the same workspace, the request is
+// handed to it (ServeUndo) and its answer printed; otherwise the command
+// uses the data dir's checkpoints and audit log itself, which is safe
+// beside a running process (SQLite between processes), and tells that
+// process's window afterwards.
 func UndoCommand(args []string, o UndoCommandOptions) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "turn") {
-		fmt.Fprint(o.Stderr, undoUsage)
-		return UndoExitUsage
+	req, dataDir, code := parseUndo(args, o)
+	if code >= 0 {
+		return code
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("jarvis undo "+sub, flag.ContinueOnError)
-	fs.SetOutput(o.Stderr)
-	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir)")
-	workspace := fs.String("workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	session := fs.String("session", "", "list: only this session's turns")
-	force := fs.Bool("force", false, "turn: restore even files changed since the turn")
-	var files multi
-	fs.Var(&files, "file", "turn: restore only this file (repeatable)")
-	// Flags may come before or after the turn id.
-	var pos []string
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return UndoExitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	if (sub == "list" && len(pos) != 0) || (sub == "turn" && len(pos) != 1) {
-		fmt.Fprint(o.Stderr, undoUsage)
-		return UndoExitUsage
-	}
-	if *dataDir == "" {
-		d, err := o.DefaultDataDir()
-		if err != nil {
-			fmt.Fprintln(o.Stderr, "jarvis undo:", err)
-			return UndoExitError
-		}
-		*dataDir = d
-	}
-	if *workspace == "" {
-		*workspace = filepath.Join(*dataDir, "workspace")
-	}
-	if _, err := os.Stat(*workspace); err != nil {
-		fmt.Fprintln(o.Stderr, "jarvis undo: workspace:", err)
-		return UndoExitError
-	}
-	// Holding the lock keeps a window from starting meanwhile; a running
-	// one is told afterwards.
-	lock, lerr := instance.Acquire(*dataDir)
+	// Holding the lock keeps a window from starting meanwhile.
+	lock, lerr := instance.Acquire(dataDir)
 	running := errors.Is(lerr, instance.ErrRunning)
 	if lerr == nil {
 		defer lock.Release()
@@ -104,28 +65,142 @@ func UndoCommand(args []string, o UndoCommandOptions) int {
 		fmt.Fprintln(o.Stderr, "jarvis undo:", lerr)
 		return UndoExitError
 	}
-	r, err := NewToolRunner(ToolRunnerOptions{Workspace: *workspace, AuditPath: filepath.Join(*dataDir, "audit.db"),
-		AuditKeyring: o.Keyring, PolicyPath: filepath.Join(*dataDir, "policy.json"), Headless: true})
+	if running {
+		var ans undoAnswer
+		// Longer than the 5 minutes the running process gives an undo.
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		err := instance.Call(ctx, dataDir, undoOp, req, &ans)
+		cancel()
+		switch {
+		case err == nil && !ans.OtherWorkspace:
+			io.WriteString(o.Stdout, ans.Stdout)
+			io.WriteString(o.Stderr, ans.Stderr)
+			return ans.Code
+		case err != nil && !errors.Is(err, instance.ErrNotListening):
+			// It may have undone part of it: not done again here.
+			fmt.Fprintln(o.Stderr, "jarvis undo: the running Jarvis did not answer:", err)
+			return UndoExitError
+		}
+		// It does not listen (an older build, or still starting), or it
+		// runs on another workspace: done here.
+	}
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: req.Workspace, AuditPath: filepath.Join(dataDir, "audit.db"),
+		AuditKeyring: o.Keyring, PolicyPath: filepath.Join(dataDir, "policy.json"), Headless: true})
 	if err != nil {
 		fmt.Fprintln(o.Stderr, "jarvis undo:", err)
 		return UndoExitError
 	}
 	defer r.Close()
-	ctx := context.Background()
+	code, restored := runUndo(context.Background(), r, req, o.Stdout, o.Stderr)
+	if running && o.Notify != nil && restored {
+		if nerr := o.Notify(dataDir, []string{"undo", "turn", req.Turn}); nerr != nil {
+			fmt.Fprintln(o.Stderr, "jarvis undo: the running window was not told:", nerr)
+		}
+	}
+	return code
+}
 
-	if sub == "list" {
-		turns, err := r.Checkpoints().List(ctx, *session)
+// undoRequest is one `jarvis undo`, parsed: what runUndo does, here or in
+// the running instance.
+type undoRequest struct {
+	Sub       string   `json:"sub"`       // list | turn
+	Workspace string   `json:"workspace"` // absolute, symlinks resolved
+	Session   string   `json:"session,omitempty"`
+	Turn      string   `json:"turn,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Force     bool     `json:"force,omitempty"`
+	JSON      bool     `json:"json,omitempty"`
+}
+
+// undoAnswer is the running instance's answer: what the command prints and
+// its exit status, or that it runs on another workspace.
+type undoAnswer struct {
+	Code           int    `json:"code"`
+	Stdout         string `json:"stdout,omitempty"`
+	Stderr         string `json:"stderr,omitempty"`
+	OtherWorkspace bool   `json:"other_workspace,omitempty"`
+}
+
+// undoOp is the control socket request `jarvis undo` sends.
+const undoOp = "undo"
+
+// parseUndo reads the command line; code is the exit status to stop with,
+// or -1 to go on.
+func parseUndo(args []string, o UndoCommandOptions) (undoRequest, string, int) {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "turn") {
+		fmt.Fprint(o.Stderr, undoUsage)
+		return undoRequest{}, "", UndoExitUsage
+	}
+	req := undoRequest{Sub: args[0]}
+	fs := flag.NewFlagSet("jarvis undo "+req.Sub, flag.ContinueOnError)
+	fs.SetOutput(o.Stderr)
+	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir)")
+	fs.StringVar(&req.Workspace, "workspace", "", "folder the file tools are confined to (default: <data-dir>/workspace)")
+	fs.BoolVar(&req.JSON, "json", false, "print JSON")
+	fs.StringVar(&req.Session, "session", "", "list: only this session's turns")
+	fs.BoolVar(&req.Force, "force", false, "turn: restore even files changed since the turn")
+	var files multi
+	fs.Var(&files, "file", "turn: restore only this file (repeatable)")
+	// Flags may come before or after the turn id.
+	var pos []string
+	rest := args[1:]
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return req, "", UndoExitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if (req.Sub == "list" && len(pos) != 0) || (req.Sub == "turn" && len(pos) != 1) {
+		fmt.Fprint(o.Stderr, undoUsage)
+		return req, "", UndoExitUsage
+	}
+	if req.Sub == "turn" {
+		req.Turn = pos[0]
+	}
+	req.Files = files
+	if *dataDir == "" {
+		d, err := o.DefaultDataDir()
 		if err != nil {
 			fmt.Fprintln(o.Stderr, "jarvis undo:", err)
-			return UndoExitError
+			return req, "", UndoExitError
 		}
-		if *asJSON {
+		*dataDir = d
+	}
+	if req.Workspace == "" {
+		req.Workspace = filepath.Join(*dataDir, "workspace")
+	}
+	ws, err := filepath.Abs(req.Workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		fmt.Fprintln(o.Stderr, "jarvis undo: workspace:", err)
+		return req, "", UndoExitError
+	}
+	req.Workspace = ws
+	return req, *dataDir, -1
+}
+
+// runUndo does req through u, printing as the command does; restored
+// reports that files were put back.
+func runUndo(ctx context.Context, u Undoer, req undoRequest, stdout, stderr io.Writer) (code int, restored bool) {
+	if req.Sub == "list" {
+		turns, err := u.Checkpoints().List(ctx, req.Session)
+		if err != nil {
+			fmt.Fprintln(stderr, "jarvis undo:", err)
+			return UndoExitError, false
+		}
+		if req.JSON {
 			if turns == nil {
 				turns = []checkpoint.Turn{}
 			}
 			b, _ := json.MarshalIndent(turns, "", "  ")
-			fmt.Fprintln(o.Stdout, string(b))
-			return UndoExitOK
+			fmt.Fprintln(stdout, string(b))
+			return UndoExitOK, false
 		}
 		for _, t := range turns {
 			if len(t.Files) == 0 {
@@ -139,38 +214,34 @@ func UndoCommand(args []string, o UndoCommandOptions) int {
 			if t.Undone {
 				state = " (undone)"
 			}
-			fmt.Fprintf(o.Stdout, "%s\t%s\t%d file(s)%s: %s\n", t.TurnID, t.Time.UTC().Format("2006-01-02 15:04:05Z"), len(t.Files), state, strings.Join(names, ", "))
+			fmt.Fprintf(stdout, "%s\t%s\t%d file(s)%s: %s\n", t.TurnID, t.Time.UTC().Format("2006-01-02 15:04:05Z"), len(t.Files), state, strings.Join(names, ", "))
 		}
-		return UndoExitOK
+		return UndoExitOK, false
 	}
 
-	res, err := r.Undo(ctx, pos[0], files, *force)
-	if *asJSON {
+	res, err := u.Undo(ctx, req.Turn, req.Files, req.Force)
+	restored = len(res.Restored) > 0
+	if req.JSON {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintln(o.Stdout, string(b))
-	}
-	if running && o.Notify != nil && len(res.Restored) > 0 {
-		if nerr := o.Notify(*dataDir, []string{"undo", "turn", pos[0]}); nerr != nil {
-			fmt.Fprintln(o.Stderr, "jarvis undo: the running window was not told:", nerr)
-		}
+		fmt.Fprintln(stdout, string(b))
 	}
 	switch {
 	case errors.Is(err, checkpoint.ErrConflict):
-		fmt.Fprintf(o.Stderr, "jarvis undo: %v\n", err)
+		fmt.Fprintf(stderr, "jarvis undo: %v\n", err)
 		for _, c := range res.Conflicts {
-			fmt.Fprintf(o.Stderr, "  %s: changed since the turn (now %s)\n", c.Path, c.Current.Kind)
+			fmt.Fprintf(stderr, "  %s: changed since the turn (now %s)\n", c.Path, c.Current.Kind)
 		}
-		fmt.Fprintln(o.Stderr, "run again with --force to restore them anyway (that, too, can be undone)")
-		return UndoExitConflict
+		fmt.Fprintln(stderr, "run again with --force to restore them anyway (that, too, can be undone)")
+		return UndoExitConflict, restored
 	case err != nil:
-		fmt.Fprintln(o.Stderr, "jarvis undo:", err)
-		return UndoExitError
+		fmt.Fprintln(stderr, "jarvis undo:", err)
+		return UndoExitError, restored
 	}
-	if !*asJSON {
-		fmt.Fprintf(o.Stdout, "restored %d file(s) of turn %s: %s\nto take this back: jarvis undo turn %s\n",
+	if !req.JSON {
+		fmt.Fprintf(stdout, "restored %d file(s) of turn %s: %s\nto take this back: jarvis undo turn %s\n",
 			len(res.Restored), res.TurnID, strings.Join(res.Restored, ", "), res.UndoTurn)
 	}
-	return UndoExitOK
+	return UndoExitOK, restored
 }
 
 // multi is a repeatable string flag.

@@ -55,6 +55,12 @@ func (p *Prepared) Changes() []string {
 	return out
 }
 
+// Replaces reports whether the call replaces each existing file it changes
+// by a new one (atomicWrite: written beside it, renamed over it), never
+// writing into the old file: write_file and edit_file. A checkpoint can
+// then keep the old file's inode instead of a copy of its bytes.
+func (p *Prepared) Replaces() bool { return p.name == "write_file" || p.name == "edit_file" }
+
 // Run runs the call; errors wrap the sentinels, as Execute's do.
 func (p *Prepared) Run(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {

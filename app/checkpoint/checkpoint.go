@@ -40,6 +40,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -85,6 +88,13 @@ type Meta struct {
 	TurnID    string
 	CallID    string
 	Tool      string
+	// Replaces says the change replaces each file it changes by a new
+	// one (written beside it and renamed over it, as tools.Prepared's
+	// Replaces reports), so the file's old inode outlives the change
+	// untouched: Begin then keeps that inode itself as the object (a hard
+	// link, no copy) where it can. Finish copies any object still shared
+	// with another name after the change.
+	Replaces bool
 }
 
 // Options configures a Store. Zero values take the defaults.
@@ -104,6 +114,10 @@ type Store struct {
 	// commit makes durable anyway.
 	lazy *sql.DB
 	now  func() time.Time
+	// noLink is set once linking proved impossible for the whole store
+	// (the workspace is on another filesystem): linkObject then no longer
+	// reads a file only to find it must be copied.
+	noLink atomic.Bool
 	// step, when set, is called at each step of Guard (crash tests stop
 	// the process there).
 	step func(name string)
@@ -186,6 +200,10 @@ func (s *Store) Close() error { return errors.Join(s.lazy.Close(), s.db.Close(),
 // Dir is the store's folder.
 func (s *Store) Dir() string { return s.dir }
 
+// Workspace is the folder the store's paths are relative to (absolute,
+// symlinks resolved).
+func (s *Store) Workspace() string { return s.wsAt }
+
 // Pending is a change whose previous state is stored and that may now run.
 type Pending struct {
 	ID    int64
@@ -200,8 +218,12 @@ func Ref(id int64) string { return fmt.Sprintf("checkpoint-%d", id) }
 func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, error) {
 	paths = s.topMissing(paths)
 	befores := make([]string, len(paths))
+	var syncs *[]func() error
+	if m.Replaces {
+		syncs = new([]func() error)
+	}
 	for i, p := range paths {
-		st, err := s.capture(p, true)
+		st, err := s.capture(p, true, syncs)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: %w", p, err)
 		}
@@ -209,26 +231,59 @@ func (s *Store) Begin(ctx context.Context, m Meta, paths []string) (*Pending, er
 		befores[i] = string(b)
 	}
 	s.at("captured")
+	// The fsyncs of linked objects overlap the commit: each is a journal
+	// commit and a cache flush of its own. The change waits for both,
+	// and a pending change whose objects did not become durable is
+	// settled at once (nothing ran), so the order between them does not
+	// matter.
+	durable := make(chan error, 1)
+	if syncs != nil && len(*syncs) > 0 {
+		go func() {
+			var err error
+			for _, f := range *syncs {
+				err = errors.Join(err, f())
+			}
+			durable <- err
+		}()
+	} else {
+		durable <- nil
+	}
+	id, err := s.commitPending(ctx, m, paths, befores)
+	if derr := <-durable; derr != nil {
+		if err == nil {
+			_ = s.settleOne(context.WithoutCancel(ctx), id)
+		}
+		return nil, fmt.Errorf("checkpoint: %w", errors.Join(err, derr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{ID: id, paths: paths}, nil
+}
+
+// commitPending records the change as pending with the states before, in
+// a synced commit, and returns its id.
+func (s *Store) commitPending(ctx context.Context, m Meta, paths, befores []string) (int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO changes (time, session_id, turn_id, call_id, tool, workspace, state) VALUES (?,?,?,?,?,?,'pending')`,
 		s.now().UTC().Format(time.RFC3339Nano), m.SessionID, m.TurnID, m.CallID, m.Tool, s.wsAt)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	id, _ := res.LastInsertId()
 	for i, p := range paths {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (change_id, seq, path, before) VALUES (?,?,?,?)`, id, i, p, befores[i]); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
+			return 0, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
-	return &Pending{ID: id, paths: paths}, nil
+	return id, nil
 }
 
 // Guard runs change with a checkpoint of paths around it: Begin, change,
@@ -316,13 +371,18 @@ func (s *Store) settleOne(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	for _, e := range ents {
+		if err := s.unshare(e.Before); err != nil {
+			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
+		}
+	}
 	changed := false
 	afters := make([]string, len(ents))
 	for i, e := range ents {
 		// The state after is hashed, not stored: undo needs only to
 		// recognise it; its bytes are the next change's "before", or the
 		// file itself (ContentOf).
-		st, err := s.capture(e.Path, false)
+		st, err := s.capture(e.Path, false, nil)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %s: %w", e.Path, err)
 		}
@@ -387,8 +447,10 @@ func (s *Store) entries(ctx context.Context, id int64) ([]Entry, error) {
 
 // capture reads the state of rel (workspace-relative, slash-separated),
 // never following a symlink at it. With store, file contents go into the
-// object store (fsynced); without, only their hashes are computed.
-func (s *Store) capture(rel string, store bool) (State, error) {
+// object store (fsynced); without, only their hashes are computed. With
+// link, a file at rel (not in a folder at rel) is kept by linking its inode
+// where it can (linkObject), and the fsyncs that makes due are added to it.
+func (s *Store) capture(rel string, store bool, link *[]func() error) (State, error) {
 	rel = filepath.FromSlash(rel)
 	fi, err := s.ws.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -414,7 +476,7 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store)
+			c, err := s.capture(filepath.ToSlash(filepath.Join(rel, n)), store, nil)
 			if err != nil {
 				return State{}, err
 			}
@@ -427,6 +489,15 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 			return State{}, err
 		}
 		defer f.Close()
+		if store && link != nil {
+			st, ok, err := s.linkObject(f, link)
+			if err != nil || ok {
+				return st, err
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return State{}, err
+			}
+		}
 		sum, size, err := s.putObject(f, fi.Size(), store)
 		if err != nil {
 			return State{}, err
@@ -434,6 +505,132 @@ func (s *Store) capture(rel string, store bool) (State, error) {
 		return State{Kind: File, Mode: fi.Mode().Perm(), Object: sum, Size: size}, nil
 	}
 	return State{}, fmt.Errorf("%s is neither a file, a folder nor a symlink", rel)
+}
+
+// linkObject keeps the file open as f as an object by giving its inode a
+// name in the store (linkInode) instead of copying its bytes: the change
+// that follows replaces the file by a new inode, so this one is no longer
+// written to. It still reads the file once, for the hash that names it;
+// the fsync of the inode (cheap when its data is already on disk) and of
+// the object's folder is added to syncs, which Begin runs while it commits
+// the change as pending, and waits for before the change may run. It
+// reports false, and keeps nothing, where the inode cannot be
+// kept alone: it has other names already (one of them could change it), it
+// changed while being read, or the link fails (another filesystem, no
+// permission, no /proc); the caller then copies.
+func (s *Store) linkObject(f *os.File, syncs *[]func() error) (State, bool, error) {
+	if s.noLink.Load() {
+		return State{}, false, nil
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
+		return State{}, false, err
+	}
+	h := sha256.New()
+	buf := copyBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(h, f, *buf)
+	copyBufs.Put(buf)
+	if err != nil {
+		return State{}, false, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	st := State{Kind: File, Mode: fi.Mode().Perm(), Object: sum, Size: n}
+	dst := s.objectPath(sum)
+	if ok, err := s.stored(sum); ok || err != nil {
+		return st, ok, err // deduplicated
+	}
+	if err := fanOut(filepath.Dir(dst)); err != nil {
+		return State{}, false, err
+	}
+	if err := linkInode(f, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Stored meanwhile by another store.
+			ok, err := s.stored(sum)
+			return st, ok, err
+		}
+		if errors.Is(err, syscall.EXDEV) || errors.Is(err, errors.ErrUnsupported) {
+			s.noLink.Store(true) // the workspace is elsewhere: not tried again
+		}
+		return State{}, false, nil
+	}
+	s.at("linked")
+	// The bytes hashed must be the bytes kept: an inode written to while
+	// it was read is not kept (the copy reads it again).
+	if after, err := f.Stat(); err != nil || after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) || n != fi.Size() {
+		os.Remove(dst)
+		return State{}, false, nil
+	}
+	// The inode's data and its new link count first, then the name.
+	// Opened by name: an object replaced meanwhile (unshare) was fsynced
+	// by whoever wrote it.
+	*syncs = append(*syncs, func() error {
+		o, err := os.Open(dst)
+		if err != nil {
+			return err
+		}
+		return errors.Join(o.Sync(), o.Close(), syncDir(filepath.Dir(dst)))
+	})
+	return st, true, nil
+}
+
+// stored reports whether object sum is in the store, the store's alone.
+// One that still shares its inode with another name (kept by linkObject in
+// a process that died before its change was recorded, so that no pending
+// change unshares it) is copied first, or dropped when its bytes no longer
+// match its name: a deduplicated checkpoint must never refer to bytes that
+// something else can write.
+func (s *Store) stored(sum string) (bool, error) {
+	fi, err := os.Lstat(s.objectPath(sum))
+	if err != nil {
+		return false, nil
+	}
+	if links(fi) <= 1 {
+		return true, nil
+	}
+	if err := s.unshare(State{Kind: File, Object: sum}); err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(s.objectPath(sum))
+	return err == nil, nil
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// unshare makes sure the object of a file state is the store's alone: an
+// object linkObject kept that still has another name once the change has
+// run (the change did not replace the file after all, or a crash came
+// first) is replaced by a copy of its bytes, so that nothing written
+// through that other name can change it later.
+func (s *Store) unshare(st State) error {
+	if st.Kind != File || st.Object == "" {
+		return nil
+	}
+	dst := s.objectPath(st.Object)
+	fi, err := os.Lstat(dst)
+	if err != nil || links(fi) <= 1 {
+		return nil // gone (pruned) or the store's own
+	}
+	in, err := os.Open(dst)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	h := sha256.New()
+	tmp, _, err := s.writeTemp(in, h)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp) // no-op once renamed
+	if hex.EncodeToString(h.Sum(nil)) != st.Object {
+		// Written to through its other name before the change replaced
+		// it: the bytes it was named after are gone, and an object that
+		// does not hold them must not be restored as if it did.
+		return errors.Join(os.Remove(dst), syncDir(filepath.Dir(dst)))
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
 }
 
 // objectPath is where the object with hash sum is stored.
@@ -461,8 +658,8 @@ func (s *Store) putObject(r io.Reader, sizeHint int64, store bool) (string, int6
 	if len(head) <= inMemory {
 		h.Write(head)
 		sum := hex.EncodeToString(h.Sum(nil))
-		if _, err := os.Stat(s.objectPath(sum)); err == nil {
-			return sum, int64(len(head)), nil // deduplicated
+		if ok, err := s.stored(sum); ok || err != nil {
+			return sum, int64(len(head)), err // deduplicated
 		}
 		return sum, int64(len(head)), s.writeObject(bytes.NewReader(head), sum)
 	}
@@ -535,8 +732,8 @@ func (s *Store) writeTemp(r io.Reader, also io.Writer) (string, int64, error) {
 // the folder, so the name is as durable as the bytes.
 func (s *Store) place(tmp, sum string) error {
 	dst := s.objectPath(sum)
-	if _, err := os.Stat(dst); err == nil {
-		return nil
+	if ok, err := s.stored(sum); ok || err != nil {
+		return err
 	}
 	if err := fanOut(filepath.Dir(dst)); err != nil {
 		return err

@@ -57,7 +57,7 @@ func (e *env) call(turn, tool string, args any) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	_, _, err = e.st.Guard(context.Background(), Meta{SessionID: "s1", TurnID: turn, Tool: tool}, p.Changes(), func() (string, error) {
+	_, _, err = e.st.Guard(context.Background(), Meta{SessionID: "s1", TurnID: turn, Tool: tool, Replaces: p.Replaces()}, p.Changes(), func() (string, error) {
 		return p.Run(context.Background())
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ func TestHelperCheckpointedWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file"}, p.Changes(), func() (string, error) {
+	if _, _, err := st.Guard(context.Background(), Meta{TurnID: "t", Tool: "write_file", Replaces: p.Replaces()}, p.Changes(), func() (string, error) {
 		return p.Run(context.Background())
 	}); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestCrashAtEachStep(t *testing.T) {
 		size  int
 	}
 	var runs []run
-	for _, s := range []string{"captured", "begun", "changed", "finished"} {
+	for _, s := range []string{"linked", "captured", "begun", "changed", "finished"} {
 		runs = append(runs, run{stop: s, size: 1 << 10})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

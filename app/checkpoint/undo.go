@@ -193,7 +193,7 @@ func (s *Store) Undo(ctx context.Context, turnID string, paths []string, force b
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].last > files[j].last })
 	for _, f := range files {
-		cur, err := s.capture(f.Path, false)
+		cur, err := s.capture(f.Path, false, nil)
 		if err != nil {
 			return res, fmt.Errorf("checkpoint: %s: %w", f.Path, err)
 		}
@@ -211,7 +211,7 @@ func (s *Store) Undo(ctx context.Context, turnID string, paths []string, force b
 	for i, f := range files {
 		ps[i] = f.Path
 	}
-	p, err := s.Begin(ctx, Meta{SessionID: t.SessionID, TurnID: res.UndoTurn, Tool: "undo"}, ps)
+	p, err := s.Begin(ctx, Meta{SessionID: t.SessionID, TurnID: res.UndoTurn, Tool: "undo", Replaces: true}, ps)
 	if err != nil {
 		return res, err
 	}

@@ -4,7 +4,9 @@
 // held and hands its arguments to the first (Handover) over the same D-Bus
 // name Wails' SingleInstanceLock exports in the first process, whose window
 // then comes to the front. UniqueID is that lock's id, derived from the data
-// dir, so that two Jarvis windows on two data dirs stay independent.
+// dir, so that two Jarvis windows on two data dirs stay independent. The
+// lock's holder also answers requests on the data dir's control socket
+// (control.go: Listen, Call), the two-way handover `jarvis undo` uses.
 package instance
 
 import (

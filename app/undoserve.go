@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"jarvis/internal/instance"
+)
+
+// ServeUndo answers `jarvis undo` run beside this process (a window or
+// `jarvis --headless`, which holds dataDir's lock) on the data dir's control
+// socket: the command's request is done here, through r, audited like an
+// undo from the window, and its output and exit status go back to the
+// command. changed, when set, is called with the turn id after files were
+// restored (the window's transcript). A request for another workspace than
+// r's is answered as such; the command then does it itself.
+func ServeUndo(dataDir string, r *Runner, changed func(turnID string)) (*instance.Server, error) {
+	return instance.Listen(dataDir, func(ctx context.Context, op string, body json.RawMessage) (any, error) {
+		if op != undoOp {
+			return nil, fmt.Errorf("this Jarvis does not know the request %q", op)
+		}
+		var req undoRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("undo request: %w", err)
+		}
+		if req.Workspace != r.cps.Workspace() {
+			return undoAnswer{OtherWorkspace: true}, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		var out, errOut strings.Builder
+		code, restored := runUndo(ctx, r, req, &out, &errOut)
+		r.logger.Info("jarvis undo handed over to this process", "request", req.Sub, "turn", req.Turn, "force", req.Force, "exit", code)
+		if restored && changed != nil {
+			changed(req.Turn)
+		}
+		return undoAnswer{Code: code, Stdout: out.String(), Stderr: errOut.String()}, nil
+	})
+}
