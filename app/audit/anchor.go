@@ -19,10 +19,10 @@ package audit
 // between the anchor and the row's durable commit leaves the log one row
 // short of its anchor, and Open completes it from the anchor (rollForward):
 // the row, HMAC-chained to the log's last one, is exactly the one Append
-// wrote. Overwriting in place (no new file, no rename) is what makes the
-// anchor cheap; a power cut in the middle of that write can tear it, which
-// reads as an anchor that does not verify: Append then refuses (fail
-// closed), never a row cut off unseen.
+// wrote. Overwriting in place (no new file, no rename; anchors of one page,
+// overwriteSync) is what makes the anchor cheap; a power cut in the middle
+// of that write can tear it, which reads as an anchor that does not
+// verify: Append then refuses (fail closed), never a row cut off unseen.
 
 import (
 	"bytes"
@@ -182,14 +182,16 @@ func writeAnchor(file string, key []byte, a anchor) error {
 	return overwriteSync(file, append(b, '\n'))
 }
 
-// overwriteSync replaces the content of an existing file in place: data
-// padded with spaces (JSON allows them) to the file's size, one write at
-// offset 0 and an fdatasync. The file keeps its inode and, mostly, its
-// size, so the sync writes the data block alone: about a quarter of what a
-// new file, its fsync and a rename cost. A missing file, or one more than
-// twice as large as data needs (after a large row), is written whole by
-// writeFileSync.
+// overwriteSync replaces the content of an existing file of at most one
+// page in place: data padded with spaces (JSON allows them) to the file's
+// size, one write at offset 0 and an fdatasync. The file keeps its inode
+// and its size, so the sync writes the data block alone: about a quarter
+// of what a new file, its fsync and a rename cost. One page, because a
+// write the kernel copies in one piece is all there or not at all when the
+// process is killed; a missing file, or a larger one (an anchor holding a
+// large row), is written whole by writeFileSync.
 func overwriteSync(file string, data []byte) error {
+	const page = 4096
 	f, err := os.OpenFile(file, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return writeFileSync(file, data)
@@ -198,7 +200,7 @@ func overwriteSync(file string, data []byte) error {
 		return err
 	}
 	fi, err := f.Stat()
-	if err != nil || fi.Size() > int64(2*len(data)+4096) {
+	if err != nil || fi.Size() > page || len(data) > page {
 		f.Close()
 		return writeFileSync(file, data)
 	}

@@ -75,7 +75,7 @@ func TestHelperAppender(t *testing.T) {
 	}
 	for i := 0; ; i++ {
 		e := entry("run_command", Allowed, ByPolicy)
-		e.Result = strings.Repeat("r", i%3000) // rows of several sizes: the anchor grows and shrinks
+		e.Result = strings.Repeat("r", i*997%6000) // anchors of one page (overwritten) and larger (replaced)
 		got, err := l.Append(context.Background(), e)
 		if err != nil {
 			fmt.Println("error", err)
