@@ -38,6 +38,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // KeyRef is the keyring reference of the chain key.
@@ -128,6 +129,12 @@ type anchor struct {
 	Row      *row   `json:"row,omitempty"`
 }
 
+// hasRedo reports whether the anchor holds row LastID chained to prev.
+func (a anchor) hasRedo(key []byte, prev string) bool {
+	_, ok := a.redo(key, prev)
+	return ok
+}
+
 // redo returns the anchor's row, complete, when it is row LastID chained
 // to prev under key: the row an append cut short by a crash did not commit.
 func (a anchor) redo(key []byte, prev string) (row, bool) {
@@ -156,8 +163,20 @@ func anchorPath(dir, path string) string {
 }
 
 // readAnchor returns the anchor, or ok false when there is none. An anchor
-// whose MAC does not verify is an error.
+// whose MAC does not verify is an error. The anchor is overwritten in place
+// while another Log (or process) appends, so a read can catch it half
+// written: a failed read is tried again a few times before it counts.
 func readAnchor(file string, key []byte) (a anchor, ok bool, err error) {
+	for try := 0; ; try++ {
+		a, ok, err = readAnchorOnce(file, key)
+		if err == nil || try == 4 {
+			return a, ok, err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func readAnchorOnce(file string, key []byte) (a anchor, ok bool, err error) {
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a, false, nil

@@ -249,7 +249,7 @@ func (l *Log) openChain(path string) error {
 	case !ok:
 		l.headErr = fmt.Errorf("its head anchor %s is missing", l.anchorFile)
 	default:
-		l.headErr = l.matchAnchor(context.Background(), a, last)
+		l.headErr = l.matchAnchor(context.Background(), l.r, a, last)
 	}
 	return nil
 }
@@ -320,7 +320,7 @@ func (l *Log) head(ctx context.Context) (int64, string, error) {
 }
 
 // matchAnchor compares the log with its anchor; nil when they agree.
-func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
+func (l *Log) matchAnchor(ctx context.Context, q querier, a anchor, last int64) error {
 	if a.LegacyThrough != l.legacyThrough {
 		return fmt.Errorf("the log says rows up to %d predate the keyed chain, its head anchor says %d", l.legacyThrough, a.LegacyThrough)
 	}
@@ -331,7 +331,7 @@ func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
 		return nil
 	}
 	var h string
-	if err := l.r.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id = ?`, a.LastID).Scan(&h); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := q.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id = ?`, a.LastID).Scan(&h); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if h != a.LastHash {
@@ -650,9 +650,16 @@ func (f Filter) query() (string, []any) {
 	return q, args
 }
 
-func (l *Log) each(ctx context.Context, f Filter, fn func(*row) error) error {
+// querier is the read pool, or one read transaction (one snapshot of the
+// log: Verify).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (l *Log) each(ctx context.Context, db querier, f Filter, fn func(*row) error) error {
 	q, args := f.query()
-	rows, err := l.r.QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -681,7 +688,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
 		f.Limit = 10000
 	}
 	out := []Entry{}
-	err := l.each(ctx, f, func(r *row) error { out = append(out, r.entry()); return nil })
+	err := l.each(ctx, l.r, f, func(r *row) error { out = append(out, r.entry()); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -692,7 +699,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
 func (l *Log) ExportJSONL(ctx context.Context, w io.Writer, f Filter) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return l.each(ctx, f, func(r *row) error { return enc.Encode(r.entry()) })
+	return l.each(ctx, l.r, f, func(r *row) error { return enc.Encode(r.entry()) })
 }
 
 // VerifyReport is Verify's finding.
@@ -711,20 +718,48 @@ type VerifyReport struct {
 // Verify recomputes the hash chain from the first row, compares its head
 // with the anchor and reports the first row that was changed, removed or
 // reordered, or the rows cut off the end. A broken chain is a report, not
-// an error; errors are for a log that cannot be read.
+// an error; errors are for a log that cannot be read. A failure found
+// while rows were being appended (the anchor can then be ahead of the
+// snapshot checked) is checked again on a new snapshot.
 func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
+	for try := 0; ; try++ {
+		rep, head, err := l.verify(ctx)
+		if err != nil || rep.OK || try == 4 {
+			return rep, err
+		}
+		var now int64
+		if err := l.r.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM audit_log`).Scan(&now); err != nil || now == head {
+			return rep, nil // the log stood still: the finding stands
+		}
+	}
+}
+
+// verify is one Verify on one snapshot of the log, whose last id it returns.
+func (l *Log) verify(ctx context.Context) (VerifyReport, int64, error) {
 	rep := VerifyReport{OK: true}
 	prev, last := Genesis, int64(0)
 	fail := func(id int64, reason string) error {
 		rep.OK, rep.FirstBadID, rep.Reason = false, id, reason
 		return errStop
 	}
+	// One snapshot of the log, taken before the anchor is read: an append
+	// moves the anchor before its commit, so the anchor is at most one row
+	// ahead of the snapshot (that row in the anchor only, below).
+	tx, err := l.r.BeginTx(ctx, nil)
+	if err != nil {
+		return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
+	}
+	defer tx.Rollback()
+	var head int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM audit_log`).Scan(&head); err != nil {
+		return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
+	}
 	a, anchored, anchorErr := readAnchor(l.anchorFile, l.key)
 	legacy := l.legacyThrough
 	if anchored {
 		legacy = a.LegacyThrough // the anchor's word, not the file's
 	}
-	err := l.each(ctx, Filter{}, func(r *row) error {
+	err = l.each(ctx, tx, Filter{}, func(r *row) error {
 		rep.Rows++
 		key := l.key
 		if r.ID <= legacy {
@@ -742,13 +777,13 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return VerifyReport{}, err
+		return VerifyReport{}, 0, err
 	}
 	if rep.OK {
 		var seq int64
-		err := l.r.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&seq)
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&seq)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+			return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
 		}
 		if seq > last {
 			rep.OK, rep.FirstBadID = false, last+1
@@ -761,8 +796,10 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 			rep.OK, rep.Reason = false, anchorErr.Error()
 		case !anchored && last > legacy:
 			rep.OK, rep.Reason = false, fmt.Sprintf("the head anchor %s is missing: rows cut off the end could not be detected", l.anchorFile)
+		case anchored && last == a.LastID-1 && a.LegacyThrough == l.legacyThrough && a.hasRedo(l.key, prev):
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("row %d is in the head anchor only: an append in progress, or one a crash cut short (opening the log completes it)", a.LastID))
 		case anchored:
-			if err := l.matchAnchor(ctx, a, last); err != nil {
+			if err := l.matchAnchor(ctx, tx, a, last); err != nil {
 				rep.OK, rep.Reason = false, err.Error()
 				if last < a.LastID {
 					rep.FirstBadID = last + 1
@@ -779,14 +816,14 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 	}
 	for _, trig := range []string{"audit_log_no_update", "audit_log_no_delete"} {
 		var n int
-		if err := l.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trig).Scan(&n); err != nil {
-			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trig).Scan(&n); err != nil {
+			return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
 		}
 		if n == 0 {
 			rep.Warnings = append(rep.Warnings, "trigger "+trig+" is missing: the table is no longer append-only")
 		}
 	}
-	return rep, nil
+	return rep, head, nil
 }
 
 var errStop = errors.New("stop")

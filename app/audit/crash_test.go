@@ -154,3 +154,39 @@ func TestAppendSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyWhileAppending: another Log on the same file (a second
+// process: jarvis-audit verify beside the desktop) verifies while rows are
+// appended: the anchor, overwritten in place, is never read half written.
+func TestVerifyWhileAppending(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.db")
+	a := open(t, path)
+	b := open(t, path)
+	done := make(chan error, 1)
+	go func() {
+		for i := range 300 {
+			e := entry("notify", Allowed, ByPolicy)
+			e.Result = strings.Repeat("x", i*37%3000)
+			if _, err := a.Append(context.Background(), e); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for checks := 0; ; checks++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d verifications during the appends", checks)
+			return
+		default:
+		}
+		rep, err := b.Verify(context.Background())
+		if err != nil || !rep.OK {
+			t.Fatalf("verify during appends: %+v %v", rep, err)
+		}
+	}
+}
