@@ -15,6 +15,7 @@ import (
 	"jarvis/app/gate"
 	"jarvis/app/mcp"
 	"jarvis/internal/testpeer"
+	"jarvis/internal/testwait"
 )
 
 // mcpDesktop is the real service and desktop with the MCP tools of a go-sdk
@@ -267,10 +268,15 @@ func TestMCPStopCancelsTheCall(t *testing.T) {
 		t.Fatalf("cancel %v %v", ok, err)
 	}
 	// The gate's row (the call ran and was cancelled), then the row of its
-	// undelivered result (the service had given up on it).
-	e := d.auditRow(t, sid, "mcp__peer__wait")
-	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: sid, Tool: "mcp__peer__wait"})
-	if err != nil || len(es) != 2 || !strings.Contains(es[0].Error, "mcp__peer__wait: cancelled") || es[0].Decision != audit.Allowed || e.Decision != audit.Withdrawn {
+	// undelivered result (the service had given up on it), appended after
+	// the first: wait for both.
+	var es []audit.Entry
+	var err error
+	testwait.Until(t, "two audit rows of the cancelled call", 20*time.Second, func() bool {
+		es, err = d.runner.Audit().List(context.Background(), audit.Filter{SessionID: sid, Tool: "mcp__peer__wait"})
+		return err != nil || len(es) >= 2
+	})
+	if err != nil || len(es) != 2 || !strings.Contains(es[0].Error, "mcp__peer__wait: cancelled") || es[0].Decision != audit.Allowed || es[1].Decision != audit.Withdrawn {
 		t.Fatalf("rows %+v %v", es, err)
 	}
 	deadline = time.Now().Add(5 * time.Second) // the notification is sent asynchronously

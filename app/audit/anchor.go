@@ -10,8 +10,22 @@ package audit
 // transaction as each row (before the commit), so that a log cut short,
 // deleted and created anew, or rewritten under another key no longer
 // matches it.
+//
+// The anchor also carries the newest row itself (and its prev_hash): it is
+// the row's redo record. Append makes the anchor durable (one fdatasync of
+// a file overwritten in place) and then commits the row without waiting for
+// SQLite's own fsync; the log's write-ahead file is synced in the
+// background and always before the next anchor replaces this one. A crash
+// between the anchor and the row's durable commit leaves the log one row
+// short of its anchor, and Open completes it from the anchor (rollForward):
+// the row, HMAC-chained to the log's last one, is exactly the one Append
+// wrote. Overwriting in place (no new file, no rename; anchors of one page,
+// overwriteSync) is what makes the anchor cheap; a power cut in the middle
+// of that write can tear it, which reads as an anchor that does not
+// verify: Append then refuses (fail closed), never a row cut off unseen.
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -22,7 +36,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"time"
 )
 
 // KeyRef is the keyring reference of the chain key.
@@ -107,6 +123,31 @@ type anchor struct {
 	LastHash      string `json:"last_hash"`
 	LegacyThrough int64  `json:"legacy_through"`
 	MAC           string `json:"mac"`
+	// Row and PrevHash: the row LastID itself, its redo record (the MAC
+	// need not cover it: LastHash, an HMAC under the key, does).
+	PrevHash string `json:"prev_hash,omitempty"`
+	Row      *row   `json:"row,omitempty"`
+}
+
+// hasRedo reports whether the anchor holds row LastID chained to prev.
+func (a anchor) hasRedo(key []byte, prev string) bool {
+	_, ok := a.redo(key, prev)
+	return ok
+}
+
+// redo returns the anchor's row, complete, when it is row LastID chained
+// to prev under key: the row an append cut short by a crash did not commit.
+func (a anchor) redo(key []byte, prev string) (row, bool) {
+	if a.Row == nil || key == nil || a.PrevHash != prev || a.Row.ID != a.LastID {
+		return row{}, false
+	}
+	r := *a.Row
+	r.PrevHash = prev
+	if !hmac.Equal([]byte(r.hash(key, prev)), []byte(a.LastHash)) {
+		return row{}, false
+	}
+	r.Hash = a.LastHash
+	return r, true
 }
 
 func (a anchor) mac(key []byte) string {
@@ -122,8 +163,20 @@ func anchorPath(dir, path string) string {
 }
 
 // readAnchor returns the anchor, or ok false when there is none. An anchor
-// whose MAC does not verify is an error.
+// whose MAC does not verify is an error. The anchor is overwritten in place
+// while another Log (or process) appends, so a read can catch it half
+// written: a failed read is tried again a few times before it counts.
 func readAnchor(file string, key []byte) (a anchor, ok bool, err error) {
+	for try := 0; ; try++ {
+		a, ok, err = readAnchorOnce(file, key)
+		if err == nil || try == 4 {
+			return a, ok, err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func readAnchorOnce(file string, key []byte) (a anchor, ok bool, err error) {
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a, false, nil
@@ -146,11 +199,46 @@ func writeAnchor(file string, key []byte, a anchor) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
-	return writeFileSync(file, append(b, '\n'))
+	return overwriteSync(file, append(b, '\n'))
+}
+
+// overwriteSync replaces the content of an existing file of at most one
+// page in place: data padded with spaces (JSON allows them) to the file's
+// size, one write at offset 0 and an fdatasync. The file keeps its inode
+// and its size, so the sync writes the data block alone: about a quarter
+// of what a new file, its fsync and a rename cost. One page, because a
+// write the kernel copies in one piece is all there or not at all when the
+// process is killed; a missing file, or a larger one (an anchor holding a
+// large row), is written whole by writeFileSync.
+func overwriteSync(file string, data []byte) error {
+	const page = 4096
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return writeFileSync(file, data)
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() > page || len(data) > page {
+		f.Close()
+		return writeFileSync(file, data)
+	}
+	if pad := int(fi.Size()) - len(data); pad > 0 {
+		data = append(data, bytes.Repeat([]byte{' '}, pad)...)
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = datasync(f)
+	}
+	return errors.Join(err, f.Close())
 }
 
 // writeFileSync replaces file with data (mode 0600): temp file, fsync,
-// rename, so a crash leaves the old content or the new, never a mix.
+// rename, so a crash leaves the old content or the new, never a mix; then
+// the folder's fsync, so that the rename itself is durable: the anchor's
+// row may be the only durable copy when Append returns (and overwriteSync
+// writes into the file the name now points to).
 func writeFileSync(file string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
 	if err != nil {
@@ -164,5 +252,27 @@ func writeFileSync(file string, data []byte) error {
 	if err := errors.Join(tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), file)
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(file))
+}
+
+// syncDir makes the entries of folder dir durable. Only Linux's answer
+// counts: Windows cannot sync a folder and macOS's full sync of one is not
+// promised to work; there the rename is as durable as the file system
+// makes it.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = errors.Join(d.Sync(), d.Close())
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	return err
 }

@@ -26,6 +26,13 @@
 // by someone who holds the key (the user's own account can read the keyring
 // and the key file), and the log and its anchor deleted together.
 //
+// Durability: a row is durable when Append returns, its anchor first. The
+// anchor holds the row too and is made durable with one fdatasync; the
+// SQLite commit that follows does not wait for its own fsync (WAL,
+// synchronous=NORMAL), the write-ahead file is synced in the background
+// and before the next anchor, and Open completes from the anchor a row a
+// crash kept out of the log (anchor.go).
+//
 // Concurrency: a Log is safe for concurrent use. Appends are serialised by
 // a mutex and one writer connection whose transactions start IMMEDIATE, so a
 // second process appending to the same file (a CLI) waits rather than forks
@@ -141,6 +148,10 @@ type Log struct {
 	anchorFile    string
 	legacyThrough int64 // rows up to this id are chained with plain SHA-256
 	headErr       error // the log does not match its anchor: Append refuses
+
+	wal       string        // the write-ahead file, synced after each commit
+	walSynced int64         // rows up to this id are durable in the log (under mu)
+	syncing   chan struct{} // closed when the background sync of the last row ends (under mu)
 }
 
 //go:embed migrations/*.sql
@@ -166,7 +177,7 @@ func Open(path string, opts Options) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	w, err := sql.Open("sqlite3", DSN(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=FULL&_txlock=immediate"))
+	w, err := sql.Open("sqlite3", DSN(path, "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -185,7 +196,7 @@ func Open(path string, opts Options) (*Log, error) {
 		r.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	l := &Log{w: w, r: r, opts: opts}
+	l := &Log{w: w, r: r, opts: opts, wal: path + "-wal"}
 	if err := l.openChain(path); err != nil {
 		l.Close()
 		return nil, err
@@ -220,6 +231,15 @@ func (l *Log) openChain(path string) error {
 		return err
 	}
 	a, ok, err := readAnchor(l.anchorFile, l.key)
+	if ok && last == a.LastID-1 && last >= l.legacyThrough && a.LegacyThrough == l.legacyThrough {
+		if last, err = l.rollForward(a, last, lastHash); err != nil {
+			return err
+		}
+	}
+	if err := l.syncWAL(); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	l.walSynced = last
 	switch {
 	case err != nil:
 		l.headErr = err
@@ -229,9 +249,53 @@ func (l *Log) openChain(path string) error {
 	case !ok:
 		l.headErr = fmt.Errorf("its head anchor %s is missing", l.anchorFile)
 	default:
-		l.headErr = l.matchAnchor(context.Background(), a, last)
+		l.headErr = l.matchAnchor(context.Background(), l.r, a, last)
 	}
 	return nil
+}
+
+// rollForward completes an append a crash cut short: the anchor's own
+// row, when it chains to the log's last one (last, lastHash) under the
+// key, is committed as Append would have. It returns the log's last id.
+func (l *Log) rollForward(a anchor, last int64, lastHash string) (int64, error) {
+	r, ok := a.redo(l.key, lastHash)
+	if !ok {
+		return last, nil // not its row: matchAnchor reports the difference
+	}
+	ctx := context.Background()
+	tx, err := l.w.BeginTx(ctx, nil)
+	if err != nil {
+		return last, fmt.Errorf("audit: %w", err)
+	}
+	defer tx.Rollback()
+	var now int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM audit_log`).Scan(&now); err != nil {
+		return last, fmt.Errorf("audit: %w", err)
+	}
+	if now != last { // another process appended meanwhile
+		return now, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, r.values()...); err != nil {
+		return last, fmt.Errorf("audit: completing row %d from the head anchor: %w", r.ID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return last, fmt.Errorf("audit: completing row %d from the head anchor: %w", r.ID, err)
+	}
+	return r.ID, nil
+}
+
+// syncWAL makes every commit so far durable: an fdatasync of the
+// write-ahead file (SQLite, at synchronous=NORMAL, does it only at
+// checkpoints). No such file: no commit waits in it.
+func (l *Log) syncWAL() error {
+	f, err := os.OpenFile(l.wal, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return errors.Join(datasync(f), f.Close())
 }
 
 // Check returns nil when rows can be appended, or an error wrapping
@@ -256,7 +320,7 @@ func (l *Log) head(ctx context.Context) (int64, string, error) {
 }
 
 // matchAnchor compares the log with its anchor; nil when they agree.
-func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
+func (l *Log) matchAnchor(ctx context.Context, q querier, a anchor, last int64) error {
 	if a.LegacyThrough != l.legacyThrough {
 		return fmt.Errorf("the log says rows up to %d predate the keyed chain, its head anchor says %d", l.legacyThrough, a.LegacyThrough)
 	}
@@ -267,7 +331,7 @@ func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
 		return nil
 	}
 	var h string
-	if err := l.r.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id = ?`, a.LastID).Scan(&h); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := q.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id = ?`, a.LastID).Scan(&h); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if h != a.LastHash {
@@ -276,8 +340,15 @@ func (l *Log) matchAnchor(ctx context.Context, a anchor, last int64) error {
 	return nil
 }
 
-// Close closes the log.
-func (l *Log) Close() error { return errors.Join(l.r.Close(), l.w.Close()) }
+// Close waits for the last row's background sync and closes the log.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.syncing != nil {
+		<-l.syncing
+	}
+	l.mu.Unlock()
+	return errors.Join(l.r.Close(), l.w.Close())
+}
 
 // migrate applies the embedded migrations NNN_name.sql above the database's
 // user_version, each in its own transaction.
@@ -377,6 +448,12 @@ func (l *Log) keyFor(id int64) []byte {
 const columns = `id, time, session_id, tool_call_id, tool, arguments, edited_arguments, proposed_risk,
 	class, decision, decided_by, reason, result, error, duration_ms, checkpoint, prev_hash, hash`
 
+// values are r's columns, in the order of columns.
+func (r *row) values() []any {
+	return []any{r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
+		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.Checkpoint, r.PrevHash, r.Hash}
+}
+
 func (r *row) scan(s interface{ Scan(...any) error }) error {
 	return s.Scan(&r.ID, &r.Time, &r.SessionID, &r.ToolCallID, &r.Tool, &r.Arguments, &r.EditedArguments,
 		&r.ProposedRisk, &r.Class, &r.Decision, &r.DecidedBy, &r.Reason, &r.Result, &r.Error,
@@ -472,22 +549,43 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 	r.ID = last + 1
 	r.PrevHash = prev
 	r.Hash = r.hash(l.keyFor(r.ID), prev)
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.Time, r.SessionID, r.ToolCallID, r.Tool, r.Arguments, r.EditedArguments, r.ProposedRisk,
-		r.Class, r.Decision, r.DecidedBy, r.Reason, r.Result, r.Error, r.DurationMS, r.Checkpoint, r.PrevHash, r.Hash)
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, r.values()...)
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}
+	// The anchor about to replace the last one holds only this row: the
+	// last one must be durable in the log first. It is when the background
+	// sync of our own last append has ended; a row another process (or
+	// Log) appended is synced here.
+	if l.syncing != nil {
+		<-l.syncing
+		l.syncing = nil
+	}
+	if last > l.walSynced {
+		if err := l.syncWAL(); err != nil {
+			return Entry{}, fmt.Errorf("audit: %w", err)
+		}
+		l.walSynced = last
+	}
 	// The anchor moves while the transaction holds the write lock (other
 	// writers wait), before the commit: a row is never committed without
-	// its anchor. A failed commit puts the previous anchor back.
-	if err := writeAnchor(l.anchorFile, l.key, anchor{LastID: r.ID, LastHash: r.Hash, LegacyThrough: l.legacyThrough}); err != nil {
+	// its anchor, which holds the row itself until the log's copy is
+	// durable. A failed commit puts the previous head back.
+	if err := writeAnchor(l.anchorFile, l.key, anchor{LastID: r.ID, LastHash: r.Hash, LegacyThrough: l.legacyThrough, PrevHash: prev, Row: &r}); err != nil {
 		return Entry{}, fmt.Errorf("audit: head anchor: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		writeAnchor(l.anchorFile, l.key, anchor{LastID: last, LastHash: prev, LegacyThrough: l.legacyThrough})
 		return Entry{}, fmt.Errorf("audit: %w", err)
 	}
+	done := make(chan struct{})
+	l.syncing = done
+	go func(id int64) {
+		defer close(done)
+		if l.syncWAL() == nil {
+			l.walSynced = id // read by whoever waits on done, under mu
+		}
+	}(r.ID)
 	return r.entry(), nil
 }
 
@@ -552,9 +650,16 @@ func (f Filter) query() (string, []any) {
 	return q, args
 }
 
-func (l *Log) each(ctx context.Context, f Filter, fn func(*row) error) error {
+// querier is the read pool, or one read transaction (one snapshot of the
+// log: Verify).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (l *Log) each(ctx context.Context, db querier, f Filter, fn func(*row) error) error {
 	q, args := f.query()
-	rows, err := l.r.QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -583,7 +688,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
 		f.Limit = 10000
 	}
 	out := []Entry{}
-	err := l.each(ctx, f, func(r *row) error { out = append(out, r.entry()); return nil })
+	err := l.each(ctx, l.r, f, func(r *row) error { out = append(out, r.entry()); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -594,7 +699,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Entry, error) {
 func (l *Log) ExportJSONL(ctx context.Context, w io.Writer, f Filter) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return l.each(ctx, f, func(r *row) error { return enc.Encode(r.entry()) })
+	return l.each(ctx, l.r, f, func(r *row) error { return enc.Encode(r.entry()) })
 }
 
 // VerifyReport is Verify's finding.
@@ -613,20 +718,48 @@ type VerifyReport struct {
 // Verify recomputes the hash chain from the first row, compares its head
 // with the anchor and reports the first row that was changed, removed or
 // reordered, or the rows cut off the end. A broken chain is a report, not
-// an error; errors are for a log that cannot be read.
+// an error; errors are for a log that cannot be read. A failure found
+// while rows were being appended (the anchor can then be ahead of the
+// snapshot checked) is checked again on a new snapshot.
 func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
+	for try := 0; ; try++ {
+		rep, head, err := l.verify(ctx)
+		if err != nil || rep.OK || try == 4 {
+			return rep, err
+		}
+		var now int64
+		if err := l.r.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM audit_log`).Scan(&now); err != nil || now == head {
+			return rep, nil // the log stood still: the finding stands
+		}
+	}
+}
+
+// verify is one Verify on one snapshot of the log, whose last id it returns.
+func (l *Log) verify(ctx context.Context) (VerifyReport, int64, error) {
 	rep := VerifyReport{OK: true}
 	prev, last := Genesis, int64(0)
 	fail := func(id int64, reason string) error {
 		rep.OK, rep.FirstBadID, rep.Reason = false, id, reason
 		return errStop
 	}
+	// One snapshot of the log, taken before the anchor is read: an append
+	// moves the anchor before its commit, so the anchor is at most one row
+	// ahead of the snapshot (that row in the anchor only, below).
+	tx, err := l.r.BeginTx(ctx, nil)
+	if err != nil {
+		return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
+	}
+	defer tx.Rollback()
+	var head int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM audit_log`).Scan(&head); err != nil {
+		return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
+	}
 	a, anchored, anchorErr := readAnchor(l.anchorFile, l.key)
 	legacy := l.legacyThrough
 	if anchored {
 		legacy = a.LegacyThrough // the anchor's word, not the file's
 	}
-	err := l.each(ctx, Filter{}, func(r *row) error {
+	err = l.each(ctx, tx, Filter{}, func(r *row) error {
 		rep.Rows++
 		key := l.key
 		if r.ID <= legacy {
@@ -644,13 +777,13 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return VerifyReport{}, err
+		return VerifyReport{}, 0, err
 	}
 	if rep.OK {
 		var seq int64
-		err := l.r.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&seq)
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'`).Scan(&seq)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+			return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
 		}
 		if seq > last {
 			rep.OK, rep.FirstBadID = false, last+1
@@ -663,8 +796,10 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 			rep.OK, rep.Reason = false, anchorErr.Error()
 		case !anchored && last > legacy:
 			rep.OK, rep.Reason = false, fmt.Sprintf("the head anchor %s is missing: rows cut off the end could not be detected", l.anchorFile)
+		case anchored && last == a.LastID-1 && a.LegacyThrough == l.legacyThrough && a.hasRedo(l.key, prev):
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("row %d is in the head anchor only: an append in progress, or one a crash cut short (opening the log completes it)", a.LastID))
 		case anchored:
-			if err := l.matchAnchor(ctx, a, last); err != nil {
+			if err := l.matchAnchor(ctx, tx, a, last); err != nil {
 				rep.OK, rep.Reason = false, err.Error()
 				if last < a.LastID {
 					rep.FirstBadID = last + 1
@@ -681,14 +816,14 @@ func (l *Log) Verify(ctx context.Context) (VerifyReport, error) {
 	}
 	for _, trig := range []string{"audit_log_no_update", "audit_log_no_delete"} {
 		var n int
-		if err := l.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trig).Scan(&n); err != nil {
-			return VerifyReport{}, fmt.Errorf("audit: %w", err)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trig).Scan(&n); err != nil {
+			return VerifyReport{}, 0, fmt.Errorf("audit: %w", err)
 		}
 		if n == 0 {
 			rep.Warnings = append(rep.Warnings, "trigger "+trig+" is missing: the table is no longer append-only")
 		}
 	}
-	return rep, nil
+	return rep, head, nil
 }
 
 var errStop = errors.New("stop")
