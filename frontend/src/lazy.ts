@@ -77,12 +77,12 @@ export function mountLazyPanels(actions: Actions, flash: Flash): void {
   onFirstClick(mcp, () => import("./mcp").then((m) => m.mountMCP(flash)), flash);
   on("mcp:progress", (p: MCPProgress) => flash(progressLine(p), true));
 
-  // The Test dialog opens from the sidebar (store topic agentTest).
+  // The Test dialog opens from the sidebar (store topic agentTest); it
+  // opens once it can run a test, the Test buttons showing the wait.
   let agentTest: Promise<void> | undefined;
   const off = actions.store.subscribe("agentTest", (a) => {
-    const report = $("agent-test-report");
-    report.replaceChildren(h("p", { class: "hint", "aria-busy": "true" }, "Loading…"));
-    $("agent-test").hidden = false;
+    const buttons = Array.from(document.querySelectorAll<HTMLElement>('#agents button[data-action="test"]'));
+    for (const b of buttons) b.dataset.loading = "1";
     agentTest ??= import("./views/agenttest").then((m) => {
       off();
       m.mountAgentTest(actions);
@@ -91,9 +91,11 @@ export function mountLazyPanels(actions: Actions, flash: Flash): void {
       () => actions.store.publish("agentTest", a),
       (err) => {
         agentTest = undefined;
-        report.replaceChildren(h("div", { class: "form-error test-error" }, `Could not load the test: ${errText(err)}`));
+        flash(`Could not load the test: ${errText(err)}`);
       },
-    );
+    ).finally(() => {
+      for (const b of buttons) delete b.dataset.loading;
+    });
   });
 
   // The changed-files blocks belong to an open session, and About shows
