@@ -4,7 +4,7 @@
 # first runs of each, taken in turn so both see the same machine, each
 # measured 6 s after start as the PSS of the app and its WebKit processes.
 # Prints the rows of docs/BENCHMARKS.md's "production binary" table and the
-# load average. Headless: its own D-Bus session, Xvfb and XDG dirs, unless
+# load average. Headless: its own D-Bus session, Xvfb (xvfb-run) and XDG dirs, unless
 # DISPLAY is set and IDLE_MEMORY_HERE=1 (scripts/e2e.sh's session).
 #   make build && bash scripts/idle-memory.sh [ROUNDS]   (default 3)
 set -euo pipefail
@@ -25,14 +25,9 @@ if [ "${IDLE_MEMORY_HERE:-}" != 1 ]; then
   chmod 700 "$XDG_RUNTIME_DIR"
   export JARVIS_E2E_OUT="$OUT" NO_AT_BRIDGE=1 GDK_BACKEND=x11 IDLE_MEMORY_HERE=1
   unset JARVIS_TOKEN WAYLAND_DISPLAY JARVIS_SECRET_OPENAI JARVIS_SECRET_OPENAI_COMPATIBLE
-  timeout --kill-after=15 $((60 + ROUNDS * 30)) dbus-run-session -- bash -c '
-    for n in $(seq 150 199); do [ -e /tmp/.X11-unix/X$n ] || [ -e /tmp/.X$n-lock ] || { d=$n; break; }; done
-    Xvfb ":$d" -screen 0 1280x900x24 -nolisten tcp >"$XDG_RUNTIME_DIR/xvfb.log" 2>&1 &
-    x=$!
-    trap "kill $x 2>/dev/null || true" EXIT
-    export DISPLAY=":$d"
-    for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$d" ] && break; sleep 0.1; done
-    bash scripts/idle-memory.sh "$1"' _ "$ROUNDS"
+  command -v xvfb-run >/dev/null || { echo "idle-memory: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
+  timeout --kill-after=15 $((60 + ROUNDS * 30)) dbus-run-session -- \
+    xvfb-run -a -s "-screen 0 1280x900x24 -nolisten tcp" bash scripts/idle-memory.sh "$ROUNDS"
   exit
 fi
 
