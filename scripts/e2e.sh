@@ -70,52 +70,11 @@ fi
 
 if [ -x build/bin/jarvis ]; then
   echo "e2e: smoke-starting the production binary (no provider configured), 3 first runs, and the blank-page floor"
-  pss_tree() {
-    local sum c
-    sum=$(awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0)
-    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do sum=$((sum + $(pss_tree "$c"))); done
-    echo "${sum:-0}"
-  }
-  # idle_kb BINARY NAME [SCREENSHOT]: a first run of BINARY (a fresh data
-  # dir), and 6 s later the PSS in kB of the app and its WebKit processes.
-  idle_kb() {
-    local pid kb
-    "$1" --data-dir "$XDG_DATA_HOME/$2" >"$JARVIS_E2E_OUT/$2.log" 2>&1 &
-    pid=$!
-    sleep 6
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "e2e: $1 exited early:" >&2
-      tail -n 30 "$JARVIS_E2E_OUT/$2.log" >&2
-      return 1
-    fi
-    if [ -n "${3:-}" ]; then import -window root "$3" >/dev/null || true; fi
-    kb=$(pss_tree "$pid")
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-    echo "$kb"
-  }
-  median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
-  # Idle memory of the app as shipped (no test harness in the process): the
-  # same PSS sum as the e2e build's figure, the median of three first runs,
-  # taken in turn with the blank-page build so both see the same machine.
-  app=() blank=()
-  for i in 1 2 3; do
-    shot=""; [ "$i" = 1 ] && shot="$JARVIS_E2E_OUT/production-first-run.png"
-    app+=("$(idle_kb ./build/bin/jarvis "jarvis-prod-$i" "$shot")")
-    blank+=("$(idle_kb ./build/bin/jarvis-blankpage "jarvis-blankpage-$i")")
-  done
-  mb=$(( $(median "${app[@]}") / 1024 ))
-  floor=$(( $(median "${blank[@]}") / 1024 ))
-  runs=""; for k in "${app[@]}"; do runs+="${runs:+, }$((k / 1024))"; done
-  met="❌"; [ "$mb" -lt 200 ] && met="✅"
-  {
-    printf '\n| production binary (build/bin/jarvis), first run | value | goal | met |\n|---|---|---|---|\n'
-    printf '| idle memory 6 s after start (app + WebKit processes, PSS), median of 3 | %s MB | < 200 MB | %s |\n' "$mb" "$met"
-    printf '| the three runs | %s MB | | |\n' "$runs"
-    printf '| baseline: the same binary with an empty page instead of the UI (build tag blankpage), median of 3 | %s MB | | |\n' "$floor"
-    printf '| the UI'"'"'s own cost (the difference) | %s MB | | |\n' "$((mb - floor))"
-  } >>"$JARVIS_E2E_OUT/bench.md"
-  echo "e2e: production binary idle memory ${mb} MB (PSS of its process tree; ${floor} MB with a blank page)"
-  grep -q "service started in-process" "$JARVIS_E2E_OUT/jarvis-prod-1.log" || { echo "e2e: production binary did not start its service" >&2; exit 1; }
+  # Idle memory of the app as shipped (no test harness in the process), in
+  # this session: scripts/idle-memory.sh's table goes to bench.md.
+  IDLE_MEMORY_HERE=1 bash scripts/idle-memory.sh 3 >"$XDG_RUNTIME_DIR/idle.md"
+  cat "$XDG_RUNTIME_DIR/idle.md" >>"$JARVIS_E2E_OUT/bench.md"
+  echo "e2e: production binary $(sed -n 's/^| idle memory 6 s after start.*| \([0-9]*\) MB | < 200.*/idle memory \1 MB (PSS of its process tree)/p' "$XDG_RUNTIME_DIR/idle.md")"
 fi
 
 if [ -x build/bin/jarvis ] && [ -x build/bin/jarvis-service ]; then

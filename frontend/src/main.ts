@@ -7,19 +7,15 @@ import "./style.css";
 import { Actions } from "./actions";
 import { api, on } from "./bridge";
 import { wireAbout } from "./about";
-import { mountMCP } from "./mcp";
 import { mountReplyNotice } from "./notify";
+import { mountLazyPanels } from "./lazy";
 import { loadMarkdown } from "./reply";
 import { Store } from "./store";
-import { mountUndo, type UndoAPI } from "./undo";
-import { mountAgentTest } from "./views/agenttest";
-import { mountAudit } from "./views/audit";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
 import { mountModel } from "./views/model";
 import { mountNotice } from "./views/notice";
-import { mountPermissions } from "./views/permissions";
 import { mountPrompt } from "./views/prompt";
 import { mountSetup } from "./views/setup";
 import { mountSidebar } from "./views/sidebar";
@@ -34,15 +30,11 @@ async function start(): Promise<void> {
   const conversation = mountConversation(actions);
   mountPrompt(actions);
   mountSetup(actions, flash);
-  mountAudit(actions);
-  mountAgentTest(actions);
-  mountPermissions(actions);
   mountKeys(actions);
   wireAbout(flash);
-  mountMCP(flash); // the MCP panel (mcp.ts)
   mountReplyNotice(store); // a long reply finished in the background (notify.ts)
-  // "N files changed" under the turns that changed files, with undo (undo.ts).
-  mountUndo({ box: document.getElementById("messages")!, settings: document.getElementById("about")!, sessionId: () => store.sessionId, api: () => api() as unknown as UndoAPI });
+  // Audit, Permissions, MCP, agent test and the changed-files blocks (undo.ts): loaded on first use (lazy.ts).
+  mountLazyPanels(actions, flash);
 
   window.addEventListener("focus", () => void actions.checkServiceWarning());
   on("stream:event", (ev) => actions.onStreamEvent(ev));

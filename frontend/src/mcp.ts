@@ -6,6 +6,8 @@
 import { errText, on } from "./bridge";
 import { h } from "./view";
 
+export { progressLine, type MCPProgress } from "./lazy";
+
 export interface MCPTool {
   name: string;
   server: string;
@@ -31,13 +33,6 @@ export interface MCPState {
   configError?: string;
   configPath: string;
 }
-export interface MCPProgress {
-  call: string;
-  tool: string;
-  progress: number;
-  total?: number;
-  message?: string;
-}
 
 interface MCPPanelAPI {
   MCPServers(): Promise<MCPState>;
@@ -56,12 +51,6 @@ export interface MCPActions {
   approve(tool: string): void;
   setTool(tool: string, on: boolean): void;
   setServer(server: string, on: boolean): void;
-}
-
-/** A progress notification as a status line. */
-export function progressLine(p: MCPProgress): string {
-  const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
-  return `${p.tool}: ${of}${p.message ? ` — ${p.message}` : ""}`;
 }
 
 function switchBox(checked: boolean, label: string, change: (on: boolean) => void): HTMLElement {
@@ -116,9 +105,10 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
 /** Adds the MCP button beside About and the panel's section; keeps the panel current. */
 export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
   const about = document.getElementById("open-about");
-  if (!about || document.getElementById("open-mcp")) return;
-  const btn = h("button", { id: "open-mcp", class: "small", type: "button", title: "MCP servers and their tools" }, "MCP");
-  about.before(btn);
+  if (!about || document.getElementById("mcp")) return;
+  // The button is lazy.ts's (the panel loads on its first click); made here when missing.
+  let btn = document.getElementById("open-mcp");
+  if (!btn) about.before((btn = h("button", { id: "open-mcp", class: "small", type: "button", title: "MCP servers and their tools" }, "MCP")));
   const sec = h("section", { id: "mcp", role: "region", "aria-label": "MCP servers" });
   sec.hidden = true;
   (document.getElementById("about") ?? document.body.lastElementChild ?? document.body).after(sec);
@@ -153,5 +143,4 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     state = s;
     if (!sec.hidden) draw();
   });
-  on("mcp:progress", (p: MCPProgress) => flash(progressLine(p), true));
 }

@@ -22,8 +22,9 @@ export function mountPermissions(actions: Actions): void {
     ),
   );
   document.body.append(dlg);
-  const open = h("button", { id: "open-permissions", class: "small", type: "button", title: "Rules saved with “Always allow”: see, edit, revoke" }, "Permissions");
-  document.getElementById("open-audit")!.after(open);
+  // The button is lazy.ts's (the page loads on its first click); made here when missing.
+  let open = document.getElementById("open-permissions");
+  if (!open) document.getElementById("open-audit")!.after((open = h("button", { id: "open-permissions", class: "small", type: "button", title: "Rules saved with “Always allow”: see, edit, revoke" }, "Permissions")));
   let editing = -1;
 
   const render = () => {

@@ -10,7 +10,10 @@ export function mountSidebar(actions: Actions): void {
   const box = document.getElementById("agents")!;
   // Ctrl+K: find a conversation by its title, or by any message's text
   // (the service's search, for conversations the window has not opened).
-  const filter = h("input", { id: "session-filter", class: "session-filter", type: "search", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
+  // A text field with the searchbox role, not type=search: WebKitGTK's search
+  // field alone holds about 3 MB more while the window idles
+  // (docs/BENCHMARKS.md, production binary); Escape clears it (below).
+  const filter = h("input", { id: "session-filter", class: "session-filter", type: "text", role: "searchbox", autocomplete: "off", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
   box.before(filter);
   const search = mountSearch(actions, filter, () => render());
   filter.addEventListener("input", () => {
