@@ -22,14 +22,28 @@ const indexEvery = time.Second
 // pendingSQL is true when messages were stored after the index's mark.
 const pendingSQL = `SELECT (SELECT COALESCE(MAX(id), 0) FROM messages) > (SELECT upto FROM messages_fts_upto)`
 
+// indexBatch bounds the message ids one indexing transaction covers, so that
+// a large backlog (after a restart, or a busy second) holds the writer in
+// short turns and the commits of running turns pass between them.
+const indexBatch = 500
+
 // indexMessages indexes the user and assistant messages stored after
 // messages_fts_upto and moves the mark to the newest message.
 func (s *Store) indexMessages(ctx context.Context) error {
-	var pending bool
-	// A read first: nothing pending (the usual case) takes no write transaction.
-	if err := s.r.QueryRowContext(ctx, pendingSQL).Scan(&pending); err != nil || !pending {
-		return err
+	for {
+		var pending bool
+		// A read first: nothing pending (the usual case) takes no write transaction.
+		if err := s.r.QueryRowContext(ctx, pendingSQL).Scan(&pending); err != nil || !pending {
+			return err
+		}
+		if err := s.indexNext(ctx); err != nil {
+			return err
+		}
 	}
+}
+
+// indexNext indexes the messages of the next indexBatch ids after the mark.
+func (s *Store) indexNext(ctx context.Context) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -42,6 +56,7 @@ func (s *Store) indexMessages(ctx context.Context) error {
 	if newest <= upto {
 		return nil
 	}
+	newest = min(newest, upto+indexBatch)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO messages_fts(rowid, content)
     SELECT id, content FROM messages WHERE id > ? AND id <= ? AND role IN ('user', 'assistant') AND content <> ''`, upto, newest); err != nil {
 		return err

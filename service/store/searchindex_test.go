@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -136,5 +137,37 @@ func TestSearchIndexCatchesUpAfterReopen(t *testing.T) {
 	}
 	if n := indexed(t, path, "a reply about puffins"); n != 1 {
 		t.Errorf("the message changed before it was indexed is in the index %d times, want once", n)
+	}
+}
+
+// A backlog larger than one indexing transaction is indexed whole before a
+// search answers.
+func TestSearchIndexesABacklogInBatches(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "jarvis.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, id := range []string{"g_first", "g_middle", "g_last"} {
+		if _, err := st.CreateSession(ctx, store.Session{ID: id, AgentID: "general"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func(sid, text string) {
+		t.Helper()
+		if _, err := st.AddMessage(ctx, store.Message{SessionID: sid, Role: "user", Content: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("g_first", "the first note, about sundials")
+	for i := 0; i < 1200; i++ {
+		add("g_middle", fmt.Sprintf("filler message %d", i))
+	}
+	add("g_last", "the last note, about hourglasses")
+	for q, want := range map[string]string{"sundials": "g_first", "hourglasses": "g_last", "filler message 1199": "g_middle"} {
+		if ids := hitIDs(t, st, q); len(ids) != 1 || ids[0] != want {
+			t.Errorf("search %q: %v, want [%s]", q, ids, want)
+		}
 	}
 }
