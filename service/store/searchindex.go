@@ -10,9 +10,9 @@ import (
 // store messages (migration 033): FTS5 writes a new index segment at the end
 // of every transaction that adds to it, which was about half the time of a
 // turn's start and end commits. indexMessages adds the messages stored since
-// its last run in one transaction instead: in the background every
-// indexEvery, and before every search, so that a search still finds every
-// message stored before it. A crash between a message's commit and its
+// its last run instead, in transactions of at most indexBatch ids: in the
+// background every indexEvery, and before every search, so that a search
+// still finds every message stored before it. A crash between a message's commit and its
 // indexing loses nothing: the message is stored, and the next run (in the
 // background after a restart, or a search) indexes it.
 
