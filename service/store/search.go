@@ -32,6 +32,10 @@ func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int
 	if limit <= 0 {
 		limit = 50
 	}
+	// Messages stored since the last batch go into the index first (searchindex.go).
+	if err := s.indexMessages(ctx); err != nil {
+		return nil, err
+	}
 	var where string
 	var args []any
 	if utf8.RuneCountInString(q) >= 3 {

@@ -106,12 +106,12 @@ func TestSearchIndexesOlderMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	// Back to the schema before migration 032.
+	// Back to the schema before migrations 032 and 033.
 	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TRIGGER messages_fts_insert`, `DROP TRIGGER messages_fts_delete`, `DROP TRIGGER messages_fts_update`, `DROP TABLE messages_fts`, `DELETE FROM schema_migrations WHERE version = 32`} {
+	for _, q := range []string{`DROP TRIGGER messages_fts_delete`, `DROP TRIGGER messages_fts_update`, `DROP TABLE messages_fts`, `DROP TABLE messages_fts_upto`, `DELETE FROM schema_migrations WHERE version IN (32, 33)`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}

@@ -146,6 +146,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		defer s.wg.Done()
 		walcheckpoint.Loop(s.stop, s.ck, s.w, checkpointEvery, nil, func(err error) { log.Warn("database checkpoint", "err", err) })
 	}()
+	s.wg.Add(1)
+	go s.indexLoop(log) // searchindex.go
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string

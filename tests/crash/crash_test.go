@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,9 @@ type ledger struct {
 	messages map[string][]string // session → user texts whose user.message event arrived
 	memory   []string            // markers whose memory write answered 200
 	seen     map[string][]api.StreamEvent
+	// unsearched are the accepted messages not yet looked for by search
+	// (the index is filled after the commit: service/store/searchindex.go).
+	unsearched [][2]string // session, text
 }
 
 func (l *ledger) add(f func()) { l.mu.Lock(); f(); l.mu.Unlock() }
@@ -120,6 +124,7 @@ func load(ctx context.Context, d *proc.Proc, led *ledger, name string) {
 		led.add(func() {
 			if len(led.seen[sid]) > 0 {
 				led.messages[sid] = append(led.messages[sid], text)
+				led.unsearched = append(led.unsearched, [2]string{sid, text})
 			}
 		})
 		if err != nil {
@@ -209,6 +214,18 @@ func verify(t *testing.T, d *proc.Proc, data string, led *ledger, round int) {
 			t.Fatalf("round %d: session %s has turns that never ended on its stream: %v", round, sid, open)
 		}
 	}
+	// Search finds every message accepted since the last check, those the
+	// kill left out of the search index too.
+	for _, m := range led.unsearched {
+		var res api.SessionSearch
+		if err := c.Do(ctx, "GET", "/v1/sessions/search?limit=200&q="+url.QueryEscape(m[1]), nil, &res); err != nil {
+			t.Fatalf("round %d: search %q: %v", round, m[1], err)
+		}
+		if len(res.Results) != 1 || res.Results[0].Session.SessionID != m[0] {
+			t.Fatalf("round %d: search for accepted message %q found %+v, want session %s", round, m[1], res.Results, m[0])
+		}
+	}
+	led.unsearched = nil
 	// Every acknowledged memory write is in a daily file.
 	var notes strings.Builder
 	files, _ := filepath.Glob(filepath.Join(data, "memory", "*.md"))
