@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { Actions } from "../src/actions";
 import { Store } from "../src/store";
-import { fakeBridge, type FakeBridge } from "./fakebridge";
+import { fakeBridge, type FakeBridge, bridgeOf } from "./fakebridge";
 
 let fb: FakeBridge;
 let store: Store;
@@ -13,7 +13,7 @@ let told: string[];
 beforeEach(() => {
   fb = fakeBridge();
   store = new Store();
-  actions = new Actions(store, () => fb.api);
+  actions = new Actions(store, bridgeOf(fb));
   told = [];
   for (const t of ["agents", "sessions", "messages", "prompts", "notice", "setup", "opened", "effect"] as const) store.subscribe(t, () => told.push(t));
 });

@@ -125,3 +125,10 @@ export function loadPage(): void {
 }
 
 export const flush = () => new Promise((r) => setTimeout(r, 0));
+
+/**
+ * The bridge getter for an Actions of one test: bound to that test's bridge,
+ * so that a timer a finished test left running (a search after a pause in
+ * typing) calls its own bridge, never the next test's.
+ */
+export const bridgeOf = (b: FakeBridge) => () => b.api;

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { Actions } from "../src/actions";
 import { mountLazyPanels, onFirstClick } from "../src/lazy";
 import { Store } from "../src/store";
-import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+import { fakeBridge, flush, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
 
 describe("onFirstClick", () => {
   beforeEach(() => {
@@ -71,7 +71,7 @@ describe("the lazy panels on the window's markup", () => {
   beforeEach(() => {
     loadPage();
     fb = fakeBridge();
-    actions = new Actions(new Store(), () => fb.api);
+    actions = new Actions(new Store(), bridgeOf(fb));
     flashes.length = 0;
     mountLazyPanels(actions, (m) => flashes.push(m));
   });

@@ -6,7 +6,7 @@ import { Actions } from "../src/actions";
 import { Store } from "../src/store";
 import { planSteps, Transcript } from "../src/transcript";
 import { mountConversation } from "../src/views/conversation";
-import { fakeBridge, loadPage, type FakeBridge } from "./fakebridge";
+import { fakeBridge, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
 
 const ev = (id: number, type: string, data: any) => ({ id: String(id), type, data });
 
@@ -34,7 +34,7 @@ describe("plan", () => {
       loadPage();
       fb = fakeBridge();
       store = new Store();
-      actions = new Actions(store, () => fb.api);
+      actions = new Actions(store, bridgeOf(fb));
       mountConversation(actions);
       await actions.start();
     });

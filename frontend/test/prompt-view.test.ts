@@ -7,7 +7,7 @@ import { Actions } from "../src/actions";
 import type { Prompt } from "../src/prompt";
 import { Store } from "../src/store";
 import { mountPrompt } from "../src/views/prompt";
-import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+import { fakeBridge, flush, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
 
 let fb: FakeBridge;
 let actions: Actions;
@@ -32,7 +32,7 @@ function enter(): void {
 beforeEach(() => {
   loadPage();
   fb = fakeBridge();
-  actions = new Actions(new Store(), () => fb.api);
+  actions = new Actions(new Store(), bridgeOf(fb));
   mountPrompt(actions);
 });
 

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { Actions } from "../src/actions";
 import { Store } from "../src/store";
 import { mountSetup } from "../src/views/setup";
-import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+import { fakeBridge, flush, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
 
 let fb: FakeBridge;
 const $ = <T extends HTMLElement = HTMLElement>(s: string) => document.querySelector(s) as T;
@@ -13,7 +13,7 @@ const $ = <T extends HTMLElement = HTMLElement>(s: string) => document.querySele
 beforeEach(() => {
   loadPage();
   fb = fakeBridge();
-  mountSetup(new Actions(new Store(), () => fb.api), () => {});
+  mountSetup(new Actions(new Store(), bridgeOf(fb)), () => {});
   $("#open-setup").click();
 });
 

@@ -9,7 +9,7 @@ import { mountHeader } from "../src/views/header";
 import { mountNotice } from "../src/views/notice";
 import { mountPrompt } from "../src/views/prompt";
 import { mountSidebar } from "../src/views/sidebar";
-import { fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
+import { fakeBridge, flush, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
 
 let fb: FakeBridge;
 let store: Store;
@@ -20,7 +20,7 @@ beforeEach(async () => {
   loadPage();
   fb = fakeBridge();
   store = new Store();
-  actions = new Actions(store, () => fb.api);
+  actions = new Actions(store, bridgeOf(fb));
   const flash = mountNotice(store);
   mountSidebar(actions);
   mountHeader(actions, flash);
