@@ -103,12 +103,7 @@ func (rt *Runtime) Load(a config.Agent) {
 }
 
 // Validate says why an agent cannot run, or nil.
-func (rt *Runtime) Validate(a config.Agent) error {
-	if st := rt.Status(a); st.State == "unconfigured" {
-		return errors.New(st.Detail)
-	}
-	return nil
-}
+func (rt *Runtime) Validate(a config.Agent) error { return turn.Unconfigured(rt.Status(a)) }
 
 // Outbound: a round table sends the message to every registered expert agent.
 func (rt *Runtime) Outbound(_ *config.Config, a config.Agent) string {
