@@ -36,9 +36,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
+
+	"jarvis/internal/fsperm"
 )
 
 // KeyRef is the keyring reference of the chain key.
@@ -234,45 +235,14 @@ func overwriteSync(file string, data []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// writeFileSync replaces file with data (mode 0600): temp file, fsync,
-// rename, so a crash leaves the old content or the new, never a mix; then
-// the folder's fsync, so that the rename itself is durable: the anchor's
-// row may be the only durable copy when Append returns (and overwriteSync
-// writes into the file the name now points to).
+// writeFileSync replaces file with data (mode 0600, fsperm.WriteFile: a
+// crash leaves the old content or the new, never a mix), then syncs the
+// folder, so that the rename itself is durable: the anchor's row may be the
+// only durable copy when Append returns (and overwriteSync writes into the
+// file the name now points to).
 func writeFileSync(file string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
-	if err != nil {
+	if err := fsperm.WriteFile(file, data); err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := errors.Join(tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(file))
-}
-
-// syncDir makes the entries of folder dir durable. Only Linux's answer
-// counts: Windows cannot sync a folder and macOS's full sync of one is not
-// promised to work; there the rename is as durable as the file system
-// makes it.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = errors.Join(d.Sync(), d.Close())
-	if runtime.GOOS != "linux" {
-		return nil
-	}
-	return err
+	return fsperm.SyncDir(filepath.Dir(file))
 }

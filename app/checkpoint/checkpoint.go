@@ -48,6 +48,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"jarvis/app/audit"
+	"jarvis/internal/fsperm"
 )
 
 // Kinds of a path's state.
@@ -568,7 +569,7 @@ func (s *Store) linkObject(f *os.File, syncs *[]func() error) (State, bool, erro
 		if err != nil {
 			return err
 		}
-		return errors.Join(o.Sync(), o.Close(), syncDir(filepath.Dir(dst)))
+		return errors.Join(o.Sync(), o.Close(), fsperm.SyncDir(filepath.Dir(dst)))
 	})
 	return st, true, nil
 }
@@ -625,12 +626,12 @@ func (s *Store) unshare(st State) error {
 		// Written to through its other name before the change replaced
 		// it: the bytes it was named after are gone, and an object that
 		// does not hold them must not be restored as if it did.
-		return errors.Join(os.Remove(dst), syncDir(filepath.Dir(dst)))
+		return errors.Join(os.Remove(dst), fsperm.SyncDir(filepath.Dir(dst)))
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
+	return fsperm.SyncDir(filepath.Dir(dst))
 }
 
 // objectPath is where the object with hash sum is stored.
@@ -741,7 +742,7 @@ func (s *Store) place(tmp, sum string) error {
 	if err := os.Rename(tmp, dst); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
+	return fsperm.SyncDir(filepath.Dir(dst))
 }
 
 // makeFanOut creates the 256 object folders (objects/00 to ff) once, so
@@ -757,7 +758,7 @@ func (s *Store) makeFanOut() error {
 			return err
 		}
 	}
-	return syncDir(objs)
+	return fsperm.SyncDir(objs)
 }
 
 // fanOut makes sure the object folder dir exists, and that a new one's
@@ -769,13 +770,5 @@ func fanOut(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
+	return fsperm.SyncDir(filepath.Dir(dir))
 }

@@ -67,3 +67,14 @@ func TestWriteFileReplacesAtomically(t *testing.T) {
 		t.Fatalf("temp files left: %v", left)
 	}
 }
+
+func TestSyncDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := SyncDir(dir); err != nil {
+		t.Fatalf("SyncDir(%s) = %v", dir, err)
+	}
+	// A folder that is not there is an error where the answer counts.
+	if err := SyncDir(filepath.Join(dir, "gone")); runtime.GOOS == "linux" && err == nil {
+		t.Fatal("SyncDir of a missing folder reported no error")
+	}
+}
