@@ -6,7 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // linkInode gives the inode open as f a second name, dst, through the
@@ -16,31 +17,19 @@ import (
 // filesystems, EPERM where protected_hardlinks refuses, EEXIST when dst
 // exists.
 func linkInode(f *os.File, dst string) error {
-	src, err := syscall.BytePtrFromString("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
-	if err != nil {
-		return err
-	}
-	to, err := syscall.BytePtrFromString(dst)
-	if err != nil {
-		return err
-	}
+	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	for {
-		_, _, e := syscall.Syscall6(syscall.SYS_LINKAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(src)),
-			uintptr(atFdcwd), uintptr(unsafe.Pointer(to)), atSymlinkFollow, 0)
+		err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
 		runtime.KeepAlive(f)
-		switch e {
-		case 0:
-			return nil
-		case syscall.EINTR:
+		switch {
+		case err == unix.EINTR:
 			continue
+		case err != nil:
+			return &os.LinkError{Op: "link", Old: f.Name(), New: dst, Err: err}
 		}
-		return &os.LinkError{Op: "link", Old: f.Name(), New: dst, Err: e}
+		return nil
 	}
 }
-
-var atFdcwd = -0x64 // AT_FDCWD (a variable: a negative constant cannot convert to uintptr)
-
-const atSymlinkFollow = 0x400 // AT_SYMLINK_FOLLOW
 
 // links is the number of names fi's inode has (1 where unknown).
 func links(fi fs.FileInfo) uint64 {
