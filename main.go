@@ -166,11 +166,11 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		return 1, err
 	}
 	defer mcpm.Close()
-	var emitMCP atomic.Pointer[func(string, any)] // the window's emit, once it exists
+	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
 		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
-			if e := emitMCP.Load(); e != nil {
+			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}
 		}})
@@ -179,9 +179,9 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	}
 	defer runner.Close()
 	// `jarvis undo` run beside this process is done here (app.ServeUndo).
-	if srv, err := app.ServeUndo(l.dataDir, runner, func(turn string) {
-		if e := emitMCP.Load(); e != nil {
-			(*e)("undo:changed", map[string]string{"turnId": turn})
+	if srv, err := app.ServeUndo(l.dataDir, runner, func(event string, data any) {
+		if e := windowEmit.Load(); e != nil {
+			(*e)(event, data)
 		}
 	}); err != nil {
 		l.log.Warn("jarvis undo will not be handed to this process", "err", err)
@@ -201,7 +201,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			wruntime.EventsEmit(*c, event, data)
 		}
 	}
-	emitMCP.Store(&emit)
+	windowEmit.Store(&emit)
 	mcpPanel := app.NewMCPPanel(mcpm, emit)
 	var saveFile func(string) (string, error)
 	if !l.noDialogs {

@@ -210,9 +210,15 @@ func (a *App) UndoTurn(turnID string, files []string, force bool) (UndoOutcome, 
 		out.Conflict = errors.Is(err, checkpoint.ErrConflict)
 	}
 	if len(res.Restored) > 0 {
-		a.emit("undo:changed", map[string]string{"turnId": turnID})
+		undoChanged(a.emit, turnID)
 	}
 	return out, nil
+}
+
+// undoChanged tells the window that turnID's files were restored (its
+// changed-files blocks refresh).
+func undoChanged(emit func(event string, data any), turnID string) {
+	emit("undo:changed", map[string]string{"turnId": turnID})
 }
 
 // FileDiff is the two sides of one changed file, for the diff view.

@@ -14,10 +14,10 @@ import (
 // `jarvis --headless`, which holds dataDir's lock) on the data dir's control
 // socket: the command's request is done here, through r, audited like an
 // undo from the window, and its output and exit status go back to the
-// command. changed, when set, is called with the turn id after files were
-// restored (the window's transcript). A request for another workspace than
+// command. emit, when set, is the window's: after files were restored it
+// gets the same undo:changed event as an undo from the window. A request for another workspace than
 // r's is answered as such; the command then does it itself.
-func ServeUndo(dataDir string, r *Runner, changed func(turnID string)) (*instance.Server, error) {
+func ServeUndo(dataDir string, r *Runner, emit func(event string, data any)) (*instance.Server, error) {
 	return instance.Listen(dataDir, func(ctx context.Context, op string, body json.RawMessage) (any, error) {
 		if op != undoOp {
 			return nil, fmt.Errorf("this Jarvis does not know the request %q", op)
@@ -34,8 +34,8 @@ func ServeUndo(dataDir string, r *Runner, changed func(turnID string)) (*instanc
 		var out, errOut strings.Builder
 		code, restored := runUndo(ctx, r, req, &out, &errOut)
 		r.logger.Info("jarvis undo handed over to this process", "request", req.Sub, "turn", req.Turn, "force", req.Force, "exit", code)
-		if restored && changed != nil {
-			changed(req.Turn)
+		if restored && emit != nil {
+			undoChanged(emit, req.Turn)
 		}
 		return undoAnswer{Code: code, Stdout: out.String(), Stderr: errOut.String()}, nil
 	})

@@ -94,7 +94,14 @@ func TestUndoIsHandedToTheRunningInstance(t *testing.T) {
 	defer lock.Release()
 	var mu sync.Mutex
 	var changed []string
-	srv, err := ServeUndo(dir, r, func(turn string) { mu.Lock(); changed = append(changed, turn); mu.Unlock() })
+	srv, err := ServeUndo(dir, r, func(event string, data any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if event != "undo:changed" {
+			t.Errorf("the window got %q, want undo:changed", event)
+		}
+		changed = append(changed, data.(map[string]string)["turnId"])
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
