@@ -118,6 +118,10 @@ type ToolCall struct {
 	// turn (nearest last): the call is a delegated agent's, not the user's
 	// own conversation's, even when it runs in a session the user has open.
 	DelegatedBy []string `json:"delegated_by,omitempty"`
+	// Untrusted lists where the untrusted text in the model's context came
+	// from when it asked for this call (empty: only the user's words and
+	// Jarvis's own): the gate asks before such a call sends data out.
+	Untrusted []Source `json:"untrusted,omitempty"`
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).
@@ -136,6 +140,12 @@ type ToolResult struct {
 	// Refused marks a call the service refused without running it (a tool
 	// outside the agent's scope, an unknown tool).
 	Refused bool `json:"refused,omitempty"`
+	// Trust is the desktop's word on the result's text: Trusted or
+	// Untrusted; anything else (a client that says nothing) counts as
+	// untrusted. Origin says where an untrusted result came from (an MCP
+	// server, the URL a file was downloaded from, a program's output).
+	Trust  string  `json:"trust,omitempty"`
+	Origin *Source `json:"origin,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.

@@ -14,6 +14,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/idempotency"
 	"jarvis/service/llm"
+	"jarvis/service/provenance"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -59,7 +60,8 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		}
 		slot = sl
 	}
-	t, run, err := s.prepareTurn(r.Context(), sess, text, chatrt.ImagesMeta(images), nil)
+	meta := provenance.Meta(chatrt.ImagesMeta(images), chatrt.AttachmentSources(text, images)...)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, meta, nil)
 	if slot != nil {
 		slot.Settle(t, err)
 	}

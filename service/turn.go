@@ -10,6 +10,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/events"
 	"jarvis/service/httpapi"
+	"jarvis/service/provenance"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -46,6 +47,9 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, met
 	case <-s.closing:
 		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
+	}
+	if len(chain) > 1 { // another agent's message, not the user's (service/provenance)
+		meta = provenance.Meta(meta, api.Source{Kind: "agent", Name: chain[len(chain)-2]})
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
 	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,

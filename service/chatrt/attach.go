@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"jarvis/api"
@@ -85,4 +86,21 @@ func ImagesMeta(images []string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// attachedFile is how the window puts a text file into a message: its name
+// on a line of its own, then its content in a fence (frontend/src/attach.ts).
+var attachedFile = regexp.MustCompile("(?m)^Attached file (.+):\n```")
+
+// AttachmentSources are a message's attachments as untrusted sources
+// (service/provenance): each text file by name, and its images.
+func AttachmentSources(text string, images []string) []api.Source {
+	var out []api.Source
+	for _, m := range attachedFile.FindAllStringSubmatch(text, -1) {
+		out = append(out, api.Source{Kind: "attachment", Name: m[1]})
+	}
+	if len(images) > 0 {
+		out = append(out, api.Source{Kind: "attachment", Name: fmt.Sprintf("(%d image(s))", len(images))})
+	}
+	return out
 }

@@ -131,8 +131,8 @@ func TestChatToolCallAwaitsTheDesktopsResult(t *testing.T) {
 	if out.Fail != nil || out.Final != "Tool results: buy milk" {
 		t.Fatalf("outcome %+v", out)
 	}
-	if !tt.Untrusted.Load() {
-		t.Fatal("a tool's result is in the model's context: the turn must be marked untrusted")
+	if got := tt.Taint.List(); len(got) != 1 || got[0] != (api.Source{Kind: "tool", Name: "read_file"}) {
+		t.Fatalf("a result the desktop did not vouch for is in the model's context: taint %+v, want the result of read_file", got)
 	}
 	var res api.ToolResult
 	if data, ok := f.rec.First(api.EventToolResult); !ok || json.Unmarshal(data, &res) != nil {

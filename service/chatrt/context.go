@@ -14,6 +14,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/prompt"
+	"jarvis/service/provenance"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -183,6 +184,14 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 	}
 	if ok {
 		c.sum, after = &sum, sum.UptoMessageID
+		// The summary keeps the sources of the messages it stands for.
+		metas, err := rt.env.Store.UntrustedMetas(ctx, t.SessionID, sum.UptoMessageID)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range metas {
+			t.Taint.Add(provenance.FromMeta(m)...)
+		}
 	}
 	rows, err := rt.env.Store.MessagesAfter(ctx, t.SessionID, after)
 	if err != nil {
@@ -199,6 +208,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 		open = nil
 	}
 	for _, m := range rows {
+		t.Taint.Add(provenance.FromMeta(m.Meta)...)
 		if m.TurnID == t.ID {
 			continue // t's own message, added below
 		}
@@ -225,6 +235,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 		}
 	}
 	closeOpen()
+	t.Taint.Add(provenance.FromMeta(t.User.Meta)...) // an attachment, a delegated message
 	c.cur = len(c.entries)
 	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: imagesOf(t.User.Meta)}, 0)
 	return c, nil

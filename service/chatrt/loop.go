@@ -12,6 +12,7 @@ import (
 	"jarvis/service/config"
 	"jarvis/service/llm"
 	"jarvis/service/prompt"
+	"jarvis/service/provenance"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
@@ -110,19 +111,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		return turn.Failed("internal", "could not read the conversation: %v", err)
 	}
 	specs := rt.toolSpecs(agent)
-	if len(t.Chain) > 0 {
-		t.Untrusted.Store(true) // the message is another agent's, not the user's
-	}
-	if conv.sum != nil {
-		t.Untrusted.Store(true) // a summary the model wrote of earlier messages, tool results among them
-	}
-	for _, e := range conv.entries {
-		if e.msg.Role == "tool" {
-			t.Untrusted.Store(true) // earlier tool results are in the model's context
-			break
-		}
-	}
 	system := rt.systemPrompt(c, agent, specs)
+	if prompt.MemoryHasExternal(system) {
+		t.Taint.Add(api.Source{Kind: "memory"})
+	}
 	b := rt.budgetFor(ctx, agent).withStatic(estimateStatic(system, specs))
 	used := rt.contextUsed(bg, t.SessionID, conv, b)
 	// fit compacts when the next request would pass the budget; false
@@ -250,7 +242,8 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		results := rt.runToolCalls(ctx, t, agent, reply.ToolCalls)
 		for i, tc := range reply.ToolCalls {
 			content := toolContent(results[i])
-			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID})
+			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID,
+				Meta: provenance.Meta("", provenance.Of(tc.Name, results[i])...)})
 			if err != nil {
 				rt.env.Log.Error("store tool message", "err", err)
 			}
@@ -305,9 +298,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 	settle := func(i int, r api.ToolResult) {
 		r.ID, r.TurnID = wireIDs[i], t.ID
 		results[i], done[i] = r, true
-		if r.OK && calls[i].Name != memoryWriteTool {
-			t.Untrusted.Store(true) // the model reads text the user did not write
-		}
+		t.Taint.Add(provenance.Of(calls[i].Name, r)...) // the model reads text no one vouched for
 		t.Stats.AddTool(calls[i].Name, time.Since(started))
 		rt.publish(t.SessionID, api.EventToolResult, r)
 	}
@@ -319,6 +310,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 		go func() {
 			res, err := st.Run(ctx, t, agent, args)
 			r := api.ToolResult{OK: err == nil, Result: res, Source: "service", Name: name, Arguments: args}
+			r.Trust, r.Origin = serverTrust(name, args, res)
 			if err != nil {
 				r.Error = strp(err.Error())
 			}
@@ -328,7 +320,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
 		argsOf[i] = args
 		waits[i] = rt.opts.Waiter.Request(t, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason},
-			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators()}, i, ch)
+			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Untrusted: t.Taint.List()}, i, ch)
 	}
 	c := rt.env.Config()
 	for i, tc := range calls {

@@ -60,18 +60,26 @@ var (
 	headerPattern = regexp.MustCompile(`^## (Long-term memory|Daily notes \d{4}-\d{2}-\d{2}) \((memory/[^()\s]+\.md)\)$`)
 )
 
-// TurnHadExternal says whether content from outside the user's own message
-// was in turn t when it wrote to memory: a tool result came back earlier in
-// the turn or is in the history the model read, or another agent's message
-// started it (turn.untrusted).
+// TurnHadExternal says whether untrusted content was in turn t's context
+// when it wrote to memory (t.Taint: service/provenance's table).
 func TurnHadExternal(t *turn.Turn) string {
 	if t == nil {
 		return "unknown"
 	}
-	if t.Stats.ToolCalls() > 0 || len(t.Chain) > 0 || t.Untrusted.Load() {
+	if t.Taint.Any() {
 		return "yes"
 	}
 	return "no"
+}
+
+// externalLabel ends the label of a memory entry written after untrusted
+// content, in the prompt's memory section (QuoteMemory).
+const externalLabel = "external content in that turn: yes"
+
+// MemoryHasExternal reports whether a memory section (QuoteMemory's output)
+// holds an entry written after untrusted content (or whose turn is unknown).
+func MemoryHasExternal(section string) bool {
+	return strings.Contains(section, externalLabel) || strings.Contains(section, "external content in that turn: unknown")
 }
 
 // QuoteMemory turns the memory files' prompt context (the memory package's

@@ -8,9 +8,9 @@ package turn
 import (
 	"context"
 	"fmt"
+	"jarvis/service/provenance"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"jarvis/api"
@@ -29,11 +29,13 @@ type Turn struct {
 	Chain []string
 	// stats are the turn's tool calls and thinking, for agents_message (service/chatrt/delegate.go).
 	Stats Stats
-	// untrusted is set once text the user did not write is in the model's
-	// context: a tool's result or another agent's reply (this turn's or
-	// earlier in the history), or a message delegated by another agent.
-	// Memory writes record it (provenance in service/chatrt/memory.go).
-	Untrusted atomic.Bool
+	// Taint is the untrusted sources in the model's context (service/provenance):
+	// a result the desktop did not vouch for, another agent's reply or
+	// delegated message, memory entries written after untrusted content, an
+	// attachment, this turn's or earlier in the history (a summary keeps its
+	// messages' sources). Every tool.request lists them; memory writes
+	// record whether there were any (service/chatrt/memory.go).
+	Taint provenance.Set
 	// user is the message that started the turn; its id and time are set
 	// once stored returns.
 	User store.Message
