@@ -27,6 +27,12 @@ type ToolDecision struct {
 	Result     string          `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	DurationMS int64           `json:"durationMs"`
+	// Untrusted is where the untrusted content in the conversation came
+	// from when the call was asked for (shown on the card); Trust and
+	// Origin, whether the desktop vouches for the result (provenance.go).
+	Untrusted []api.Source `json:"untrusted,omitempty"`
+	Trust     string       `json:"trust,omitempty"`
+	Origin    *api.Source  `json:"origin,omitempty"`
 }
 
 // ToolRunner takes one tool call through the safety gate, runs it when
@@ -142,7 +148,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

@@ -171,9 +171,14 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.exec(sessionID, call))
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy, Untrusted: call.Untrusted},
+		r.exec(sessionID, call))
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
-		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
+		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds(),
+		Untrusted: call.Untrusted}
+	if out.OK {
+		d.Trust, d.Origin = r.resultTrust(call.Name, out.Arguments, out.Result)
+	}
 	d.Edited = out.Edited
 	d.Decision = audit.Denied
 	switch {

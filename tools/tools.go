@@ -81,6 +81,11 @@ type Definition struct {
 	// Capabilities are the capability names of docs/protocols/agents.md's tool scoping
 	// (e.g. "fs.read"); empty means the tool is not capability-scoped.
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Outbound, when set, says where a call of this tool sends data (an MCP
+	// tool of a remote server, or one that says it reaches the open world):
+	// with untrusted content in the conversation the gate asks before it
+	// runs (app/gate/taint.go).
+	Outbound string `json:"outbound,omitempty"`
 }
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }

@@ -65,6 +65,7 @@ import (
 	"sync"
 	"time"
 
+	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/tools"
 )
@@ -111,6 +112,10 @@ type Request struct {
 	// session's "allow for this session" grants, which the user gave to
 	// their own conversation, not to an agent another agent steers.
 	DelegatedBy []string `json:"delegated_by,omitempty"`
+	// Untrusted is where the untrusted text in the model's context came
+	// from (the service's word, api.ToolCall.Untrusted): an outbound call
+	// then asks even where a rule allows it (taint.go).
+	Untrusted []api.Source `json:"untrusted,omitempty"`
 }
 
 // Verdict is what the gate does with a call.
@@ -134,6 +139,12 @@ type Decision struct {
 	// what the policy matched, and what is prompted, run and audited. Nil
 	// when the call is refused before it has one.
 	Canonical json.RawMessage `json:"canonical,omitempty"`
+	// Untrusted is the request's untrusted sources; Destination, for an
+	// outbound call, where its data would go; Tainted, that it asks because
+	// of both, where a rule or a grant would have run it (taint.go).
+	Untrusted   []api.Source `json:"untrusted,omitempty"`
+	Destination string       `json:"destination,omitempty"`
+	Tainted     bool         `json:"tainted,omitempty"`
 }
 
 // Options configures a Gate.
@@ -326,6 +337,7 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 			}
 		}
 	}
+	untrustedRule(req, def, args, &d)
 	return d, args
 }
 
@@ -469,8 +481,9 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
 		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
-		Choices:  []Choice{Once, Session, Always, Refuse},
-		Decisive: decisive(req.Name, args, req.Target),
+		Choices:   []Choice{Once, Session, Always, Refuse},
+		Decisive:  decisive(req.Name, args, req.Target),
+		Untrusted: sourcesInWords(r.Untrusted), Destination: r.Destination,
 	}
 	if spelled := requestedAs(req.Arguments, r.Arguments); spelled != "" && json.Valid([]byte(spelled)) {
 		p.Requested = json.RawMessage(spelled)
@@ -479,7 +492,10 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		p.Diff = writeDiff(g.current, args)
 	}
 	switch {
-	case p.Destructive:
+	case p.Destructive, r.Tainted:
+		// Neither a grant nor a plain rule would ever run it again: a
+		// rule that holds with untrusted content is made on purpose, on
+		// the Permissions page.
 		p.Choices = []Choice{Once, Refuse}
 	case r.Rule != nil && r.Rule.Action == Ask && len(req.DelegatedBy) > 0:
 		p.Choices = []Choice{Once, Refuse}

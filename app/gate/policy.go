@@ -49,6 +49,10 @@ type Rule struct {
 	Tool   string            `json:"tool"`
 	Args   map[string]string `json:"args,omitempty"`
 	Action Effect            `json:"action"`
+	// Untrusted: an allow rule that holds even when untrusted content is
+	// in the conversation and the call would send data out (taint.go).
+	// Never saved from a prompt; set on the Permissions page or by hand.
+	Untrusted bool `json:"untrusted,omitempty"`
 }
 
 // String renders r for reasons and logs, e.g. `deny run_command {program=rm}`.
@@ -65,6 +69,9 @@ func (r Rule) String() string {
 			parts[i] = k + "=" + r.Args[k]
 		}
 		s += " {" + strings.Join(parts, ", ") + "}"
+	}
+	if r.Untrusted {
+		s += " (also with untrusted content)"
 	}
 	return s
 }
@@ -146,7 +153,9 @@ func (p Policy) match(tool string, args map[string]json.RawMessage) *Rule {
 	var best *Rule
 	for i := range p.Rules {
 		r := &p.Rules[i]
-		if r.matches(tool, args) && (best == nil || r.Action.strength() > best.Action.strength()) {
+		// Among rules as strong, one that holds with untrusted content wins.
+		if r.matches(tool, args) && (best == nil || r.Action.strength() > best.Action.strength() ||
+			(r.Action == best.Action && r.Untrusted && !best.Untrusted)) {
 			best = r
 		}
 	}

@@ -54,6 +54,10 @@ type Prompt struct {
 	// (diff.go); the window shows it instead of the whole content.
 	Diff     *Diff     `json:"diff,omitempty"`
 	Deadline time.Time `json:"deadline"`
+	// Untrusted names, in words, the untrusted content the conversation
+	// has read; Destination, for a call that would send data out, where.
+	Untrusted   []string `json:"untrusted,omitempty"`
+	Destination string   `json:"destination,omitempty"`
 }
 
 // Answer is the user's decision.

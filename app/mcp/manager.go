@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -78,7 +79,11 @@ type Tool struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	ReadOnly    bool            `json:"readOnly,omitempty"`
 	Destructive bool            `json:"destructive,omitempty"`
-	Hash        string          `json:"hash"`
+	// Outbound says where a call sends data when the server is remote or
+	// the tool says it reaches the open world (openWorldHint): the gate
+	// asks before such a call once untrusted content is in the turn.
+	Outbound string `json:"outbound,omitempty"`
+	Hash     string `json:"hash"`
 	// Enabled: offered to models and callable. Off when the user switched
 	// it off, or when its definition changed since it was pinned
 	// (Changed) and the user has not approved the new one.
@@ -372,6 +377,12 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 				t.Title = a.Title
 			}
 			t.Destructive = t.Destructive && !a.ReadOnlyHint
+			if a.OpenWorldHint != nil && *a.OpenWorldHint {
+				t.Outbound = "the outside world, through MCP server " + serverName
+			}
+		}
+		if s, ok := m.servers[serverName]; ok && s.cfg.IsHTTP() {
+			t.Outbound = "the remote MCP server " + serverName + " (" + hostOf(s.cfg.URL) + ")"
 		}
 		t.Hash = definitionHash(st)
 		key := serverName + "/" + st.Name
@@ -516,7 +527,15 @@ func (m *Manager) Definition(name string) (tools.Definition, bool) {
 		desc = t.Title + ": " + desc
 	}
 	return tools.Definition{Name: name, Description: fmt.Sprintf("MCP server %q, tool %q. %s", t.Server, t.Tool, desc),
-		Parameters: t.InputSchema, Risk: tools.Risky, Capabilities: []string{"mcp." + t.Server}}, true
+		Parameters: t.InputSchema, Risk: tools.Risky, Capabilities: []string{"mcp." + t.Server}, Outbound: t.Outbound}, true
+}
+
+// hostOf is a URL's host, or the URL itself when it does not parse.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }
 
 // Assess is the gate's argument-aware check of an MCP call: the tool must
