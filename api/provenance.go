@@ -1,6 +1,9 @@
 package api
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Source is where untrusted text in a model's context came from: a tool's
 // result the desktop did not vouch for, an MCP server's result, another
@@ -51,6 +54,16 @@ func (s Source) String() string {
 		out += " (" + s.Detail + ")"
 	}
 	return out
+}
+
+// MarshalJSON adds the source in words ("label"), so that clients show
+// what the service and the desktop say, and never word it themselves.
+func (s Source) MarshalJSON() ([]byte, error) {
+	type plain Source
+	return json.Marshal(struct {
+		plain
+		Label string `json:"label"`
+	}{plain(s), s.String()})
 }
 
 // Sources says a list of sources in words, joined with "; ".

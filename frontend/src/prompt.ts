@@ -27,6 +27,27 @@ export interface Prompt {
   scopes?: { label: string; rule: PolicyRule }[];
   /** For a write_file over an existing file: what would change (app/gate.Diff). */
   diff?: PromptDiff;
+  /** What untrusted content the conversation has read, in words (app/gate/taint.go). */
+  untrusted?: string[];
+  /** Where the call would send data, when it asks because of that content. */
+  destination?: string;
+}
+
+/**
+ * The warning of a call that would send data out after the conversation read
+ * content someone else wrote: what was read and where the data would go;
+ * undefined when the conversation read none.
+ */
+export function untrustedWarning(p: Prompt): HTMLElement | undefined {
+  if (!p.untrusted?.length) return undefined;
+  const read = h("ul", {}, ...p.untrusted.map((s) => h("li", {}, s)));
+  if (!p.destination) {
+    return h("div", { class: "prompt-untrusted quiet" }, h("div", {}, "This conversation has read content someone else wrote:"), read);
+  }
+  return h("div", { class: "prompt-untrusted", role: "alert" },
+    h("strong", {}, "This could send your data out."),
+    h("div", {}, "This conversation has read content someone else wrote, which may be telling the agent what to do:"), read,
+    h("div", {}, `This call would send data to ${p.destination}. Check what it sends below. It asks even though a rule allows such calls.`));
 }
 
 /** A line diff of an existing file against what a write would put there. */

@@ -73,6 +73,8 @@ export interface ToolCard {
   result?: string;
   error?: string;
   pending: boolean;
+  /** The untrusted content the conversation had read when the call was asked for, in words. */
+  untrusted?: string[];
   /** "service": run by the service itself (memory, delegation, round table), never prompted.
    *  "agent": run by a coding-agent CLI inside its own program, outside the gate (reported afterwards). */
   source?: string;
@@ -397,6 +399,7 @@ export class Transcript {
         const key = `tool-${d.id}`;
         const existing = this.byKey.get(key);
         const card: ToolCard = { id: d.id, name: d.name, arguments: d.arguments, risk: d.risk, reason: d.reason, pending: true };
+        if (Array.isArray(d.untrusted) && d.untrusted.length) card.untrusted = d.untrusted.map((s: { label?: string; kind?: string }) => s.label ?? s.kind ?? "untrusted content");
         if (existing) {
           existing.tool = { ...card, ...existing.tool, pending: existing.tool?.pending ?? true };
           eff.changed.push(key);
@@ -519,6 +522,10 @@ export class Transcript {
       Object.assign(it.tool, { class: r.class, decision: r.decision, decidedBy: r.decidedBy, edited: r.edited || it.tool.edited });
       if (!it.tool.risk && r.proposedRisk) it.tool.risk = r.proposedRisk;
       if (r.reason && !it.tool.reason) it.tool.reason = r.reason;
+      // The audit row's reason names the untrusted content of the call's turn, and what
+      // followed from it (app/gate/taint.go): the card's badge shows it after a restart.
+      const after = r.reason?.split("; after untrusted content from ")[1];
+      if (after && !it.tool.untrusted) it.tool.untrusted = [after];
       eff.changed.push(it.key);
     }
     return eff;

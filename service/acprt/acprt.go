@@ -173,6 +173,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	}
 	in := acpagent.Input{Text: t.User.Content, Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
 		History: func() []acpagent.Message { return rt.history(t) }}
+	// A coding agent reads files, pages and tool output itself, where Jarvis
+	// cannot see: its context counts as untrusted (service/provenance), so
+	// its calls that would send data out ask before they run.
+	t.Taint.Add(api.Source{Kind: "agent", Name: agent.AgentID, Detail: "a coding agent reads files and the web itself"})
 	host := &acpHost{w: rt.opts.Waiter, t: t, agent: agent}
 	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {

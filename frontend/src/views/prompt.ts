@@ -6,7 +6,7 @@
 // answers only the button that has the focus. "Always allow" saves the rule
 // shown under the buttons, the call's own target unless the user widens it.
 import type { Actions } from "../actions";
-import { argumentsText, contentPreview, decisiveList, diffPreview, promptTitle, requestedLine, riskyPrompt, ruleText, workspacePath } from "../prompt";
+import { argumentsText, contentPreview, decisiveList, diffPreview, promptTitle, requestedLine, riskyPrompt, ruleText, untrustedWarning, workspacePath } from "../prompt";
 import { h, sessionTitle } from "../view";
 
 export function mountPrompt(actions: Actions): void {
@@ -41,6 +41,9 @@ export function mountPrompt(actions: Actions): void {
     const where = workspacePath(p, store.workspace);
     $("prompt-where").hidden = !where;
     $("prompt-where").textContent = where ? `Full path: ${where} (your workspace is ${store.workspace})` : "";
+    const warning = untrustedWarning(p);
+    $("prompt-untrusted").hidden = !warning;
+    $("prompt-untrusted").replaceChildren(...(warning ? [warning] : []));
     $("prompt-decisive").replaceChildren(decisiveList(p));
     // An overwrite shows what changes; a new file, its content.
     const diff = diffPreview(p);
