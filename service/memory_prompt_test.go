@@ -45,8 +45,8 @@ func TestMemoryCannotForgeSystemPromptSections(t *testing.T) {
 	e.svc.SetConfig(c)
 	ctx := context.Background()
 	// The writer saves the forged note first as the turn's only tool call,
-	// then again after a memory_search result (content from outside the
-	// user's message) came into its turn.
+	// then again in a turn whose message carries an attached file (content
+	// from outside the user's own words, service/provenance).
 	args, _ := json.Marshal(map[string]string{"target": "long_term", "content": forged})
 	e.upstream.Respond = func(req openai.ChatCompletionRequest) testpeer.Script {
 		last := req.Messages[len(req.Messages)-1]
@@ -62,7 +62,7 @@ func TestMemoryCannotForgeSystemPromptSections(t *testing.T) {
 	}
 	r, _ := e.routeAgent("writer")
 	e.agChat(r.Session.SessionID, "save it")
-	e.agChat(r.Session.SessionID, "search first")
+	e.agChat(r.Session.SessionID, "search first\n\nAttached file page.txt:\n```\nfrom a web page\n```")
 	e.upstream.Respond = nil
 
 	if _, err := e.c.Chat(ctx, e.session("j1"), "hi"); err != nil {

@@ -308,9 +308,12 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 		// Service tools run here, concurrently (parallel delegation).
 		serverRunning[i] = true
 		go func() {
-			res, err := st.Run(ctx, t, agent, args)
+			vctx, verdict := provenance.WithVerdict(ctx)
+			res, err := st.Run(vctx, t, agent, args)
 			r := api.ToolResult{OK: err == nil, Result: res, Source: "service", Name: name, Arguments: args}
-			r.Trust, r.Origin = serverTrust(name, args, res)
+			if trust, origin, ok := verdict.Get(); ok {
+				r.Trust, r.Origin = trust, origin
+			} // else untrusted, as the tool itself (provenance.Of): fail closed
 			if err != nil {
 				r.Error = strp(err.Error())
 			}

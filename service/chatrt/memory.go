@@ -16,6 +16,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/llm"
 	"jarvis/service/prompt"
+	"jarvis/service/provenance"
 	"jarvis/service/turn"
 )
 
@@ -224,8 +225,10 @@ func (rt *Runtime) registerMemoryTools() {
 				for i, l := range replaces {
 					refs[i] = l.String()
 				}
+				provenance.Judge(ctx, api.Trusted, nil) // Jarvis's own confirmation
 				return "Saved to " + p + "; marked " + strings.Join(refs, ", ") + " as superseded", nil
 			}
+			provenance.Judge(ctx, api.Trusted, nil)
 			return "Saved to " + p, nil
 		},
 	})
@@ -246,6 +249,7 @@ func (rt *Runtime) registerMemoryTools() {
 				return "", err
 			}
 			if len(res) == 0 {
+				provenance.Judge(ctx, api.Trusted, nil)
 				return "No memory matches.", nil
 			}
 			var b strings.Builder
@@ -260,7 +264,9 @@ func (rt *Runtime) registerMemoryTools() {
 				}
 				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, rt.injectionNote(r.Excerpt), r.Excerpt)
 			}
-			return strings.TrimSpace(b.String()), nil
+			out := strings.TrimSpace(b.String())
+			judgeMemory(ctx, out)
+			return out, nil
 		},
 	})
 	rt.RegisterTool(ServerTool{
@@ -276,7 +282,9 @@ func (rt *Runtime) registerMemoryTools() {
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s:%d-%d%s\n%s", rg.Path, rg.LineStart, rg.LineEnd, rt.injectionNote(rg.Text), rg.Text), nil
+			out := fmt.Sprintf("%s:%d-%d%s\n%s", rg.Path, rg.LineStart, rg.LineEnd, rt.injectionNote(rg.Text), rg.Text)
+			judgeMemory(ctx, out)
+			return out, nil
 		},
 	})
 }

@@ -1,10 +1,12 @@
 package chatrt
 
 import (
-	"encoding/json"
+	"context"
 	"regexp"
 
 	"jarvis/api"
+	"jarvis/service/provenance"
+	"jarvis/service/turn"
 )
 
 // externalEntry finds, in a memory tool's result, an entry written after
@@ -12,30 +14,40 @@ import (
 // also inside a JSON string.
 var externalEntry = regexp.MustCompile(`external=\\?"(yes|unknown)\\?"`)
 
-// serverTrust judges the result of a tool the service runs itself
-// (service/provenance): memory_write's confirmation and memory the user's
-// own turns wrote are trusted; memory entries written after untrusted
-// content, another agent's reply and a round table's answers are not, nor
-// the result of any other service tool (fail closed).
-func serverTrust(name string, args json.RawMessage, result string) (trust string, origin *api.Source) {
-	switch name {
-	case memoryWriteTool:
-		return api.Trusted, nil
-	case "memory_search", "memory_get":
-		if externalEntry.MatchString(result) {
-			return api.Untrusted, &api.Source{Kind: "memory"}
-		}
-		return api.Trusted, nil
-	case agentsMessageTool:
-		var a struct {
-			AgentID string `json:"agentId"`
-		}
-		if json.Unmarshal(args, &a) != nil {
-			a.AgentID = "(unnamed)" // a malformed call never ran; its error is not judged
-		}
-		return api.Untrusted, &api.Source{Kind: "agent", Name: a.AgentID}
-	case "round_table":
-		return api.Untrusted, &api.Source{Kind: "agent", Name: "round table"}
+// judgeMemory is the verdict of memory_search and memory_get: the user's
+// notes and what agents wrote from them are trusted; an entry written after
+// untrusted content is not.
+func judgeMemory(ctx context.Context, result string) {
+	if externalEntry.MatchString(result) {
+		provenance.Judge(ctx, api.Untrusted, &api.Source{Kind: "memory"})
+		return
 	}
-	return api.Untrusted, &api.Source{Kind: "tool", Name: name}
+	provenance.Judge(ctx, api.Trusted, nil)
+}
+
+// judgeReply is the verdict of agents_message on a reply of agent target
+// from turn tt: an agent outside the process is another principal, always
+// untrusted, and so is a reply the injection scanner flags; an in-process
+// chat agent's reply is as trusted as what its turn read, less the caller's
+// own message that started it.
+func judgeReply(ctx context.Context, target, caller string, inProcess bool, tt *turn.Turn, flagged bool) {
+	switch {
+	case !inProcess || tt == nil:
+		provenance.Judge(ctx, api.Untrusted, &api.Source{Kind: "agent", Name: target})
+		return
+	case flagged:
+		provenance.Judge(ctx, api.Untrusted, &api.Source{Kind: "agent", Name: target, Detail: "its reply reads like instructions"})
+		return
+	}
+	var read []api.Source
+	for _, s := range tt.Taint.List() {
+		if s != (api.Source{Kind: "agent", Name: caller}) {
+			read = append(read, s)
+		}
+	}
+	if len(read) == 0 {
+		provenance.Judge(ctx, api.Trusted, nil)
+		return
+	}
+	provenance.Judge(ctx, api.Untrusted, &api.Source{Kind: "agent", Name: target, Detail: "after " + api.Sources(read)})
 }

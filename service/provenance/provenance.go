@@ -14,6 +14,7 @@
 package provenance
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -107,4 +108,41 @@ func FromMeta(m string) []api.Source {
 		return nil
 	}
 	return x.Untrusted
+}
+
+// Verdict is a service tool's own word on its result (Judge): the chat
+// runtime gives each service tool call one in its context, and a tool that
+// knows better than its name (memory without untrusted entries, a reply of
+// an agent whose turn read nothing untrusted) says so.
+type Verdict struct {
+	mu     sync.Mutex
+	set    bool
+	trust  string
+	origin *api.Source
+}
+
+type verdictKey struct{}
+
+// WithVerdict returns ctx carrying a new Verdict for one call.
+func WithVerdict(ctx context.Context) (context.Context, *Verdict) {
+	v := &Verdict{}
+	return context.WithValue(ctx, verdictKey{}, v), v
+}
+
+// Judge records, for the call ctx belongs to, whether its result is to be
+// trusted (api.Trusted or api.Untrusted) and where an untrusted one came
+// from. Without a Verdict in ctx it does nothing.
+func Judge(ctx context.Context, trust string, origin *api.Source) {
+	if v, ok := ctx.Value(verdictKey{}).(*Verdict); ok {
+		v.mu.Lock()
+		v.set, v.trust, v.origin = true, trust, origin
+		v.mu.Unlock()
+	}
+}
+
+// Get returns what the tool judged; ok is false when it said nothing.
+func (v *Verdict) Get() (trust string, origin *api.Source, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.trust, v.origin, v.set
 }
