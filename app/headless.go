@@ -29,6 +29,10 @@ type HeadlessOptions struct {
 	// Default 500 ms.
 	Poll   time.Duration
 	Follow FollowOptions
+	// Ready, when set, is called once the sessions that exist at start are
+	// known: every session created after it is followed from its first
+	// event, so none of its calls is missed.
+	Ready func()
 }
 
 // RunHeadless follows every session of the service and answers its tool
@@ -74,6 +78,9 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 		} else if first {
 			atStart = known
 			opts.Logger.Info("headless: following every session; prompts are answered by the policy alone", "sessions", len(known))
+			if opts.Ready != nil {
+				opts.Ready()
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -21,8 +21,8 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // the background; chain is the delegation chain that led to it (service/chatrt/delegate.go),
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
-func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error) {
-	t, run, err := s.prepareTurn(ctx, sess, text, "", chain)
+func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string, untrusted []api.Source) (*turn.Turn, int64, error) {
+	t, run, err := s.prepareTurn(ctx, sess, text, provenance.Meta("", untrusted...), chain)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,9 +47,6 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, met
 	case <-s.closing:
 		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
-	}
-	if len(chain) > 1 { // another agent's message, not the user's (service/provenance)
-		meta = provenance.Meta(meta, api.Source{Kind: "agent", Name: chain[len(chain)-2]})
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
 	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,

@@ -41,9 +41,11 @@ type Options struct {
 	// whether a message leaves the process and when its reply comes.
 	Runtimes *turn.Registry
 	// StartTurn records a message and starts its agent's turn in the
-	// background (chain: the delegation chain that led to it); it returns
-	// the turn and the seq of its user.message event.
-	StartTurn func(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error)
+	// background (chain: the delegation chain that led to it; untrusted:
+	// the untrusted sources the message carries, those of the turn that
+	// wrote it, service/provenance); it returns the turn and the seq of its
+	// user.message event.
+	StartTurn func(ctx context.Context, sess store.Session, text string, chain []string, untrusted []api.Source) (*turn.Turn, int64, error)
 	// Running is the session's running turn, or nil.
 	Running func(sessionID string) *turn.Turn
 	// Claim holds a session for t as a turn does (an error when it is

@@ -253,7 +253,9 @@ func (rt *Runtime) registerMemoryTools() {
 				return "No memory matches.", nil
 			}
 			var b strings.Builder
-			for _, r := range res {
+			hits := make([]lineRange, len(res))
+			for i, r := range res {
+				hits[i] = lineRange{r.Path, r.LineStart, r.LineEnd}
 				old := ""
 				if r.Superseded {
 					old = " [superseded: an older statement"
@@ -264,9 +266,8 @@ func (rt *Runtime) registerMemoryTools() {
 				}
 				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, rt.injectionNote(r.Excerpt), r.Excerpt)
 			}
-			out := strings.TrimSpace(b.String())
-			judgeMemory(ctx, out)
-			return out, nil
+			rt.judgeMemory(ctx, hits)
+			return strings.TrimSpace(b.String()), nil
 		},
 	})
 	rt.RegisterTool(ServerTool{
@@ -282,9 +283,8 @@ func (rt *Runtime) registerMemoryTools() {
 			if err != nil {
 				return "", err
 			}
-			out := fmt.Sprintf("%s:%d-%d%s\n%s", rg.Path, rg.LineStart, rg.LineEnd, rt.injectionNote(rg.Text), rg.Text)
-			judgeMemory(ctx, out)
-			return out, nil
+			rt.judgeMemory(ctx, []lineRange{{rg.Path, rg.LineStart, rg.LineEnd}})
+			return fmt.Sprintf("%s:%d-%d%s\n%s", rg.Path, rg.LineStart, rg.LineEnd, rt.injectionNote(rg.Text), rg.Text), nil
 		},
 	})
 }

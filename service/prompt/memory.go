@@ -153,3 +153,29 @@ func next(lines []string, i int) string {
 	}
 	return ""
 }
+
+// ExternalLines reports whether any of lines from..to (1-based) of a memory
+// file's text belongs to an entry written after untrusted content, or by a
+// turn whose content is unknown (its mark says external="yes" or
+// "unknown"). Lines under no mark were written by hand: the user's own.
+func ExternalLines(text string, from, to int) bool {
+	left, external := 0, false
+	for i, l := range strings.Split(text, "\n") {
+		n := i + 1
+		if n > to {
+			break
+		}
+		if m := markPattern.FindStringSubmatch(l); m != nil {
+			left, _ = strconv.Atoi(m[4])
+			external = m[3] != "no"
+			continue
+		}
+		if left > 0 {
+			left--
+			if external && n >= from {
+				return true
+			}
+		}
+	}
+	return false
+}
