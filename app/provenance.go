@@ -39,7 +39,7 @@ func (r *Runner) resultTrust(name string, args json.RawMessage, result string) (
 	case "clipboard_read":
 		return untrusted(api.Source{Kind: "tool", Name: name, Detail: "the clipboard"})
 	case "read_file":
-		if from := downloadOrigin(filepath.Join(r.x.Workspace(), a.Path)); from != "" {
+		if from := tools.DownloadOrigin(filepath.Join(r.x.Workspace(), a.Path)); from != "" {
 			return untrusted(api.Source{Kind: "tool", Name: name, Detail: a.Path + " downloaded from " + from})
 		}
 		return api.Trusted, nil
@@ -52,7 +52,7 @@ func (r *Runner) resultTrust(name string, args json.RawMessage, result string) (
 			if h.Text == "" {
 				continue // a name match shows no content
 			}
-			if from := downloadOrigin(filepath.Join(r.x.Workspace(), h.Path)); from != "" {
+			if from := tools.DownloadOrigin(filepath.Join(r.x.Workspace(), h.Path)); from != "" {
 				return untrusted(api.Source{Kind: "tool", Name: name, Detail: h.Path + " downloaded from " + from})
 			}
 		}

@@ -85,6 +85,8 @@ export interface PolicyRule {
   tool: string;
   args?: Record<string, string>;
   action: string;
+  /** An allow rule that holds even after the conversation read untrusted content (app/gate/taint.go). */
+  untrusted?: boolean;
 }
 
 /** Enter must never approve these: the focus starts on Deny. */
@@ -159,7 +161,8 @@ export function contentPreview(p: Prompt): { label: string; text: string } | und
 export function ruleText(r: PolicyRule): string {
   const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
   const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
-  return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}`;
+  const also = r.untrusted && r.action === "allow" ? ", also after untrusted content" : "";
+  return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}${also}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { untrustedWarning, type Prompt } from "../src/prompt";
+import { ruleText, untrustedWarning, type Prompt } from "../src/prompt";
 import { Transcript } from "../src/transcript";
 import { toolCard } from "../src/views/conversation";
 
@@ -41,5 +41,10 @@ describe("untrusted content in the conversation", () => {
       reason: "opens a page; policy rule: allow open_url; after untrusted content from a message from agent helper; it would send data to the site x" }]);
     const again = toolCard(reloaded.items.find((i) => i.key === "tool-c1")!);
     expect(again.querySelector(".badge.untrusted")!.getAttribute("title")).toContain("a message from agent helper");
+  });
+
+  it("a rule that holds with untrusted content says so in words", () => {
+    expect(ruleText({ tool: "clipboard_write", action: "allow", untrusted: true })).toBe("Allow clipboard_write (any arguments), also after untrusted content");
+    expect(ruleText({ tool: "clipboard_write", action: "allow" })).toBe("Allow clipboard_write (any arguments)");
   });
 });

@@ -62,6 +62,8 @@ export function mountPermissions(actions: Actions): void {
     const tool = h("input", { type: "text", value: r.tool, "aria-label": "Tool", spellcheck: "false" }) as HTMLInputElement;
     const args = h("textarea", { rows: "3", "aria-label": "Arguments", spellcheck: "false", placeholder: "path = notes/*" }) as HTMLTextAreaElement;
     args.value = Object.entries(r.args ?? {}).map(([k, v]) => `${k} = ${v}`).join("\n");
+    const untrusted = h("input", { type: "checkbox", "aria-label": "Also after untrusted content" }) as HTMLInputElement;
+    untrusted.checked = !!r.untrusted;
     const save = h("button", { class: "small primary", type: "submit" }, "Save");
     const cancel = h("button", { class: "small", type: "button" }, "Cancel");
     cancel.addEventListener("click", () => {
@@ -71,11 +73,14 @@ export function mountPermissions(actions: Actions): void {
     const form = h("form", { class: "permission-edit", "data-index": String(i) },
       h("label", {}, "Action ", action), h("label", {}, "Tool ", tool),
       h("label", {}, "Arguments, one “name = pattern” a line (* matches anything, / included)", args),
+      h("label", { class: "permission-untrusted" }, untrusted,
+        " Also after the conversation has read content someone else wrote (a web page, a command's output, another agent's reply). Without it, a call that would send data out asks first."),
       h("div", { class: "permission-buttons" }, save, cancel),
     );
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const next: PolicyRule = { tool: tool.value.trim(), action: action.value };
+      if (untrusted.checked && action.value === "allow") next.untrusted = true;
       const parsed: Record<string, string> = {};
       for (const line of args.value.split("\n")) {
         if (!line.trim()) continue;
