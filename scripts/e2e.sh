@@ -100,4 +100,9 @@ if [ -x build/bin/jarvis ] && [ -x build/bin/jarvis-service ]; then
   fi
 fi
 INNER
+# The README's pictures: the conversation with a permission prompt, light and
+# dark, at the Xvfb screen's fixed 1280x900, taken by this run.
+mkdir -p "$ROOT/docs/images"
+cp "$OUT/prompt.png" "$ROOT/docs/images/conversation-prompt.png"
+cp "$OUT/prompt-dark.png" "$ROOT/docs/images/conversation-prompt-dark.png"
 echo "e2e: 1 passed, 0 failed (screenshots and bench.md in ${OUT#$ROOT/})"

@@ -14,9 +14,10 @@ import (
 	"testing"
 )
 
-// TestReadmeErrorTableListsEveryCode scans the service's Go source for every
+// TestReferenceErrorTableListsEveryCode scans the service's Go source for every
 // error code it can return (error envelopes and error events) and fails
-// when the README's error table lacks one. A code is found where the code
+// when the error table of docs/reference/errors.md lacks one, or lists one
+// the code no longer returns. A code is found where the code
 // base makes one, whoever adds it:
 //   - httpapi.Errorf(status, "code", ...) and turn.Failed("code", ...);
 //   - a composite literal field Code: "code" or code: "code" (api.Error,
@@ -25,22 +26,22 @@ import (
 //   - in a function named ...Code, every string it returns, and "prefix" +
 //     k where k comes from a call: prefix + each string that function
 //     returns, less the values a switch on k handles in its own cases.
-func TestReadmeErrorTableListsEveryCode(t *testing.T) {
+func TestReferenceErrorTableListsEveryCode(t *testing.T) {
 	codes := scanErrorCodes(t, "..")
 	for _, must := range []string{"proxy_turn_complete", "cli_failed", "turn_in_progress", "proxy_timeout", "upstream_timeout"} {
 		if _, ok := codes[must]; !ok { // the scanner itself must see the codes it is meant to find
 			t.Fatalf("the scan missed %q; found %v", must, sortedKeys(codes))
 		}
 	}
-	table := readmeErrorTable(t, "../README.md")
+	table := referenceErrorTable(t, "../docs/reference/errors.md")
 	for code, where := range codes {
 		if !table[code] {
-			t.Errorf("error code %q (%s) is not in the README's error table (### Error codes)", code, strings.Join(where, ", "))
+			t.Errorf("error code %q (%s) is not in the error table of docs/reference/errors.md", code, strings.Join(where, ", "))
 		}
 	}
 	for code := range table {
 		if _, ok := codes[code]; !ok {
-			t.Errorf("the README's error table lists %q, which the code base no longer returns", code)
+			t.Errorf("docs/reference/errors.md lists %q, which the code base no longer returns", code)
 		}
 	}
 }
@@ -255,21 +256,15 @@ func exprString(e ast.Expr) string {
 	return "(expression)"
 }
 
-// readmeErrorTable returns the codes in the first column of the table under
-// "### Error codes" in the README.
-func readmeErrorTable(t *testing.T, path string) map[string]bool {
+// referenceErrorTable returns the codes in the first column of the tables
+// of the error-code reference page.
+func referenceErrorTable(t *testing.T, path string) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n### Error codes\n")
-	if !ok {
-		t.Fatal(`the README has no "### Error codes" section`)
-	}
-	if i := strings.Index(section, "\n#"); i >= 0 {
-		section = section[:i]
-	}
+	section := string(b)
 	cell := regexp.MustCompile("`([a-z0-9_]+)`")
 	out := map[string]bool{}
 	for _, line := range strings.Split(section, "\n") {
@@ -282,7 +277,7 @@ func readmeErrorTable(t *testing.T, path string) map[string]bool {
 		}
 	}
 	if len(out) == 0 {
-		t.Fatal("the README's error table is empty")
+		t.Fatal(path + ": the error table is empty")
 	}
 	return out
 }

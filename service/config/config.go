@@ -1,4 +1,4 @@
-// Package config reads the service's JSON configuration file (README, "Configuration"):
+// Package config reads the service's JSON configuration file (docs/guide/configuration.md):
 // agent definitions with every field of docs/protocols/agents.md's AgentDefinition, provider
 // defaults, and the service's limits. A missing file means built-in defaults;
 // a malformed one is an error naming the file, line and field. Secrets are

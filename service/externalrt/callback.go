@@ -2,7 +2,7 @@ package externalrt
 
 // The inbound side of external agents: POST /external/sessions/{sessionId}/messages.
 //
-// Authentication (README, the external-agent callback route), in this order:
+// Authentication (docs/reference/http-api.md, the external-agent callback route), in this order:
 //   - Standard Webhooks: when the request has webhook-timestamp or
 //     webhook-signature and the agent has a secretRef, the signature must
 //     verify (5-minute window) or the request is refused, token or not;

@@ -22,7 +22,7 @@ const (
 )
 
 // Definition is a proxy agent's configuration: the "proxy" object of an
-// agent definition in the config file (README, "Configuration"), or what the desktop's
+// agent definition in the config file (docs/guide/configuration.md), or what the desktop's
 // proxy-agent editor saves. It is a plain value: the Client compiles what it
 // needs on every call, so a Definition can be edited and re-tested freely.
 //
