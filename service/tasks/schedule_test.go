@@ -129,8 +129,8 @@ func TestMissedOccurrencesNeverBurst(t *testing.T) {
 	if q := Due(s, done.Add(8*time.Hour+59*time.Minute), wake, CatchUpSkip); !q.Run || q.Missed {
 		t.Fatalf("on time with skip: %+v", q)
 	}
-	// Three hours late with skip: settled, not run.
-	if q := Due(s, done, done.Add(3*time.Hour+5*time.Minute), CatchUpSkip); q.Run || !q.Missed {
+	// An hourly task five minutes past its third missed hour, with skip: settled, not run.
+	if q := Due(h, done, done.Add(3*time.Hour+5*time.Minute), CatchUpSkip); q.Run || !q.Missed {
 		t.Fatalf("missed with skip: %+v", q)
 	}
 	// A one-off that passed while away runs once with "once".
