@@ -118,6 +118,8 @@ type ToolCall struct {
 	// turn (nearest last): the call is a delegated agent's, not the user's
 	// own conversation's, even when it runs in a session the user has open.
 	DelegatedBy []string `json:"delegated_by,omitempty"`
+	// Task marks a call of a scheduled task's run (background work).
+	Task *TaskRef `json:"task,omitempty"`
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"jarvis/service/config"
+	"jarvis/service/prompt"
 )
 
 // toolWords says what each tool lets a task do, for Words.
@@ -56,3 +59,17 @@ func sortedTools(tools []string) []string {
 
 // Allows says whether a task with these tools may call name.
 func Allows(tools []string, name string) bool { return slices.Contains(tools, name) }
+
+// Narrow is agent a as a task's run sees it: only the task's tools that a
+// itself may use are in scope (offered, and allowed at call time); its
+// capability lists still hold.
+func Narrow(a config.Agent, tools []string) config.Agent {
+	allowed := make([]string, 0, len(tools))
+	for _, t := range tools {
+		if prompt.ToolInScope(config.Agent{ToolAllowlist: a.ToolAllowlist, ToolDenylist: a.ToolDenylist}, t, nil) {
+			allowed = append(allowed, t)
+		}
+	}
+	a.ToolAllowlist = allowed
+	return a
+}

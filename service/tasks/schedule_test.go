@@ -19,7 +19,7 @@ func mustLoc(t *testing.T, name string) *time.Location {
 func TestDaylightSavingTransitions(t *testing.T) {
 	cases := []struct {
 		name, tz, schedule string
-		from, to           string // local wall-clock, in tz
+		from, to           string   // local wall-clock, in tz
 		want               []string // RFC 3339 with offset
 	}{
 		{"a daily time the clocks skip runs when they resume, once", "Europe/Berlin", "daily at 2:30",
@@ -94,7 +94,9 @@ func TestParseRefusesInPlainWords(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0)) }
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0))
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {

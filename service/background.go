@@ -1,0 +1,179 @@
+package service
+
+// Scheduled tasks (service/tasks) in the service: the API of tasks and the
+// Inbox, tasks.json, and, in the process that runs them (the desktop's
+// service, under a window or `jarvis --headless`), the scheduler and each
+// run: its own session, its agent narrowed to the task's tools, its calls
+// marked as the task's (turn.Turn.Task), its outcome one Inbox item.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/config"
+	"jarvis/service/store"
+	"jarvis/service/tasks"
+	"jarvis/service/turn"
+)
+
+func (s *Service) tasksAPI() *tasks.API {
+	return &tasks.API{Store: s.st, Now: s.now, MaxBody: s.cfg().MaxBodyBytes,
+		CheckAgent: func(id string) error {
+			a, err := s.agentForNewSession(id)
+			if err != nil {
+				return fmt.Errorf("no agent %q is configured", id)
+			}
+			if a.Type != config.TypeChat {
+				return fmt.Errorf("agent %q is a %s agent; tasks run on chat agents", a.AgentID, a.Type)
+			}
+			return nil
+		},
+		Changed: func() {
+			if s.sched != nil {
+				s.sched.Poke()
+			}
+		}}
+}
+
+// startTasks loads tasks.json and, when this process runs tasks, starts the
+// scheduler; a tasks.json that cannot be read leaves the stored tasks as
+// they are and says why in the log.
+func (s *Service) startTasks(ctx context.Context, opts Options) error {
+	if n, err := s.st.InterruptRuns(ctx); err != nil {
+		return fmt.Errorf("service: tasks: %w", err)
+	} else if len(n) > 0 {
+		s.log.Warn("tasks: runs a previous process left running are marked failed", "runs", len(n))
+	}
+	if opts.TasksFile != "" {
+		if err := s.syncTasksFile(ctx, opts.TasksFile); err != nil {
+			s.log.Warn("tasks: tasks.json not loaded; the tasks stored before stay", "err", err)
+		}
+	}
+	if !opts.RunTasks {
+		return nil
+	}
+	owner := opts.TaskOwner
+	if owner == "" {
+		owner = "service"
+	}
+	s.sched = tasks.NewScheduler(tasks.Options{Store: s.st, Now: s.now, Owner: owner, Run: s.runTask, Log: s.log, Every: opts.TaskLookEvery})
+	lctx, stop := context.WithCancel(context.Background())
+	s.stopSched = stop
+	s.schedDone = make(chan struct{})
+	go func() {
+		defer close(s.schedDone)
+		s.sched.Loop(lctx)
+	}()
+	return nil
+}
+
+// stopTasks ends the scheduler's loop (no new claims) before the turns stop.
+func (s *Service) stopTasks() {
+	if s.stopSched != nil {
+		s.stopSched()
+		<-s.schedDone
+	}
+}
+
+// syncTasksFile stores the tasks of tasks.json and removes the ones it no
+// longer has.
+func (s *Service) syncTasksFile(ctx context.Context, path string) error {
+	list, err := tasks.LoadFile(path)
+	if err != nil {
+		return err
+	}
+	api := s.tasksAPI()
+	keep := map[string]bool{}
+	for _, t := range list {
+		if _, err := api.Save(ctx, t, "file"); err != nil {
+			return err
+		}
+		keep[t.ID] = true
+	}
+	rows, err := s.st.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Source == "file" && !keep[r.ID] {
+			if err := s.st.DeleteTask(ctx, r.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TickTasks looks for due tasks once, at the service's clock (tests drive a
+// fake clock through it), and waits for the runs it started.
+func (s *Service) TickTasks(ctx context.Context) error {
+	if s.sched == nil {
+		return errors.New("service: this service does not run tasks")
+	}
+	_, err := s.sched.Tick(ctx)
+	s.sched.Wait()
+	return err
+}
+
+// runTask runs one claimed occurrence of t as its own session and records
+// its outcome: the run's row and one Inbox item.
+func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
+	fail := func(msg string) {
+		if err := s.st.UpdateRun(ctx, run.ID, "failed", "", "", msg, true); err != nil {
+			s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
+		}
+		s.inboxAdd(ctx, store.InboxRow{Kind: "failure", Title: t.Name + " failed", Body: msg, TaskID: t.ID, RunID: run.ID, State: "open"})
+	}
+	agent, err := s.agentForNewSession(t.Agent)
+	if err != nil {
+		fail(fmt.Sprintf("The task's agent %q is no longer configured.", t.Agent))
+		return
+	}
+	occ, _ := time.Parse(time.RFC3339Nano, run.Occurrence)
+	name := t.Name + " · " + occ.Local().Format("Mon 2 Jan 15:04")
+	if run.CaughtUp {
+		name += " (caught up)"
+	}
+	sess, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: agent.AgentID, Name: name,
+		Attributes: fmt.Sprintf(`{"task_id":%q,"run_id":%q}`, t.ID, run.ID)})
+	if err != nil {
+		fail("Could not start the run: " + err.Error())
+		return
+	}
+	tt, runFn, err := s.prepareTurn(ctx, sess, t.Prompt, "", nil)
+	if err != nil {
+		fail("Could not start the run: " + err.Error())
+		return
+	}
+	tt.Task = &api.TaskRef{TaskID: t.ID, TaskName: t.Name, RunID: run.ID, Tools: t.Tools,
+		Deadline: s.now().Add(tasks.ApprovalWait(t)).UTC().Format(time.RFC3339Nano)}
+	if err := s.st.UpdateRun(ctx, run.ID, "running", sess.ID, tt.ID, "", false); err != nil {
+		s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
+	}
+	s.log.Info("tasks: run started", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID)
+	runFn()
+	status, kind, title, body := "done", "result", t.Name, tt.Final
+	if tt.Fail != nil {
+		status, kind, title, body = "failed", "failure", t.Name+" failed", tt.Fail.Message
+	}
+	if run.CaughtUp {
+		title += " (a missed run, caught up)"
+	}
+	summary := snippet(body)
+	if err := s.st.UpdateRun(ctx, run.ID, status, "", "", summary, true); err != nil {
+		s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
+	}
+	s.inboxAdd(ctx, store.InboxRow{Kind: kind, Title: title, Body: strings.TrimSpace(body), SessionID: sess.ID, TaskID: t.ID, RunID: run.ID, State: "open"})
+	s.log.Info("tasks: run ended", "task", t.ID, "run", run.ID, "status", status)
+}
+
+func (s *Service) inboxAdd(ctx context.Context, it store.InboxRow) {
+	it.ID = turn.NewID("in_")
+	if _, err := s.st.AddInbox(ctx, it); err != nil {
+		s.log.Error("inbox: adding an item", "kind", it.Kind, "err", err)
+	}
+}
