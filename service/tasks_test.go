@@ -234,4 +234,3 @@ func TestTasksRefuseBadInputInPlainWords(t *testing.T) {
 		t.Fatalf("widening a task's tools: %v", err)
 	}
 }
-

@@ -250,9 +250,9 @@ func (a *API) patchInbox(w http.ResponseWriter, r *http.Request) error {
 	}
 	if u.State != nil {
 		switch *u.State {
-		case "pending", "allowed", "denied", "expired", "open":
+		case "pending", "allowed", "denied", "expired", "withdrawn", "open":
 		default:
-			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_state", "an item's state is pending, allowed, denied, expired or open, not %q", *u.State).With("field", "state")
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_state", "an item's state is pending, allowed, denied, expired, withdrawn or open, not %q", *u.State).With("field", "state")
 		}
 	}
 	row, err := a.Store.UpdateInbox(r.Context(), r.PathValue("id"), u.Read, u.Done, u.State, u.Body)
