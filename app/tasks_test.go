@@ -34,7 +34,7 @@ type taskDesk struct {
 }
 
 func (d *taskDesk) clock() time.Time { d.mu.Lock(); defer d.mu.Unlock(); return d.now }
-func (d *taskDesk) set(t time.Time) { d.mu.Lock(); d.now = t; d.mu.Unlock() }
+func (d *taskDesk) set(t time.Time)  { d.mu.Lock(); d.now = t; d.mu.Unlock() }
 
 func newTaskDesk(t *testing.T, start time.Time, headless bool, policy string) *taskDesk {
 	t.Helper()
