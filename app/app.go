@@ -59,6 +59,9 @@ type Options struct {
 	// Approvals are the calls of tasks' runs waiting for approval (the
 	// tool runner's, Runner.Approvals); nil: none (inboxview.go).
 	Approvals *inbox.Approvals
+	// Unit is the systemd user unit of "Run tasks when Jarvis is closed";
+	// nil: not offered.
+	Unit *inbox.UnitOptions
 }
 
 // App is the object bound to the frontend.
@@ -81,6 +84,7 @@ type App struct {
 	saveFile  func(string) (string, error)
 	about     AboutOptions
 	approvals *inbox.Approvals
+	unit      *inbox.UnitOptions
 
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
@@ -111,7 +115,7 @@ func New(opts Options) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
 		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{}, inflight: map[string]inflightCall{},
-		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About, approvals: opts.Approvals}, nil
+		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About, approvals: opts.Approvals, unit: opts.Unit}, nil
 }
 
 // Start begins the app's background work (the prompt watcher); main calls

@@ -152,3 +152,26 @@ func (a *App) InboxMark(id string, read, done bool) error {
 	}
 	return friendly(err)
 }
+
+// RunTasksWhenClosed says whether the systemd user unit that runs tasks
+// while the window is closed is installed.
+func (a *App) RunTasksWhenClosed() bool {
+	return a.unit != nil && inbox.Installed(*a.unit)
+}
+
+// SetRunTasksWhenClosed installs (on) or removes (off) the systemd user
+// unit that runs `jarvis --headless` while the window is closed.
+func (a *App) SetRunTasksWhenClosed(on bool) error {
+	if a.unit == nil {
+		return errors.New("this Jarvis cannot install a background service here")
+	}
+	if !on {
+		return inbox.Uninstall(*a.unit)
+	}
+	path, err := inbox.Install(*a.unit)
+	if err != nil {
+		return fmt.Errorf("could not set up running tasks while Jarvis is closed: %w", err)
+	}
+	a.log.Info("tasks will run while the window is closed", "unit", path)
+	return nil
+}

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -176,4 +178,48 @@ func (s *Service) inboxAdd(ctx context.Context, it store.InboxRow) {
 	if _, err := s.st.AddInbox(ctx, it); err != nil {
 		s.log.Error("inbox: adding an item", "kind", it.Kind, "err", err)
 	}
+}
+
+// ReadInbox lists the Inbox kept in dataDir's database, newest first (done
+// items too with all), for `jarvis inbox` in a terminal, whether or not a
+// Jarvis runs beside it.
+func ReadInbox(ctx context.Context, dataDir string, all bool) (api.Inbox, error) {
+	var out api.Inbox
+	err := withStore(ctx, dataDir, func(st *store.Store) error {
+		rows, unread, err := st.Inbox(ctx, all, 500)
+		if err != nil {
+			return err
+		}
+		out.Unread, out.Items = unread, make([]api.InboxItem, 0, len(rows))
+		for _, r := range rows {
+			out.Items = append(out.Items, tasks.Item(r))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// MarkInboxDone marks an item of dataDir's Inbox done (and read).
+func MarkInboxDone(ctx context.Context, dataDir, id string) error {
+	return withStore(ctx, dataDir, func(st *store.Store) error {
+		yes := true
+		_, err := st.UpdateInbox(ctx, id, &yes, &yes, nil, nil)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("the Inbox has no item %q", id)
+		}
+		return err
+	})
+}
+
+func withStore(ctx context.Context, dataDir string, f func(*store.Store) error) error {
+	path := filepath.Join(dataDir, "jarvis.db")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no Jarvis data in %s yet: the Inbox is empty", dataDir)
+	}
+	st, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
 }
