@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,8 +168,8 @@ func TestTaskApprovalWaitsInTheInboxAndIsApprovedThere(t *testing.T) {
 // expired, the Inbox says so, and the run ends.
 func TestTaskApprovalExpiresAtTheDeadline(t *testing.T) {
 	// The service's clock runs a minute behind the real one, so that the
-	// run's one-minute approval wait ends a second from now.
-	tick := time.Now().Add(-59 * time.Second)
+	// run's one-minute approval wait ends a few seconds from now.
+	tick := time.Now().Add(-55 * time.Second)
 	d := newTaskDesk(t, tick.Add(-61*time.Second), true, `{}`)
 	if _, err := d.c.PutTask(context.Background(), api.Task{Name: "Cleanup", Schedule: "every minute", Tools: []string{"delete_path"}, ApprovalWaitMinutes: 1,
 		Prompt: `[[tool delete_path {"path":"keep.txt"}]]`}); err != nil {
@@ -213,5 +214,56 @@ func TestTaskCallOutsideItsToolsIsDeniedByTheDesktop(t *testing.T) {
 	es, err := runner.Audit().List(context.Background(), audit.Filter{})
 	if err != nil || len(es) != 1 || es[0].Decision != audit.Denied {
 		t.Fatalf("audit %+v %v", es, err)
+	}
+}
+
+// TestRemindMeEveryMondayIsConfirmedBeforeItIsCreated: "remind me every
+// Monday…" in a conversation reaches the window as a prompt showing the
+// schedule and the task's tools in words; denied, no task exists; allowed,
+// it does, with the tools asked for and nothing more.
+func TestRemindMeEveryMondayIsConfirmedBeforeItIsCreated(t *testing.T) {
+	d := newTaskDesk(t, time.Now(), false, `{}`)
+	s, err := d.app.NewSession("general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.app.OpenSession(s.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	ask := `remind me [[tool schedule_task {"name":"Weekly review","prompt":"remind me to review the week","schedule":"every Monday at 9:00","time_zone":"Europe/Berlin","tools":["memory_search"]}]]`
+	for _, choice := range []string{"deny", "once"} {
+		done := make(chan error, 1)
+		go func() { _, err := d.c.Chat(context.Background(), s.SessionID, ask); done <- err }()
+		var p gate.Prompt
+		testwait.Until(t, "the schedule_task prompt", 20*time.Second, func() bool {
+			ps := d.runner.Prompts().Pending()
+			if len(ps) > 0 {
+				p = ps[0]
+			}
+			return len(ps) > 0
+		})
+		var shown string
+		for _, f := range p.Decisive {
+			shown += f.Name + ": " + f.Value + "\n"
+		}
+		if p.Tool != "schedule_task" || !strings.Contains(shown, "every Monday at 9:00 (Europe/Berlin)") || !strings.Contains(shown, "search your notes (memory); nothing else") {
+			t.Fatalf("prompt %s shows:\n%s", p.Tool, shown)
+		}
+		if err := d.app.ResolvePrompt(p.ID, choice, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		ts, err := d.c.Tasks(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if choice == "deny" && len(ts) != 0 {
+			t.Fatalf("a denied schedule_task created %+v", ts)
+		}
+		if choice == "once" && (len(ts) != 1 || ts[0].Source != "conversation" || ts[0].Agent != "general" || len(ts[0].Tools) != 1 || ts[0].Tools[0] != "memory_search") {
+			t.Fatalf("tasks after allowing: %+v", ts)
+		}
 	}
 }

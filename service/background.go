@@ -8,6 +8,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,10 +17,14 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/service/chatrt"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
+	"jarvis/service/llm"
 	"jarvis/service/store"
 	"jarvis/service/tasks"
 	"jarvis/service/turn"
+	"jarvis/tools"
 )
 
 func (s *Service) tasksAPI() *tasks.API {
@@ -222,4 +227,49 @@ func withStore(ctx context.Context, dataDir string, f func(*store.Store) error) 
 	}
 	defer st.Close()
 	return f(st)
+}
+
+// registerTaskTool offers chat agents schedule_task ("remind me every
+// Monday…"): it creates a task only once the user confirmed it at the gate,
+// which shows the schedule and the task's tools in words.
+func (s *Service) registerTaskTool() {
+	def, _ := tools.Lookup("schedule_task") // its schema, shared with the desktop's gate
+	s.chat.RegisterTool(chatrt.ServerTool{
+		Spec: llm.ToolSpec{Name: def.Name, Description: def.Description, Parameters: def.Parameters}, Capabilities: def.Capabilities,
+		Outbound: func(_ *config.Config, _ config.Agent, raw json.RawMessage) (string, bool) {
+			t, err := taskFromArgs(raw)
+			if err != nil {
+				return "a task that cannot be created: " + err.Error(), true
+			}
+			n, _, err := tasks.Normalize(t)
+			if err != nil {
+				return "a task that cannot be created: " + err.Error(), true
+			}
+			return "a scheduled task, " + n.ScheduleWords + ". " + n.Policy, true
+		},
+		Run: func(ctx context.Context, tt *turn.Turn, agent config.Agent, raw json.RawMessage) (string, error) {
+			t, err := taskFromArgs(raw)
+			if err != nil {
+				return "", err
+			}
+			t.Agent = agent.AgentID
+			out, err := s.tasksAPI().Save(ctx, t, "conversation")
+			if err != nil {
+				var he *httpapi.Error
+				if errors.As(err, &he) {
+					return "", errors.New(he.Msg)
+				}
+				return "", err
+			}
+			return fmt.Sprintf("Scheduled %q (%s), first run %s. %s", out.Name, out.ScheduleWords, out.NextRun, out.Policy), nil
+		},
+	})
+}
+
+func taskFromArgs(raw json.RawMessage) (api.Task, error) {
+	var a tools.ScheduleTaskArgs
+	if err := tools.DecodeServiceArgs(raw, &a); err != nil {
+		return api.Task{}, err
+	}
+	return api.Task{Name: a.Name, Prompt: a.Prompt, Schedule: a.Schedule, TimeZone: a.TimeZone, CatchUp: a.CatchUp, Tools: a.Tools}, nil
 }

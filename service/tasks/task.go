@@ -49,6 +49,9 @@ func Normalize(t api.Task) (api.Task, Schedule, error) {
 		t.Tools = []string{}
 	}
 	for _, name := range t.Tools {
+		if name == "schedule_task" {
+			return t, Schedule{}, fmt.Errorf("task %q: a task cannot schedule other tasks", t.Name)
+		}
 		if _, ok := tools.Lookup(name); !ok && !strings.HasPrefix(name, "mcp__") && !serviceTool(name) {
 			return t, Schedule{}, fmt.Errorf("task %q: there is no tool %q", t.Name, name)
 		}
