@@ -175,3 +175,15 @@ func (a *App) SetRunTasksWhenClosed(on bool) error {
 	a.log.Info("tasks will run while the window is closed", "unit", path)
 	return nil
 }
+
+// Tasks lists the scheduled tasks (their schedule and tools in words, their
+// next run).
+func (a *App) Tasks() ([]api.Task, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	ts, err := a.c.Tasks(ctx)
+	if ts == nil {
+		ts = []api.Task{}
+	}
+	return ts, friendly(err)
+}

@@ -35,14 +35,14 @@ func ServiceDefinitions() []Definition {
 				`"constraints":{"type":"array","items":{"type":"string"},"description":"Rules the analyses must follow"}},` +
 				`"required":["task"],"additionalProperties":false}`)},
 		{Name: "schedule_task", Risk: Risky, Capabilities: []string{"tasks.schedule"},
-			Description: "Schedule a task the user asked for (\"remind me every Monday…\", \"every weekday at 8:00, summarise…\"): a prompt run by an agent on a schedule, in its own conversation, with only the tools listed. The user confirms it before it is created.",
+			Description: "Schedule a recurring or one-off task the user asked for; the user confirms it first.",
 			Parameters: schema(`{"type":"object","properties":{
-"name":{"type":"string","description":"A short name for the task."},
-"prompt":{"type":"string","description":"What the agent should do at each run, with everything it needs to know."},
-"schedule":{"type":"string","description":"\"hourly\", \"every weekday at 8:00\", \"every Monday at 9:00\", \"daily at 7:30\", \"at 2026-12-01 09:00\" (once) or a five-field cron expression."},
-"time_zone":{"type":"string","description":"An IANA time zone such as Europe/Berlin; omit for the computer's own."},
-"catch_up":{"type":"string","enum":["once","skip"],"description":"A run missed while the computer slept: run it once (default) or skip it."},
-"tools":{"type":"array","items":{"type":"string"},"description":"The only tools the task may use (e.g. read_file, write_file, memory_search); as few as the task needs."}},
+"name":{"type":"string"},
+"prompt":{"type":"string","description":"What to do at each run."},
+"schedule":{"type":"string","description":"e.g. \"every weekday at 8:00\", \"every Monday\", \"hourly\", \"at 2026-12-01 09:00\", or cron."},
+"time_zone":{"type":"string"},
+"catch_up":{"type":"string","enum":["once","skip"]},
+"tools":{"type":"array","items":{"type":"string"},"description":"The only tools it may use."}},
 "required":["name","prompt","schedule"],"additionalProperties":false}`)},
 		// Not offered to models: an ACP agent's session/request_permission,
 		// which the service turns into a gated tool request.

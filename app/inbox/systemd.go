@@ -94,7 +94,9 @@ func Installed(o UnitOptions) bool {
 	return err == nil
 }
 
-// Install writes the unit and enables and starts it.
+// Install writes the unit and enables and starts it (while the window
+// runs, the headless process exits at once and the unit retries a minute
+// later).
 func Install(o UnitOptions) (string, error) {
 	if o.Exe == "" {
 		return "", errors.New("Jarvis cannot find its own program to run it in the background")
@@ -113,7 +115,7 @@ func Install(o UnitOptions) (string, error) {
 	if err := o.systemctl("daemon-reload"); err != nil {
 		return path, err
 	}
-	return path, o.systemctl("enable", UnitName)
+	return path, o.systemctl("enable", "--now", UnitName)
 }
 
 // Uninstall disables the unit and removes its file.

@@ -40,7 +40,7 @@ func TestUnitFile(t *testing.T) {
 			t.Errorf("unit lacks %q:\n%s", want, unit)
 		}
 	}
-	if strings.Join(calls, "; ") != "daemon-reload; enable "+UnitName || !Installed(o) {
+	if strings.Join(calls, "; ") != "daemon-reload; enable --now "+UnitName || !Installed(o) {
 		t.Fatalf("systemctl calls %q, installed %v", calls, Installed(o))
 	}
 	if sa, err := exec.LookPath("systemd-analyze"); err == nil {
