@@ -4,7 +4,8 @@ package app
 // executor and audit log follow every session of the service and answer
 // every tool.request, with the policy as the only judge. A call the policy
 // would prompt for is denied and audited as decided by "headless"
-// (ToolRunnerOptions.Headless). Users run it on machines without a display
+// (ToolRunnerOptions.Headless), except a call of a scheduled task's run,
+// which waits in the Inbox for the user (package inbox). Users run it on machines without a display
 // and for automation the policy allows; the security suite drives the real
 // gate end to end through it.
 

@@ -267,3 +267,35 @@ func TestRemindMeEveryMondayIsConfirmedBeforeItIsCreated(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlessGivesWayToAWindow: a window starting on the data dir asks the
+// headless process holding it to stop, over the control socket; a window
+// holding it does not give way.
+func TestHeadlessGivesWayToAWindow(t *testing.T) {
+	dir := t.TempDir()
+	runner, err := NewToolRunner(ToolRunnerOptions{Workspace: t.TempDir(), AuditPath: filepath.Join(dir, "audit.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Close()
+	yielded := make(chan struct{})
+	srv, err := ServeControl(dir, runner, nil, func() { close(yielded) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !AskToYield(dir) {
+		t.Fatal("the headless process did not agree to give way")
+	}
+	<-yielded
+	srv.Close()
+	if srv, err = ServeControl(dir, runner, nil, nil); err != nil { // a window
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if AskToYield(dir) {
+		t.Fatal("a window gave way")
+	}
+	if err := DecideFromTerminal(dir, "ap_nothing", "allow"); err == nil || !strings.Contains(err.Error(), "nothing waits for approval") {
+		t.Fatalf("deciding an approval that does not wait: %v", err)
+	}
+}
