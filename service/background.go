@@ -50,10 +50,20 @@ func (s *Service) tasksAPI() *tasks.API {
 // scheduler; a tasks.json that cannot be read leaves the stored tasks as
 // they are and says why in the log.
 func (s *Service) startTasks(ctx context.Context, opts Options) error {
-	if n, err := s.st.InterruptRuns(ctx); err != nil {
-		return fmt.Errorf("service: tasks: %w", err)
-	} else if len(n) > 0 {
-		s.log.Warn("tasks: runs a previous process left running are marked failed", "runs", len(n))
+	if opts.RunTasks {
+		// Runs and approvals a stopped process left behind ended with it.
+		runs, err := s.st.InterruptRuns(ctx)
+		if err != nil {
+			return fmt.Errorf("service: tasks: %w", err)
+		}
+		for _, r := range runs {
+			s.log.Warn("tasks: a run a previous process left running is marked failed", "run", r.ID, "task", r.TaskID)
+			s.inboxAdd(ctx, store.InboxRow{Kind: "failure", Title: "A task's run was stopped", Body: "Jarvis stopped while this run was going on.",
+				SessionID: r.SessionID, TaskID: r.TaskID, RunID: r.ID, State: "open"})
+		}
+		if err := s.st.WithdrawPendingApprovals(ctx); err != nil {
+			return fmt.Errorf("service: tasks: %w", err)
+		}
 	}
 	if opts.TasksFile != "" {
 		if err := s.syncTasksFile(ctx, opts.TasksFile); err != nil {

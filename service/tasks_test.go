@@ -234,3 +234,21 @@ func TestTasksRefuseBadInputInPlainWords(t *testing.T) {
 		t.Fatalf("widening a task's tools: %v", err)
 	}
 }
+
+// TestARestartWithdrawsTheApprovalsItsCallsHeld: an approval left pending by
+// a process that stopped is marked withdrawn at the next start (the call it
+// held ended with that process).
+func TestARestartWithdrawsTheApprovalsItsCallsHeld(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 6, 1, 10, 0, 30, 0, time.UTC)}
+	e := newEnv(t, withTasks(clock))
+	it, err := e.c.AddInbox(context.Background(), api.InboxItem{Kind: "approval", Title: "Tidy: waiting for your approval to delete_path"})
+	if err != nil || it.State != "pending" {
+		t.Fatalf("%+v %v", it, err)
+	}
+	e.stop()
+	e.start(withTasks(clock))
+	in := e.inbox()
+	if len(in.Items) != 1 || in.Items[0].ID != it.ID || in.Items[0].State != "withdrawn" {
+		t.Fatalf("after a restart: %+v", in)
+	}
+}

@@ -251,3 +251,10 @@ func strArg(s *string) any {
 	}
 	return *s
 }
+
+// WithdrawPendingApprovals marks approvals a stopped process left pending
+// as withdrawn: the call they held ended with that process.
+func (s *Store) WithdrawPendingApprovals(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending'`, s.ts())
+	return err
+}
