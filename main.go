@@ -7,6 +7,7 @@
 //	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--mcp-config FILE] [--version] [--headless]
 //	jarvis undo list [--session ID] | jarvis undo turn TURN_ID [--force]   (app.UndoCommand)
 //	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
+//	jarvis inbox [--all] | jarvis inbox done|allow|deny ID   (main_inbox.go)
 //
 // --mcp-config names the MCP servers file (default <user config
 // dir>/jarvis/mcp.json); `jarvis mcp import` fills it from Claude
@@ -14,7 +15,8 @@
 //
 // --headless runs the gate, executor and audit log with no window
 // (app.RunHeadless): prompts are answered by the policy alone until SIGINT
-// or SIGTERM.
+// or SIGTERM; it runs the scheduled tasks (a task's call needing approval
+// waits in the Inbox), and stops when a window asks for the data dir.
 //
 // With --service-url the token is JARVIS_TOKEN, else <data-dir>/token.
 //
@@ -79,6 +81,8 @@ type launch struct {
 	config     *config.Config
 	log        *slog.Logger
 	getenv     func(string) string
+	// headless: `jarvis --headless` (no window; gives way to one).
+	headless bool
 	// noDialogs makes audit exports go to the data dir instead of a native
 	// save dialog (the e2e run has nobody to answer one).
 	noDialogs bool
@@ -114,7 +118,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		return 2, fmt.Errorf("--log-level: %w", err)
 	}
 	l := &launch{serviceURL: *serviceURL, dataDir: *dataDir, configPath: *configPath, workspace: *workspace,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), getenv: getenv}
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), getenv: getenv, headless: *headless}
 	// WebKit's memory settings go first: they set C environment variables,
 	// which is only safe before other threads (the service's SQLite, GTK) run.
 	if leanWebKit() {
@@ -178,22 +182,29 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		return 1, err
 	}
 	defer runner.Close()
-	// `jarvis undo` run beside this process is done here (app.ServeUndo).
-	if srv, err := app.ServeUndo(l.dataDir, runner, func(event string, data any) {
+	// `jarvis undo` and `jarvis inbox allow|deny` run beside this process
+	// are done here (app.ServeControl); a headless process gives way to a
+	// window that asks for the data dir.
+	headlessCtx, stopHeadless := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopHeadless()
+	var yield func()
+	if *headless {
+		yield = stopHeadless
+	}
+	if srv, err := app.ServeControl(l.dataDir, runner, func(event string, data any) {
 		if e := windowEmit.Load(); e != nil {
 			(*e)(event, data)
 		}
-	}); err != nil {
+	}, yield); err != nil {
 		l.log.Warn("jarvis undo will not be handed to this process", "err", err)
 	} else {
 		defer srv.Close()
 	}
 	if *headless {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return 0, app.RunHeadless(ctx, app.HeadlessOptions{Client: api.NewClient(base, token, &http.Client{}),
-			StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()), Tools: runner, Logger: l.log})
+		return 0, app.RunHeadless(headlessCtx, app.HeadlessOptions{Client: api.NewClient(base, token, &http.Client{}),
+			StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()), Tools: runner, Logger: l.log, Approvals: runner.Approvals()})
 	}
+	stopHeadless() // the window's own signal handling applies
 
 	var wctx atomic.Pointer[context.Context]
 	emit := func(event string, data any) {
@@ -221,6 +232,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()),
 		Emit:         emit, Logger: l.log, Tools: runner, Prompts: runner.Prompts(),
 		Audit: runner.Audit(), DataDir: l.dataDir, SaveFile: saveFile, About: aboutOptions(l),
+		Approvals: runner.Approvals(), Unit: unitOptions(l), // Inbox and "Run tasks when Jarvis is closed" (main_inbox.go)
 	})
 	if err != nil {
 		return 1, err
@@ -297,7 +309,9 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	go func() {
 		defer close(ready)
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
-			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true})
+			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true,
+			// This process runs the scheduled tasks: it holds the data dir's lock (main_inbox.go).
+			RunTasks: true, TasksFile: tasksFile(l), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid())})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {

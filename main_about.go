@@ -77,6 +77,19 @@ func oneInstance(l *launch, args []string) (lock *instance.Lock, done bool, err 
 	if err == nil || !errors.Is(err, instance.ErrRunning) {
 		return lock, err != nil, err
 	}
+	if l.headless {
+		// The window (or another headless) runs the tasks; the systemd unit
+		// starts this one again later (main_inbox.go).
+		return nil, true, fmt.Errorf("%v: it runs the tasks; this headless process exits", err)
+	}
+	if app.AskToYield(l.dataDir) { // a headless process running tasks gives way to the window
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if lock, err = instance.Acquire(l.dataDir); err == nil {
+				l.log.Info("the headless Jarvis running tasks gave way to this window", "data_dir", l.dataDir)
+				return lock, false, nil
+			}
+		}
+	}
 	// The first instance may hold the lock a moment before its window
 	// answers on the bus: retry briefly.
 	var herr error

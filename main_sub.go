@@ -24,6 +24,8 @@ func subcommand(args []string, stderr io.Writer, getenv func(string) string) (co
 	switch args[0] {
 	case "undo":
 		return runUndo(args[1:], stderr, getenv), true
+	case "inbox":
+		return runInbox(args[1:], os.Stdout, stderr, getenv), true // main_inbox.go
 	case tools.ConfineSubcommand:
 		err := tools.ConfineMain(args[1:]) // returns only on failure
 		fmt.Fprintln(stderr, "jarvis:", err)

@@ -122,6 +122,8 @@ type ToolCall struct {
 	// from when it asked for this call (empty: only the user's words and
 	// Jarvis's own): the gate asks before such a call sends data out.
 	Untrusted []Source `json:"untrusted,omitempty"`
+	// Task marks a call of a scheduled task's run (background work).
+	Task *TaskRef `json:"task,omitempty"`
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).

@@ -31,6 +31,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/app/audit"
+	"jarvis/app/inbox"
 )
 
 // Options configures New.
@@ -55,6 +56,12 @@ type Options struct {
 	SaveFile func(defaultName string) (string, error)
 	// About is the build and the paths the About view shows.
 	About AboutOptions
+	// Approvals are the calls of tasks' runs waiting for approval (the
+	// tool runner's, Runner.Approvals); nil: none (inboxview.go).
+	Approvals *inbox.Approvals
+	// Unit is the systemd user unit of "Run tasks when Jarvis is closed";
+	// nil: not offered.
+	Unit *inbox.UnitOptions
 }
 
 // App is the object bound to the frontend.
@@ -74,8 +81,10 @@ type App struct {
 	audit   *audit.Log
 	dataDir string
 	// saveFile is Options.SaveFile.
-	saveFile func(string) (string, error)
-	about    AboutOptions
+	saveFile  func(string) (string, error)
+	about     AboutOptions
+	approvals *inbox.Approvals
+	unit      *inbox.UnitOptions
 
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
@@ -106,12 +115,16 @@ func New(opts Options) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
 		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{}, inflight: map[string]inflightCall{},
-		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About}, nil
+		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About, approvals: opts.Approvals, unit: opts.Unit}, nil
 }
 
 // Start begins the app's background work (the prompt watcher); main calls
 // it once the window can receive events.
-func Start(a *App) { go a.watchPrompts() }
+func Start(a *App) {
+	go a.watchPrompts()
+	go a.watchApprovals()
+	go a.followTaskRuns(time.Second) // inboxview.go
+}
 
 // Shutdown stops every stream of a and waits for running tool calls to
 // finish (a prompt still open is denied: fail closed). It is a function, not

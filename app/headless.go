@@ -4,7 +4,8 @@ package app
 // executor and audit log follow every session of the service and answer
 // every tool.request, with the policy as the only judge. A call the policy
 // would prompt for is denied and audited as decided by "headless"
-// (ToolRunnerOptions.Headless). Users run it on machines without a display
+// (ToolRunnerOptions.Headless), except a call of a scheduled task's run,
+// which waits in the Inbox for the user (package inbox). Users run it on machines without a display
 // and for automation the policy allows; the security suite drives the real
 // gate end to end through it.
 
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/app/inbox"
 )
 
 // HeadlessOptions configures RunHeadless.
@@ -33,6 +35,8 @@ type HeadlessOptions struct {
 	// known: every session created after it is followed from its first
 	// event, so none of its calls is missed.
 	Ready func()
+	// Approvals: calls of tasks' runs waiting for approval (Runner.Approvals).
+	Approvals *inbox.Approvals
 }
 
 // RunHeadless follows every session of the service and answers its tool
@@ -52,7 +56,7 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 		opts.Poll = 500 * time.Millisecond
 	}
 	a, err := New(Options{Client: opts.Client, StreamClient: opts.StreamClient, Logger: opts.Logger, Tools: opts.Tools,
-		Follow: opts.Follow, Emit: func(event string, data any) {
+		Follow: opts.Follow, Approvals: opts.Approvals, Emit: func(event string, data any) {
 			if d, ok := data.(ToolDecision); ok && event == "tool:decision" {
 				opts.Logger.Info("tool call", "session", d.SessionID, "call", d.CallID, "tool", d.Tool,
 					"decision", d.Decision, "decided_by", d.DecidedBy, "reason", d.Reason)
@@ -62,6 +66,7 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 		return err
 	}
 	defer Shutdown(a)
+	go a.watchApprovals() // a task's call waits for you in the Inbox, not denied
 	stop := context.AfterFunc(ctx, a.cancel)
 	defer stop()
 
@@ -70,7 +75,7 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 	defer tick.Stop()
 	for {
 		first := atStart == nil
-		if known, err := a.followAll(atStart); err != nil {
+		if known, err := a.followAll(atStart, nil); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -90,13 +95,13 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 	}
 }
 
-// followAll follows every session not followed yet and returns the ids
-// listed. A session that existed when headless started (atStart, or every
+// followAll follows every session not followed yet (of those only accepts,
+// nil: all) and returns the ids listed. A session that existed when headless started (atStart, or every
 // session on the first call, when atStart is nil) is followed from where its
 // stream stands: replaying it would run again calls that were answered
 // before. A session that appeared later is followed from its first event,
 // so none of its calls is missed.
-func (a *App) followAll(atStart map[string]bool) (map[string]bool, error) {
+func (a *App) followAll(atStart map[string]bool, only func(Session) bool) (map[string]bool, error) {
 	rctx, cancel := a.reqCtx()
 	defer cancel()
 	ss, err := a.s.sessions(rctx, "")
@@ -105,6 +110,9 @@ func (a *App) followAll(atStart map[string]bool) (map[string]bool, error) {
 	}
 	listed := make(map[string]bool, len(ss))
 	for _, s := range ss {
+		if only != nil && !only(s) {
+			continue
+		}
 		listed[s.SessionID] = true
 		if a.fol.has(s.SessionID) {
 			continue

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/checkpoint"
 	"jarvis/app/gate"
+	"jarvis/app/inbox"
 	"jarvis/app/mcp"
 	"jarvis/internal/fsperm"
 	"jarvis/tools"
@@ -44,21 +46,25 @@ type ToolRunnerOptions struct {
 	DataDir string
 	// Retention caps the checkpoints and the trash (default 1 GiB, 30 days).
 	Retention checkpoint.Retention
+	// Approvals holds the calls of scheduled tasks' runs that need your
+	// approval, window or not (package inbox); nil: a queue of its own.
+	Approvals *inbox.Approvals
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
 // final authority), the executor (package tools) and the audit log.
 type Runner struct {
-	x       *tools.Executor
-	log     *audit.Log
-	gate    *gate.Gate
-	prompts *gate.Prompter
-	logger  *slog.Logger
-	mcp     *mcp.Manager
-	mcpProg func(sessionID string, p mcp.Progress)
-	cps     *checkpoint.Store
-	keep    checkpoint.Retention
-	dataDir string
+	x         *tools.Executor
+	log       *audit.Log
+	gate      *gate.Gate
+	prompts   *gate.Prompter
+	logger    *slog.Logger
+	mcp       *mcp.Manager
+	mcpProg   func(sessionID string, p mcp.Progress)
+	cps       *checkpoint.Store
+	keep      checkpoint.Retention
+	dataDir   string
+	approvals *inbox.Approvals
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -126,10 +132,22 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		save = func(p gate.Policy) error { return gate.SavePolicy(path, p) }
 	}
 	pr := gate.NewPrompter(opts.Prompter)
-	var asker gate.Asker = pr
+	var base gate.Asker = pr
 	if opts.Headless {
-		asker = gate.NoOneToAsk
+		base = gate.NoOneToAsk
 	}
+	if opts.Approvals == nil {
+		opts.Approvals = inbox.NewApprovals(nil)
+	}
+	approvals := opts.Approvals
+	// A call of a task's run waits in the Inbox, with or without a window;
+	// a conversation's is prompted (or, headless, denied).
+	asker := gate.AskFunc(func(ctx context.Context, p gate.Prompt) (gate.Answer, error) {
+		if t := inbox.TaskOf(ctx); t != nil {
+			return approvals.Ask(ctx, p, *t)
+		}
+		return base.Ask(ctx, p)
+	})
 	var assessor gate.Assessor = x
 	var lookup func(string) (tools.Definition, bool)
 	if opts.MCP != nil {
@@ -143,12 +161,13 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir, approvals: approvals}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
 func (r *Runner) Close() error {
 	r.prompts.Close()
+	r.approvals.Close()
 	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())
 }
 
@@ -157,6 +176,9 @@ func (r *Runner) Audit() *audit.Log { return r.log }
 
 // Workspace returns the folder the file tools are confined to.
 func (r *Runner) Workspace() string { return r.x.Workspace() }
+
+// Approvals returns the calls of tasks' runs waiting for your approval.
+func (r *Runner) Approvals() *inbox.Approvals { return r.approvals }
 
 // Prompts returns the queue of permission prompts the window answers.
 func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
@@ -169,6 +191,14 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 	if err := r.log.Check(); err != nil {
 		return ToolDecision{Class: string(tools.Forbidden), DecidedBy: audit.ByError, Decision: audit.Denied,
 			Reason: "the audit log cannot record it", Error: err.Error()}
+	}
+	if call.Task != nil {
+		// A task's run: only the tools fixed when the task was created (the
+		// service offers no other; this holds even if it did).
+		if !slices.Contains(call.Task.Tools, call.Name) {
+			return r.refuseForTask(ctx, sessionID, call)
+		}
+		ctx = inbox.WithTask(ctx, call.Task)
 	}
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy, Untrusted: call.Untrusted},
@@ -188,6 +218,17 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		d.Decision = audit.Allowed
 	}
 	return d
+}
+
+// refuseForTask denies and records a call outside its task's tools.
+func (r *Runner) refuseForTask(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
+	reason := fmt.Sprintf("not among the tools of task %q, fixed when it was created", call.Task.TaskName)
+	e := audit.Entry{SessionID: sessionID, ToolCallID: call.ID, Tool: call.Name, Arguments: call.Arguments, ProposedRisk: call.Risk,
+		Class: string(tools.Forbidden), Decision: audit.Denied, DecidedBy: audit.ByPolicy, Reason: reason}
+	if _, err := r.log.Append(context.WithoutCancel(ctx), e); err != nil {
+		r.logger.Error("audit append failed", "tool", call.Name, "tool_call_id", call.ID, "err", err)
+	}
+	return ToolDecision{Class: string(tools.Forbidden), Decision: audit.Denied, DecidedBy: audit.ByPolicy, Reason: reason, Error: "denied: " + reason}
 }
 
 // RecordUndelivered appends the row of a call that ran but whose result the

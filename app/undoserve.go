@@ -18,8 +18,27 @@ import (
 // gets the same undo:changed event as an undo from the window. A request for another workspace than
 // r's is answered as such; the command then does it itself.
 func ServeUndo(dataDir string, r *Runner, emit func(event string, data any)) (*instance.Server, error) {
+	return ServeControl(dataDir, r, emit, nil)
+}
+
+// ServeControl is ServeUndo answering more: `jarvis inbox allow|deny ID`
+// (a call of a task's run waiting in r's Approvals, inboxcli.go), and, when
+// yield is set (`jarvis --headless`), a window's request that this process
+// stop so that the window can take the data dir.
+func ServeControl(dataDir string, r *Runner, emit func(event string, data any), yield func()) (*instance.Server, error) {
 	return instance.Listen(dataDir, func(ctx context.Context, op string, body json.RawMessage) (any, error) {
-		if op != undoOp {
+		switch op {
+		case InboxDecideOp:
+			return decideFromControl(r, body)
+		case YieldOp:
+			if yield == nil {
+				return nil, fmt.Errorf("this Jarvis is a window; it does not give way")
+			}
+			r.logger.Info("a window asked for the data dir: this headless process stops")
+			go yield()
+			return map[string]bool{"yielding": true}, nil
+		case undoOp:
+		default:
 			return nil, fmt.Errorf("this Jarvis does not know the request %q", op)
 		}
 		var req undoRequest

@@ -527,8 +527,8 @@ func TestCLIContextOverflowIsClear(t *testing.T) {
 // is sent the same way instead of failing the turn.
 func TestLargeContentIsTrimmed(t *testing.T) {
 	// The window holds the system prompt and every OS tool's schema (15 tools)
-	// besides the 4 KB result.
-	e := newEnv(t, withContextLimit(10240, ""))
+	// and the service's own (schedule_task among them) besides the 4 KB result.
+	e := newEnv(t, withContextLimit(10496, ""))
 	sid := e.session("j1")
 	big := "HEAD " + strings.Repeat("middle ", 560) + " TAIL"
 	var got collect

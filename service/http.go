@@ -31,6 +31,9 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/clear", adapt(sessions.Clear))
 	mux.Handle("DELETE /v1/sessions/{id}", adapt(sessions.Delete))
 	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(sessions.Operations))
+	for _, r := range s.tasksAPI().Routes() { // tasks and the Inbox (service/tasks, background.go)
+		mux.Handle(r.Pattern, adapt(r.Handle))
+	}
 	// The runtimes add their routes: the chat runtime compaction, memory
 	// and the tool catalogue (service/chatrt), round tables theirs
 	// (docs/protocols/roundtable-agents.md, service/roundtablert).

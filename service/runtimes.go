@@ -35,6 +35,7 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 		DefaultAgent: func() string { a, _ := s.agentForNewSession(""); return a.AgentID }})
 	s.runtimes.Register(config.TypeRoundtable, s.rtr)
 	s.registerRoundtableTool()
+	s.registerTaskTool() // background.go
 	s.ext = externalrt.New(env, &s.base, s.red)
 	s.runtimes.Register(config.TypeExternal, s.ext)
 }

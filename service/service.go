@@ -44,6 +44,7 @@ import (
 	"jarvis/service/redact"
 	"jarvis/service/roundtablert"
 	"jarvis/service/store"
+	"jarvis/service/tasks"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
 )
@@ -82,6 +83,16 @@ type Options struct {
 	// per-launch token only the window holds, so agents configured with
 	// apiExposed: false may be used (exposure.go).
 	Window bool
+	// RunTasks runs the scheduled tasks in this process (the desktop's
+	// service); the API serves them either way (background.go).
+	RunTasks bool
+	// TasksFile is tasks.json; "" none.
+	TasksFile string
+	// TaskOwner names this process in the runs it claims.
+	TaskOwner string
+	// TaskLookEvery is the longest wait between two looks at the clock
+	// for due tasks (default 30 s).
+	TaskLookEvery time.Duration
 }
 
 // Service is the General Agent Service.
@@ -131,6 +142,11 @@ type Service struct {
 
 	closing chan struct{}
 	wg      sync.WaitGroup
+
+	// The scheduler of tasks, when this process runs them (background.go).
+	sched     *tasks.Scheduler
+	stopSched context.CancelFunc
+	schedDone chan struct{}
 
 	dataDir string
 }
@@ -224,6 +240,12 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.runtimes.Register(config.TypeProxy, px)
 	s.parseSettings(opts.Config)
 	s.handler = s.routes()
+	if err := s.startTasks(ctx, opts); err != nil {
+		s.hub.Close()
+		mem.Close()
+		st.Close()
+		return nil, err
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -256,11 +278,15 @@ func (s *Service) Close() error {
 	default:
 	}
 	close(s.closing)
+	s.stopTasks() // no new runs
 	s.mu.Lock()
 	for _, t := range s.turns {
 		t.Cancel(errShutdown)
 	}
 	s.mu.Unlock()
+	if s.sched != nil {
+		s.sched.Wait() // the runs record their end
+	}
 	s.rtr.Close() // round tables started by the API are stored as interrupted
 	s.wg.Wait()
 	s.acp.Close()

@@ -68,7 +68,9 @@ func TestToolRequestsNameTheUntrustedSourcesInTheContext(t *testing.T) {
 	e := newEnv(t)
 	e.upstream.Respond = readThenSend
 	sid := e.session("j_taint")
-	trusted := func(api.ToolCall) api.ToolResult { return api.ToolResult{OK: true, Result: "my own notes", Trust: api.Trusted} }
+	trusted := func(api.ToolCall) api.ToolResult {
+		return api.ToolResult{OK: true, Result: "my own notes", Trust: api.Trusted}
+	}
 	page := api.Source{Kind: "tool", Name: "read_file", Detail: "https://evil.example/page.html"}
 	hostile := func(tc api.ToolCall) api.ToolResult {
 		if tc.Name == "read_file" {

@@ -12,6 +12,7 @@ import (
 	"jarvis/service/httpapi"
 	"jarvis/service/provenance"
 	"jarvis/service/store"
+	"jarvis/service/tasks"
 	"jarvis/service/turn"
 )
 
@@ -127,6 +128,9 @@ func (s *Service) runTurn(ctx context.Context, t *turn.Turn, sess store.Session)
 	if agent, ok := s.cfg().Agent(sess.AgentID); !ok {
 		out = turn.Failed("unknown_agent", "The session's agent %q is no longer configured.", sess.AgentID)
 	} else {
+		if t.Task != nil { // a task's run: only the task's tools (service/tasks)
+			agent = tasks.Narrow(agent, t.Task.Tools)
+		}
 		out = s.runtimeFor(agent)(ctx, t, sess, agent)
 	}
 	if _, err := t.Stored(); err != nil {

@@ -238,6 +238,8 @@ func (e *Executor) prepare(name string, args json.RawMessage) (*call, error) {
 		return e.prepareAgentsMessage(args)
 	case "round_table":
 		return e.prepareRoundTable(args)
+	case "schedule_task":
+		return e.prepareScheduleTask(args)
 	case AgentPermissionTool:
 		return e.prepareAgentPermission(args)
 	}

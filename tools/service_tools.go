@@ -34,6 +34,16 @@ func ServiceDefinitions() []Definition {
 				`"participants":{"type":"array","items":{"type":"string"},"description":"Names of registered agents; omit to choose by relevance"},` +
 				`"constraints":{"type":"array","items":{"type":"string"},"description":"Rules the analyses must follow"}},` +
 				`"required":["task"],"additionalProperties":false}`)},
+		{Name: "schedule_task", Risk: Risky, Capabilities: []string{"tasks.schedule"},
+			Description: "Schedule a recurring or one-off task the user asked for; the user confirms it first.",
+			Parameters: schema(`{"type":"object","properties":{
+"name":{"type":"string"},
+"prompt":{"type":"string","description":"What to do at each run."},
+"schedule":{"type":"string","description":"e.g. \"every weekday at 8:00\", \"every Monday\", \"hourly\", \"at 2026-12-01 09:00\", or cron."},
+"time_zone":{"type":"string"},
+"catch_up":{"type":"string","enum":["once","skip"]},
+"tools":{"type":"array","items":{"type":"string"},"description":"The only tools it may use."}},
+"required":["name","prompt","schedule"],"additionalProperties":false}`)},
 		// Not offered to models: an ACP agent's session/request_permission,
 		// which the service turns into a gated tool request.
 		{Name: AgentPermissionTool, Risk: Risky, Capabilities: []string{"acp.permission"},
@@ -67,6 +77,34 @@ type AgentsMessageArgs struct {
 	Session string   `json:"session"`
 	Mode    string   `json:"mode"`
 	Timeout *float64 `json:"timeout"`
+}
+
+// ScheduleTaskArgs are schedule_task's arguments.
+type ScheduleTaskArgs struct {
+	Name     string   `json:"name"`
+	Prompt   string   `json:"prompt"`
+	Schedule string   `json:"schedule"`
+	TimeZone string   `json:"time_zone"`
+	CatchUp  string   `json:"catch_up"`
+	Tools    []string `json:"tools"`
+}
+
+func (e *Executor) prepareScheduleTask(args json.RawMessage) (*call, error) {
+	var a ScheduleTaskArgs
+	if err := decode(args, &a); err != nil {
+		return nil, err
+	}
+	if a.Name == "" || a.Prompt == "" || a.Schedule == "" {
+		return nil, fmt.Errorf("%w: name, prompt and schedule are required", ErrBadArguments)
+	}
+	canon := map[string]any{"name": a.Name, "prompt": a.Prompt, "schedule": a.Schedule, "tools": append([]string{}, a.Tools...)}
+	if a.TimeZone != "" {
+		canon["time_zone"] = a.TimeZone
+	}
+	if a.CatchUp != "" {
+		canon["catch_up"] = a.CatchUp
+	}
+	return &call{canon: canon, run: func(context.Context) (string, error) { return approved, nil }}, nil
 }
 
 // RoundTableArgs are round_table's arguments.

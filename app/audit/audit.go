@@ -90,6 +90,9 @@ const (
 	// ByAgent: nobody here decided: an agent's own program (a coding-agent
 	// CLI) ran the tool inside itself and reported it afterwards.
 	ByAgent = "agent"
+	// ByExpired: a call of a scheduled task's run waited for approval in
+	// the Inbox until the task's deadline: denied.
+	ByExpired = "expired"
 )
 
 // Genesis is the prev_hash of the first row.
@@ -512,7 +515,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: decision %q", ErrInvalid, e.Decision)
 	}
 	switch e.DecidedBy {
-	case ByPolicy, ByUser, BySession, ByTimeout, ByError, ByService, ByHeadless, ByAgent:
+	case ByPolicy, ByUser, BySession, ByTimeout, ByError, ByService, ByHeadless, ByAgent, ByExpired:
 	default:
 		return Entry{}, fmt.Errorf("%w: decided_by %q", ErrInvalid, e.DecidedBy)
 	}

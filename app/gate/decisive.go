@@ -64,6 +64,13 @@ func decisive(tool string, args map[string]json.RawMessage, target string) []Fie
 			out = append(out, Field{Name: "sends to", Value: target})
 		}
 		add("task", "task")
+	case "schedule_task":
+		add("task", "name")
+		add("when", "schedule")
+		if target != "" { // the schedule and the tools in words (service/tasks)
+			out = append(out, Field{Name: "creates", Value: target})
+		}
+		add("prompt", "prompt")
 	}
 	return out
 }

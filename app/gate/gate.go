@@ -522,6 +522,10 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		r.DecidedBy = audit.ByHeadless
 		r.Reason += "; it would prompt, and there is nobody to ask (headless): denied"
 		return false
+	case errors.Is(err, ErrExpired):
+		r.DecidedBy = audit.ByExpired
+		r.Reason += "; expired: it waited in the Inbox and nobody decided before the task's deadline"
+		return false
 	case errors.Is(err, ErrPromptTimeout):
 		r.DecidedBy = audit.ByTimeout
 		r.Reason += "; the prompt timed out"

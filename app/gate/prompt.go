@@ -82,6 +82,9 @@ var (
 	// cancel, the turn's end): the prompt is taken off the queue, and an
 	// answer that raced it is not honoured.
 	ErrWithdrawn = errors.New("gate: the service withdrew the call")
+	// ErrExpired: a call of a task's run waited for approval in the Inbox
+	// past the task's deadline (denied, audited as expired).
+	ErrExpired = errors.New("gate: nobody decided before the task's deadline")
 	// ErrNoOneToAsk is NoOneToAsk's answer: there is no window
 	// (`jarvis --headless`), so a call that would prompt is denied.
 	ErrNoOneToAsk = errors.New("gate: the call needs the user's permission, and there is nobody to ask (headless)")

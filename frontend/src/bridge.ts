@@ -145,6 +145,32 @@ export interface ProxyTestReport {
   callbackUrl?: string;
 }
 
+/** An Inbox item (GET /v1/inbox): a task's result or failure, a call waiting for approval. */
+export interface InboxItem {
+  id: string;
+  kind: "result" | "failure" | "approval" | "answer";
+  title: string;
+  body?: string;
+  session_id?: string;
+  task_id?: string;
+  state: string;
+  read: boolean;
+  created_at: string;
+}
+
+/** A scheduled task as the service shows it. */
+export interface Task {
+  id: string;
+  name: string;
+  prompt: string;
+  schedule: string;
+  schedule_words?: string;
+  policy?: string;
+  next_run?: string;
+  source?: string;
+  disabled?: boolean;
+}
+
 export interface AppAPI {
   Info(): Promise<Info>;
   Agents(): Promise<Agent[]>;
@@ -184,6 +210,14 @@ export interface AppAPI {
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;
   SetAutostart(on: boolean): Promise<About>;
+  /** The Inbox, newest first, and its unread count (all: with the items marked done). */
+  Inbox(all: boolean): Promise<{ items: InboxItem[] | null; unread: number }>;
+  /** Allow ("allow") or deny ("deny") a task's call waiting for approval. */
+  InboxDecide(id: string, choice: string): Promise<void>;
+  InboxMark(id: string, read: boolean, done: boolean): Promise<void>;
+  Tasks(): Promise<Task[]>;
+  RunTasksWhenClosed(): Promise<boolean>;
+  SetRunTasksWhenClosed(on: boolean): Promise<void>;
 }
 
 declare global {

@@ -7,6 +7,7 @@ import "./style.css";
 import { Actions } from "./actions";
 import { api, on } from "./bridge";
 import { wireAbout } from "./about";
+import { mountInbox } from "./inbox";
 import { mountReplyNotice } from "./notify";
 import { mountLazyPanels } from "./lazy";
 import { loadMarkdown } from "./reply";
@@ -33,6 +34,7 @@ async function start(): Promise<void> {
   mountKeys(actions);
   wireAbout(flash);
   mountReplyNotice(store); // a long reply finished in the background (notify.ts)
+  mountInbox(actions, flash); // tasks' results and approvals (inbox.ts)
   // Audit, Permissions, MCP, agent test and the changed-files blocks (undo.ts): loaded on first use (lazy.ts).
   mountLazyPanels(actions, flash);
 

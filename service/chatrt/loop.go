@@ -323,7 +323,8 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
 		argsOf[i] = args
 		waits[i] = rt.opts.Waiter.Request(t, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason},
-			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Untrusted: t.Taint.List()}, i, ch)
+			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Task: t.Task,
+				Untrusted: t.Taint.List()}, i, ch)
 	}
 	c := rt.env.Config()
 	for i, tc := range calls {
@@ -355,7 +356,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 		}
 		request(i, tc, args, reason, string(def.Risk), "", "")
 	}
-	limit := rt.env.Config().ToolResultTimeout()
+	limit := t.ToolWait(rt.env.Config().ToolResultTimeout())
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	deadlineC, cancelled := deadline.C, ctx.Done()

@@ -131,8 +131,9 @@ func (w *Waiter) Ask(ctx context.Context, t *turn.Turn, name string, args json.R
 	id := turn.NewID("tc_")
 	ch := make(chan Result, 1)
 	wt := w.Request(t, store.ToolCall{ID: id, SessionID: t.SessionID, TurnID: t.ID, Name: name, Arguments: string(args), Risk: risk, Reason: reason},
-		api.ToolCall{ID: id, Name: name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Untrusted: t.Taint.List()}, 0, ch)
-	limit := w.env.Config().ToolResultTimeout()
+		api.ToolCall{ID: id, Name: name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Task: t.Task,
+			Untrusted: t.Taint.List()}, 0, ch)
+	limit := t.ToolWait(w.env.Config().ToolResultTimeout())
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	var r api.ToolResult

@@ -54,9 +54,29 @@ type Turn struct {
 	// Window is the context window the chat runtime planned the turn for.
 	Window int
 
+	// Task is set on a scheduled task's run: its agent is narrowed to the
+	// task's tools (service/tasks.Narrow), its tool calls carry it (the
+	// desktop holds one needing approval in the Inbox) and wait until its
+	// deadline instead of the tool-result timeout (ToolWait).
+	Task *api.TaskRef
+
 	// Set before done is closed.
 	Final string
 	Fail  *api.ErrorEvent
+}
+
+// ToolWait is how long a tool call of t waits for the desktop: limit, or
+// for a task's run until a minute past its approval deadline (the desktop
+// denies a call still waiting then, as expired, and says so first).
+func (t *Turn) ToolWait(limit time.Duration) time.Duration {
+	if t.Task == nil {
+		return limit
+	}
+	dl, err := time.Parse(time.RFC3339Nano, t.Task.Deadline)
+	if err != nil {
+		return limit
+	}
+	return max(time.Until(dl)+time.Minute, limit)
 }
 
 // Delegators is the agents whose agents_message calls started the turn:

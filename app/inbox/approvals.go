@@ -1,0 +1,183 @@
+// Package inbox is the desktop's side of work that runs while you are away:
+// a call of a scheduled task's run that needs your approval waits here
+// (Approvals: no prompt in your face, no denial, no timeout) until you decide
+// in the Inbox or the task's deadline passes (then denied, and audited as
+// expired); and the Inbox printed in a terminal (`jarvis inbox`, Print).
+package inbox
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"jarvis/api"
+	"jarvis/app/gate"
+)
+
+type taskKey struct{}
+
+// WithTask marks ctx as a tool call of a task's run: the Runner's asker
+// then hands its prompt to Approvals instead of the window or headless.
+func WithTask(ctx context.Context, t *api.TaskRef) context.Context {
+	return context.WithValue(ctx, taskKey{}, t)
+}
+
+// TaskOf returns the task a call's ctx belongs to; nil for a conversation's.
+func TaskOf(ctx context.Context) *api.TaskRef {
+	t, _ := ctx.Value(taskKey{}).(*api.TaskRef)
+	return t
+}
+
+// Pending is a call waiting for your approval.
+type Pending struct {
+	ID       string      `json:"id"` // the Inbox item's id
+	Prompt   gate.Prompt `json:"prompt"`
+	Task     api.TaskRef `json:"task"`
+	Deadline time.Time   `json:"deadline"`
+	Since    time.Time   `json:"since"`
+	// Outcome once settled: allowed, denied or expired.
+	Outcome string `json:"outcome,omitempty"`
+}
+
+type waiting struct {
+	p  Pending
+	ch chan gate.Answer
+}
+
+// Approvals holds the calls of tasks' runs waiting for your approval.
+type Approvals struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	waits   map[string]*waiting
+	settled []Pending // settled since the last Drain, for the Inbox's states
+	changed chan struct{}
+	closed  bool
+}
+
+// NewApprovals returns an empty queue; now is its clock (nil: time.Now).
+func NewApprovals(now func() time.Time) *Approvals {
+	if now == nil {
+		now = time.Now
+	}
+	return &Approvals{now: now, waits: map[string]*waiting{}, changed: make(chan struct{})}
+}
+
+// ErrNoSuchApproval: nothing waits under that id (decided, expired, or never).
+var ErrNoSuchApproval = errors.New("inbox: nothing waits for approval under that id")
+
+// Ask parks p until Decide answers it, the task's deadline passes
+// (gate.ErrExpired) or ctx ends (the service withdrew the call). The
+// returned error follows gate.Asker.
+func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (gate.Answer, error) {
+	deadline, err := time.Parse(time.RFC3339Nano, task.Deadline)
+	if err != nil {
+		return gate.Answer{Choice: gate.Refuse}, errors.New("the task's run has no valid approval deadline")
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return gate.Answer{Choice: gate.Refuse}, gate.ErrPromptClosed
+	}
+	id := "ap_" + p.ToolCallID
+	p.ID, p.Deadline = id, deadline
+	w := &waiting{p: Pending{ID: id, Prompt: p, Task: task, Deadline: deadline, Since: q.now()}, ch: make(chan gate.Answer, 1)}
+	q.waits[id] = w
+	q.notify()
+	q.mu.Unlock()
+
+	timer := time.NewTimer(max(deadline.Sub(q.now()), 0))
+	defer timer.Stop()
+	select {
+	case a := <-w.ch:
+		return a, nil
+	case <-timer.C:
+		if q.settle(id, "expired") {
+			return gate.Answer{Choice: gate.Refuse}, gate.ErrExpired
+		}
+		return <-w.ch, nil // decided at the last moment
+	case <-ctx.Done():
+		q.settle(id, "withdrawn")
+		return gate.Answer{Choice: gate.Refuse}, context.Cause(ctx)
+	}
+}
+
+// settle takes id off the queue with an outcome; false if it was not there.
+func (q *Approvals) settle(id, outcome string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, ok := q.waits[id]
+	if !ok {
+		return false
+	}
+	delete(q.waits, id)
+	w.p.Outcome = outcome
+	q.settled = append(q.settled, w.p)
+	q.notify()
+	return true
+}
+
+// Decide answers a waiting call: once (allow this call) or deny.
+func (q *Approvals) Decide(id string, choice gate.Choice) error {
+	if choice != gate.Once && choice != gate.Refuse {
+		return errors.New("an approval is answered with allow (once) or deny")
+	}
+	q.mu.Lock()
+	w, ok := q.waits[id]
+	if !ok {
+		q.mu.Unlock()
+		return ErrNoSuchApproval
+	}
+	delete(q.waits, id)
+	w.p.Outcome = "allowed"
+	if choice == gate.Refuse {
+		w.p.Outcome = "denied"
+	}
+	q.settled = append(q.settled, w.p)
+	w.ch <- gate.Answer{Choice: choice}
+	q.notify()
+	q.mu.Unlock()
+	return nil
+}
+
+// Pending lists the waiting calls, oldest first.
+func (q *Approvals) Pending() []Pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Pending, 0, len(q.waits))
+	for _, w := range q.waits {
+		out = append(out, w.p)
+	}
+	slices.SortFunc(out, func(a, b Pending) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// Drain returns the calls settled since the last Drain.
+func (q *Approvals) Drain() []Pending {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.settled
+	q.settled = nil
+	return out
+}
+
+// Changed is closed at the next change.
+func (q *Approvals) Changed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changed
+}
+
+// Close refuses new waits; the waiting ones are withdrawn by their callers.
+func (q *Approvals) Close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+}
+
+func (q *Approvals) notify() {
+	close(q.changed)
+	q.changed = make(chan struct{})
+}

@@ -1,0 +1,189 @@
+package app
+
+// The Inbox in the window (and under --headless): calls of tasks' runs that
+// wait for approval (package inbox) are announced to the service's Inbox
+// with a desktop notification, and their outcome recorded there; the window
+// lists the Inbox, decides approvals, marks items read or done.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"jarvis/api"
+	"jarvis/app/gate"
+	"jarvis/app/inbox"
+)
+
+// followTaskRuns follows the sessions of tasks' runs in the window, as
+// headless follows every session: their calls are judged by this gate (one
+// needing approval waits in the Inbox) whether or not the session is open.
+// Runs that existed when the window started are followed from their end.
+func (a *App) followTaskRuns(poll time.Duration) {
+	var atStart map[string]bool
+	for {
+		if known, err := a.followAll(atStart, isTaskRun); err == nil && atStart == nil {
+			atStart = known
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-a.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// isTaskRun says whether a session is a task's run (the service marks it
+// with the task's id).
+func isTaskRun(s Session) bool {
+	var attrs struct {
+		TaskID string `json:"task_id"`
+	}
+	return len(s.Attributes) > 0 && json.Unmarshal(s.Attributes, &attrs) == nil && attrs.TaskID != ""
+}
+
+// watchApprovals announces each call that starts waiting and records each
+// outcome, until the app shuts down.
+func (a *App) watchApprovals() {
+	if a.approvals == nil {
+		return
+	}
+	announced := map[string]bool{}
+	for {
+		ch := a.approvals.Changed()
+		for _, p := range a.approvals.Pending() {
+			if announced[p.ID] {
+				continue
+			}
+			announced[p.ID] = true
+			a.announceApproval(p)
+		}
+		for _, p := range a.approvals.Drain() {
+			delete(announced, p.ID)
+			state := p.Outcome
+			ctx, cancel := a.reqCtx()
+			if _, err := a.c.UpdateInbox(ctx, p.ID, api.InboxUpdate{State: &state}); err != nil {
+				a.log.Warn("inbox: recording an approval's outcome", "item", p.ID, "err", err)
+			}
+			cancel()
+		}
+		a.emit("inbox:changed", nil)
+		select {
+		case <-ch:
+		case <-a.ctx.Done():
+			return
+		}
+	}
+}
+
+func (a *App) announceApproval(p inbox.Pending) {
+	title := fmt.Sprintf("%s: waiting for your approval to %s", p.Task.TaskName, p.Prompt.Tool)
+	var body strings.Builder
+	for _, f := range p.Prompt.Decisive {
+		fmt.Fprintf(&body, "%s: %s\n", f.Name, f.Value)
+	}
+	if p.Prompt.ModelReason != "" {
+		fmt.Fprintf(&body, "The agent says: %s\n", p.Prompt.ModelReason)
+	}
+	fmt.Fprintf(&body, "Waits until %s; then denied.", p.Deadline.Local().Format("Mon 2 Jan 15:04"))
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	if _, err := a.c.AddInbox(ctx, api.InboxItem{ID: p.ID, Kind: "approval", Title: title, Body: body.String(),
+		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID}); err != nil {
+		a.log.Warn("inbox: announcing an approval", "item", p.ID, "err", err)
+	}
+	if n, ok := a.tools.(userNotifier); ok {
+		if err := n.NotifyUser(ctx, "Jarvis: approval needed", title); err != nil {
+			a.log.Info("inbox: no desktop notification", "err", err)
+		}
+	}
+}
+
+// Inbox lists the Inbox, newest first, with the unread count (done items
+// too when all).
+func (a *App) Inbox(all bool) (api.Inbox, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	in, err := a.c.Inbox(ctx, all)
+	return in, friendly(err)
+}
+
+// InboxDecide answers a call waiting for approval: "allow" (this call) or
+// "deny"; the task's run goes on at once.
+func (a *App) InboxDecide(id, choice string) error {
+	if a.approvals == nil {
+		return errors.New("this window holds no approvals")
+	}
+	c := gate.Refuse
+	switch choice {
+	case "allow", "once":
+		c = gate.Once
+	case "deny":
+	default:
+		return fmt.Errorf("answer an approval with allow or deny, not %q", choice)
+	}
+	if err := a.approvals.Decide(id, c); err != nil {
+		if errors.Is(err, inbox.ErrNoSuchApproval) {
+			return errors.New("this approval is no longer waiting: it was decided, it expired, or Jarvis restarted since")
+		}
+		return err
+	}
+	return nil
+}
+
+// InboxMark marks an item read or done.
+func (a *App) InboxMark(id string, read, done bool) error {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	u := api.InboxUpdate{}
+	if read {
+		u.Read = &read
+	}
+	if done {
+		u.Done = &done
+	}
+	_, err := a.c.UpdateInbox(ctx, id, u)
+	if err == nil {
+		a.emit("inbox:changed", nil)
+	}
+	return friendly(err)
+}
+
+// RunTasksWhenClosed says whether the systemd user unit that runs tasks
+// while the window is closed is installed.
+func (a *App) RunTasksWhenClosed() bool {
+	return a.unit != nil && inbox.Installed(*a.unit)
+}
+
+// SetRunTasksWhenClosed installs (on) or removes (off) the systemd user
+// unit that runs `jarvis --headless` while the window is closed.
+func (a *App) SetRunTasksWhenClosed(on bool) error {
+	if a.unit == nil {
+		return errors.New("this Jarvis cannot install a background service here")
+	}
+	if !on {
+		return inbox.Uninstall(*a.unit)
+	}
+	path, err := inbox.Install(*a.unit)
+	if err != nil {
+		return fmt.Errorf("could not set up running tasks while Jarvis is closed: %w", err)
+	}
+	a.log.Info("tasks will run while the window is closed", "unit", path)
+	return nil
+}
+
+// Tasks lists the scheduled tasks (their schedule and tools in words, their
+// next run).
+func (a *App) Tasks() ([]api.Task, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	ts, err := a.c.Tasks(ctx)
+	if ts == nil {
+		ts = []api.Task{}
+	}
+	return ts, friendly(err)
+}

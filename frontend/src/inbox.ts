@@ -1,0 +1,144 @@
+// The Inbox: one list of what happened while you were away (tasks' results
+// and failures, calls of tasks' runs waiting for your approval), newest
+// first, with the unread count on its sidebar button; each item opens its
+// conversation, approvals are given or refused here, results marked done.
+// Below it, the scheduled tasks (schedule and tools in words) and "Run tasks
+// when Jarvis is closed" (docs/guide/tasks.md).
+import type { Actions } from "./actions";
+import { api, errText, on, type InboxItem, type Task } from "./bridge";
+import { h } from "./view";
+
+/** The sidebar button's label: "Inbox", or "Inbox (3)" with unread items. */
+export function inboxLabel(unread: number): string {
+  return unread > 0 ? `Inbox (${unread})` : "Inbox";
+}
+
+export interface InboxHandlers {
+  open(it: InboxItem): void;
+  decide(it: InboxItem, choice: "allow" | "deny"): void;
+  done(it: InboxItem): void;
+}
+
+function when(iso: string): string {
+  const d = new Date(iso);
+  return isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+}
+
+/** The list of items, newest first, each with what can be done with it. */
+export function renderInbox(items: InboxItem[], on: InboxHandlers): HTMLElement {
+  const list = h("ul", { class: "inbox-list" });
+  if (items.length === 0) list.append(h("li", { class: "hint" }, "Nothing waits for you."));
+  for (const it of items) {
+    const li = h("li", { class: `inbox-item kind-${it.kind} state-${it.state}` + (it.read ? "" : " unread"), "data-id": it.id });
+    li.append(h("div", { class: "inbox-head" }, h("span", { class: "inbox-title" }, it.title), h("span", { class: "hint" }, when(it.created_at))));
+    if (it.body) li.append(h("div", { class: "inbox-body" }, it.body));
+    const acts = h("div", { class: "inbox-actions" });
+    if (it.kind === "approval" && it.state === "pending") {
+      const allow = h("button", { class: "small primary", "data-action": "allow" }, "Allow");
+      allow.addEventListener("click", () => on.decide(it, "allow"));
+      const deny = h("button", { class: "small danger", "data-action": "deny" }, "Deny");
+      deny.addEventListener("click", () => on.decide(it, "deny"));
+      acts.append(allow, deny);
+    } else if (it.kind === "approval") {
+      acts.append(h("span", { class: "badge" }, it.state));
+    }
+    if (it.session_id) {
+      const open = h("button", { class: "small", "data-action": "open" }, "Open conversation");
+      open.addEventListener("click", () => on.open(it));
+      acts.append(open);
+    }
+    if (!(it.kind === "approval" && it.state === "pending") && it.state !== "done") {
+      const done = h("button", { class: "small", "data-action": "done" }, "Done");
+      done.addEventListener("click", () => on.done(it));
+      acts.append(done);
+    }
+    li.append(acts);
+    list.append(li);
+  }
+  return list;
+}
+
+/** The scheduled tasks, each with its schedule, next run and tools in words. */
+export function renderTasks(tasks: Task[]): HTMLElement {
+  const list = h("ul", { class: "task-list" });
+  if (tasks.length === 0) list.append(h("li", { class: "hint" }, "No scheduled tasks. Ask in a conversation (\u201cevery weekday at 8:00, …\u201d) or add them to tasks.json."));
+  for (const t of tasks) {
+    const next = t.next_run ? ` — next ${when(t.next_run)}` : "";
+    list.append(
+      h("li", { class: "task", "data-id": t.id },
+        h("div", { class: "inbox-title" }, t.name),
+        h("div", { class: "hint" }, `${t.schedule_words ?? t.schedule}${t.disabled ? " (paused)" : next}`),
+        h("div", { class: "inbox-body" }, t.policy ?? "")),
+    );
+  }
+  return list;
+}
+
+export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean) => void): { refresh(): Promise<void> } {
+  const foot = document.querySelector(".sidebar-foot");
+  const button = h("button", { id: "open-inbox", class: "small", type: "button", title: "Results, failures and approvals of scheduled tasks" }, "Inbox");
+  foot?.prepend(button);
+  const box = h("section", { id: "inbox", role: "region", "aria-label": "Inbox" });
+  box.hidden = true;
+  document.getElementById("notice")?.before(box);
+
+  async function refresh(): Promise<void> {
+    let inbox;
+    try {
+      inbox = await api().Inbox(false);
+    } catch {
+      return; // the service is not up yet: the next change tells again
+    }
+    button.textContent = inboxLabel(inbox.unread);
+    if (box.hidden) return;
+    const items = inbox.items ?? [];
+    let tasks: Task[] = [];
+    let background = false;
+    try {
+      [tasks, background] = await Promise.all([api().Tasks(), api().RunTasksWhenClosed()]);
+    } catch (ex) {
+      flash(errText(ex));
+    }
+    const act = async (f: () => Promise<unknown>, ok?: string) => {
+      try {
+        await f();
+        if (ok) flash(ok, true);
+      } catch (ex) {
+        flash(errText(ex));
+      }
+      await refresh();
+    };
+    const list = renderInbox(items, {
+      open: (it) => void act(async () => {
+        await api().InboxMark(it.id, true, false);
+        await actions.refreshSessions();
+        await actions.openSession(it.session_id!);
+        box.hidden = true;
+      }),
+      decide: (it, choice) => void act(() => api().InboxDecide(it.id, choice), choice === "allow" ? "Allowed: the task goes on." : "Denied: the task goes on without it."),
+      done: (it) => void act(() => api().InboxMark(it.id, true, true)),
+    });
+    const bg = h("input", { type: "checkbox", id: "run-tasks-closed" }) as HTMLInputElement;
+    bg.checked = background;
+    bg.addEventListener("change", () =>
+      void act(() => api().SetRunTasksWhenClosed(bg.checked), bg.checked ? "Tasks will run while Jarvis is closed." : "Tasks run only while Jarvis is open."),
+    );
+    const close = h("button", { class: "icon", type: "button", "aria-label": "Close" }, "\u2715");
+    close.addEventListener("click", () => (box.hidden = true));
+    box.replaceChildren(
+      h("div", { class: "panel-head" }, h("h2", {}, "Inbox"), close),
+      list,
+      h("h3", {}, "Scheduled tasks"),
+      renderTasks(tasks),
+      h("label", { class: "run-closed" }, bg, " Run tasks when Jarvis is closed"),
+    );
+  }
+
+  button.addEventListener("click", () => {
+    box.hidden = !box.hidden;
+    void refresh();
+  });
+  on("inbox:changed", () => void refresh());
+  void refresh();
+  return { refresh };
+}

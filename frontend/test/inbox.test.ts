@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type { InboxItem } from "../src/bridge";
+import { inboxLabel, renderInbox, renderTasks } from "../src/inbox";
+
+const item = (x: Partial<InboxItem>): InboxItem => ({ id: "in_1", kind: "result", title: "Morning note", state: "open", read: false, created_at: "2026-06-01T08:00:05Z", ...x });
+
+describe("the Inbox", () => {
+  it("counts unread items on its button", () => {
+    expect(inboxLabel(0)).toBe("Inbox");
+    expect(inboxLabel(3)).toBe("Inbox (3)");
+  });
+  it("offers Allow and Deny on a waiting approval, and says how a settled one ended", () => {
+    const got: string[] = [];
+    const on = { open: (it: InboxItem) => got.push("open " + it.id), decide: (it: InboxItem, c: string) => got.push(c + " " + it.id), done: (it: InboxItem) => got.push("done " + it.id) };
+    const el = renderInbox([
+      item({ id: "ap_1", kind: "approval", state: "pending", title: "Tidy: waiting for your approval to delete_path", session_id: "g_1" }),
+      item({ id: "ap_0", kind: "approval", state: "expired", title: "Tidy: waiting for your approval to delete_path" }),
+      item({ id: "in_2", body: "Summary written to notes/today.md", session_id: "g_2", read: true }),
+    ], on);
+    const rows = el.querySelectorAll("li.inbox-item");
+    expect(rows.length).toBe(3);
+    expect(rows[0].classList.contains("unread")).toBe(true);
+    expect(rows[0].querySelector("[data-action=done]")).toBeNull(); // decided first, never just dismissed
+    (rows[0].querySelector("[data-action=allow]") as HTMLButtonElement).click();
+    (rows[0].querySelector("[data-action=open]") as HTMLButtonElement).click();
+    expect(rows[1].querySelector("[data-action=allow]")).toBeNull();
+    expect(rows[1].textContent).toContain("expired");
+    expect(rows[2].textContent).toContain("Summary written");
+    (rows[2].querySelector("[data-action=done]") as HTMLButtonElement).click();
+    expect(got).toEqual(["allow ap_1", "open ap_1", "done in_2"]);
+  });
+  it("shows each task's schedule and tools in words", () => {
+    const el = renderTasks([{ id: "t", name: "Morning note", prompt: "p", schedule: "every weekday at 8:00", schedule_words: "every weekday (Monday to Friday) at 8:00",
+      policy: "This task may read files in the workspace; nothing else.", next_run: "2026-06-02T08:00:00Z" }]);
+    expect(el.textContent).toContain("every weekday (Monday to Friday) at 8:00");
+    expect(el.textContent).toContain("This task may read files in the workspace; nothing else.");
+    expect(renderTasks([]).textContent).toMatch(/No scheduled tasks/);
+  });
+});

@@ -1,0 +1,266 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"jarvis/api"
+	"jarvis/service/httpapi"
+	"jarvis/service/store"
+	"jarvis/service/turn"
+)
+
+// API serves the tasks and the Inbox: GET/POST /v1/tasks, PUT/DELETE
+// /v1/tasks/{id}, GET /v1/tasks/{id}/runs, GET/POST /v1/inbox, PATCH
+// /v1/inbox/{id}. It gets the store and the root's functions as fields.
+type API struct {
+	Store *store.Store
+	Now   func() time.Time
+	// CheckAgent says why an agent cannot run tasks ("" for the default).
+	CheckAgent func(id string) error
+	// Changed is called after a task is added, changed or removed.
+	Changed func()
+	MaxBody int64
+}
+
+// Routes are the API's routes, for the root's route table.
+func (a *API) Routes() []turn.Route {
+	return []turn.Route{
+		{Pattern: "GET /v1/tasks", Handle: a.list},
+		{Pattern: "POST /v1/tasks", Handle: a.create},
+		{Pattern: "PUT /v1/tasks/{id}", Handle: a.update},
+		{Pattern: "DELETE /v1/tasks/{id}", Handle: a.remove},
+		{Pattern: "GET /v1/tasks/{id}/runs", Handle: a.runs},
+		{Pattern: "GET /v1/inbox", Handle: a.inbox},
+		{Pattern: "POST /v1/inbox", Handle: a.addInbox},
+		{Pattern: "PATCH /v1/inbox/{id}", Handle: a.patchInbox},
+	}
+}
+
+// View is the stored task as the API shows it (its next run computed now).
+func View(row store.TaskRow, now time.Time) (api.Task, error) {
+	var t api.Task
+	if err := json.Unmarshal([]byte(row.Spec), &t); err != nil {
+		return t, err
+	}
+	t.ID, t.Source, t.CreatedAt = row.ID, row.Source, row.CreatedAt
+	if s, err := Parse(t.Schedule, t.TimeZone); err == nil && !t.Disabled {
+		settled, _ := time.Parse(time.RFC3339Nano, row.SettledUntil)
+		from := settled
+		if now.After(from) {
+			from = now
+		}
+		if n := s.Next(from); !n.IsZero() {
+			t.NextRun = n.Format(time.RFC3339)
+		}
+		t.ScheduleWords = s.Summary
+	}
+	t.Policy = Words(t.Tools)
+	return t, nil
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request) error {
+	rows, err := a.Store.Tasks(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]api.Task, 0, len(rows))
+	for _, row := range rows {
+		if t, err := View(row, a.Now()); err == nil {
+			out = append(out, t)
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"tasks": out})
+}
+
+// Save checks t and stores it (a new id when it has none); it is how the
+// API, tasks.json and a conversation's task tool all add a task.
+func (a *API) Save(ctx context.Context, t api.Task, source string) (api.Task, error) {
+	n, _, err := Normalize(t)
+	if err != nil {
+		return t, httpapi.Errorf(http.StatusBadRequest, "invalid_task", "%s", err.Error())
+	}
+	if a.CheckAgent != nil {
+		if err := a.CheckAgent(n.Agent); err != nil {
+			return t, httpapi.Errorf(http.StatusBadRequest, "invalid_task", "task %q: %s", n.Name, err.Error())
+		}
+	}
+	if n.ID == "" {
+		n.ID = turn.NewID("task_")
+	}
+	n.Source = source
+	spec := n
+	spec.Policy, spec.ScheduleWords, spec.NextRun, spec.CreatedAt, spec.Source = "", "", "", "", ""
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return t, err
+	}
+	if err := a.Store.PutTask(ctx, store.TaskRow{ID: n.ID, Name: n.Name, Spec: string(b), Source: source}); err != nil {
+		return t, err
+	}
+	if a.Changed != nil {
+		a.Changed()
+	}
+	row, err := a.Store.Task(ctx, n.ID)
+	if err != nil {
+		return t, err
+	}
+	return View(row, a.Now())
+}
+
+func (a *API) create(w http.ResponseWriter, r *http.Request) error {
+	var t api.Task
+	if err := httpapi.DecodeJSON(w, r, &t, a.MaxBody); err != nil {
+		return err
+	}
+	t.ID = ""
+	out, err := a.Save(r.Context(), t, "api")
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, out)
+}
+
+func (a *API) update(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	old, err := a.Store.Task(r.Context(), id)
+	if err != nil {
+		return notFound(err, id)
+	}
+	var t api.Task
+	if err := httpapi.DecodeJSON(w, r, &t, a.MaxBody); err != nil {
+		return err
+	}
+	if old.Source == "file" {
+		return httpapi.Errorf(http.StatusConflict, "task_from_file", "task %q comes from tasks.json: change it there", old.Name)
+	}
+	var was api.Task
+	if json.Unmarshal([]byte(old.Spec), &was) == nil && !sameTools(was.Tools, t.Tools) {
+		// A task's tools are decided when it is created: a new set is a new task.
+		return httpapi.Errorf(http.StatusConflict, "task_tools_fixed", "the tools of task %q were decided when it was created; create a new task to give it other tools", old.Name)
+	}
+	t.ID = id
+	out, err := a.Save(r.Context(), t, old.Source)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func sameTools(a, b []string) bool {
+	x, y := sortedTools(a), sortedTools(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func notFound(err error, id string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.Errorf(http.StatusNotFound, "task_not_found", "no task %q", id)
+	}
+	return err
+}
+
+func (a *API) remove(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := a.Store.DeleteTask(r.Context(), id); err != nil {
+		return notFound(err, id)
+	}
+	if a.Changed != nil {
+		a.Changed()
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"deleted": true})
+}
+
+func (a *API) runs(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if _, err := a.Store.Task(r.Context(), id); err != nil {
+		return notFound(err, id)
+	}
+	rows, err := a.Store.Runs(r.Context(), id, 100)
+	if err != nil {
+		return err
+	}
+	out := make([]api.TaskRun, 0, len(rows))
+	for _, x := range rows {
+		out = append(out, api.TaskRun{ID: x.ID, TaskID: x.TaskID, Occurrence: x.Occurrence, Status: x.Status, CaughtUp: x.CaughtUp,
+			SessionID: x.SessionID, TurnID: x.TurnID, Summary: x.Summary, StartedAt: x.StartedAt, EndedAt: x.EndedAt})
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"runs": out})
+}
+
+// Item is an Inbox row as the API shows it.
+func Item(it store.InboxRow) api.InboxItem {
+	state := it.State
+	if it.Done {
+		state = "done"
+	}
+	return api.InboxItem{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID, TaskID: it.TaskID,
+		RunID: it.RunID, CallID: it.CallID, State: state, Read: it.Read, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+}
+
+func (a *API) inbox(w http.ResponseWriter, r *http.Request) error {
+	rows, unread, err := a.Store.Inbox(r.Context(), r.URL.Query().Get("all") != "", 500)
+	if err != nil {
+		return err
+	}
+	out := api.Inbox{Items: make([]api.InboxItem, 0, len(rows)), Unread: unread}
+	for _, it := range rows {
+		out.Items = append(out.Items, Item(it))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// addInbox is the desktop's: a call of a task's run waiting for approval.
+func (a *API) addInbox(w http.ResponseWriter, r *http.Request) error {
+	var it api.InboxItem
+	if err := httpapi.DecodeJSON(w, r, &it, a.MaxBody); err != nil {
+		return err
+	}
+	if it.Kind != "approval" {
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_item", "only approvals are added from outside the service").With("field", "kind")
+	}
+	if it.Title == "" {
+		return httpapi.Missing("title")
+	}
+	if it.ID == "" {
+		it.ID = turn.NewID("in_")
+	}
+	row, err := a.Store.AddInbox(r.Context(), store.InboxRow{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID,
+		TaskID: it.TaskID, RunID: it.RunID, CallID: it.CallID, State: "pending"})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, Item(row))
+}
+
+func (a *API) patchInbox(w http.ResponseWriter, r *http.Request) error {
+	var u api.InboxUpdate
+	if err := httpapi.DecodeJSON(w, r, &u, a.MaxBody); err != nil {
+		return err
+	}
+	if u.State != nil {
+		switch *u.State {
+		case "pending", "allowed", "denied", "expired", "withdrawn", "open":
+		default:
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_state", "an item's state is pending, allowed, denied, expired, withdrawn or open, not %q", *u.State).With("field", "state")
+		}
+	}
+	row, err := a.Store.UpdateInbox(r.Context(), r.PathValue("id"), u.Read, u.Done, u.State, u.Body)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.Errorf(http.StatusNotFound, "inbox_item_not_found", "no Inbox item %q", r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, Item(row))
+}
