@@ -335,3 +335,55 @@ func TestMemoryHybridSearch(t *testing.T) {
 		t.Fatalf("the embedding server saw %d texts", peer.Texts.Load())
 	}
 }
+
+// Several phrasings of one question (several q, or memory_search's
+// queries) are searched together and fused; a search that finds nothing
+// tells the model to search again with other words.
+func TestMemorySearchPhrasings(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	for _, note := range []string{"Bought a couch for the living room.", "The settee in the hall needs cleaning."} {
+		if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: note}, &w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=couch&q=settee&q=couch", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	var excerpts []string
+	for _, r := range res.Results {
+		excerpts = append(excerpts, r.Excerpt)
+	}
+	if len(res.Results) != 2 || !strings.Contains(strings.Join(excerpts, "|"), "couch") || !strings.Contains(strings.Join(excerpts, "|"), "settee") {
+		t.Fatalf("two phrasings found %q, want both notes", excerpts)
+	}
+	status, eb, _ := raw(t, "GET", e.srv.URL+"/v1/memory/search?q=a&q=b&q=c&q=d&q=e&q=f", testToken, "", nil)
+	if status != 400 || eb.Error.Code != "invalid_field" || !strings.Contains(eb.Error.Message, "at most 5") {
+		t.Fatalf("six phrasings: %d %+v", status, eb)
+	}
+
+	sid := e.session("j1")
+	var got collect
+	e.c.ChatStream(ctx, sid, `[[tool memory_search {"query":"sofa","queries":["couch","settee"]}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	var tr api.ToolResult
+	for _, ev := range got.all() {
+		if ev.Type == api.EventToolResult {
+			tr = decode[api.ToolResult](t, ev.Data)
+		}
+	}
+	if !tr.OK || !strings.Contains(tr.Result, "couch") || !strings.Contains(tr.Result, "settee") || !strings.Contains(tr.Result, "search again with other words") {
+		t.Fatalf("memory_search with queries: %+v", tr)
+	}
+	got = collect{}
+	e.c.ChatStream(ctx, sid, `[[tool memory_search {"query":"armchair"}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	for _, ev := range got.all() {
+		if ev.Type == api.EventToolResult {
+			tr = decode[api.ToolResult](t, ev.Data)
+		}
+	}
+	if !tr.OK || !strings.HasPrefix(tr.Result, `No memory matches "armchair".`) || !strings.Contains(tr.Result, "Search again with other words") {
+		t.Fatalf("memory_search finding nothing: %+v", tr)
+	}
+}

@@ -34,6 +34,8 @@ func memoryError(err error) error {
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_content", "%s", err.Error()).With("field", "content")
 	case errors.Is(err, memory.ErrInvalidRange):
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_range", "%s", err.Error())
+	case errors.Is(err, memory.ErrInvalidQuery):
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "%s", err.Error()).With("field", "q")
 	}
 	return err
 }
@@ -126,7 +128,8 @@ func Embedder(c *config.Config, secrets turn.Secrets, client *http.Client, log *
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
-// valid query; an empty one finds nothing.
+// valid query; an empty one finds nothing. Several q (up to
+// memory.MaxPhrasings) are phrasings of one question, fused (SearchAny).
 func (rt *Runtime) handleMemorySearch(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit := 10
@@ -137,7 +140,7 @@ func (rt *Runtime) handleMemorySearch(w http.ResponseWriter, r *http.Request) er
 		}
 		limit = n
 	}
-	res, err := rt.opts.Memory.Search(r.Context(), q.Get("q"), q.Get("kind"), limit)
+	res, err := rt.opts.Memory.SearchAny(r.Context(), q["q"], q.Get("kind"), limit)
 	if err != nil {
 		return memoryError(err)
 	}
@@ -193,9 +196,10 @@ func (rt *Runtime) registerMemoryTools() {
 		Replaces string `json:"replaces"`
 	}
 	type searchArgs struct {
-		Query string `json:"query"`
-		Kind  string `json:"kind"`
-		Limit int    `json:"limit"`
+		Query   string   `json:"query"`
+		Queries []string `json:"queries"`
+		Kind    string   `json:"kind"`
+		Limit   int      `json:"limit"`
 	}
 	type getArgs struct {
 		Path      string `json:"path"`
@@ -230,8 +234,11 @@ func (rt *Runtime) registerMemoryTools() {
 		},
 	})
 	rt.RegisterTool(ServerTool{
-		Spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory; returns excerpts with their file path and line range.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
+		Spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory by words; returns excerpts with their file path and line range. " +
+			"Notes say things in the user's words, not yours: when nothing found answers the question, search again with other words " +
+			"(a synonym, a related name, a broader or narrower topic, how the user would have written it). " +
+			"Several phrasings of one question can go in one call (queries); their results are fused.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for"},"queries":{"type":"array","items":{"type":"string"},"maxItems":` + strconv.Itoa(memory.MaxPhrasings) + `,"description":"Optional: other phrasings of the same question, searched together with query"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
 		Capabilities: []string{"memory.read"},
 		Run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a searchArgs
@@ -241,26 +248,12 @@ func (rt *Runtime) registerMemoryTools() {
 			if a.Limit <= 0 || a.Limit > 20 {
 				a.Limit = 5
 			}
-			res, err := rt.opts.Memory.Search(ctx, a.Query, a.Kind, a.Limit)
+			phrasings := append([]string{a.Query}, a.Queries...)
+			res, err := rt.opts.Memory.SearchAny(ctx, phrasings, a.Kind, a.Limit)
 			if err != nil {
 				return "", err
 			}
-			if len(res) == 0 {
-				return "No memory matches.", nil
-			}
-			var b strings.Builder
-			for _, r := range res {
-				old := ""
-				if r.Superseded {
-					old = " [superseded: an older statement"
-					if r.SupersededBy != "" {
-						old += ", replaced in " + r.SupersededBy
-					}
-					old += "]"
-				}
-				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, rt.injectionNote(r.Excerpt), r.Excerpt)
-			}
-			return strings.TrimSpace(b.String()), nil
+			return searchResultText(res, phrasings, rt.injectionNote), nil
 		},
 	})
 	rt.RegisterTool(ServerTool{
@@ -282,6 +275,37 @@ func (rt *Runtime) registerMemoryTools() {
 }
 
 const memoryWriteTool = "memory_write"
+
+// searchResultText is memory_search's result for the model: each excerpt
+// under its PATH:START-END, and what to do when they do not answer: a
+// search matches words, so the model is told to try other words rather
+// than conclude the user never said it.
+func searchResultText(res []memory.Result, phrasings []string, note func(string) string) string {
+	var asked []string
+	for _, p := range phrasings {
+		if p = strings.TrimSpace(p); p != "" {
+			asked = append(asked, strconv.Quote(p))
+		}
+	}
+	if len(res) == 0 {
+		return "No memory matches " + strings.Join(asked, ", ") + ". Memory search matches words: the notes may say it differently. " +
+			"Search again with other words (synonyms, a related name, a broader topic; several at once in queries) before concluding that memory does not hold it."
+	}
+	var b strings.Builder
+	for _, r := range res {
+		old := ""
+		if r.Superseded {
+			old = " [superseded: an older statement"
+			if r.SupersededBy != "" {
+				old += ", replaced in " + r.SupersededBy
+			}
+			old += "]"
+		}
+		fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, note(r.Excerpt), r.Excerpt)
+	}
+	b.WriteString("(If none of these answers the question, search again with other words; memory_get reads the lines around an excerpt.)")
+	return b.String()
+}
 
 // injectionNote marks memory text that reads like instructions to a model.
 // Memory is the user's own notes, but a pasted web page or a file an agent
