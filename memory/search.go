@@ -31,10 +31,15 @@ const (
 	DefaultLimit = 10
 	MaxLimit     = 50
 
-	maxQueryTerms   = 16
-	maxTermBytes    = 64
-	excerptMaxLines = 8
-	excerptMaxBytes = 600
+	maxQueryTerms = 16
+	maxTermBytes  = 64
+	// A hit shows its passage: the best line and its neighbours, up to a
+	// whole chunk (maxChunkBytes). A note of a conversation is many short
+	// turns, and a question's answer is often in the turn next to the one
+	// its words match (bench/locomo: all-evidence R@5 0.51 with 8 lines
+	// of 600 bytes, 0.66 with these).
+	excerptMaxLines = 16
+	excerptMaxBytes = maxChunkBytes
 	dupThreshold    = 0.8 // Jaccard similarity above which hits collapse
 )
 
