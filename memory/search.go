@@ -130,6 +130,7 @@ type plan struct {
 	owners   []string // whose fact the query asks about (sameOwner)
 	question bool     // asks for a fact (isQuestion)
 	owner    string   // "my", "ana": whose fact ("" if the query does not say)
+	names    []string // the query's names (namesOf), lower case
 	subject  string   // the word after the owner ("dentist" in "my dentist"), stemmed
 	and, or  string
 	andArgs  []any
@@ -151,7 +152,7 @@ type plan struct {
 // "my"; "about" (for a query naming someone's something, subjectOf): that
 // word with any other. A query of stop words only is taken as it is.
 func (s *Store) makePlan(q string, terms []term) plan {
-	p := plan{terms: terms, owners: owners(q), question: isQuestion(q, terms), known: map[string]bool{}}
+	p := plan{terms: terms, owners: owners(q), names: namesOf(q), question: isQuestion(q, terms), known: map[string]bool{}}
 	owner, subject := subjectOf(q)
 	for _, t := range terms {
 		if IsStopWord(t.text) && !t.prefix {
@@ -295,6 +296,7 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
+	q = dropTimeQualifiers(q)
 	terms := parseQuery(q)
 	results := []Result{}
 	if len(terms) == 0 {
@@ -515,11 +517,29 @@ func (s *Store) rerank(hits []hit, p plan) {
 	// changed ("My partner switched jobs to Spotify.") or say it with a
 	// word of the best one ("Ana's son goes to Montessori West." after
 	// "Ana's son goes to Hill Park School.").
+	// A name of the query the best statement has and another lacks makes
+	// that other one about something else ("my seat at the Zarnof theatre"
+	// is not my seat at the Mirvem theatre).
+	var bestNames []string
+	if bestAt >= 0 {
+		bl := strings.ToLower(bestLine(hits[bestAt].text, p))
+		for _, n := range p.names {
+			if strings.Contains(bl, n) {
+				bestNames = append(bestNames, n)
+			}
+		}
+	}
 	var same []*hit
 	for i := range hits {
 		h := &hits[i]
 		if !sameFact(h) || h.score < sameFactShare*best {
 			continue
+		}
+		if len(bestNames) > 0 {
+			hl := strings.ToLower(bestLine(h.text, p))
+			if slices.ContainsFunc(bestNames, func(n string) bool { return !strings.Contains(hl, n) }) {
+				continue
+			}
 		}
 		if p.subject != "" && h.cover < bestCover && !h.changed && !sharesWord(predicateWords(bestSentence(bestLine(h.text, p), p), p), bestWords) {
 			continue

@@ -134,7 +134,7 @@ var ledgerParaphrases = []struct{ note, q string }{
 	{"Signed the mortgage papers at the bank.", "Did I finalise the home loan?"},
 	{"Oskar broke his wrist skateboarding.", "Which arm injury did my friend get?"},
 	{"Repainted the front door dark green.", "What colour is the entrance now?"},
-	{"Lost the spare house keys on the bus.", "Where did I misplace the extra keys?"},
+	{"Lost the spare house keys on the bus.", "Where did I drop the extra set for the front door?"},
 	{"Aunt Rosa turns seventy next spring.", "When is my relative's big birthday?"},
 	{"Quit caffeine for the whole of Lent.", "Did I give up coffee?"},
 }
@@ -189,7 +189,7 @@ func ledger(dir string, seed uint64, perDay int) ([]question, int64, error) {
 	}
 	for _, f := range ledgerFacts {
 		for _, owner := range f.owners {
-			qs = append(qs, question{Kind: "update", Q: strings.ReplaceAll(f.q, "{o}", owner)})
+			qs = append(qs, question{Kind: "update", Q: strings.ReplaceAll(f.q, "{o}", owner), Owner: owner})
 			qi := len(qs) - 1
 			n := 2 + rng.IntN(2)
 			vals := pickN(rng, f.values, n)
