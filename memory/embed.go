@@ -47,12 +47,14 @@ type EmbeddingStatus struct {
 	Model    string `json:"model"`
 	Embedded int    `json:"embedded"` // chunks with a vector
 	Total    int    `json:"total"`    // chunks in the index
+	Paused   bool   `json:"paused,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 
 type embedState struct {
-	kick chan struct{}
-	snap atomic.Pointer[vecIndex]
+	kick   chan struct{}
+	snap   atomic.Pointer[vecIndex]
+	paused atomic.Bool
 
 	mu     sync.Mutex
 	status EmbeddingStatus
@@ -102,6 +104,23 @@ func (s *Store) EmbeddingStatus() EmbeddingStatus {
 	s.emb.mu.Lock()
 	defer s.emb.mu.Unlock()
 	return s.emb.status
+}
+
+// PauseEmbedding pauses (true) or resumes (false) the background
+// embedding. A pause takes effect after the batch being embedded; the
+// vectors made so far are used by Search, and chunks without one are found
+// by their words only. Keyword search works throughout.
+func (s *Store) PauseEmbedding(pause bool) {
+	if s.opts.Embedder == nil {
+		return
+	}
+	s.emb.paused.Store(pause)
+	s.emb.mu.Lock()
+	s.emb.status.Paused = pause
+	s.emb.mu.Unlock()
+	if !pause {
+		s.kickEmbedder()
+	}
 }
 
 // Retrieval says how Search matches notes: "hybrid" (keyword and
@@ -193,7 +212,13 @@ func (s *Store) loadEmbeddings(ctx context.Context) (map[int64][]float32, error)
 // embedPass embeds every chunk text that has no vector yet, in batches,
 // then publishes a new snapshot and forgets vectors no chunk uses.
 func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error {
+	if err := s.countEmbedded(ctx); err != nil {
+		return err
+	}
 	for {
+		if s.emb.paused.Load() {
+			break // the vectors so far are published below
+		}
 		rows, err := s.wdb.QueryContext(ctx, `SELECT c.ekey, MIN(c.text) FROM chunks c
 			WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.ekey) GROUP BY c.ekey LIMIT ?`, embedBatch)
 		if err != nil {
@@ -245,6 +270,20 @@ func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error 
 		s.emb.mu.Unlock()
 	}
 	return s.publishVectors(ctx, byKey)
+}
+
+// countEmbedded sets the progress at the start of a pass: chunks with a
+// vector and chunks in the index.
+func (s *Store) countEmbedded(ctx context.Context) error {
+	var done, total int
+	err := s.wdb.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(e.key) FROM chunks c LEFT JOIN embeddings e ON e.key = c.ekey`).Scan(&total, &done)
+	if err != nil {
+		return err
+	}
+	s.emb.mu.Lock()
+	s.emb.status.Embedded, s.emb.status.Total = done, total
+	s.emb.mu.Unlock()
+	return nil
 }
 
 // publishVectors builds the snapshot Search scans from the chunks now in

@@ -387,3 +387,86 @@ func TestMemorySearchPhrasings(t *testing.T) {
 		t.Fatalf("memory_search finding nothing: %+v", tr)
 	}
 }
+
+// GET /v1/memory/embeddings says how search matches notes and how many are
+// embedded; POST {paused} pauses and resumes the background embedding;
+// without an embedding model there is nothing to pause (409, in words).
+func TestMemoryEmbeddingsRoute(t *testing.T) {
+	plain := newEnv(t)
+	ctx := context.Background()
+	var mr api.MemoryRetrieval
+	if err := plain.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Embeddings != nil || !strings.HasPrefix(mr.Retrieval, "keyword") {
+		t.Fatalf("without a model: %+v", mr)
+	}
+	status, eb, _ := raw(t, "POST", plain.srv.URL+"/v1/memory/embeddings", testToken, `{"paused":true}`, nil)
+	if status != 409 || eb.Error.Code != "no_embedding_model" || !strings.Contains(eb.Error.Message, "no embedding model") {
+		t.Fatalf("pause without a model: %d %+v", status, eb)
+	}
+
+	wn, err := wordnet.Open(wordnet.DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs wordnet-base)", err)
+	}
+	defer wn.Close()
+	peerSrv := httptest.NewServer(embedpeer.New(wn, 64))
+	defer peerSrv.Close()
+	e := newEnv(t, func(e *env, o *service.Options) {
+		c, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+			"providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},
+			"memory":{"embeddingProvider":"openai-compatible","embeddingModel":"concepts-64","embeddingBaseUrl":%q}}`, e.upSrv.URL+"/v1", peerSrv.URL+"/v1")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Config = c
+	})
+	var w api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: "Saw the physician about my knee."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the note embedded", 10*time.Second, func() bool {
+		if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+			t.Fatal(err)
+		}
+		return mr.Retrieval == "hybrid" && mr.Embeddings != nil && mr.Embeddings.Embedded == 1 && mr.Embeddings.Total == 1
+	})
+	paused := true
+	if err := e.c.Do(ctx, "POST", "/v1/memory/embeddings", api.MemoryEmbeddingsRequest{Paused: &paused}, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if !mr.Embeddings.Paused || mr.Embeddings.Model != "concepts-64" {
+		t.Fatalf("after pausing: %+v", mr.Embeddings)
+	}
+	// Paused: a new note is found by its words, and waits for its vector.
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "long_term", Content: "The plumber comes on Tuesday."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=plumber", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Excerpt, "plumber") || !res.Embeddings.Paused {
+		t.Fatalf("search while paused: %+v", res)
+	}
+	paused = false
+	mr = api.MemoryRetrieval{}
+	if err := e.c.Do(ctx, "POST", "/v1/memory/embeddings", api.MemoryEmbeddingsRequest{Paused: &paused}, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Embeddings.Paused {
+		t.Fatalf("after resuming: %+v", mr.Embeddings)
+	}
+	testwait.Until(t, "the new note embedded after resuming", 10*time.Second, func() bool {
+		mr = api.MemoryRetrieval{} // a field the answer leaves out is not kept from the last one
+		if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+			t.Fatal(err)
+		}
+		return !mr.Embeddings.Paused && mr.Embeddings.Embedded == 2 && mr.Embeddings.Total == 2
+	})
+	status, eb, _ = raw(t, "POST", e.srv.URL+"/v1/memory/embeddings", testToken, `{}`, nil)
+	if status != 400 || eb.Error.Code != "missing_field" {
+		t.Fatalf("POST {}: %d %+v", status, eb)
+	}
+}

@@ -144,15 +144,42 @@ func (rt *Runtime) handleMemorySearch(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return memoryError(err)
 	}
-	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: rt.opts.Memory.Retrieval()}
-	if st := rt.opts.Memory.EmbeddingStatus(); st.Model != "" {
-		out.Embeddings = &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Error: st.Error}
-	}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: rt.opts.Memory.Retrieval(), Embeddings: rt.embeddings()}
 	for _, x := range res {
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
 			Flags: rt.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// embeddings is the background embedding's progress for the wire, nil
+// without an embedding model.
+func (rt *Runtime) embeddings() *api.MemoryEmbeddings {
+	st := rt.opts.Memory.EmbeddingStatus()
+	if st.Model == "" {
+		return nil
+	}
+	return &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Paused: st.Paused, Error: st.Error}
+}
+
+// handleMemoryEmbeddings is GET /v1/memory/embeddings (how search matches
+// notes, how many are embedded) and POST {paused} (pause or resume the
+// background embedding).
+func (rt *Runtime) handleMemoryEmbeddings(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodPost {
+		var req api.MemoryEmbeddingsRequest
+		if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
+			return err
+		}
+		if req.Paused == nil {
+			return httpapi.Missing("paused")
+		}
+		if rt.embeddings() == nil {
+			return httpapi.Errorf(http.StatusConflict, "no_embedding_model", "Memory search uses no embedding model, so there is nothing to pause or resume.")
+		}
+		rt.opts.Memory.PauseEmbedding(*req.Paused)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, api.MemoryRetrieval{Retrieval: rt.opts.Memory.Retrieval(), Embeddings: rt.embeddings()})
 }
 
 // handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (docs/protocols/service-api.md's future endpoint).
