@@ -509,14 +509,6 @@ func (s *Store) rerank(hits []hit, p plan) {
 	if p.subject != "" && bestAt >= 0 {
 		bestWords = predicateWords(bestSentence(bestLine(hits[bestAt].text, p), p), p)
 	}
-	// The same fact stated on several days: newest first, just above the
-	// best statement's score, keeping their order relative to the rest.
-	// Of the subject's statements, those with fewer of the query's words
-	// than the best one are another fact ("My sister lives in Porto." for
-	// "when is my sister's birthday?") unless they say that something
-	// changed ("My partner switched jobs to Spotify.") or say it with a
-	// word of the best one ("Ana's son goes to Montessori West." after
-	// "Ana's son goes to Hill Park School.").
 	// A name of the query the best statement has and another lacks makes
 	// that other one about something else ("my seat at the Zarnof theatre"
 	// is not my seat at the Mirvem theatre).
@@ -529,6 +521,14 @@ func (s *Store) rerank(hits []hit, p plan) {
 			}
 		}
 	}
+	// The same fact stated on several days: newest first, just above the
+	// best statement's score, keeping their order relative to the rest.
+	// Of the subject's statements, those with fewer of the query's words
+	// than the best one are another fact ("My sister lives in Porto." for
+	// "when is my sister's birthday?") unless they say that something
+	// changed ("My partner switched jobs to Spotify.") or say it with a
+	// word of the best one ("Ana's son goes to Montessori West." after
+	// "Ana's son goes to Hill Park School.").
 	var same []*hit
 	for i := range hits {
 		h := &hits[i]
