@@ -703,6 +703,10 @@ type DiscoveredServer struct {
 	Name    string   `json:"name"`
 	BaseURL string   `json:"baseUrl"`
 	Models  []string `json:"models"`
+	// EmbeddingModels are the models of Models that compute embeddings
+	// (nomic-embed-text, bge-m3, …), which memory can use to find notes by
+	// meaning; not chat models.
+	EmbeddingModels []string `json:"embeddingModels,omitempty"`
 }
 
 // ProvidersInfo answers GET /v1/providers (and PUT).
