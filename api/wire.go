@@ -461,7 +461,22 @@ type MemoryEmbeddings struct {
 	Model    string `json:"model"`
 	Embedded int    `json:"embedded"`
 	Total    int    `json:"total"`
+	Paused   bool   `json:"paused,omitempty"`
 	Error    string `json:"error,omitempty"`
+}
+
+// MemoryEmbeddingsRequest is POST /v1/memory/embeddings: pause or resume
+// the background embedding of the notes.
+type MemoryEmbeddingsRequest struct {
+	Paused *bool `json:"paused"`
+}
+
+// MemoryRetrieval answers GET and POST /v1/memory/embeddings: how search
+// matches notes and the embedding's progress (nil without an embedding
+// model).
+type MemoryRetrieval struct {
+	Retrieval  string            `json:"retrieval"`
+	Embeddings *MemoryEmbeddings `json:"embeddings,omitempty"`
 }
 
 // Proxy agents (docs/protocols/proxy-agents.md).
@@ -700,6 +715,10 @@ type DiscoveredServer struct {
 	Name    string   `json:"name"`
 	BaseURL string   `json:"baseUrl"`
 	Models  []string `json:"models"`
+	// EmbeddingModels are the models of Models that compute embeddings
+	// (nomic-embed-text, bge-m3, …), which memory can use to find notes by
+	// meaning; not chat models.
+	EmbeddingModels []string `json:"embeddingModels,omitempty"`
 }
 
 // ProvidersInfo answers GET /v1/providers (and PUT).

@@ -14,7 +14,9 @@
 // Search (search.go) matches stems, weighs stop words down and adds WordNet
 // synonyms (package wordnet); for questions it prefers statements of a fact
 // over mentions and the newest statement of a fact (update.go); with an
-// Options.Embedder it also ranks by meaning (embed.go).
+// Options.Embedder it also ranks by meaning (embed.go, embedded in the
+// background, which PauseEmbedding pauses). SearchAny fuses the results of
+// several phrasings of one question (fuse.go).
 //
 // Every line range this package reports (Result.LineStart/LineEnd,
 // Range.LineStart/LineEnd) is 1-based and inclusive and names lines of the

@@ -40,19 +40,22 @@ const (
 	vectorWeight = 0.5
 	embedRetry   = 30 * time.Second
 	queryTimeout = 2 * time.Second
+	publishEvery = 2 * time.Second // during a pass: Search uses the vectors so far, the status counts them
 )
 
 // EmbeddingStatus is the progress of the background embedding.
 type EmbeddingStatus struct {
 	Model    string `json:"model"`
-	Embedded int    `json:"embedded"` // chunks with a vector
+	Embedded int    `json:"embedded"` // chunks whose vector Search uses
 	Total    int    `json:"total"`    // chunks in the index
+	Paused   bool   `json:"paused,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 
 type embedState struct {
-	kick chan struct{}
-	snap atomic.Pointer[vecIndex]
+	kick   chan struct{}
+	snap   atomic.Pointer[vecIndex]
+	paused atomic.Bool
 
 	mu     sync.Mutex
 	status EmbeddingStatus
@@ -102,6 +105,23 @@ func (s *Store) EmbeddingStatus() EmbeddingStatus {
 	s.emb.mu.Lock()
 	defer s.emb.mu.Unlock()
 	return s.emb.status
+}
+
+// PauseEmbedding pauses (true) or resumes (false) the background
+// embedding. A pause takes effect after the batch being embedded; the
+// vectors made so far are used by Search, and chunks without one are found
+// by their words only. Keyword search works throughout.
+func (s *Store) PauseEmbedding(pause bool) {
+	if s.opts.Embedder == nil {
+		return
+	}
+	s.emb.paused.Store(pause)
+	s.emb.mu.Lock()
+	s.emb.status.Paused = pause
+	s.emb.mu.Unlock()
+	if !pause {
+		s.kickEmbedder()
+	}
 }
 
 // Retrieval says how Search matches notes: "hybrid" (keyword and
@@ -193,7 +213,22 @@ func (s *Store) loadEmbeddings(ctx context.Context) (map[int64][]float32, error)
 // embedPass embeds every chunk text that has no vector yet, in batches,
 // then publishes a new snapshot and forgets vectors no chunk uses.
 func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error {
+	if err := s.countEmbedded(ctx); err != nil {
+		return err
+	}
+	published := time.Now()
 	for {
+		if s.emb.paused.Load() {
+			break // the vectors so far are published below
+		}
+		if time.Since(published) > publishEvery {
+			// A long pass (a first embedding of many notes) shows its
+			// progress and lets Search use what is done.
+			if err := s.publishVectors(ctx, byKey); err != nil {
+				return err
+			}
+			published = time.Now()
+		}
 		rows, err := s.wdb.QueryContext(ctx, `SELECT c.ekey, MIN(c.text) FROM chunks c
 			WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = c.ekey) GROUP BY c.ekey LIMIT ?`, embedBatch)
 		if err != nil {
@@ -240,11 +275,25 @@ func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error 
 			return err
 		}
 		s.dirty.Store(true)
-		s.emb.mu.Lock()
-		s.emb.status.Embedded += len(keys)
-		s.emb.mu.Unlock()
 	}
 	return s.publishVectors(ctx, byKey)
+}
+
+// countEmbedded sets the progress at the start of a pass: the chunks in
+// the index, and of them those whose vector Search uses (the snapshot).
+func (s *Store) countEmbedded(ctx context.Context) error {
+	var total int
+	if err := s.wdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks`).Scan(&total); err != nil {
+		return err
+	}
+	done := 0
+	if idx := s.emb.snap.Load(); idx != nil {
+		done = len(idx.ids)
+	}
+	s.emb.mu.Lock()
+	s.emb.status.Embedded, s.emb.status.Total = min(done, total), total
+	s.emb.mu.Unlock()
+	return nil
 }
 
 // publishVectors builds the snapshot Search scans from the chunks now in

@@ -3,7 +3,7 @@ package memory
 import "errors"
 
 // Sentinel errors. Callers match them with errors.Is; the HTTP layer maps
-// ErrInvalidTarget, ErrInvalidPath, ErrInvalidContent and ErrInvalidRange to
+// ErrInvalidTarget, ErrInvalidPath, ErrInvalidContent, ErrInvalidQuery and ErrInvalidRange to
 // 400, ErrTooLarge to 413 and ErrNotFound to 404.
 var (
 	// ErrInvalidTarget: Write's target is not "long_term" or "daily", or
@@ -14,6 +14,8 @@ var (
 	ErrInvalidPath = errors.New("memory: invalid path")
 	// ErrInvalidContent: Write's content is empty, not UTF-8, or contains NUL.
 	ErrInvalidContent = errors.New("memory: invalid content")
+	// ErrInvalidQuery: SearchAny got more than MaxPhrasings phrasings.
+	ErrInvalidQuery = errors.New("memory: invalid query")
 	// ErrInvalidRange: Get's line range is empty or starts past the end.
 	ErrInvalidRange = errors.New("memory: invalid line range")
 	// ErrTooLarge: an entry exceeds MaxWriteBytes or would grow a file past

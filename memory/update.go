@@ -356,16 +356,25 @@ func possessiveWords(text string) []string {
 }
 
 // possessor: whose a possessive word says ("my" -> "my", "ana's" ->
-// "ana"); ok is false for other words.
+// "ana"); ok is false for other words, among them contractions of a stop
+// word ("what's", "it's", "there's": "is", not whose). In the user's notes
+// "the user's" is the user's own: "my".
 func possessor(w string) (string, bool) {
 	switch {
 	case isPossessive(w):
 		return w, true
-	case strings.HasSuffix(w, "'s") && len(w) > 2:
+	case w == "user's":
+		return "my", true
+	case strings.HasSuffix(w, "'s") && len(w) > 2 && !IsStopWord(strings.TrimSuffix(w, "'s")):
 		return strings.TrimSuffix(w, "'s"), true
 	}
 	return "", false
 }
+
+// firstPerson: the owner is the user ("my", "our"): the notes are theirs,
+// so a note naming the subject without saying whose ("- Number: 0151 2233",
+// "Renewed the car insurance with Aviva.") is about the user's.
+func firstPerson(owner string) bool { return owner == "my" || owner == "our" }
 
 // isQuestion: the query asks for a fact ("who is my dentist?", "where do I
 // live now") rather than naming a topic ("dentist"). Only questions get
@@ -457,6 +466,29 @@ func aboutSubject(sentence string, p plan) (clause string, ok, prep bool) {
 			return strings.Join(words[from:], " "), true, i > 0 && prepositions[norm(words[i-1])]
 		}
 	}
+	if firstPerson(p.owner) {
+		// The subject named without an owner, or with the user's.
+		for i, w := range words {
+			if !strings.HasPrefix(strings.TrimSuffix(norm(w), "'s"), p.subject) {
+				continue
+			}
+			prev := ""
+			if i > 0 {
+				prev = norm(words[i-1])
+			}
+			if o, ok := possessor(prev); ok && !firstPerson(o) {
+				continue // "Ana's number"
+			}
+			from := 0
+			for j := i - 1; j >= 0; j-- {
+				if strings.ContainsAny(words[j][len(words[j])-1:], ",;") {
+					from = j + 1
+					break
+				}
+			}
+			return strings.Join(words[from:], " "), true, prepositions[prev]
+		}
+	}
 	return sentence, false, false
 }
 
@@ -507,4 +539,36 @@ func sharesWord(a, b []string) bool {
 		}
 	}
 	return false
+}
+
+// timeQualifierPhrase matches the phrases of a question that ask for the
+// present value ("these days", "at the moment", "currently"): the ranking
+// of statements by date answers them, and their words ("days", "moment")
+// would otherwise match notes about something else.
+var timeQualifierPhrase = regexp.MustCompile(`(?i)\b(these days|at the moment|at present|right now|as of now|for now|currently|nowadays|lately|presently|any ?more)\b`)
+
+// dropTimeQualifiers removes timeQualifierPhrase from a query, unless that
+// leaves no word.
+func dropTimeQualifiers(q string) string {
+	out := timeQualifierPhrase.ReplaceAllString(q, " ")
+	if len(parseQuery(out)) == 0 {
+		return q
+	}
+	return out
+}
+
+// namesOf lists the names of a query, lower case: its capitalised words
+// other than the first (which any sentence capitalises) and "I".
+func namesOf(q string) []string {
+	var out []string
+	for i, w := range strings.Fields(q) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+		core = strings.TrimSuffix(strings.TrimSuffix(core, "'s"), "’s")
+		r, _ := utf8.DecodeRuneInString(core)
+		if i == 0 || core == "" || core == "I" || strings.HasPrefix(core, "I'") || !unicode.IsUpper(r) {
+			continue
+		}
+		out = append(out, strings.ToLower(core))
+	}
+	return out
 }

@@ -335,3 +335,138 @@ func TestMemoryHybridSearch(t *testing.T) {
 		t.Fatalf("the embedding server saw %d texts", peer.Texts.Load())
 	}
 }
+
+// Several phrasings of one question (several q, or memory_search's
+// queries) are searched together and fused; a search that finds nothing
+// tells the model to search again with other words.
+func TestMemorySearchPhrasings(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	for _, note := range []string{"Bought a couch for the living room.", "The settee in the hall needs cleaning."} {
+		if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: note}, &w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=couch&q=settee&q=couch", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	var excerpts []string
+	for _, r := range res.Results {
+		excerpts = append(excerpts, r.Excerpt)
+	}
+	if len(res.Results) != 2 || !strings.Contains(strings.Join(excerpts, "|"), "couch") || !strings.Contains(strings.Join(excerpts, "|"), "settee") {
+		t.Fatalf("two phrasings found %q, want both notes", excerpts)
+	}
+	status, eb, _ := raw(t, "GET", e.srv.URL+"/v1/memory/search?q=a&q=b&q=c&q=d&q=e&q=f", testToken, "", nil)
+	if status != 400 || eb.Error.Code != "invalid_field" || !strings.Contains(eb.Error.Message, "at most 5") {
+		t.Fatalf("six phrasings: %d %+v", status, eb)
+	}
+
+	sid := e.session("j1")
+	var got collect
+	e.c.ChatStream(ctx, sid, `[[tool memory_search {"query":"sofa","queries":["couch","settee"]}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	var tr api.ToolResult
+	for _, ev := range got.all() {
+		if ev.Type == api.EventToolResult {
+			tr = decode[api.ToolResult](t, ev.Data)
+		}
+	}
+	if !tr.OK || !strings.Contains(tr.Result, "couch") || !strings.Contains(tr.Result, "settee") || !strings.Contains(tr.Result, "search again with other words") {
+		t.Fatalf("memory_search with queries: %+v", tr)
+	}
+	got = collect{}
+	e.c.ChatStream(ctx, sid, `[[tool memory_search {"query":"armchair"}]]`, func(ev api.StreamEvent) error { got.add(ev); return nil })
+	for _, ev := range got.all() {
+		if ev.Type == api.EventToolResult {
+			tr = decode[api.ToolResult](t, ev.Data)
+		}
+	}
+	if !tr.OK || !strings.HasPrefix(tr.Result, `No memory matches "armchair".`) || !strings.Contains(tr.Result, "Search again with other words") {
+		t.Fatalf("memory_search finding nothing: %+v", tr)
+	}
+}
+
+// GET /v1/memory/embeddings says how search matches notes and how many are
+// embedded; POST {paused} pauses and resumes the background embedding;
+// without an embedding model there is nothing to pause (409, in words).
+func TestMemoryEmbeddingsRoute(t *testing.T) {
+	plain := newEnv(t)
+	ctx := context.Background()
+	var mr api.MemoryRetrieval
+	if err := plain.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Embeddings != nil || !strings.HasPrefix(mr.Retrieval, "keyword") {
+		t.Fatalf("without a model: %+v", mr)
+	}
+	status, eb, _ := raw(t, "POST", plain.srv.URL+"/v1/memory/embeddings", testToken, `{"paused":true}`, nil)
+	if status != 409 || eb.Error.Code != "no_embedding_model" || !strings.Contains(eb.Error.Message, "no embedding model") {
+		t.Fatalf("pause without a model: %d %+v", status, eb)
+	}
+
+	wn, err := wordnet.Open(wordnet.DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs wordnet-base)", err)
+	}
+	defer wn.Close()
+	peerSrv := httptest.NewServer(embedpeer.New(wn, 64))
+	defer peerSrv.Close()
+	e := newEnv(t, func(e *env, o *service.Options) {
+		c, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+			"providers":{"openai-compatible":{"baseUrl":%q,"model":"test-model"}},
+			"memory":{"embeddingProvider":"openai-compatible","embeddingModel":"concepts-64","embeddingBaseUrl":%q}}`, e.upSrv.URL+"/v1", peerSrv.URL+"/v1")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Config = c
+	})
+	var w api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: "Saw the physician about my knee."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the note embedded", 10*time.Second, func() bool {
+		if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+			t.Fatal(err)
+		}
+		return mr.Retrieval == "hybrid" && mr.Embeddings != nil && mr.Embeddings.Embedded == 1 && mr.Embeddings.Total == 1
+	})
+	paused := true
+	if err := e.c.Do(ctx, "POST", "/v1/memory/embeddings", api.MemoryEmbeddingsRequest{Paused: &paused}, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if !mr.Embeddings.Paused || mr.Embeddings.Model != "concepts-64" {
+		t.Fatalf("after pausing: %+v", mr.Embeddings)
+	}
+	// Paused: a new note is found by its words, and waits for its vector.
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "long_term", Content: "The plumber comes on Tuesday."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	var res api.MemorySearchResponse
+	if err := e.c.Do(ctx, "GET", "/v1/memory/search?q=plumber", nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Excerpt, "plumber") || !res.Embeddings.Paused {
+		t.Fatalf("search while paused: %+v", res)
+	}
+	paused = false
+	mr = api.MemoryRetrieval{}
+	if err := e.c.Do(ctx, "POST", "/v1/memory/embeddings", api.MemoryEmbeddingsRequest{Paused: &paused}, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Embeddings.Paused {
+		t.Fatalf("after resuming: %+v", mr.Embeddings)
+	}
+	testwait.Until(t, "the new note embedded after resuming", 10*time.Second, func() bool {
+		mr = api.MemoryRetrieval{} // a field the answer leaves out is not kept from the last one
+		if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+			t.Fatal(err)
+		}
+		return !mr.Embeddings.Paused && mr.Embeddings.Embedded == 2 && mr.Embeddings.Total == 2
+	})
+	status, eb, _ = raw(t, "POST", e.srv.URL+"/v1/memory/embeddings", testToken, `{}`, nil)
+	if status != 400 || eb.Error.Code != "missing_field" {
+		t.Fatalf("POST {}: %d %+v", status, eb)
+	}
+}

@@ -33,6 +33,7 @@ type question struct {
 	Line   int
 	Older  []loc    // update questions: the replaced statements
 	Values []string // update questions: the values stated, oldest first (the last is the answer)
+	Owner  string   // ledger update questions: whose fact, when the topic has several owners
 }
 
 type loc struct {

@@ -40,6 +40,7 @@ import (
 
 func main() {
 	seed := flag.Uint64("seed", 32, "corpus seed")
+	which := flag.String("corpus", "diary", `corpus generator: "diary" (corpus.go, the one the ranking rules were tuned on) or "ledger" (ledger.go, written independently, not tuned on)`)
 	perDay := flag.Int("per-day", 45, "entries per daily note")
 	dir := flag.String("dir", "", "workspace folder (default: a new temporary folder, removed afterwards)")
 	marks := flag.Bool("marks", false, "also mark replaced statements as superseded (what memory_write's replaces does) and measure again")
@@ -51,7 +52,7 @@ func main() {
 	embedKey := flag.String("embed-key-env", "", "environment variable holding the embedding server's API key, if it needs one")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the memory searches to this file")
 	flag.Parse()
-	cfg := config{seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only,
+	cfg := config{corpus: *which, seed: *seed, perDay: *perDay, dir: *dir, marks: *marks, rg: *rg, verbose: *verbose, only: *only,
 		embedURL: *embed, embedModel: *embedModel, embedKey: os.Getenv(*embedKey), cpuprofile: *cpuprofile}
 	if err := run(context.Background(), cfg); err != nil {
 		log.Fatal(err)
@@ -59,6 +60,7 @@ func main() {
 }
 
 type config struct {
+	corpus    string
 	seed      uint64
 	perDay    int
 	dir       string
@@ -80,7 +82,15 @@ func run(ctx context.Context, cfg config) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	qs, size, err := corpus(dir, cfg.seed, cfg.perDay)
+	gen := corpus
+	switch cfg.corpus {
+	case "diary", "":
+	case "ledger":
+		gen = ledger
+	default:
+		return fmt.Errorf("-corpus %q: want diary or ledger", cfg.corpus)
+	}
+	qs, size, err := gen(dir, cfg.seed, cfg.perDay)
 	if err != nil {
 		return err
 	}
@@ -123,8 +133,8 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("corpus: %d files, %.1f MB, %d chunks, seed %d; index built in %v\n\n",
-		st.Files, float64(size)/1e6, st.Chunks, cfg.seed, time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("corpus: %s, %d files, %.1f MB, %d chunks, seed %d; index built in %v\n\n",
+		cfg.corpus, st.Files, float64(size)/1e6, st.Chunks, cfg.seed, time.Since(t0).Round(time.Millisecond))
 
 	if cfg.only != "" {
 		for _, q := range qs {

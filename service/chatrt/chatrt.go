@@ -139,5 +139,7 @@ func (rt *Runtime) Routes() []turn.Route {
 		{Pattern: "POST /v1/memory/write", Handle: rt.handleMemoryWrite},
 		{Pattern: "GET /v1/memory/search", Handle: rt.handleMemorySearch},
 		{Pattern: "GET /v1/memory/get", Handle: rt.handleMemoryGet},
+		{Pattern: "GET /v1/memory/embeddings", Handle: rt.handleMemoryEmbeddings},
+		{Pattern: "POST /v1/memory/embeddings", Handle: rt.handleMemoryEmbeddings},
 	}
 }

@@ -35,6 +35,8 @@ func memoryError(err error) error {
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_content", "%s", err.Error()).With("field", "content")
 	case errors.Is(err, memory.ErrInvalidRange):
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_range", "%s", err.Error())
+	case errors.Is(err, memory.ErrInvalidQuery):
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "%s", err.Error()).With("field", "q")
 	}
 	return err
 }
@@ -127,7 +129,8 @@ func Embedder(c *config.Config, secrets turn.Secrets, client *http.Client, log *
 }
 
 // handleMemorySearch is GET /v1/memory/search?q=&kind=&limit=. Any text is a
-// valid query; an empty one finds nothing.
+// valid query; an empty one finds nothing. Several q (up to
+// memory.MaxPhrasings) are phrasings of one question, fused (SearchAny).
 func (rt *Runtime) handleMemorySearch(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit := 10
@@ -138,19 +141,46 @@ func (rt *Runtime) handleMemorySearch(w http.ResponseWriter, r *http.Request) er
 		}
 		limit = n
 	}
-	res, err := rt.opts.Memory.Search(r.Context(), q.Get("q"), q.Get("kind"), limit)
+	res, err := rt.opts.Memory.SearchAny(r.Context(), q["q"], q.Get("kind"), limit)
 	if err != nil {
 		return memoryError(err)
 	}
-	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: rt.opts.Memory.Retrieval()}
-	if st := rt.opts.Memory.EmbeddingStatus(); st.Model != "" {
-		out.Embeddings = &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Error: st.Error}
-	}
+	out := api.MemorySearchResponse{Results: make([]api.MemoryResult, 0, len(res)), Retrieval: rt.opts.Memory.Retrieval(), Embeddings: rt.embeddings()}
 	for _, x := range res {
 		out.Results = append(out.Results, api.MemoryResult{Path: x.Path, Excerpt: x.Excerpt, LineStart: x.LineStart, LineEnd: x.LineEnd,
 			Flags: rt.det.Scan(x.Excerpt).Patterns(), Superseded: x.Superseded, SupersededBy: x.SupersededBy})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// embeddings is the background embedding's progress for the wire, nil
+// without an embedding model.
+func (rt *Runtime) embeddings() *api.MemoryEmbeddings {
+	st := rt.opts.Memory.EmbeddingStatus()
+	if st.Model == "" {
+		return nil
+	}
+	return &api.MemoryEmbeddings{Model: st.Model, Embedded: st.Embedded, Total: st.Total, Paused: st.Paused, Error: st.Error}
+}
+
+// handleMemoryEmbeddings is GET /v1/memory/embeddings (how search matches
+// notes, how many are embedded) and POST {paused} (pause or resume the
+// background embedding).
+func (rt *Runtime) handleMemoryEmbeddings(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodPost {
+		var req api.MemoryEmbeddingsRequest
+		if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
+			return err
+		}
+		if req.Paused == nil {
+			return httpapi.Missing("paused")
+		}
+		if rt.embeddings() == nil {
+			return httpapi.Errorf(http.StatusConflict, "no_embedding_model", "Memory search uses no embedding model, so there is nothing to pause or resume.")
+		}
+		rt.opts.Memory.PauseEmbedding(*req.Paused)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, api.MemoryRetrieval{Retrieval: rt.opts.Memory.Retrieval(), Embeddings: rt.embeddings()})
 }
 
 // handleMemoryGet is GET /v1/memory/get?path=&line_start=&line_end= (docs/protocols/service-api.md's future endpoint).
@@ -194,9 +224,10 @@ func (rt *Runtime) registerMemoryTools() {
 		Replaces string `json:"replaces"`
 	}
 	type searchArgs struct {
-		Query string `json:"query"`
-		Kind  string `json:"kind"`
-		Limit int    `json:"limit"`
+		Query   string   `json:"query"`
+		Queries []string `json:"queries"`
+		Kind    string   `json:"kind"`
+		Limit   int      `json:"limit"`
 	}
 	type getArgs struct {
 		Path      string `json:"path"`
@@ -233,8 +264,11 @@ func (rt *Runtime) registerMemoryTools() {
 		},
 	})
 	rt.RegisterTool(ServerTool{
-		Spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory; returns excerpts with their file path and line range.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
+		Spec: llm.ToolSpec{Name: "memory_search", Description: "Search the user's Markdown memory by words; returns excerpts with their file path and line range. " +
+			"Notes say things in the user's words, not yours: when nothing found answers the question, search again with other words " +
+			"(a synonym, a related name, a broader or narrower topic, how the user would have written it). " +
+			"Several phrasings of one question can go in one call (queries); their results are fused.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for"},"queries":{"type":"array","items":{"type":"string"},"maxItems":` + strconv.Itoa(memory.MaxPhrasings) + `,"description":"Optional: other phrasings of the same question, searched together with query"},"kind":{"type":"string","enum":["","long_term","daily"]},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"],"additionalProperties":false}`)},
 		Capabilities: []string{"memory.read"},
 		Run: func(ctx context.Context, t *turn.Turn, _ config.Agent, raw json.RawMessage) (string, error) {
 			var a searchArgs
@@ -244,30 +278,17 @@ func (rt *Runtime) registerMemoryTools() {
 			if a.Limit <= 0 || a.Limit > 20 {
 				a.Limit = 5
 			}
-			res, err := rt.opts.Memory.Search(ctx, a.Query, a.Kind, a.Limit)
+			phrasings := append([]string{a.Query}, a.Queries...)
+			res, err := rt.opts.Memory.SearchAny(ctx, phrasings, a.Kind, a.Limit)
 			if err != nil {
 				return "", err
 			}
-			if len(res) == 0 {
-				provenance.Judge(ctx, api.Trusted, nil)
-				return "No memory matches.", nil
-			}
-			var b strings.Builder
 			hits := make([]lineRange, len(res))
 			for i, r := range res {
 				hits[i] = lineRange{r.Path, r.LineStart, r.LineEnd}
-				old := ""
-				if r.Superseded {
-					old = " [superseded: an older statement"
-					if r.SupersededBy != "" {
-						old += ", replaced in " + r.SupersededBy
-					}
-					old += "]"
-				}
-				fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, rt.injectionNote(r.Excerpt), r.Excerpt)
 			}
 			rt.judgeMemory(ctx, hits)
-			return strings.TrimSpace(b.String()), nil
+			return searchResultText(res, phrasings, rt.injectionNote), nil
 		},
 	})
 	rt.RegisterTool(ServerTool{
@@ -290,6 +311,37 @@ func (rt *Runtime) registerMemoryTools() {
 }
 
 const memoryWriteTool = "memory_write"
+
+// searchResultText is memory_search's result for the model: each excerpt
+// under its PATH:START-END, and what to do when they do not answer: a
+// search matches words, so the model is told to try other words rather
+// than conclude the user never said it.
+func searchResultText(res []memory.Result, phrasings []string, note func(string) string) string {
+	var asked []string
+	for _, p := range phrasings {
+		if p = strings.TrimSpace(p); p != "" {
+			asked = append(asked, strconv.Quote(p))
+		}
+	}
+	if len(res) == 0 {
+		return "No memory matches " + strings.Join(asked, ", ") + ". Memory search matches words: the notes may say it differently. " +
+			"Search again with other words (synonyms, a related name, a broader topic; several at once in queries) before concluding that memory does not hold it."
+	}
+	var b strings.Builder
+	for _, r := range res {
+		old := ""
+		if r.Superseded {
+			old = " [superseded: an older statement"
+			if r.SupersededBy != "" {
+				old += ", replaced in " + r.SupersededBy
+			}
+			old += "]"
+		}
+		fmt.Fprintf(&b, "%s:%d-%d%s%s\n%s\n\n", r.Path, r.LineStart, r.LineEnd, old, note(r.Excerpt), r.Excerpt)
+	}
+	b.WriteString("(If none of these answers the question, search again with other words; memory_get reads the lines around an excerpt.)")
+	return b.String()
+}
 
 // injectionNote marks memory text that reads like instructions to a model.
 // Memory is the user's own notes, but a pasted web page or a file an agent

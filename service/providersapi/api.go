@@ -86,7 +86,7 @@ func (a *API) discoverLocalServers(ctx context.Context) []api.DiscoveredServer {
 		go func() {
 			defer wg.Done()
 			if models := a.probeModels(ctx, srv.baseURL, "").models; models != nil {
-				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models}
+				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models, EmbeddingModels: EmbeddingModels(models)}
 			}
 		}()
 	}
@@ -224,4 +224,26 @@ func keepWindow(old, p config.Provider) config.Provider {
 		p.APIKeyRef = old.APIKeyRef
 	}
 	return p
+}
+
+// embeddingNames are parts of the names local servers give embedding
+// models (Ollama's library, LM Studio's and llama.cpp's GGUF file names):
+// nomic-embed-text, mxbai-embed-large, snowflake-arctic-embed,
+// text-embedding-nomic-embed-text-v1.5, bge-m3, all-minilm, e5, gte.
+var embeddingNames = []string{"embed", "bge-", "bge_", "minilm", "e5-", "gte-", "paraphrase-multilingual", "granite-embedding"}
+
+// EmbeddingModels picks the models of a server's list that compute
+// embeddings, by name (servers do not say), in the list's order.
+func EmbeddingModels(models []string) []string {
+	var out []string
+	for _, m := range models {
+		l := strings.ToLower(m)
+		for _, n := range embeddingNames {
+			if strings.Contains(l, n) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -261,3 +261,17 @@ func TestKeys(t *testing.T) {
 		t.Fatal("no store, yet a value")
 	}
 }
+
+// The embedding models of a local server's list are told apart from its
+// chat models by name, as Ollama, LM Studio and llama.cpp name them.
+func TestEmbeddingModelsByName(t *testing.T) {
+	got := providersapi.EmbeddingModels([]string{"llama3.2:latest", "nomic-embed-text:latest", "qwen2.5:7b", "bge-m3:latest", "mxbai-embed-large",
+		"text-embedding-nomic-embed-text-v1.5", "all-minilm:l6-v2", "snowflake-arctic-embed:33m", "gemma3:4b", "phi4-mini"})
+	want := []string{"nomic-embed-text:latest", "bge-m3:latest", "mxbai-embed-large", "text-embedding-nomic-embed-text-v1.5", "all-minilm:l6-v2", "snowflake-arctic-embed:33m"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if got := providersapi.EmbeddingModels([]string{"llama3.2", "mistral"}); got != nil {
+		t.Fatalf("chat models taken for embedding models: %v", got)
+	}
+}
