@@ -169,7 +169,8 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
-		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
+		ConfigFiles: []string{l.configPath, *mcpConfig, secretsFile(l)},
+		MCP:         mcpm, MCPProgress: func(sid string, p mcp.Progress) {
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"jarvis/api"
@@ -44,6 +45,45 @@ type ToolRunnerOptions struct {
 	DataDir string
 	// Retention caps the checkpoints and the trash (default 1 GiB, 30 days).
 	Retention checkpoint.Retention
+	// ConfigDir is Jarvis's config folder (config.json, mcp.json,
+	// secrets.json, the audit chain's key); default <user config dir>/jarvis.
+	// ConfigFiles are config files kept elsewhere (--config, --mcp-config).
+	// The file tools never touch either (ProtectedPaths).
+	ConfigDir   string
+	ConfigFiles []string
+}
+
+// ProtectedPaths is the one list of Jarvis's own files and folders, which
+// the file tools refuse by identity (tools.Protected) and no program Jarvis
+// starts may reach: the config folder and config files kept elsewhere, the
+// data dir with its trash and checkpoint store, the folders of the audit
+// log and the policy, and the audit chain's key folder.
+func (o ToolRunnerOptions) ProtectedPaths() []string {
+	var out []string
+	cfg := o.ConfigDir
+	if cfg == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			cfg = filepath.Join(d, "jarvis")
+		}
+	}
+	out = append(out, cfg)
+	out = append(out, o.ConfigFiles...)
+	if dir, err := audit.DefaultKeyDir(); err == nil {
+		out = append(out, dir)
+	}
+	for _, p := range []string{o.AuditPath, o.PolicyPath} {
+		if p != "" {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	data := o.DataDir
+	if data == "" && o.AuditPath != "" {
+		data = filepath.Dir(o.AuditPath)
+	}
+	if data != "" {
+		out = append(out, data, filepath.Join(data, TrashDir), filepath.Join(data, CheckpointDir))
+	}
+	return out
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -67,22 +107,14 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	// The folders of the audit log and the policy (the data dir) are 0700,
-	// the files 0600, and the file tools never touch those folders, nor the
-	// audit chain's key folder, even in a workspace that contains them.
-	var protected []string
+	// the files 0600; the file tools never touch them (ProtectedPaths).
 	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
 		if p == "" {
 			continue
 		}
-		dir := filepath.Dir(p)
-		protected = append(protected, dir)
-		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
+		if err := errors.Join(fsperm.Dir(filepath.Dir(p)), fsperm.File(p, false)); err != nil {
 			return nil, err
 		}
-	}
-	// The audit chain's key file and head anchor, too.
-	if dir, err := audit.DefaultKeyDir(); err == nil {
-		protected = append(protected, dir)
 	}
 	if err := fsperm.File(opts.AuditPath, true); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
@@ -90,8 +122,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = filepath.Dir(opts.AuditPath)
 	}
-	protected = append(protected, opts.DataDir)
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected,
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: opts.ProtectedPaths(),
 		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
