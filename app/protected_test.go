@@ -31,15 +31,15 @@ func newFakeHome(t *testing.T, policy string) *fakeHome {
 	h.cfg = filepath.Join(h.home, ".config", "jarvis")
 	h.data = filepath.Join(h.home, ".local", "share", "jarvis")
 	files := map[string]string{
-		filepath.Join(h.cfg, "config.json"):           `{"agents":[],"note":"` + protectedMark + `-config"}`,
-		filepath.Join(h.cfg, "mcp.json"):              `{"servers":{},"note":"` + protectedMark + `-mcp"}`,
-		filepath.Join(h.cfg, "secrets.json"):          `{"openai":"` + protectedMark + `-secret"}`,
-		filepath.Join(h.data, "token"):                protectedMark + "-token\n",
+		filepath.Join(h.cfg, "config.json"):            `{"agents":[],"note":"` + protectedMark + `-config"}`,
+		filepath.Join(h.cfg, "mcp.json"):               `{"servers":{},"note":"` + protectedMark + `-mcp"}`,
+		filepath.Join(h.cfg, "secrets.json"):           `{"openai":"` + protectedMark + `-secret"}`,
+		filepath.Join(h.data, "token"):                 protectedMark + "-token\n",
 		filepath.Join(h.data, "trash", "x", "old.txt"): protectedMark + "-trashed\n",
-		filepath.Join(h.data, "policy.json"):          policy,
-		filepath.Join(h.home, "notes.txt"):            "hello\n",
-		filepath.Join(h.home, ".ssh", "id_ed25519"):   "-----BEGIN OPENSSH PRIVATE KEY-----\n" + protectedMark + "-ssh\n",
-		filepath.Join(h.home, "proj", ".env"):         "API_KEY=" + protectedMark + "-env\n",
+		filepath.Join(h.data, "policy.json"):           policy,
+		filepath.Join(h.home, "notes.txt"):             "hello\n",
+		filepath.Join(h.home, ".ssh", "id_ed25519"):    "-----BEGIN OPENSSH PRIVATE KEY-----\n" + protectedMark + "-ssh\n",
+		filepath.Join(h.home, "proj", ".env"):          "API_KEY=" + protectedMark + "-env\n",
 	}
 	for p, c := range files {
 		mkfileApp(t, p, c)
@@ -284,5 +284,71 @@ func TestProtectedSetFollowsARenamedAncestor(t *testing.T) {
 	}
 	if d := h.run(t, "search_files", map[string]any{"content": protectedMark + "-secret"}); !d.OK || strings.Contains(d.Result, protectedMark) {
 		t.Errorf("search of the home after a rename: %+v", d)
+	}
+}
+
+// TestCredentialStoresAsk: with the home folder as the workspace, a read,
+// list or search of a well-known credential store asks first, even when
+// the policy allows the tool, and the prompt says the file holds
+// credentials (headless: denied); a search of the whole home leaves them
+// out of its results.
+func TestCredentialStoresAsk(t *testing.T) {
+	h := newFakeHome(t, allowFileTools)
+	creds := map[string]string{
+		".aws/credentials":                         "[default]\naws_secret_access_key=" + protectedMark + "-aws\n",
+		".netrc":                                   "machine x login u password " + protectedMark + "-netrc\n",
+		".config/gh/hosts.yml":                     "github.com:\n  oauth_token: " + protectedMark + "-gh\n",
+		".docker/config.json":                      `{"auths":{"x":{"auth":"` + protectedMark + `-docker"}}}`,
+		".kube/config":                             "token: " + protectedMark + "-kube\n",
+		".gnupg/private-keys-v1.d/k.key":           protectedMark + "-gpg\n",
+		".mozilla/firefox/p.default/logins.json":   protectedMark + "-firefox\n",
+		".config/google-chrome/Default/Login Data": protectedMark + "-chrome\n",
+		".config/chromium/Default/Cookies":         protectedMark + "-chromium\n",
+		"proj/deploy/server.pem":                   protectedMark + "-pem\n",
+	}
+	for p, c := range creds {
+		mkfileApp(t, filepath.Join(h.home, p), c)
+	}
+	if err := os.Symlink(filepath.Join(h.home, ".ssh"), filepath.Join(h.home, "sshlink")); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{".ssh/id_ed25519", "proj/.env"}
+	for p := range creds {
+		paths = append(paths, p)
+	}
+	check := func(name string, d ToolDecision) {
+		t.Helper()
+		if d.Decision != "denied" || !strings.Contains(d.Reason, "this file holds credentials") {
+			t.Errorf("%s: %s by %s (%s), want a prompt saying the file holds credentials", name, d.Decision, d.DecidedBy, d.Reason)
+		}
+		if strings.Contains(d.Result, protectedMark) {
+			t.Errorf("%s: credentials leaked: %q", name, d.Result)
+		}
+	}
+	for _, rel := range paths {
+		sp := spellings(h, rel)
+		if strings.HasPrefix(rel, ".ssh/") {
+			sp["symlink"] = "sshlink/" + strings.TrimPrefix(rel, ".ssh/")
+		}
+		for how, p := range sp {
+			check(fmt.Sprintf("read_file %s (%s)", p, how), h.run(t, "read_file", map[string]any{"path": p}))
+			check(fmt.Sprintf("write_file %s (%s)", p, how), h.run(t, "write_file", map[string]any{"path": p, "content": "x"}))
+			check(fmt.Sprintf("edit_file %s (%s)", p, how), h.run(t, "edit_file", map[string]any{"path": p, "old_string": protectedMark, "new_string": "x"}))
+			check(fmt.Sprintf("delete_path %s (%s)", p, how), h.run(t, "delete_path", map[string]any{"path": p}))
+		}
+	}
+	for _, dir := range []string{".gnupg/private-keys-v1.d", ".mozilla/firefox", ".config/google-chrome/Default"} {
+		check("list_dir "+dir, h.run(t, "list_dir", map[string]any{"path": dir}))
+		check("search_files "+dir, h.run(t, "search_files", map[string]any{"path": dir, "content": protectedMark}))
+	}
+	for _, args := range []map[string]any{{"content": protectedMark}, {"name": "*"}, {"name": "id_*"}, {"path": ".ssh", "name": "*"}, {"name": ".env"}} {
+		d := h.run(t, "search_files", args)
+		if !d.OK || strings.Contains(d.Result, protectedMark) || strings.Contains(d.Result, "id_ed25519") || strings.Contains(d.Result, ".env") ||
+			strings.Contains(d.Result, "credentials") || strings.Contains(d.Result, "server.pem") {
+			t.Errorf("search_files %v shows a credential store: %+v", args, d)
+		}
+	}
+	if d := h.run(t, "search_files", map[string]any{"content": "hello"}); !d.OK || !strings.Contains(d.Result, "notes.txt") {
+		t.Errorf("search of the home: %+v", d)
 	}
 }

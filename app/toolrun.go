@@ -122,7 +122,11 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = filepath.Dir(opts.AuditPath)
 	}
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: opts.ProtectedPaths(),
+	// search_files leaves out what the policy would ask before reading
+	// (credential stores); the gate is made after the executor it judges.
+	var g *gate.Gate
+	hide := func(rel string) bool { return g == nil || g.Hides(rel) }
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: opts.ProtectedPaths(), Hide: hide,
 		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
@@ -144,7 +148,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	var pol gate.Policy
+	pol := gate.WithDefaults(gate.Policy{})
 	var save func(gate.Policy) error
 	if opts.PolicyPath != "" {
 		if pol, err = gate.LoadPolicy(opts.PolicyPath); err != nil {
@@ -166,7 +170,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.MCP != nil {
 		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
 	}
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
+	g, err = gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
 		CurrentFile: x.CurrentFile})
 	if err != nil {
 		x.Close()

@@ -36,6 +36,11 @@ type Options struct {
 	// its config folder, data dir, audit key folder, trash and checkpoint
 	// store. They are held by identity (Protected, protected.go).
 	Protected []string
+	// Hide reports a workspace path (forward slashes) search_files leaves
+	// out of its results: one the policy would not let a read reach
+	// without asking, such as a credential store's (gate.Gate.Hides). Nil
+	// hides nothing.
+	Hide func(rel string) bool
 	// CommandAllowlist names the programs run_command may start: bare names
 	// looked up on PATH ("git") or absolute paths. A request must name an
 	// entry exactly. Empty means run_command refuses everything.

@@ -443,6 +443,9 @@ type SearchResult struct {
 	// Skipped counts files not searched for content: binary or larger
 	// than the per-file cap.
 	Skipped int `json:"skipped,omitempty"`
+	// Hidden counts files left out because reading them asks the user
+	// first (credential stores; Options.Hide).
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // searchFileCap is the largest file whose content search_files reads.
@@ -500,6 +503,10 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 				return nil
 			}
 			if !d.Type().IsRegular() {
+				return nil
+			}
+			if e.opts.Hide != nil && e.opts.Hide(p) {
+				out.Hidden++
 				return nil
 			}
 			if content != "" {

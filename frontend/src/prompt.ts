@@ -64,6 +64,8 @@ export interface PolicyRule {
   tool: string;
   args?: Record<string, string>;
   action: string;
+  /** Said in the prompt of a call the rule makes ask (the default credential-store rules: "this file holds credentials"). */
+  note?: string;
 }
 
 /** Enter must never approve these: the focus starts on Deny. */
@@ -138,7 +140,8 @@ export function contentPreview(p: Prompt): { label: string; text: string } | und
 export function ruleText(r: PolicyRule): string {
   const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
   const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
-  return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}`;
+  const text = `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}`;
+  return r.note ? `${text} — ${r.note}` : text;
 }
 
 /**

@@ -76,6 +76,7 @@ export function mountPermissions(actions: Actions): void {
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const next: PolicyRule = { tool: tool.value.trim(), action: action.value };
+      if (r.note) next.note = r.note; // a default rule keeps what its prompt says
       const parsed: Record<string, string> = {};
       for (const line of args.value.split("\n")) {
         if (!line.trim()) continue;
