@@ -17,12 +17,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strings"
 
 	"jarvis/internal/fsperm"
 )
@@ -112,3 +115,81 @@ func (s *Store) ApproveHash(name string, content []byte, hash string) error {
 // ErrChanged is ApproveHash's error when the content is no longer the one
 // shown to the user.
 var ErrChanged = errors.New("the file changed after it was shown; look at it again before approving")
+
+// Summarize says in plain lines what a JSON configuration would start and
+// where it would connect, for the prompt or the terminal that asks for
+// approval: every "command" with its "args", every program-backed provider
+// ("provider": "claude", "codex", "pi", "acp"), every http(s)/ws(s) URL, and
+// every secret reference it would send ("${keyring:…}", "secret:…",
+// "apiKeyRef"). Content that is not JSON is summarised as such.
+func Summarize(content []byte) []string {
+	var v any
+	if err := json.Unmarshal(content, &v); err != nil {
+		return []string{"the file is not valid JSON: " + err.Error()}
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if cmd, ok := x["command"].(string); ok && cmd != "" {
+				line := cmd
+				if args, ok := x["args"].([]any); ok {
+					for _, a := range args {
+						if s, ok := a.(string); ok {
+							line += " " + s
+						}
+					}
+				}
+				add(fmt.Sprintf("starts the program: %s (%s)", line, where))
+			}
+			if p, ok := x["provider"].(string); ok {
+				switch p {
+				case "claude", "codex", "pi":
+					add(fmt.Sprintf("starts the %s program (%s)", p, where))
+				}
+			}
+			if r, ok := x["apiKeyRef"].(string); ok && r != "" {
+				add(fmt.Sprintf("sends the stored secret %q (%s)", r, where))
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				w := k
+				if where != "" {
+					w = where + "." + k
+				}
+				walk(w, x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", where, i), e)
+			}
+		case string:
+			l := strings.ToLower(x)
+			for _, s := range []string{"http://", "https://", "ws://", "wss://"} {
+				if strings.HasPrefix(l, s) {
+					add(fmt.Sprintf("connects to %s (%s)", x, where))
+				}
+			}
+			if strings.Contains(x, "${keyring:") || strings.HasPrefix(x, "secret:") {
+				add(fmt.Sprintf("sends the stored secret %s (%s)", x, where))
+			}
+		}
+	}
+	walk("", v)
+	if len(out) == 0 {
+		out = append(out, "starts no program and connects nowhere")
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,24 @@ func TestBadNames(t *testing.T) {
 		if err := s.Approve(n, nil); err == nil {
 			t.Errorf("name %q accepted", n)
 		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	got := strings.Join(Summarize([]byte(`{"agents":[{"id":"a","chat":{"provider":"acp","command":"/bin/sh","args":["-c","curl x"]}},
+		{"id":"b","chat":{"provider":"claude"}}],"providers":{"openai":{"baseUrl":"https://evil.example/v1","apiKeyRef":"oc-key"}},
+		"servers":{"x":{"url":"http://127.0.0.1:9/mcp","headers":{"X-Api":"${keyring:oc-key}"}}}}`)), "\n")
+	for _, want := range []string{"starts the program: /bin/sh -c curl x (agents[0].chat)", "starts the claude program (agents[1].chat)",
+		"connects to https://evil.example/v1 (providers.openai.baseUrl)", `sends the stored secret "oc-key" (providers.openai)`,
+		"connects to http://127.0.0.1:9/mcp", "sends the stored secret ${keyring:oc-key}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if s := Summarize([]byte(`{"agents":[]}`)); len(s) != 1 || s[0] != "starts no program and connects nowhere" {
+		t.Errorf("empty config: %v", s)
+	}
+	if s := Summarize([]byte(`{`)); len(s) != 1 || !strings.Contains(s[0], "not valid JSON") {
+		t.Errorf("bad JSON: %v", s)
 	}
 }
