@@ -52,6 +52,7 @@ import (
 	"jarvis/api"
 	"jarvis/app"
 	"jarvis/app/mcp"
+	"jarvis/internal/approved"
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/listener"
@@ -272,9 +273,19 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		return base, token, func() {}, nil
 	}
 	cfgFile := "" // the first-run setup writes the config file only when it was read from it
+	var store *approved.Store
+	var warning string
 	if l.config == nil {
-		if l.config, err = config.Load(l.configPath); err != nil {
+		// Content of the config file the user did not approve is not
+		// applied (service/config_approval.go; `jarvis config approve`).
+		if store, err = approved.Open(l.dataDir); err != nil {
 			return "", "", nil, err
+		}
+		if l.config, warning, err = service.LoadConfig(l.configPath, store); err != nil {
+			return "", "", nil, err
+		}
+		if warning != "" {
+			l.log.Warn("config file not approved; the configuration approved before is used", "config", l.configPath)
 		}
 		cfgFile = l.configPath
 	}
@@ -298,7 +309,8 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	go func() {
 		defer close(ready)
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
-			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true})
+			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true,
+			Approved: store, ConfigWarning: warning})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {
