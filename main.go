@@ -83,6 +83,10 @@ type launch struct {
 	// noDialogs makes audit exports go to the data dir instead of a native
 	// save dialog (the e2e run has nobody to answer one).
 	noDialogs bool
+	// svc is the in-process service once it has started (nil with
+	// --service-url): its redactor cleans tool results before the audit
+	// log records them.
+	svc atomic.Pointer[service.Service]
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
@@ -171,7 +175,13 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
 		ConfigFiles: []string{l.configPath, *mcpConfig, secretsFile(l)},
-		MCP:         mcpm, MCPProgress: func(sid string, p mcp.Progress) {
+		Redact: func(text string) (string, bool) {
+			if svc := l.svc.Load(); svc != nil {
+				return svc.RedactSecrets(text)
+			}
+			return text, false
+		},
+		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}
@@ -315,6 +325,7 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {
 			l.log.Info("service started in-process", "addr", ln.Addr().String(), "data_dir", l.dataDir)
+			l.svc.Store(svc)
 		}
 	}()
 	srv := listener.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -136,6 +136,10 @@ type ToolResult struct {
 	// Refused marks a call the service refused without running it (a tool
 	// outside the agent's scope, an unknown tool).
 	Refused bool `json:"refused,omitempty"`
+	// Redacted: secret values were removed from the result (each replaced
+	// by "[redacted]") before it was stored or sent to the model; the card
+	// says so.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.

@@ -352,3 +352,36 @@ func TestCredentialStoresAsk(t *testing.T) {
 		t.Errorf("search of the home: %+v", d)
 	}
 }
+
+// TestToolResultRedactedBeforeTheAuditLog: with the redactor of the
+// service in the same process, a secret in a tool's result is removed
+// before the audit log records it, and the decision says it was (the
+// card shows it; the service gets the same redacted text).
+func TestToolResultRedactedBeforeTheAuditLog(t *testing.T) {
+	const secret = "oc-SECRET-5e1d9b7f3a2c"
+	ws, data := t.TempDir(), t.TempDir()
+	mkfileApp(t, filepath.Join(ws, "notes.txt"), "the key is "+secret+"\n")
+	r, err := NewToolRunner(ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(data, "audit.db"), Headless: true,
+		Redact: func(s string) (string, bool) {
+			out := strings.ReplaceAll(s, secret, "[redacted]")
+			return out, out != s
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d := r.Run(context.Background(), "s1", api.ToolCall{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"notes.txt"}`)})
+	if !d.OK || !d.Redacted || strings.Contains(d.Result, secret) || !strings.Contains(d.Result, "[redacted]") {
+		t.Fatalf("decision %+v", d)
+	}
+	d = r.Run(context.Background(), "s1", api.ToolCall{ID: "c2", Name: "read_file", Arguments: json.RawMessage(`{"path":"other.txt"}`)})
+	if d.Redacted {
+		t.Fatalf("a result with no secret marked redacted: %+v", d)
+	}
+	r.Close()
+	for _, f := range []string{"audit.db", "audit.db-wal"} {
+		if b, _ := os.ReadFile(filepath.Join(data, f)); strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the secret", f)
+		}
+	}
+}

@@ -27,6 +27,9 @@ type ToolDecision struct {
 	Result     string          `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
 	DurationMS int64           `json:"durationMs"`
+	// Redacted: secret values were removed from the result and error
+	// before they were recorded or sent on (ToolRunnerOptions.Redact).
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ToolRunner takes one tool call through the safety gate, runs it when
@@ -142,7 +145,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Redacted: d.Redacted}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

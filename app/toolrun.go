@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"jarvis/api"
 	"jarvis/app/audit"
@@ -51,6 +53,11 @@ type ToolRunnerOptions struct {
 	// The file tools never touch either (ProtectedPaths).
 	ConfigDir   string
 	ConfigFiles []string
+	// Redact replaces the secret values the service knows in a tool's
+	// result and error before the audit log records them or the service
+	// gets them (the window's in-process service: Service.RedactSecrets);
+	// it reports whether it replaced any. Nil: the service redacts alone.
+	Redact func(text string) (string, bool)
 }
 
 // ProtectedPaths is the one list of Jarvis's own files and folders, which
@@ -99,6 +106,7 @@ type Runner struct {
 	cps     *checkpoint.Store
 	keep    checkpoint.Retention
 	dataDir string
+	redact  func(string) (string, bool)
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -178,7 +186,8 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir,
+		redact: opts.Redact}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
@@ -205,11 +214,13 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		return ToolDecision{Class: string(tools.Forbidden), DecidedBy: audit.ByError, Decision: audit.Denied,
 			Reason: "the audit log cannot record it", Error: err.Error()}
 	}
+	exec, redacted := r.redacting(r.exec(sessionID, call))
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
-		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, r.exec(sessionID, call))
+		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy}, exec)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds()}
 	d.Edited = out.Edited
+	d.Redacted = redacted.Load()
 	d.Decision = audit.Denied
 	switch {
 	case out.Withdrawn:
@@ -262,4 +273,28 @@ func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.To
 	if _, err := r.log.Append(ctx, e); err != nil {
 		r.logger.Error("audit append failed", "tool", name, "tool_call_id", res.ID, "err", err)
 	}
+}
+
+// redacting wraps exec so that the secret values the service knows are
+// removed from its result and error before the gate records them in the
+// audit log; the flag says whether any was.
+func (r *Runner) redacting(exec gate.ExecFunc) (gate.ExecFunc, *atomic.Bool) {
+	var did atomic.Bool
+	if r.redact == nil {
+		return exec, &did
+	}
+	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		res, err := exec(ctx, name, args)
+		if red, ok := r.redact(res); ok {
+			res = red
+			did.Store(true)
+		}
+		if err != nil {
+			if m, ok := r.redact(err.Error()); ok {
+				err = errors.New(m)
+				did.Store(true)
+			}
+		}
+		return res, err
+	}, &did
 }
