@@ -70,7 +70,7 @@ func TestPermissionsScopedRuleListedAndRevoked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The default credential-store rules come first (gate/credentials.go).
+	// The default credential-store rules come first (app/gate/credentials.go).
 	n := len(gate.CredentialRules())
 	want := gate.Rule{Tool: "write_file", Args: map[string]string{"path": "notes.txt"}, Action: gate.Allow}
 	if perms.Workspace != runner.Workspace() || len(perms.Rules) != n+1 || perms.Rules[n].String() != want.String() {
