@@ -284,6 +284,23 @@ type AgentList struct {
 	// Warning: the config file could not be reloaded and the service runs
 	// on the config it had (the file was deleted, for one).
 	Warning string `json:"warning,omitempty"`
+	// PendingConfig: the config file changed outside Jarvis and waits for
+	// the user's approval (POST /v1/config/approve with its hash).
+	PendingConfig *PendingConfig `json:"pendingConfig,omitempty"`
+}
+
+// PendingConfig is a config file content not applied until approved: what
+// it would start, where it would connect, which secrets it would send.
+type PendingConfig struct {
+	Path  string   `json:"path"`
+	Hash  string   `json:"hash"` // SHA-256 of the content the lines describe
+	Lines []string `json:"lines"`
+}
+
+// ApproveConfigRequest is POST /v1/config/approve: the hash of the pending
+// content the user was shown.
+type ApproveConfigRequest struct {
+	Hash string `json:"hash"`
 }
 
 // CreateOperationRequest is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create.

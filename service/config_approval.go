@@ -19,11 +19,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"strings"
 
+	"jarvis/api"
 	"jarvis/internal/approved"
 	"jarvis/service/config"
+	"jarvis/service/httpapi"
 )
 
 // configApproval is the config file's name in the approved store.
@@ -78,6 +81,48 @@ func LoadConfig(path string, store *approved.Store) (cfg *config.Config, warning
 func notApproved(path string, content []byte) string {
 	return fmt.Sprintf("%s changed outside Jarvis and is not applied until you approve it (the configuration approved before stays in use). It would: %s. To apply it, run in a terminal: jarvis config approve --config %s",
 		path, strings.Join(approved.Summarize(content), "; "), path)
+}
+
+// markPending records content as the config waiting for approval.
+func (s *Service) markPending(path string, content []byte) {
+	s.pendingConf.Store(&api.PendingConfig{Path: path, Hash: approved.Hash(content), Lines: approved.Summarize(content)})
+}
+
+// handleApproveConfig is POST /v1/config/approve: the window's Approve on
+// the pending config it showed. The content on disk must still be the one
+// whose hash the window shows (409 config_changed otherwise); it is then
+// approved and applied.
+func (s *Service) handleApproveConfig(w http.ResponseWriter, r *http.Request) error {
+	var req api.ApproveConfigRequest
+	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+		return err
+	}
+	if req.Hash == "" {
+		return httpapi.Missing("hash")
+	}
+	if s.approved == nil || s.configPath == "" {
+		return httpapi.Errorf(http.StatusConflict, "config_not_approvable", "this service applies its config file as it is; there is nothing to approve")
+	}
+	b, err := os.ReadFile(s.configPath)
+	if err != nil {
+		return err
+	}
+	if _, err := config.Parse(s.configPath, b); err != nil {
+		return httpapi.Errorf(http.StatusConflict, "config_invalid", "the config file cannot be applied: %v", err)
+	}
+	if err := s.approved.ApproveHash(configApproval, b, req.Hash); errors.Is(err, approved.ErrChanged) {
+		if s.pendingConf.Load() != nil {
+			s.markPending(s.configPath, b)
+		}
+		return httpapi.Errorf(http.StatusConflict, "config_changed", "the config file changed after it was shown; look at it again before approving")
+	} else if err != nil {
+		return err
+	}
+	s.log.Info("config file approved in the window", "config", s.configPath, "sha256", req.Hash)
+	if err := s.ReloadConfig(s.configPath); err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]bool{"approved": true})
 }
 
 // ApproveConfigCommand is `jarvis config approve` and `jarvis-service

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -61,14 +62,28 @@ func TestSetupPageWritesAreApproved(t *testing.T) {
 	if now, _ := os.ReadFile(cfgPath); string(now) != changed {
 		t.Fatal("the setup page rewrote a file with unapproved changes")
 	}
-	// Approved (as `jarvis config approve` does): applied at the next reload.
-	if err := store.Approve("config.json", []byte(changed)); err != nil {
+	// The window shows the pending content and approves it by its hash; a
+	// file changed since what was shown is refused.
+	var l api.AgentList
+	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.ReloadConfig(cfgPath); err != nil {
+	if l.PendingConfig == nil || l.PendingConfig.Hash != approved.Hash([]byte(changed)) || l.PendingConfig.Path != cfgPath {
+		t.Fatalf("pending config %+v", l.PendingConfig)
+	}
+	st, b = e.call("POST", "/v1/config/approve", api.ApproveConfigRequest{Hash: approved.Hash([]byte(written))})
+	if st != http.StatusConflict || !strings.Contains(string(b), "config_changed") {
+		t.Fatalf("approval of another content: %d %s", st, b)
+	}
+	st, b = e.call("POST", "/v1/config/approve", api.ApproveConfigRequest{Hash: l.PendingConfig.Hash})
+	if st != http.StatusOK {
+		t.Fatalf("approval: %d %s", st, b)
+	}
+	l = api.AgentList{}
+	if err := e.c.Do(context.Background(), "GET", "/v1/agents", nil, &l); err != nil {
 		t.Fatal(err)
 	}
-	if ids, warning := e.agentsAndWarning(); !slices.Contains(ids, "added") || warning != "" {
-		t.Fatalf("after approval: agents %v warning %q", ids, warning)
+	if ids, warning := e.agentsAndWarning(); !slices.Contains(ids, "added") || warning != "" || l.PendingConfig != nil {
+		t.Fatalf("after approval: agents %v warning %q pending %+v", ids, warning, l.PendingConfig)
 	}
 }

@@ -44,6 +44,7 @@ func (s *Service) ReloadConfig(path string) error {
 		if ok, err = s.approved.Check(configApproval, b); err == nil && !ok {
 			w := notApproved(path, b)
 			s.confWarning.Store(&w)
+			s.markPending(path, b)
 			s.log.Warn("config file changed outside Jarvis; not applied until approved", "config", path, "sha256", approved.Hash(b))
 			return ErrConfigNotApproved
 		}
@@ -63,6 +64,7 @@ func (s *Service) ReloadConfig(path string) error {
 	}
 	s.SetConfig(c)
 	s.confWarning.Store(nil)
+	s.pendingConf.Store(nil)
 	s.log.Info("config reloaded", "config", path, "agents", len(c.Agents))
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -114,7 +115,8 @@ type Service struct {
 
 	// confWarning is why the config file was last not reloaded (config_reload.go).
 	confWarning atomic.Pointer[string]
-	approved    *approved.Store // Options.Approved
+	approved    *approved.Store                   // Options.Approved
+	pendingConf atomic.Pointer[api.PendingConfig] // the config content waiting for approval (config_approval.go)
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
@@ -206,6 +208,9 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.approved = opts.Approved
 	if opts.ConfigWarning != "" {
 		s.confWarning.Store(&opts.ConfigWarning)
+		if b, err := os.ReadFile(s.configPath); err == nil && s.approved != nil {
+			s.markPending(s.configPath, b)
+		}
 	}
 	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: chatrt.Embedder(opts.Config, s.secrets, s.models, opts.Logger)})
 	if err != nil {
