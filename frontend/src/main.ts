@@ -11,6 +11,7 @@ import { mountReplyNotice } from "./notify";
 import { mountLazyPanels } from "./lazy";
 import { loadMarkdown } from "./reply";
 import { Store } from "./store";
+import { mountConfigApproval } from "./views/configapproval";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
@@ -31,6 +32,7 @@ async function start(): Promise<void> {
   mountPrompt(actions);
   mountSetup(actions, flash);
   mountKeys(actions);
+  mountConfigApproval(actions); // a config file changed outside Jarvis (views/configapproval.ts)
   wireAbout(flash);
   mountReplyNotice(store); // a long reply finished in the background (notify.ts)
   // Audit, Permissions, MCP, agent test and the changed-files blocks (undo.ts): loaded on first use (lazy.ts).
