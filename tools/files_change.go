@@ -505,6 +505,11 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 			if !d.Type().IsRegular() {
 				return nil
 			}
+			if name != "" {
+				if ok, _ := path.Match(name, d.Name()); !ok {
+					return nil
+				}
+			}
 			if e.opts.Hide != nil && e.opts.Hide(p) {
 				out.Hidden++
 				return nil
@@ -512,11 +517,6 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 			if content != "" {
 				// A hard link to one of Jarvis's files is not read.
 				if fi, err := d.Info(); err != nil || (linkCount(fi) > 1 && e.ws.protected.Holds(e.ws.real, e.ws.abs(filepath.FromSlash(p)))) {
-					return nil
-				}
-			}
-			if name != "" {
-				if ok, _ := path.Match(name, d.Name()); !ok {
 					return nil
 				}
 			}
