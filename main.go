@@ -54,6 +54,7 @@ import (
 	"jarvis/api"
 	"jarvis/app"
 	"jarvis/app/mcp"
+	"jarvis/internal/approved"
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/listener"
@@ -86,6 +87,10 @@ type launch struct {
 	// noDialogs makes audit exports go to the data dir instead of a native
 	// save dialog (the e2e run has nobody to answer one).
 	noDialogs bool
+	// svc is the in-process service once it has started (nil with
+	// --service-url): its redactor cleans tool results before the audit
+	// log records them.
+	svc atomic.Pointer[service.Service]
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
@@ -173,6 +178,13 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
+		ConfigFiles: []string{l.configPath, *mcpConfig, secretsFile(l)},
+		Redact: func(text string) (string, bool) {
+			if svc := l.svc.Load(); svc != nil {
+				return svc.RedactSecrets(text)
+			}
+			return text, false
+		},
 		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
@@ -283,9 +295,19 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		return base, token, func() {}, nil
 	}
 	cfgFile := "" // the first-run setup writes the config file only when it was read from it
+	var store *approved.Store
+	var warning string
 	if l.config == nil {
-		if l.config, err = config.Load(l.configPath); err != nil {
+		// Content of the config file the user did not approve is not
+		// applied (service/config_approval.go; `jarvis config approve`).
+		if store, err = approved.Open(l.dataDir); err != nil {
 			return "", "", nil, err
+		}
+		if l.config, warning, err = service.LoadConfig(l.configPath, store); err != nil {
+			return "", "", nil, err
+		}
+		if warning != "" {
+			l.log.Warn("config file not approved; the configuration approved before is used", "config", l.configPath)
 		}
 		cfgFile = l.configPath
 	}
@@ -311,11 +333,13 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
 			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true,
 			// This process runs the scheduled tasks: it holds the data dir's lock (main_inbox.go).
-			RunTasks: true, TasksFile: tasksFile(l), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid())})
+			RunTasks: true, TasksFile: tasksFile(l), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid()),
+			Approved: store, ConfigWarning: warning})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {
 			l.log.Info("service started in-process", "addr", ln.Addr().String(), "data_dir", l.dataDir)
+			l.svc.Store(svc)
 		}
 	}()
 	srv := listener.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,7 +14,7 @@ import (
 )
 
 // subcommand runs the subcommands that are not the window: `jarvis undo
-// list|turn …` (app.UndoCommand) and the hidden confinement helper
+// list|turn …` (app.UndoCommand), `jarvis config approve` and the hidden confinement helper
 // run_command starts programs through (tools.ConfineMain). handled is
 // false for a normal launch.
 func subcommand(args []string, stderr io.Writer, getenv func(string) string) (code int, handled bool) {
@@ -26,6 +26,10 @@ func subcommand(args []string, stderr io.Writer, getenv func(string) string) (co
 		return runUndo(args[1:], stderr, getenv), true
 	case "inbox":
 		return runInbox(args[1:], os.Stdout, stderr, getenv), true // main_inbox.go
+	case "config":
+		if len(args) > 1 && args[1] == "approve" { // service/config_approval.go
+			return service.ApproveConfigCommand("jarvis", args[2:], os.Stdin, os.Stdout, stderr, getenv), true
+		}
 	case tools.ConfineSubcommand:
 		err := tools.ConfineMain(args[1:]) // returns only on failure
 		fmt.Fprintln(stderr, "jarvis:", err)

@@ -148,6 +148,10 @@ type ToolResult struct {
 	// server, the URL a file was downloaded from, a program's output).
 	Trust  string  `json:"trust,omitempty"`
 	Origin *Source `json:"origin,omitempty"`
+	// Redacted: secret values were removed from the result (each replaced
+	// by "[redacted]") before it was stored or sent to the model; the card
+	// says so.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.
@@ -292,6 +296,23 @@ type AgentList struct {
 	// Warning: the config file could not be reloaded and the service runs
 	// on the config it had (the file was deleted, for one).
 	Warning string `json:"warning,omitempty"`
+	// PendingConfig: the config file changed outside Jarvis and waits for
+	// the user's approval (POST /v1/config/approve with its hash).
+	PendingConfig *PendingConfig `json:"pendingConfig,omitempty"`
+}
+
+// PendingConfig is a config file content not applied until approved: what
+// it would start, where it would connect, which secrets it would send.
+type PendingConfig struct {
+	Path  string   `json:"path"`
+	Hash  string   `json:"hash"` // SHA-256 of the content the lines describe
+	Lines []string `json:"lines"`
+}
+
+// ApproveConfigRequest is POST /v1/config/approve: the hash of the pending
+// content the user was shown.
+type ApproveConfigRequest struct {
+	Hash string `json:"hash"`
 }
 
 // CreateOperationRequest is docs/protocols/external-agents.md's POST /api/plugins/sessions/operations/create.

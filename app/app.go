@@ -163,6 +163,10 @@ type Info struct {
 	// Warning: the service could not reload its config file and runs on the
 	// config it had (the file was deleted, for one).
 	Warning string `json:"warning,omitempty"`
+	// PendingConfig: the config file changed outside Jarvis and waits for
+	// the user's approval (ApproveConfig): what it would start and where it
+	// would connect.
+	PendingConfig *api.PendingConfig `json:"pendingConfig,omitempty"`
 }
 
 // Info reports the service the app talks to.
@@ -174,7 +178,7 @@ func (a *App) Info() Info {
 	if err != nil {
 		in.Error = friendly(err).Error()
 	} else if l, err := a.s.agentList(ctx); err == nil {
-		in.Warning = l.Warning
+		in.Warning, in.PendingConfig = l.Warning, l.PendingConfig
 	}
 	return in
 }

@@ -70,28 +70,34 @@ func TestPermissionsScopedRuleListedAndRevoked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The default credential-store rules come first (app/gate/credentials.go).
+	n := len(gate.CredentialRules())
 	want := gate.Rule{Tool: "write_file", Args: map[string]string{"path": "notes.txt"}, Action: gate.Allow}
-	if perms.Workspace != runner.Workspace() || len(perms.Rules) != 1 || perms.Rules[0].String() != want.String() {
+	if perms.Workspace != runner.Workspace() || len(perms.Rules) != n+1 || perms.Rules[n].String() != want.String() {
 		t.Fatalf("permissions %+v", perms)
 	}
 	onDisk, err := gate.LoadPolicy(policy)
-	if err != nil || len(onDisk.Rules) != 1 || onDisk.Rules[0].String() != want.String() {
+	if err != nil || len(onDisk.Rules) != n+1 || onDisk.Rules[n].String() != want.String() {
 		t.Fatalf("policy file %+v, %v", onDisk, err)
 	}
 
 	// Edit it to ask, then revoke it; a stale revoke is refused.
 	ask := want
 	ask.Action = gate.Ask
-	if err := a.EditRule(0, want, ask); err != nil {
+	if err := a.EditRule(n, want, ask); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.RevokeRule(0, want); !errors.Is(err, gate.ErrRuleChanged) {
+	if err := a.RevokeRule(n, want); !errors.Is(err, gate.ErrRuleChanged) {
 		t.Fatalf("stale revoke: %v", err)
 	}
-	if err := a.RevokeRule(0, ask); err != nil {
+	if err := a.RevokeRule(n, ask); err != nil {
 		t.Fatal(err)
 	}
-	if onDisk, err = gate.LoadPolicy(policy); err != nil || len(onDisk.Rules) != 0 {
+	// A revoked default rule stays revoked.
+	if err := a.RevokeRule(0, gate.CredentialRules()[0]); err != nil {
+		t.Fatal(err)
+	}
+	if onDisk, err = gate.LoadPolicy(policy); err != nil || len(onDisk.Rules) != n-1 {
 		t.Fatalf("policy file after revoke %+v, %v", onDisk, err)
 	}
 	// A window without tool calls says so in words.

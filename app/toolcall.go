@@ -33,6 +33,9 @@ type ToolDecision struct {
 	Untrusted []api.Source `json:"untrusted,omitempty"`
 	Trust     string       `json:"trust,omitempty"`
 	Origin    *api.Source  `json:"origin,omitempty"`
+	// Redacted: secret values were removed from the result and error
+	// before they were recorded or sent on (ToolRunnerOptions.Redact).
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ToolRunner takes one tool call through the safety gate, runs it when
@@ -148,7 +151,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

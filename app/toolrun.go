@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"jarvis/api"
 	"jarvis/app/audit"
@@ -49,6 +52,50 @@ type ToolRunnerOptions struct {
 	// Approvals holds the calls of scheduled tasks' runs that need your
 	// approval, window or not (package inbox); nil: a queue of its own.
 	Approvals *inbox.Approvals
+	// ConfigDir is Jarvis's config folder (config.json, mcp.json,
+	// secrets.json, the audit chain's key); default <user config dir>/jarvis.
+	// ConfigFiles are config files kept elsewhere (--config, --mcp-config).
+	// The file tools never touch either (ProtectedPaths).
+	ConfigDir   string
+	ConfigFiles []string
+	// Redact replaces the secret values the service knows in a tool's
+	// result and error before the audit log records them or the service
+	// gets them (the window's in-process service: Service.RedactSecrets);
+	// it reports whether it replaced any. Nil: the service redacts alone.
+	Redact func(text string) (string, bool)
+}
+
+// ProtectedPaths is the one list of Jarvis's own files and folders, which
+// the file tools refuse by identity (tools.Protected) and no program Jarvis
+// starts may reach: the config folder and config files kept elsewhere, the
+// data dir with its trash and checkpoint store, the folders of the audit
+// log and the policy, and the audit chain's key folder.
+func (o ToolRunnerOptions) ProtectedPaths() []string {
+	var out []string
+	cfg := o.ConfigDir
+	if cfg == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			cfg = filepath.Join(d, "jarvis")
+		}
+	}
+	out = append(out, cfg)
+	out = append(out, o.ConfigFiles...)
+	if dir, err := audit.DefaultKeyDir(); err == nil {
+		out = append(out, dir)
+	}
+	for _, p := range []string{o.AuditPath, o.PolicyPath} {
+		if p != "" {
+			out = append(out, filepath.Dir(p))
+		}
+	}
+	data := o.DataDir
+	if data == "" && o.AuditPath != "" {
+		data = filepath.Dir(o.AuditPath)
+	}
+	if data != "" {
+		out = append(out, data, filepath.Join(data, TrashDir), filepath.Join(data, CheckpointDir))
+	}
+	return out
 }
 
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
@@ -65,6 +112,7 @@ type Runner struct {
 	keep      checkpoint.Retention
 	dataDir   string
 	approvals *inbox.Approvals
+	redact    func(string) (string, bool)
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -73,22 +121,14 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	// The folders of the audit log and the policy (the data dir) are 0700,
-	// the files 0600, and the file tools never touch those folders, nor the
-	// audit chain's key folder, even in a workspace that contains them.
-	var protected []string
+	// the files 0600; the file tools never touch them (ProtectedPaths).
 	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
 		if p == "" {
 			continue
 		}
-		dir := filepath.Dir(p)
-		protected = append(protected, dir)
-		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
+		if err := errors.Join(fsperm.Dir(filepath.Dir(p)), fsperm.File(p, false)); err != nil {
 			return nil, err
 		}
-	}
-	// The audit chain's key file and head anchor, too.
-	if dir, err := audit.DefaultKeyDir(); err == nil {
-		protected = append(protected, dir)
 	}
 	if err := fsperm.File(opts.AuditPath, true); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
@@ -96,8 +136,11 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = filepath.Dir(opts.AuditPath)
 	}
-	protected = append(protected, opts.DataDir)
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected,
+	// search_files leaves out what the policy would ask before reading
+	// (credential stores); the gate is made after the executor it judges.
+	var g *gate.Gate
+	hide := func(rel string) bool { return g == nil || g.Hides(rel) }
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: opts.ProtectedPaths(), Hide: hide,
 		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
@@ -119,7 +162,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	var pol gate.Policy
+	pol := gate.WithDefaults(gate.Policy{})
 	var save func(gate.Policy) error
 	if opts.PolicyPath != "" {
 		if pol, err = gate.LoadPolicy(opts.PolicyPath); err != nil {
@@ -153,7 +196,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.MCP != nil {
 		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
 	}
-	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
+	g, err = gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
 		CurrentFile: x.CurrentFile})
 	if err != nil {
 		x.Close()
@@ -161,7 +204,8 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir, approvals: approvals}, nil
+	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir, approvals: approvals,
+		redact: opts.Redact}, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
@@ -200,9 +244,10 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		}
 		ctx = inbox.WithTask(ctx, call.Task)
 	}
+	exec, redacted := r.redacting(r.exec(sessionID, call))
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy, Untrusted: call.Untrusted},
-		r.exec(sessionID, call))
+		exec)
 	d := ToolDecision{Arguments: out.Arguments, Class: string(out.Decision.Class), DecidedBy: out.DecidedBy,
 		Reason: out.Decision.Reason, OK: out.OK, Result: out.Result, Error: out.Error, DurationMS: out.Duration.Milliseconds(),
 		Untrusted: call.Untrusted}
@@ -210,6 +255,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		d.Trust, d.Origin = r.resultTrust(call.Name, out.Arguments, out.Result)
 	}
 	d.Edited = out.Edited
+	d.Redacted = redacted.Load()
 	d.Decision = audit.Denied
 	switch {
 	case out.Withdrawn:
@@ -273,4 +319,28 @@ func (r *Runner) RecordService(ctx context.Context, sessionID string, res api.To
 	if _, err := r.log.Append(ctx, e); err != nil {
 		r.logger.Error("audit append failed", "tool", name, "tool_call_id", res.ID, "err", err)
 	}
+}
+
+// redacting wraps exec so that the secret values the service knows are
+// removed from its result and error before the gate records them in the
+// audit log; the flag says whether any was.
+func (r *Runner) redacting(exec gate.ExecFunc) (gate.ExecFunc, *atomic.Bool) {
+	var did atomic.Bool
+	if r.redact == nil {
+		return exec, &did
+	}
+	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+		res, err := exec(ctx, name, args)
+		if red, ok := r.redact(res); ok {
+			res = red
+			did.Store(true)
+		}
+		if err != nil {
+			if m, ok := r.redact(err.Error()); ok {
+				err = errors.New(m)
+				did.Store(true)
+			}
+		}
+		return res, err
+	}, &did
 }

@@ -20,12 +20,12 @@ import (
 func (s *Service) sessionsAPI() *sessionsapi.API {
 	return &sessionsapi.API{Store: s.st, Hub: s.hub, Config: s.cfg, Now: s.now, Log: s.log,
 		Exposed: s.exposed, Running: s.turnRunning, Forget: s.dropACP, // an ACP agent's conversation ends with its session's history
-		ContextInfo: s.contextInfo, AgentInfo: s.agentInfo, Warning: s.configWarning}
+		ContextInfo: s.contextInfo, AgentInfo: s.agentInfo, Warning: s.configWarning, Pending: s.pendingConf.Load}
 }
 
 // providersAPI is built once (routes): it serialises rewrites of the config file.
 func (s *Service) providersAPI() *providersapi.API {
-	return &providersapi.API{Config: s.cfg, ConfigPath: s.configPath, SetConfig: s.SetConfig, Reload: s.ReloadConfig,
+	return &providersapi.API{Config: s.cfg, ConfigPath: s.configPath, SetConfig: s.SetConfig, Reload: s.ReloadConfig, Approved: s.approved, ApprovalName: configApproval,
 		Keys: s.secretKeys(), HTTPClient: s.hc, Problem: func() error {
 			a, err := s.agentForNewSession("")
 			if err == nil {

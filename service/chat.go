@@ -190,7 +190,7 @@ func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error
 		}
 		slot = sl
 	}
-	err = s.waiter.Deliver(r.Context(), req.GeneralSessionID, req.ToolResult)
+	err = s.waiter.Deliver(r.Context(), req.GeneralSessionID, s.redactResult(req.ToolResult))
 	if slot != nil {
 		slot.Settle(nil, err)
 	}

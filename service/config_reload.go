@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"jarvis/internal/approved"
 	"jarvis/service/config"
 )
 
@@ -32,12 +33,24 @@ const configDebounce = 150 * time.Millisecond
 // git checkout delete it for a moment, and the defaults would turn
 // restricted agents into the default agent with every tool and send turns
 // to another provider. The warning stays in GET /v1/agents (the window
-// shows it) until a reload succeeds.
+// shows it) until a reload succeeds. With Options.Approved, content the
+// user did not approve is not applied either (ErrConfigNotApproved).
 func (s *Service) ReloadConfig(path string) error {
 	var c *config.Config
-	_, err := os.Stat(path)
+	b, err := os.ReadFile(path)
+	if err == nil && s.approved != nil {
+		// Only content the user approved is applied (config_approval.go).
+		var ok bool
+		if ok, err = s.approved.Check(configApproval, b); err == nil && !ok {
+			w := notApproved(path, b)
+			s.confWarning.Store(&w)
+			s.markPending(path, b)
+			s.log.Warn("config file changed outside Jarvis; not applied until approved", "config", path, "sha256", approved.Hash(b))
+			return ErrConfigNotApproved
+		}
+	}
 	if err == nil {
-		c, err = config.Load(path)
+		c, err = config.Parse(path, b)
 	} else if errors.Is(err, os.ErrNotExist) {
 		err = fmt.Errorf("config file %s is missing; the config loaded before is kept until the file is back", path)
 		s.confWarning.Store(&[]string{err.Error()}[0])
@@ -51,6 +64,7 @@ func (s *Service) ReloadConfig(path string) error {
 	}
 	s.SetConfig(c)
 	s.confWarning.Store(nil)
+	s.pendingConf.Store(nil)
 	s.log.Info("config reloaded", "config", path, "agents", len(c.Agents))
 	return nil
 }
@@ -83,6 +97,15 @@ func (s *Service) WatchConfig(ctx context.Context, path string) error {
 		}
 		return fmt.Errorf("config watch: %w", err)
 	}
+	// An approval from a terminal (`jarvis config approve`) applies the
+	// file at once.
+	var approval string
+	if s.approved != nil && s.dataDir != "" {
+		adir := approved.Dir(s.dataDir)
+		if err := w.Add(adir); err == nil {
+			approval = filepath.Join(adir, configApproval)
+		}
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -99,7 +122,7 @@ func (s *Service) WatchConfig(ctx context.Context, path string) error {
 				if !ok {
 					return
 				}
-				if filepath.Clean(ev.Name) != abs || ev.Op == fsnotify.Chmod {
+				if n := filepath.Clean(ev.Name); (n != abs && n != approval) || ev.Op == fsnotify.Chmod {
 					continue
 				}
 				if debounce == nil {

@@ -21,6 +21,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/agents", adapt(sessions.Agents))
 	mux.Handle("GET /v1/providers", adapt(providers.List))
 	mux.Handle("PUT /v1/providers", adapt(providers.Set))
+	mux.Handle("POST /v1/config/approve", adapt(s.handleApproveConfig))
 	mux.Handle("POST /v1/providers/test", adapt(providers.Test))
 	mux.Handle("POST /v1/agents/{agentId}/session", adapt(s.handleAgentSession))
 	mux.Handle("GET /v1/sessions", adapt(sessions.List))

@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/approved"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
 	"jarvis/service/acprt"
@@ -79,6 +81,13 @@ type Options struct {
 	// ConfigPath is the config file the setup API (PUT /v1/providers)
 	// updates; empty means changes stay in memory.
 	ConfigPath string
+	// Approved keeps the config file's approved content
+	// (config_approval.go): a reload applies only approved content, and the
+	// setup API approves what it writes. Nil applies every valid content.
+	Approved *approved.Store
+	// ConfigWarning is LoadConfig's warning about the config given (a file
+	// not approved), shown until a reload succeeds.
+	ConfigWarning string
 	// Window: this is the desktop window's in-process service, whose
 	// per-launch token only the window holds, so agents configured with
 	// apiExposed: false may be used (exposure.go).
@@ -117,6 +126,8 @@ type Service struct {
 
 	// confWarning is why the config file was last not reloaded (config_reload.go).
 	confWarning atomic.Pointer[string]
+	approved    *approved.Store                   // Options.Approved
+	pendingConf atomic.Pointer[api.PendingConfig] // the config content waiting for approval (config_approval.go)
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
@@ -210,6 +221,13 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	}
 	s.conf.Store(opts.Config)
 	s.configPath = opts.ConfigPath
+	s.approved = opts.Approved
+	if opts.ConfigWarning != "" {
+		s.confWarning.Store(&opts.ConfigWarning)
+		if b, err := os.ReadFile(s.configPath); err == nil && s.approved != nil {
+			s.markPending(s.configPath, b)
+		}
+	}
 	mem, err := memory.Open(ctx, memory.Options{Root: opts.DataDir, IndexPath: indexPath, Logger: opts.Logger, Now: opts.Now, Embedder: chatrt.Embedder(opts.Config, s.secrets, s.models, opts.Logger)})
 	if err != nil {
 		st.Close()

@@ -31,10 +31,16 @@ type Options struct {
 	// Workspace is the folder the file tools are confined to. Required; it
 	// must exist.
 	Workspace string
-	// Protected are folders the file tools refuse even when the workspace
-	// contains them: Jarvis's data dir (the API token, policy.json, the
-	// audit log), which a workspace such as the home folder holds.
+	// Protected are Jarvis's own files and folders, which the file tools
+	// refuse even when the workspace contains them (say the home folder):
+	// its config folder, data dir, audit key folder, trash and checkpoint
+	// store. They are held by identity (Protected, protected.go).
 	Protected []string
+	// Hide reports a workspace path (forward slashes) search_files leaves
+	// out of its results: one the policy would not let a read reach
+	// without asking, such as a credential store's (gate.Gate.Hides). Nil
+	// hides nothing.
+	Hide func(rel string) bool
 	// CommandAllowlist names the programs run_command may start: bare names
 	// looked up on PATH ("git") or absolute paths. A request must name an
 	// entry exactly. Empty means run_command refuses everything.
@@ -134,7 +140,11 @@ func NewExecutor(opts Options) (*Executor, error) {
 }
 
 // Close releases the workspace handle.
-func (e *Executor) Close() error { return e.ws.root.Close() }
+func (e *Executor) Close() error { return errors.Join(e.ws.root.Close(), e.ws.protected.Close()) }
+
+// Protected is the set of Jarvis's own files and folders the file tools
+// refuse (Options.Protected), for a sandbox that keeps programs out of it.
+func (e *Executor) Protected() *Protected { return e.ws.protected }
 
 // Workspace returns the absolute workspace folder, symlinks evaluated.
 func (e *Executor) Workspace() string { return e.ws.real }

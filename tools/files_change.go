@@ -110,10 +110,16 @@ func (e *Executor) leafTarget(field string, v *string) (string, error) {
 		return "", err
 	}
 	rel = filepath.Join(dir, filepath.Base(rel))
-	for _, prot := range e.ws.protected {
-		if _, in := within(prot, rel); in {
-			return "", fmt.Errorf("%w: %q is in Jarvis's data folder, which the file tools never touch", ErrNotAllowed, p)
-		}
+	// The entry itself, what a symlink at it leads to, and everything it
+	// would take along: a protected folder beneath it.
+	if err := e.ws.guard(p, rel); err != nil {
+		return "", err
+	}
+	if _, err := e.ws.resolve(p); errors.Is(err, ErrNotAllowed) {
+		return "", err
+	}
+	if e.ws.protected.Ancestor(e.ws.abs(rel)) {
+		return "", fmt.Errorf("%w: %q holds Jarvis's own files or folders (its settings, data, keys, trash or checkpoints); the file tools never move or delete them", ErrNotAllowed, p)
 	}
 	return rel, nil
 }
@@ -437,6 +443,9 @@ type SearchResult struct {
 	// Skipped counts files not searched for content: binary or larger
 	// than the per-file cap.
 	Skipped int `json:"skipped,omitempty"`
+	// Hidden counts files left out because reading them asks the user
+	// first (credential stores; Options.Hide).
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // searchFileCap is the largest file whose content search_files reads.
@@ -488,10 +497,8 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 				return ctx.Err()
 			}
 			if d.IsDir() {
-				for _, prot := range e.ws.protected {
-					if filepath.FromSlash(p) == prot {
-						return fs.SkipDir
-					}
+				if fi, err := os.Lstat(e.ws.abs(filepath.FromSlash(p))); err == nil && e.ws.protected.Is(fi) {
+					return fs.SkipDir
 				}
 				return nil
 			}
@@ -500,6 +507,16 @@ func (e *Executor) prepareSearchFiles(args json.RawMessage) (*call, error) {
 			}
 			if name != "" {
 				if ok, _ := path.Match(name, d.Name()); !ok {
+					return nil
+				}
+			}
+			if e.opts.Hide != nil && e.opts.Hide(p) {
+				out.Hidden++
+				return nil
+			}
+			if content != "" {
+				// A hard link to one of Jarvis's files is not read.
+				if fi, err := d.Info(); err != nil || (linkCount(fi) > 1 && e.ws.protected.Holds(e.ws.real, e.ws.abs(filepath.FromSlash(p)))) {
 					return nil
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -55,4 +56,42 @@ func TestFileToolsRefuseTheDataDir(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestProtectedPathsFollowARename: the sandbox of the programs Jarvis
+// starts asks Paths for where the protected folders are now; after a
+// rename of an ancestor behind Jarvis's back, Linux tells the new place.
+func TestProtectedPathsFollowARename(t *testing.T) {
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, ".config", "jarvis")
+	mkfile(t, filepath.Join(cfg, "secrets.json"), "{}")
+	p := NewProtected(cfg, filepath.Join(ws, "not-yet"))
+	defer p.Close()
+	if err := os.Rename(filepath.Join(ws, ".config"), filepath.Join(ws, ".c2")); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.Paths(), "\n")
+	if runtime.GOOS == "linux" && !strings.Contains(got, filepath.Join(ws, ".c2", "jarvis")) {
+		t.Errorf("Paths after the rename: %s", got)
+	}
+	if !strings.Contains(got, filepath.Join(ws, "not-yet")) {
+		t.Errorf("an entry that does not exist yet is kept by its path: %s", got)
+	}
+	if !p.Holds(ws, filepath.Join(ws, ".c2", "jarvis", "secrets.json")) || !p.Ancestor(filepath.Join(ws, ".c2")) {
+		t.Error("the renamed folder is not protected")
+	}
+	if p.Holds(ws, filepath.Join(ws, ".c2", "other")) || p.Ancestor(filepath.Join(ws, ".c2", "other")) {
+		t.Error("a sibling of the protected folder is refused")
+	}
+	// An entry created after the start is held by identity from then on.
+	mkfile(t, filepath.Join(ws, "not-yet", "f"), "x")
+	if !p.Holds(ws, filepath.Join(ws, "not-yet", "f")) {
+		t.Error("an entry created later is not protected")
+	}
+	if err := os.Rename(filepath.Join(ws, "not-yet"), filepath.Join(ws, "later")); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Holds(ws, filepath.Join(ws, "later", "f")) {
+		t.Error("an entry created later and renamed is not protected")
+	}
 }

@@ -19,13 +19,14 @@ import (
 // the already-resolved relative path, so a symlink swapped in between the
 // check and the use still cannot lead outside (os.Root refuses it).
 //
-// Protected folders inside it (Jarvis's data dir) are refused after the
-// symlinks are evaluated, so no spelling or link reaches them.
+// Jarvis's own files and folders (Protected) are refused after the
+// symlinks are evaluated, by identity, so no spelling, link or rename
+// reaches them.
 type workspace struct {
-	dir       string   // absolute, as configured
-	real      string   // dir with its own symlinks evaluated
-	root      *os.Root // opened on real
-	protected []string // folders inside real the tools refuse, relative to real
+	dir       string     // absolute, as configured
+	real      string     // dir with its own symlinks evaluated
+	root      *os.Root   // opened on real
+	protected *Protected // refused by every file tool
 }
 
 func openWorkspace(dir string, protected []string) (*workspace, error) {
@@ -51,19 +52,21 @@ func openWorkspace(dir string, protected []string) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: workspace: %w", err)
 	}
-	w := &workspace{dir: abs, real: real, root: root}
-	for _, p := range protected {
-		rp, err := filepath.Abs(p)
-		if err == nil {
-			if r, err := filepath.EvalSymlinks(rp); err == nil {
-				rp = r
-			}
-		}
-		if rel, ok := within(real, rp); ok {
-			w.protected = append(w.protected, rel)
-		}
+	return &workspace{dir: abs, real: real, root: root, protected: NewProtected(protected...)}, nil
+}
+
+// refuseProtected is the one error of a path in the protected set.
+func refuseProtected(p string) error {
+	return fmt.Errorf("%w: %q is one of Jarvis's own files or folders (its settings, data, keys, trash or checkpoints), which the file tools never touch", ErrNotAllowed, p)
+}
+
+// guard refuses a resolved path that is protected or lies inside a
+// protected folder.
+func (w *workspace) guard(p, rel string) error {
+	if w.protected.Holds(w.real, filepath.Join(w.real, rel)) {
+		return refuseProtected(p)
 	}
-	return w, nil
+	return nil
 }
 
 // within reports p relative to base when p is base or lies beneath it.
@@ -144,10 +147,8 @@ func (w *workspace) resolve(p string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %q resolves to %s", ErrOutsideWorkspace, p, resolved)
 	}
-	for _, prot := range w.protected {
-		if _, in := within(prot, r); in {
-			return "", fmt.Errorf("%w: %q is in Jarvis's data folder (%s), which the file tools never touch", ErrNotAllowed, p, display(prot))
-		}
+	if err := w.guard(p, r); err != nil {
+		return "", err
 	}
 	return r, nil
 }

@@ -313,6 +313,9 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	if r := g.policy.match(req.Name, args); r != nil {
 		d.Rule = r
 		d.Reason += "; policy rule: " + r.String()
+		if r.Note != "" && r.Action != Allow {
+			d.Reason = r.Note + "; " + d.Reason
+		}
 		switch r.Action {
 		case Deny:
 			d.Action = Forbid

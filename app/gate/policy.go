@@ -53,6 +53,9 @@ type Rule struct {
 	// in the conversation and the call would send data out (taint.go).
 	// Never saved from a prompt; set on the Permissions page or by hand.
 	Untrusted bool `json:"untrusted,omitempty"`
+	// Note is said in the prompt of a call the rule makes ask ("this file
+	// holds credentials").
+	Note string `json:"note,omitempty"`
 }
 
 // String renders r for reasons and logs, e.g. `deny run_command {program=rm}`.
@@ -136,6 +139,9 @@ func argValue(args map[string]json.RawMessage, key string) string {
 // Policy is the user's ordered list of rules.
 type Policy struct {
 	Rules []Rule `json:"rules"`
+	// Defaults is the version of the default rules (credentials.go) the
+	// policy has had; those added later are added at its next load.
+	Defaults int `json:"defaults,omitempty"`
 }
 
 // Validate checks every rule.
@@ -167,7 +173,7 @@ func (p Policy) match(tool string, args map[string]json.RawMessage) *Rule {
 }
 
 func (p Policy) clone() Policy {
-	c := Policy{Rules: make([]Rule, len(p.Rules))}
+	c := Policy{Rules: make([]Rule, len(p.Rules)), Defaults: p.Defaults}
 	for i, r := range p.Rules {
 		c.Rules[i] = r
 		if r.Args != nil {
@@ -180,12 +186,12 @@ func (p Policy) clone() Policy {
 	return c
 }
 
-// LoadPolicy reads a policy file written by SavePolicy. A missing file is an
-// empty policy.
+// LoadPolicy reads a policy file written by SavePolicy. A missing file is
+// the default rules alone (credentials.go), which a file gets too.
 func LoadPolicy(path string) (Policy, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return Policy{}, nil
+		return WithDefaults(Policy{}), nil
 	}
 	if err != nil {
 		return Policy{}, fmt.Errorf("gate: %w", err)
@@ -199,7 +205,7 @@ func LoadPolicy(path string) (Policy, error) {
 	if err := p.Validate(); err != nil {
 		return Policy{}, err
 	}
-	return p, nil
+	return WithDefaults(p), nil
 }
 
 // SavePolicy writes p to path atomically, readable by the user only.

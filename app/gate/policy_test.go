@@ -126,13 +126,13 @@ func TestRuleValidate(t *testing.T) {
 func TestPolicyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cfg", "policy.json")
 	p, err := LoadPolicy(path)
-	if err != nil || len(p.Rules) != 0 {
-		t.Fatalf("missing file: %+v, %v", p, err)
+	if err != nil || !reflect.DeepEqual(p.Rules, CredentialRules()) {
+		t.Fatalf("missing file: %+v, %v; want the default rules alone", p, err)
 	}
 	want := Policy{Rules: []Rule{
 		{Tool: "run_command", Args: map[string]string{"program": "git"}, Action: Allow},
 		{Tool: "*", Args: map[string]string{"path": "*.env"}, Action: Deny},
-	}}
+	}, Defaults: defaultsVersion}
 	if err := SavePolicy(path, want); err != nil {
 		t.Fatal(err)
 	}

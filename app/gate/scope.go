@@ -99,7 +99,7 @@ func (g *Gate) editRules(i int, seen Rule, edit func([]Rule) []Rule) error {
 	if i < 0 || i >= len(g.policy.Rules) || !sameRule(g.policy.Rules[i], seen) {
 		return ErrRuleChanged
 	}
-	next := Policy{Rules: edit(g.policy.clone().Rules)}
+	next := Policy{Rules: edit(g.policy.clone().Rules), Defaults: g.policy.Defaults}
 	if g.save != nil {
 		if err := g.save(next.clone()); err != nil {
 			return fmt.Errorf("gate: saving the policy: %w", err)
@@ -110,7 +110,7 @@ func (g *Gate) editRules(i int, seen Rule, edit func([]Rule) []Rule) error {
 }
 
 func sameRule(a, b Rule) bool {
-	if a.Tool != b.Tool || a.Action != b.Action || len(a.Args) != len(b.Args) {
+	if a.Tool != b.Tool || a.Action != b.Action || a.Note != b.Note || len(a.Args) != len(b.Args) {
 		return false
 	}
 	for k, v := range a.Args {

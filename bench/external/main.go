@@ -49,7 +49,7 @@ func main() {
 }
 
 func start(bin, dataDir, cfg string) (*proc.Proc, error) {
-	return proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "warn"},
+	return proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--trust-config", "--config", cfg, "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=bench-token"}, true)
 }
 

@@ -80,7 +80,7 @@ func run(turns, limit, every int) error {
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench-model"}}}`, peer.URL+"/v1")), 0o600); err != nil {
 		return err
 	}
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--config", cfg, "--log-level", "warn"},
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--trust-config", "--config", cfg, "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=bench-token"}, true)
 	if err != nil {
 		return err

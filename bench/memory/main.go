@@ -380,7 +380,7 @@ func routeLatencies(ctx context.Context, dir string, words []string) ([]time.Dur
 	if err != nil {
 		return nil, err
 	}
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--config", filepath.Join(dir, "none.json"), "--log-level", "warn"},
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dir, "--trust-config", "--config", filepath.Join(dir, "none.json"), "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=bench-token"}, true)
 	if err != nil {
 		return nil, err

@@ -100,7 +100,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 
 	cfg := filepath.Join(tmp, "config.json")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}},"toolResultTimeoutSeconds":60}`, upURL)), 0o600)
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--config", cfg, "--log-level", "warn"},
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data"), "--trust-config", "--config", cfg, "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=bench-token"}, true)
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func run(runs, seqN, toolN, streamN, deltaN int) error {
 	var cAll *api.Client
 	allProcs := runtime.GOMAXPROCS(0)
 	if allProcs > 1 {
-		svcAll, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data-all"), "--config", cfg, "--log-level", "warn"},
+		svcAll, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(tmp, "data-all"), "--trust-config", "--config", cfg, "--log-level", "warn"},
 			[]string{"JARVIS_TOKEN=bench-token", fmt.Sprintf("GOMAXPROCS=%d", allProcs)}, true)
 		if err != nil {
 			return err

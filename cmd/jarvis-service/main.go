@@ -1,7 +1,8 @@
 // Command jarvis-service runs the General Agent Service alone (no window):
 // for scripts, tests and users who run agents without the desktop.
 //
-//	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--allow-non-loopback] [--log-level info]
+//	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--trust-config] [--allow-non-loopback] [--log-level info]
+//	jarvis-service config approve [--config FILE] [--data-dir DIR] [--yes]   (apply a config file changed outside Jarvis)
 //	jarvis-service agent-check URL [--api-key KEY] [--json]   (a round-table agent's conformance)
 package main
 
@@ -20,13 +21,16 @@ import (
 	"syscall"
 	"time"
 
+	"jarvis/internal/approved"
 	"jarvis/service"
-	"jarvis/service/config"
 	"jarvis/service/listener"
 	"jarvis/service/secrets"
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "config" && os.Args[2] == "approve" {
+		os.Exit(service.ApproveConfigCommand("jarvis-service", os.Args[3:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "agent-check" { // agentcheck.go
 		os.Exit(agentCheck(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
 	}
@@ -42,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	addr := fs.String("addr", "127.0.0.1:8765", "listen address (loopback only; port 0 picks a free one)")
 	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir, e.g. $XDG_DATA_HOME/jarvis)")
 	configPath := fs.String("config", "", "config file (default: <user config dir>/jarvis/config.json)")
+	trustConfig := fs.Bool("trust-config", false, "apply the config file as it is, without asking for approval of changes made outside Jarvis (a file managed by scripts or a provisioning tool)")
 	allowNonLoopback := fs.Bool("allow-non-loopback", false, "allow a non-loopback --addr (exposes the service to the network)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
@@ -65,9 +70,23 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 			return err
 		}
 	}
-	cfg, err := config.Load(*configPath)
+	// Content of the config file the user did not approve is not applied
+	// (service/config_approval.go), unless they said they manage the file.
+	var store *approved.Store
+	if !*trustConfig {
+		if err := os.MkdirAll(*dataDir, 0o700); err != nil {
+			return err
+		}
+		if store, err = approved.Open(*dataDir); err != nil {
+			return err
+		}
+	}
+	cfg, warning, err := service.LoadConfig(*configPath, store)
 	if err != nil {
 		return err
+	}
+	if warning != "" {
+		log.Warn("config file not approved; the configuration approved before is used", "config", *configPath, "detail", warning)
 	}
 	ln, err := listener.Listen(*addr, *allowNonLoopback)
 	if err != nil {
@@ -81,7 +100,8 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	svc, err := service.New(ctx, service.Options{DataDir: *dataDir, Config: cfg, Token: token, Logger: log,
-		Secrets: secrets.New(getenv, secrets.WithFile(filepath.Join(filepath.Dir(*configPath), "secrets.json"), log)), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath})
+		Secrets: secrets.New(getenv, secrets.WithFile(filepath.Join(filepath.Dir(*configPath), "secrets.json"), log)), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath,
+		Approved: store, ConfigWarning: warning})
 	if err != nil {
 		ln.Close()
 		return err

@@ -67,7 +67,7 @@ func TestBinaryRoundTripOverRealPort(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1"))
 	data := filepath.Join(dir, "data")
-	p := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfg)
+	p := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--trust-config", "--config", cfg)
 
 	// A token was created with mode 0600.
 	st, err := os.Stat(filepath.Join(data, "token"))
@@ -110,7 +110,7 @@ func TestBinaryRoundTripOverRealPort(t *testing.T) {
 	if err := p.Cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v; stderr %s", err, p.Stderr())
 	}
-	p2 := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfg)
+	p2 := start(t, []string{"JARVIS_TOKEN="}, "--addr", "127.0.0.1:0", "--data-dir", data, "--trust-config", "--config", cfg)
 	c2 := api.NewClient(p2.URL, strings.TrimSpace(string(tok)), nil)
 	s2, err := c2.CreateSession(ctx, api.CreateSessionRequest{JarvisSessionID: "j1"})
 	if err != nil || s2.GeneralSessionID != s.GeneralSessionID {
@@ -140,9 +140,9 @@ func TestBinaryRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--data-dir", filepath.Join(dir, "d"), "--addr", "127.0.0.1:0"}, tc.args...)
 			if tc.config != "" {
-				args = append(args, "--config", writeConfig(t, t.TempDir(), tc.config))
+				args = append(args, "--trust-config", "--config", writeConfig(t, t.TempDir(), tc.config))
 			} else {
-				args = append(args, "--config", filepath.Join(dir, "none.json"))
+				args = append(args, "--trust-config", "--config", filepath.Join(dir, "none.json"))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -187,7 +187,7 @@ func TestBinarySchedulerThreads(t *testing.T) {
 		env  []string
 		want int
 	}{{nil, want}, {[]string{"GOMAXPROCS=3"}, 3}} {
-		p := start(t, append([]string{"JARVIS_TOKEN=t"}, c.env...), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--config", filepath.Join(t.TempDir(), "none.json"))
+		p := start(t, append([]string{"JARVIS_TOKEN=t"}, c.env...), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--trust-config", "--config", filepath.Join(t.TempDir(), "none.json"))
 		line := fmt.Sprintf("gomaxprocs=%d\n", c.want)
 		deadline := time.Now().Add(10 * time.Second)
 		for !strings.Contains(p.Stderr(), "service started") && time.Now().Before(deadline) {

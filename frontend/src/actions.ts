@@ -37,6 +37,7 @@ export class Actions {
     try {
       const info = await this.api().Info();
       if (info.error) this.notice(`Service: ${info.error}`);
+      else if (info.pendingConfig) s.publish("configApproval", info.pendingConfig);
       else if (info.warning) this.notice(`Service: ${info.warning}`);
       s.agents = await this.api().Agents();
       s.agentId = s.agents[0]?.agentId ?? "general";
@@ -61,10 +62,22 @@ export class Actions {
   async checkServiceWarning(): Promise<void> {
     try {
       const info = await this.api().Info();
-      if (info.warning) this.notice(`Service: ${info.warning}`);
+      if (info.pendingConfig) this.store.publish("configApproval", info.pendingConfig);
+      else if (info.warning) this.notice(`Service: ${info.warning}`);
     } catch {
       // the connection state says it
     }
+  }
+
+  /** Approves the changed config file the dialog showed; "" or the error in words. */
+  async approveConfig(hash: string): Promise<string> {
+    try {
+      await this.api().ApproveConfig(hash);
+    } catch (ex) {
+      return errText(ex);
+    }
+    await this.refreshAgents();
+    return "";
   }
 
   async refreshAgents(): Promise<void> {

@@ -56,6 +56,16 @@ export interface Info {
   error?: string;
   /** The service could not reload its config file and runs on the config it had. */
   warning?: string;
+  /** The config file changed outside Jarvis and waits for the user's approval (ApproveConfig). */
+  pendingConfig?: PendingConfig;
+}
+
+/** A config file content not applied until approved: what it would start, where it would connect. */
+export interface PendingConfig {
+  path: string;
+  /** SHA-256 of the content the lines describe; Approve sends it back. */
+  hash: string;
+  lines: string[];
 }
 
 export interface AuditEntry {
@@ -173,6 +183,8 @@ export interface Task {
 
 export interface AppAPI {
   Info(): Promise<Info>;
+  /** Approves the pending config content whose hash was shown; refused when the file changed since. */
+  ApproveConfig(hash: string): Promise<void>;
   Agents(): Promise<Agent[]>;
   Sessions(agentId: string): Promise<Session[]>;
   /** Sessions whose messages contain the text, with a snippet around the match (GET /v1/sessions/search). */

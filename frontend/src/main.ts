@@ -12,6 +12,7 @@ import { mountReplyNotice } from "./notify";
 import { mountLazyPanels } from "./lazy";
 import { loadMarkdown } from "./reply";
 import { Store } from "./store";
+import { mountConfigApproval } from "./views/configapproval";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
@@ -32,6 +33,7 @@ async function start(): Promise<void> {
   mountPrompt(actions);
   mountSetup(actions, flash);
   mountKeys(actions);
+  mountConfigApproval(actions); // a config file changed outside Jarvis (views/configapproval.ts)
   wireAbout(flash);
   mountReplyNotice(store); // a long reply finished in the background (notify.ts)
   mountInbox(actions, flash); // tasks' results and approvals (inbox.ts)

@@ -87,6 +87,8 @@ export interface PolicyRule {
   action: string;
   /** An allow rule that holds even after the conversation read untrusted content (app/gate/taint.go). */
   untrusted?: boolean;
+  /** Said in the prompt of a call the rule makes ask (the default credential-store rules: "this file holds credentials"). */
+  note?: string;
 }
 
 /** Enter must never approve these: the focus starts on Deny. */
@@ -162,7 +164,8 @@ export function ruleText(r: PolicyRule): string {
   const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
   const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
   const also = r.untrusted && r.action === "allow" ? ", also after untrusted content" : "";
-  return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}${also}`;
+  const text = `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}${also}`;
+  return r.note ? `${text} — ${r.note}` : text;
 }
 
 /**

@@ -3,7 +3,7 @@
 // of permission prompts. Views subscribe to the topics they show and never
 // keep a second copy; actions.ts is the only writer. No DOM here, so the
 // store and the actions are unit-tested against a fake bridge.
-import type { Agent, Session } from "./bridge";
+import type { Agent, PendingConfig, Session } from "./bridge";
 import type { PolicyRule, Prompt } from "./prompt";
 import { Transcript, type Effect } from "./transcript";
 
@@ -42,6 +42,8 @@ export interface Topics {
   rules: void;
   /** Open the Test dialog of a proxy agent. */
   agentTest: Agent;
+  /** The config file changed outside Jarvis: ask the user to approve it. */
+  configApproval: PendingConfig;
 }
 
 type Listener<K extends keyof Topics> = (v: Topics[K]) => void;

@@ -78,6 +78,8 @@ export interface ToolCard {
   /** "service": run by the service itself (memory, delegation, round table), never prompted.
    *  "agent": run by a coding-agent CLI inside its own program, outside the gate (reported afterwards). */
   source?: string;
+  /** Secret values were removed from the result before it was stored or sent to the model. */
+  redacted?: boolean;
 }
 
 export interface StreamEvent {
@@ -422,6 +424,7 @@ export class Transcript {
           if (!it.turnId) it.turnId = d.turn_id;
         }
         t.ok = !!d.ok;
+        if (d.redacted) t.redacted = true;
         t.result = d.result ?? "";
         t.error = d.error ?? undefined;
         t.pending = false;
@@ -496,10 +499,11 @@ export class Transcript {
   }
 
   /** Records the desktop gate's decision on a call (tool:decision). */
-  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string }): Effect {
+  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string; redacted?: boolean }): Effect {
     const eff: Effect = { changed: [], removed: [] };
     const it = this.toolItem(d.callId, eff, d.tool);
     const t = it.tool!;
+    if (d.redacted) t.redacted = true;
     Object.assign(t, { class: d.class, decision: d.decision, decidedBy: d.decidedBy, edited: d.edited, ok: d.ok, pending: false });
     if (d.edited) t.arguments = d.arguments;
     if (d.result !== undefined) t.result = d.result;

@@ -14,6 +14,8 @@ export interface FakeBridge {
   agents: Agent[];
   rules: PolicyRule[];
   decisions: Map<string, any[]>;
+  /** A config file changed outside Jarvis, waiting for approval (Info, ApproveConfig). */
+  pendingConfig?: { path: string; hash: string; lines: string[] };
   /** Sends an event as app would (stream:event, tool:prompts, ...). */
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
@@ -40,7 +42,12 @@ export function fakeBridge(): FakeBridge {
     api: undefined as unknown as AppAPI,
   };
   const impl: Partial<Record<keyof AppAPI, (...a: any[]) => unknown>> = {
-    Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true }),
+    Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true, pendingConfig: fb.pendingConfig }),
+    // As the service: only the content shown, by its hash.
+    ApproveConfig: (hash: string) => {
+      if (hash !== fb.pendingConfig?.hash) throw "the config file changed after it was shown; look at it again before approving";
+      fb.pendingConfig = undefined;
+    },
     Agents: () => fb.agents,
     Sessions: () => [...fb.sessions],
     // As the service: sessions whose messages contain the text, any case.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argumentsText, contentPreview, decisiveList, promptTitle, requestedLine, workspacePath, type Prompt } from "../src/prompt";
+import { argumentsText, contentPreview, decisiveList, promptTitle, requestedLine, ruleText, workspacePath, type Prompt } from "../src/prompt";
 
 const prompt = (over: Partial<Prompt> = {}): Prompt => ({
   id: "prompt_1", tool_call_id: "tc_1", tool: "run_command", risk: "risky", reason: "run_command is risky",
@@ -45,5 +45,13 @@ describe("permission prompt", () => {
     expect(promptTitle(prompt({ tool: "move_path", arguments: { from: "a.txt", to: "b.txt", overwrite: true } }))).toBe("Move a.txt to b.txt, replacing what is there?");
     expect(promptTitle(prompt({ tool: "delete_path", arguments: { path: "old" } }))).toBe("Delete old (to Jarvis's trash)?");
     expect(promptTitle(prompt({ tool: "make_dir", arguments: { path: "new" } }))).toBe("Create the folder new?");
+  });
+});
+
+describe("a default credential-store rule", () => {
+  it("says in plain words that the file holds credentials", () => {
+    expect(ruleText({ tool: "*", args: { path: "*.ssh/*" }, action: "ask", note: "this file holds credentials" })).toBe(
+      "Always ask for every tool when path *.ssh/* — this file holds credentials",
+    );
   });
 });

@@ -47,3 +47,19 @@ describe("a turn with tool calls", () => {
     expect(u.items.at(-1)!.text).toBe("Only text");
   });
 });
+
+describe("a tool result with secrets removed", () => {
+  it("marks the card, from the gate's decision and from the service's event alike", () => {
+    const t = new Transcript();
+    t.apply(ev(1, "user.message", { text: "read it", turn_id: "t1" }));
+    t.apply(ev(2, "tool.request", { id: "c1", name: "read_file", arguments: { path: "a.txt" }, turn_id: "t1" }));
+    t.apply(ev(3, "tool.result", { id: "c1", ok: true, result: "key [redacted]", redacted: true, turn_id: "t1" }));
+    const card = t.items.find((i) => i.kind === "tool")!.tool!;
+    expect(card.redacted).toBe(true);
+    expect(card.result).toBe("key [redacted]");
+
+    const d = new Transcript();
+    d.decide({ callId: "c2", tool: "read_file", arguments: {}, class: "safe", decision: "allowed", decidedBy: "policy", ok: true, result: "key [redacted]", redacted: true });
+    expect(d.items.find((i) => i.kind === "tool")!.tool!.redacted).toBe(true);
+  });
+});

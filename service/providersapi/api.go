@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/internal/approved"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/secrets"
@@ -36,8 +37,14 @@ type API struct {
 	ConfigPath string
 	SetConfig  func(*config.Config)    // replaces the running config
 	Reload     func(path string) error // loads the file just rewritten
-	Keys       Keys
-	HTTPClient *http.Client // probes of model servers
+	// Approved keeps the config file's approved content (name
+	// ApprovalName): what the setup page writes is approved as it is
+	// written, and a file with changes the user has not approved is not
+	// rewritten (that would approve them unseen). Nil: no approval.
+	Approved     *approved.Store
+	ApprovalName string
+	Keys         Keys
+	HTTPClient   *http.Client // probes of model servers
 	// Problem says whether the default agent's model provider can run:
 	// nil, or what is missing in plain words.
 	Problem func() error
@@ -179,6 +186,14 @@ func (a *API) save(name string, p config.Provider) error {
 		if _, err := config.Parse(a.ConfigPath, b); err != nil {
 			return err // never overwrite a file the user is in the middle of fixing
 		}
+		if a.Approved != nil {
+			if ok, err := a.Approved.Check(a.ApprovalName, b); err != nil {
+				return err
+			} else if !ok {
+				return httpapi.Errorf(http.StatusConflict, "config_not_approved",
+					"the configuration file was changed outside Jarvis and that change is not approved yet; approve it (jarvis config approve) or undo it, then save again")
+			}
+		}
 		if err := json.Unmarshal(b, &doc); err != nil {
 			return err
 		}
@@ -202,8 +217,15 @@ func (a *API) save(name string, p config.Provider) error {
 	if err := os.MkdirAll(filepath.Dir(a.ConfigPath), 0o700); err != nil {
 		return err
 	}
+	out = append(out, '\n')
+	if a.Approved != nil {
+		// Approved before it is in place, so the reload applies it.
+		if err := a.Approved.Approve(a.ApprovalName, out); err != nil {
+			return err
+		}
+	}
 	tmp := a.ConfigPath + ".tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, a.ConfigPath); err != nil {

@@ -46,6 +46,8 @@ type API struct {
 	AgentInfo func(config.Agent) api.AgentInfo
 	// Warning is why the config file was last not reloaded ("" when it was).
 	Warning func() string
+	// Pending is the config file content waiting for approval (nil: none).
+	Pending func() *api.PendingConfig
 }
 
 // Summary is a stored session as the API shows it.

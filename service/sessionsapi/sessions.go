@@ -171,5 +171,8 @@ func (a *API) Agents(w http.ResponseWriter, r *http.Request) error {
 	if a.Warning != nil {
 		out.Warning = a.Warning()
 	}
+	if a.Pending != nil {
+		out.PendingConfig = a.Pending()
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

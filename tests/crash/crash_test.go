@@ -28,7 +28,7 @@ const token = "crash-token"
 
 func start(t *testing.T, bin, dataDir, cfg string) *proc.Proc {
 	t.Helper()
-	p, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "error"},
+	p, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--trust-config", "--config", cfg, "--log-level", "error"},
 		[]string{"JARVIS_TOKEN=" + token}, true)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func TestParkedConnectionKeepsTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const tok = "parked-token-0123456789"
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfg, "--log-level", "error"}, []string{"JARVIS_TOKEN=" + tok}, false)
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--trust-config", "--config", cfg, "--log-level", "error"}, []string{"JARVIS_TOKEN=" + tok}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

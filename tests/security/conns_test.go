@@ -42,7 +42,7 @@ func TestIdleConnectionsCannotStarveTheDesktop(t *testing.T) {
 	cfgPath := filepath.Join(dir, "config.json")
 	os.WriteFile(cfgPath, []byte(`{}`), 0o600)
 	svc, err := proc.Start("/bin/sh", []string{"-c", fmt.Sprintf(`ulimit -Sn 1024 && ulimit -Hn %d && exec "$0" "$@"`, limit), bin,
-		"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfgPath, "--log-level", "warn"},
+		"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--trust-config", "--config", cfgPath, "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=" + token}, false)
 	if err != nil {
 		t.Fatal(err)

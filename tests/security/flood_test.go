@@ -31,7 +31,7 @@ func TestCallbackFloodIsBounded(t *testing.T) {
 	cfgPath := filepath.Join(dir, "config.json")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{"agents":[{"agentId":"ext","displayName":"Ext","type":"external","external":{"inputUrl":%q}}]}`, peer.URL+"/in")), 0o600)
 	data := filepath.Join(dir, "data")
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", data, "--config", cfgPath, "--log-level", "warn"},
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", data, "--trust-config", "--config", cfgPath, "--log-level", "warn"},
 		[]string{"JARVIS_TOKEN=" + token}, false)
 	if err != nil {
 		t.Fatal(err)

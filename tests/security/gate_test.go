@@ -80,7 +80,7 @@ func startHeadless(t *testing.T, cfg, policy string, setup func(workspace string
 		t.Fatal(err)
 	}
 	g := &headlessGate{dataDir: filepath.Join(dir, "desktop"), workspace: filepath.Join(dir, "ws")}
-	g.svc, err = proc.Start(svcBin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "svc"), "--config", cfgPath}, []string{"JARVIS_TOKEN="}, false)
+	g.svc, err = proc.Start(svcBin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "svc"), "--trust-config", "--config", cfgPath}, []string{"JARVIS_TOKEN="}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func TestBinaryListensOnLoopbackOnlyAndNeverLogsSecrets(t *testing.T) {
 	cfgPath := filepath.Join(dir, "config.json")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m","apiKeyRef":"suite"}}}`, up.URL+"/v1")), 0o600)
 	apiKey := "sk-suite-SECRET-4b9f2"
-	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--config", cfgPath, "--log-level", "debug"},
+	svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--trust-config", "--config", cfgPath, "--log-level", "debug"},
 		[]string{"JARVIS_TOKEN=", "JARVIS_SECRET_SUITE=" + apiKey}, false)
 	if err != nil {
 		t.Fatal(err)

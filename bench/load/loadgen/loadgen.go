@@ -214,7 +214,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		up.URL+"/v1", agents.String())), 0o600); err != nil {
 		return nil, err
 	}
-	svc, err := proc.Start(o.Binary, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(o.Dir, "data"), "--config", cfg, "--log-level", "error"},
+	svc, err := proc.Start(o.Binary, []string{"--addr", "127.0.0.1:0", "--data-dir", filepath.Join(o.Dir, "data"), "--trust-config", "--config", cfg, "--log-level", "error"},
 		[]string{"JARVIS_TOKEN=" + token}, true)
 	if err != nil {
 		return nil, err

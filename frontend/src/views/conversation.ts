@@ -362,5 +362,6 @@ export function toolCard(it: Item): HTMLElement {
   if (!t.pending && (t.result || t.error)) {
     card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
   }
+  if (t.redacted) card.append(h("div", { class: "hint tool-redacted" }, "Secrets were removed from this result (shown as [redacted]) before it was saved or sent to the model."));
   return card;
 }

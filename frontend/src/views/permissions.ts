@@ -81,6 +81,7 @@ export function mountPermissions(actions: Actions): void {
       e.preventDefault();
       const next: PolicyRule = { tool: tool.value.trim(), action: action.value };
       if (untrusted.checked && action.value === "allow") next.untrusted = true;
+      if (r.note) next.note = r.note; // a default rule keeps what its prompt says
       const parsed: Record<string, string> = {};
       for (const line of args.value.split("\n")) {
         if (!line.trim()) continue;
