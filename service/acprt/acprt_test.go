@@ -106,3 +106,101 @@ func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
 		t.Fatalf("outcome after the permission %+v", o)
 	}
 }
+
+// answer waits for the turn's next tool.request named name and delivers ok.
+func (f *fixture) answer(t *testing.T, sessID, name string, ok bool, result string) api.ToolCall {
+	t.Helper()
+	var req api.ToolCall
+	testwait.Until(t, "a "+name+" request", 20*time.Second, func() bool {
+		for _, ev := range f.rec.Events() {
+			if ev.Type == api.EventToolRequest && json.Unmarshal(ev.Data, &req) == nil && req.Name == name {
+				return true
+			}
+		}
+		return false
+	})
+	r := api.ToolResult{ID: req.ID, OK: ok, Result: result}
+	if !ok {
+		msg := "the user denied it"
+		r.Error = &msg
+	}
+	if err := f.waiter.Deliver(context.Background(), sessID, r); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// A permission denied at the desktop's gate ends the turn as an answer that
+// says so, not as acp_failed; the agent was told and went on.
+func TestACPDeniedPermissionIsNotAFailure(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "abort")
+	done := make(chan turn.Outcome, 1)
+	go func() { done <- f.run(tt, sess) }()
+	f.answer(t, sess.ID, "agent_permission", false, "")
+	o := <-done
+	if o.Fail != nil {
+		t.Fatalf("a denied permission failed the turn: %+v", o.Fail)
+	}
+	if !strings.Contains(o.Final, "echo: The user denied permission for: Run make clean") {
+		t.Fatalf("final %q", o.Final)
+	}
+	said := false
+	for _, ev := range f.rec.Events() {
+		var st api.StatusEvent
+		if ev.Type == api.EventStatus && json.Unmarshal(ev.Data, &st) == nil && strings.Contains(st.Text, "you denied Run make clean") {
+			said = true
+		}
+	}
+	if !said {
+		t.Fatalf("no status line said the user denied it:\n%s", strings.Join(f.rec.Lines("kind"), "\n"))
+	}
+}
+
+// The commands the agent ran itself are tool.result events with source
+// "agent" (the desktop audits them as "ran inside the agent, not gated")
+// and a status card each; the one it ran through Jarvis's terminal went to
+// the desktop as run_command instead.
+func TestACPAgentsOwnCommandsForTheAudit(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "exec")
+	done := make(chan turn.Outcome, 1)
+	go func() { done <- f.run(tt, sess) }()
+	f.answer(t, sess.ID, "run_command", true, `{"stdout":"hi\n","exitCode":0}`)
+	if o := <-done; o.Fail != nil || o.Final != "ran" {
+		t.Fatalf("outcome %+v", o)
+	}
+	var got []api.ToolResult
+	for _, ev := range f.rec.Events() {
+		var r api.ToolResult
+		if ev.Type == api.EventToolResult && json.Unmarshal(ev.Data, &r) == nil && r.Source != "desktop" {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("tool.result events %+v, want the agent's two own commands", got)
+	}
+	if g := got[0]; g.Source != "agent" || g.Name != "ls -la" || string(g.Arguments) != `{"command":["ls","-la"],"cwd":"/work"}` || !g.OK || !strings.Contains(g.Result, "not gated") || g.TurnID != tt.ID {
+		t.Errorf("first %+v", g)
+	}
+	if g := got[1]; g.Source != "agent" || g.OK || g.Error == nil || g.ID == got[0].ID {
+		t.Errorf("second %+v", g)
+	}
+}
+
+// Images attached to the message reach an agent that takes them.
+func TestACPImagesReachTheAgent(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "images")
+	tt.User.Meta = `{"images":["data:image/png;base64,iVBORw0KGgo="]}`
+	o := f.run(tt, sess)
+	// The scripted agent takes no images unless SCRIPTED_IMAGES=1: the
+	// turn says so before it is sent.
+	if o.Fail != nil || o.Final != "images: " {
+		t.Fatalf("outcome %+v", o)
+	}
+	data, ok := f.rec.First(api.EventStatus)
+	if !ok || !strings.Contains(string(data), "does not take images") {
+		t.Fatalf("first status %s", data)
+	}
+}

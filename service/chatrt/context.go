@@ -205,7 +205,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 		switch m.Role {
 		case "user":
 			closeOpen()
-			c.add(llm.Message{Role: "user", Content: m.Content, Images: imagesOf(m.Meta)}, m.ID)
+			c.add(llm.Message{Role: "user", Content: m.Content, Images: turn.Images(m.Meta)}, m.ID)
 		case "assistant":
 			closeOpen()
 			var calls []llm.ToolCall
@@ -226,7 +226,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 	}
 	closeOpen()
 	c.cur = len(c.entries)
-	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: imagesOf(t.User.Meta)}, 0)
+	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: turn.Images(t.User.Meta)}, 0)
 	return c, nil
 }
 
