@@ -1,6 +1,7 @@
 package service
 
 import (
+	"jarvis/service/a2aserver"
 	"net/http"
 
 	"jarvis/service/httpapi"
@@ -31,6 +32,9 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("POST /v1/sessions/{id}/clear", adapt(sessions.Clear))
 	mux.Handle("DELETE /v1/sessions/{id}", adapt(sessions.Delete))
 	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(sessions.Operations))
+	a2a := s.a2aServer() // Agent2Agent: the card (public, for discovery) and JSON-RPC behind the token
+	mux.Handle("GET "+a2aserver.CardPath, http.HandlerFunc(a2a.ServeCard))
+	mux.Handle("POST "+a2aserver.RPCPath, http.HandlerFunc(a2a.ServeRPC))
 	// The runtimes add their routes: the chat runtime compaction, memory
 	// and the tool catalogue (service/chatrt), round tables theirs
 	// (docs/protocols/roundtable-agents.md, service/roundtablert).
