@@ -113,4 +113,3 @@ func (s *Service) a2aRun(ctx context.Context, agentID, contextID, text string, o
 	}
 	return t.Final, nil
 }
-

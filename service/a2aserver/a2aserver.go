@@ -208,4 +208,3 @@ func (e *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 	ev.Final = true
 	return q.Write(ctx, ev)
 }
-
