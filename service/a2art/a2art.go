@@ -293,23 +293,38 @@ func (rt *Runtime) lastContext(ctx context.Context, t *turn.Turn) string {
 	return ""
 }
 
+// gate sends the message to the desktop's gate as agents_message and
+// waits for its answer; false with the turn's outcome when it was not allowed.
+func (rt *Runtime) gate(ctx context.Context, t *turn.Turn, agent config.Agent) (turn.Outcome, bool) {
+	args, _ := json.Marshal(tools.AgentsMessageArgs{AgentID: agent.AgentID, Content: t.User.Content, Session: "latest", Mode: "sync"})
+	where := rt.Outbound(nil, agent)
+	r := rt.opts.Waiter.Ask(ctx, t, "agents_message", args, string(tools.Risky), "send the message to "+where, "service", where)
+	switch {
+	case r.OK:
+		return turn.Outcome{}, true
+	case ctx.Err() != nil:
+		return turn.Failed("cancelled", "Stopped: the turn was cancelled before the message was sent."), false
+	}
+	why := "it was not allowed"
+	if r.Error != nil {
+		why = *r.Error
+	}
+	return turn.Failed("a2a_denied", "The message to %s was not sent: %s.", agent.DisplayName, why), false
+}
+
 // Run is one turn: the gate, the card, then the message.
 func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
 	x, err := rt.settings.Get(agent)
 	if err != nil {
 		return turn.Failed("a2a_unconfigured", "%v", err)
 	}
-	// The gate first: nothing leaves before the desktop allowed it.
-	args, _ := json.Marshal(tools.AgentsMessageArgs{AgentID: agent.AgentID, Content: t.User.Content, Session: "latest", Mode: "sync"})
-	if r := rt.opts.Waiter.Ask(ctx, t, "agents_message", args, string(tools.Risky), "send the message to "+rt.Outbound(nil, agent), "service", rt.Outbound(nil, agent)); !r.OK {
-		if ctx.Err() != nil {
-			return turn.Failed("cancelled", "Stopped: the turn was cancelled before the message was sent.")
+	// The gate first: nothing leaves before the desktop allowed it. A turn
+	// delegated by another agent was judged already: its agents_message
+	// call went to the gate before this turn started.
+	if len(t.Delegators()) == 0 {
+		if out, ok := rt.gate(ctx, t, agent); !ok {
+			return out
 		}
-		why := "it was not allowed"
-		if r.Error != nil {
-			why = *r.Error
-		}
-		return turn.Failed("a2a_denied", "The message to %s was not sent: %s.", agent.DisplayName, why)
 	}
 	timeout := defaultTimeout
 	if x.TimeoutSeconds > 0 {

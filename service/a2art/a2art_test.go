@@ -1,9 +1,11 @@
 package a2art_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,11 +33,16 @@ import (
 //	slow        streams a chunk every 100 ms for 10 s (until cancelled)
 //	fail        ends the task failed with a reason
 //	ask         ends the task input-required, asking a question
+//	count N     streams N chunks "1 ", "2 ", … 50 ms apart, completes
 type remote struct {
 	mu       sync.Mutex
 	contexts []string // the context id of each message received
 	cancels  int
 	auth     []string // the Authorization header of each JSON-RPC request
+	// breakStream, when set, cuts the first message/stream's connection
+	// after its first artifact chunk (the task goes on at the agent).
+	breakStream bool
+	methods     []string // the JSON-RPC methods called, in order
 }
 
 func (r *remote) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
@@ -87,6 +94,24 @@ func (r *remote) Execute(ctx context.Context, rc *a2asrv.RequestContext, q event
 			}
 		}
 		return end(a2a.TaskStateCompleted, "")
+	case "count":
+		var n int
+		fmt.Sscan(arg, &n)
+		var id a2a.ArtifactID
+		for i := 1; i <= n; i++ {
+			var ev *a2a.TaskArtifactUpdateEvent
+			if id == "" {
+				ev = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: fmt.Sprintf("%d ", i)})
+				id = ev.Artifact.ID
+			} else {
+				ev = a2a.NewArtifactUpdateEvent(rc, id, a2a.TextPart{Text: fmt.Sprintf("%d ", i)})
+			}
+			if err := q.Write(ctx, ev); err != nil {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return end(a2a.TaskStateCompleted, "")
 	case "fail":
 		return end(a2a.TaskStateFailed, "the disk is full")
 	case "ask":
@@ -119,13 +144,37 @@ func serve(t *testing.T, r *remote, streaming bool) *httptest.Server {
 	mux.Handle("GET /.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(r))
 	mux.Handle("POST /rpc", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var call struct{ Method string }
+		_ = json.Unmarshal(body, &call)
 		r.mu.Lock()
 		r.auth = append(r.auth, req.Header.Get("Authorization"))
+		r.methods = append(r.methods, call.Method)
+		cut := r.breakStream && call.Method == "message/stream"
+		r.breakStream = r.breakStream && !cut
 		r.mu.Unlock()
+		if cut {
+			w = &cutter{ResponseWriter: w}
+		}
 		rpc.ServeHTTP(w, req)
 	}))
 	return srv
 }
+
+// cutter ends the connection once an artifact chunk has been written.
+type cutter struct{ http.ResponseWriter }
+
+func (c *cutter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	if bytes.Contains(b, []byte(`"artifact-update"`)) {
+		c.Flush()
+		panic(http.ErrAbortHandler) // net/http closes the connection
+	}
+	return n, err
+}
+
+func (c *cutter) Flush() { c.ResponseWriter.(http.Flusher).Flush() }
 
 type secrets map[string]string
 
@@ -373,5 +422,52 @@ func TestA2AFaults(t *testing.T) {
 	agent, _ := f.cfg.Agent("remote")
 	if err := f.rt.Validate(agent); err == nil {
 		t.Fatal("a card URL at a link-local address was accepted")
+	}
+}
+
+// A turn another agent delegated (its agents_message was gated in the
+// caller's turn) is not gated a second time.
+func TestA2ADelegatedTurnGatedOnce(t *testing.T) {
+	r := &remote{}
+	srv := serve(t, r, true)
+	f := newFixture(t, fmt.Sprintf(`{"cardUrl":%q}`, srv.URL))
+	tt, sess := turntest.Begin(t, f.env, "remote", "echo delegated")
+	tt.Chain = []string{"main", "remote"}
+	agent, _ := f.cfg.Agent("remote")
+	if o := f.rt.Run(t.Context(), tt, sess, agent); o.Fail != nil || o.Final != "you said delegated" {
+		t.Fatalf("outcome %+v %+v", o, o.Fail)
+	}
+	if _, asked := f.rec.First(api.EventToolRequest); asked {
+		t.Fatal("a delegated turn asked the gate again")
+	}
+}
+
+// A stream that breaks mid-task is followed again with tasks/resubscribe:
+// the reply is whole and the turn succeeds.
+func TestA2AStreamResumedAfterABreak(t *testing.T) {
+	r := &remote{breakStream: true}
+	srv := serve(t, r, true)
+	f := newFixture(t, fmt.Sprintf(`{"cardUrl":%q}`, srv.URL))
+	out, tt := f.turn(t, "count 6")
+	if out.Fail != nil {
+		t.Fatalf("a broken stream failed the turn: %+v", out.Fail)
+	}
+	r.mu.Lock()
+	methods := strings.Join(r.methods, " ")
+	r.mu.Unlock()
+	if !strings.Contains(methods, "message/stream") || !strings.Contains(methods, "tasks/resubscribe") {
+		t.Fatalf("methods %q: no resubscribe after the break", methods)
+	}
+	if out.Final != "1 2 3 4 5 6 " {
+		t.Fatalf("final %q (deltas %q)", out.Final, f.deltas(tt.ID))
+	}
+	said := false
+	for _, ev := range f.rec.Events() {
+		if ev.Type == api.EventStatus && strings.Contains(string(ev.Data), "following its task again") {
+			said = true
+		}
+	}
+	if !said {
+		t.Fatal("no status line said the stream broke")
 	}
 }

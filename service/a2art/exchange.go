@@ -42,6 +42,18 @@ func (x *exchange) stream(ctx context.Context, p *a2a.MessageSendParams) error {
 	}
 	x.note(fmt.Sprintf("the stream from %s broke (%v); following its task again", x.agent.DisplayName, plain(err)))
 	if err = x.follow(x.client.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: x.taskID})); err == nil && x.state.Terminal() {
+		// Chunks sent while no stream was open are in the task's
+		// artifacts: the reply is the task's, read back whole.
+		if task, err := x.client.GetTask(ctx, &a2a.TaskQueryParams{ID: x.taskID}); err == nil {
+			var whole strings.Builder
+			for _, a := range task.Artifacts {
+				whole.WriteString(partsText(a.Parts))
+			}
+			if whole.Len() > 0 {
+				x.text.Reset()
+				x.text.WriteString(whole.String())
+			}
+		}
 		return nil
 	}
 	if ctx.Err() != nil {
