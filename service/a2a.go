@@ -26,7 +26,8 @@ type a2aContexts struct {
 }
 
 func (s *Service) a2aServer() *a2aserver.Server {
-	return a2aserver.New(a2aserver.Turns{Agents: s.a2aAgents, Run: s.a2aRun}, Version, s.log)
+	return a2aserver.New(a2aserver.Turns{Agents: s.a2aAgents, Run: s.a2aRun}, Version,
+		func() int64 { return s.cfg().MaxBodyBytes }, s.log)
 }
 
 // a2aAgents are the agents open to API clients: apiExposed not false.

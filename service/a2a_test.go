@@ -184,3 +184,14 @@ func TestA2AServerTokenAndMalformedRequests(t *testing.T) {
 		t.Fatalf("malformed JSON-RPC answered %d %+v (%v)", resp.StatusCode, body.Error, err)
 	}
 }
+
+// The JSON-RPC endpoint's body is capped like every route's: 413 in the
+// service's envelope before a2a-go reads it.
+func TestA2AServerBodyCap(t *testing.T) {
+	e := newEnv(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"x":"` + strings.Repeat("a", 2<<20) + `"}}`
+	status, body, _ := raw(t, "POST", e.srv.URL+"/v1/a2a", testToken, big, nil)
+	if status != http.StatusRequestEntityTooLarge || body.Error.Code != "body_too_large" {
+		t.Fatalf("%d %+v", status, body)
+	}
+}

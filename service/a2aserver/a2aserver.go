@@ -23,6 +23,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"jarvis/service/httpapi"
 )
 
 // CardPath is where A2A clients look for the agent card.
@@ -55,15 +57,17 @@ type Turns struct {
 type Server struct {
 	turns   Turns
 	version string
+	maxBody func() int64
 	rpc     http.Handler
 }
 
-// New returns the server; version is Jarvis's, for the card.
-func New(turns Turns, version string, log *slog.Logger) *Server {
+// New returns the server; version is Jarvis's, for the card; maxBody caps
+// a JSON-RPC request's body (the service's maxBodyBytes).
+func New(turns Turns, version string, maxBody func() int64, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{turns: turns, version: version}
+	s := &Server{turns: turns, version: version, maxBody: maxBody}
 	s.rpc = a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{turns: turns}, a2asrv.WithLogger(log)))
 	return s
 }
@@ -104,8 +108,18 @@ func (s *Server) ServeCard(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// ServeRPC is POST /v1/a2a (a2a-go's JSON-RPC handler).
-func (s *Server) ServeRPC(w http.ResponseWriter, r *http.Request) { s.rpc.ServeHTTP(w, r) }
+// ServeRPC is POST /v1/a2a (a2a-go's JSON-RPC handler), its body capped
+// as every route's is: a larger one gets 413 in the service's error
+// envelope before a2a-go reads it.
+func (s *Server) ServeRPC(w http.ResponseWriter, r *http.Request) {
+	limit := s.maxBody()
+	if r.ContentLength > limit {
+		httpapi.WriteError(w, httpapi.Errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body is larger than %d bytes", limit).With("limit_bytes", limit))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	s.rpc.ServeHTTP(w, r)
+}
 
 // executor runs a task: one turn of the skill's agent.
 type executor struct{ turns Turns }
