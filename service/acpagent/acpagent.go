@@ -605,6 +605,11 @@ func (a *Agent) startFailure(ctx context.Context, p *process, step string, err e
 		return fmt.Errorf("acpagent: %w before answering %s (%s)", ErrExited, step, msg)
 	}
 	a.stop(p)
+	if strings.Contains(p.stderr.String(), "cannot be used with root/sudo privileges") {
+		// claude-code-acp run as root: its refusal, and what to do about it.
+		return fmt.Errorf("acpagent: %s failed: the agent refuses to run as root (it printed: %s); run Jarvis as your own user, not as root or with sudo",
+			step, firstLine(p.stderr.String()))
+	}
 	if ctx.Err() != nil && err != nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("acpagent: the agent did not answer %s within %s", step, a.opts.InitTimeout)
 	}

@@ -91,7 +91,7 @@ func TestRealCodexACPNeedsSignIn(t *testing.T) {
 
 // claude-code-acp answers initialize; run as root (as here), its
 // session/new fails with -32603 after printing that it cannot skip
-// permissions as root: the message names that cause.
+// permissions as root: the message names that cause and says what to do.
 func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("measured as root; a normal user gets the sign-in path")
@@ -107,5 +107,9 @@ func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 	t.Logf("claude-code-acp: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "root") || !strings.Contains(err.Error(), "session/new") || strings.Contains(err.Error(), `{"code"`) {
 		t.Fatalf("err = %v, want session/new's failure naming root, in words", err)
+	}
+	// What to do, not only the agent's refusal.
+	if !strings.Contains(err.Error(), "run Jarvis as your own user") || strings.Contains(err.Error(), "Query closed") {
+		t.Fatalf("err = %v: does not say what to do", err)
 	}
 }
