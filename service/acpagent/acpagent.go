@@ -72,6 +72,17 @@ type Options struct {
 	// MaxLine caps one JSON-RPC message from the agent. Default 8 MiB.
 	MaxLine int
 	Logger  *slog.Logger
+	// Resume is the ACP session an earlier Agent of this conversation had
+	// (kept with its replies, read back after a restart): the first turn
+	// resumes it with session/load when the agent offers it and the
+	// instructions key is the same; else a new session starts.
+	Resume Resume
+}
+
+// Resume names an earlier ACP session and the instructions key it started with.
+type Resume struct {
+	SessionID       string
+	InstructionsKey string
 }
 
 // Host serves what the agent asks of its client. Its methods are called
@@ -219,7 +230,7 @@ func New(opts Options) (*Agent, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.WorkDir = filepath.Clean(opts.WorkDir)
-	return &Agent{opts: opts, log: opts.Logger.With("acp", opts.Command)}, nil
+	return &Agent{opts: opts, log: opts.Logger.With("acp", opts.Command), sessionID: opts.Resume.SessionID, instrKey: opts.Resume.InstructionsKey}, nil
 }
 
 // process is one running agent.

@@ -104,7 +104,8 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		}
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
-	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log})
+	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log,
+		Resume: rt.lastACPSession(sessionID)})
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +225,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	if strings.TrimSpace(res.Text) == "" {
 		return turn.Failed("acp_failed", "Agent %q ended the turn (%s) without a reply.", agent.AgentID, res.StopReason)
 	}
-	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: fmt.Sprintf(`{"acp":{"sessionId":%q,"stopReason":%q}}`, res.SessionID, res.StopReason)}
+	var m acpMeta
+	m.ACP.SessionID, m.ACP.StopReason, m.ACP.InstructionsKey = res.SessionID, res.StopReason, in.InstructionsKey
+	meta, _ := json.Marshal(m)
+	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: string(meta)}
 	return turn.Outcome{Final: res.Text, Last: &answer}
 }
 

@@ -204,3 +204,50 @@ func TestACPImagesReachTheAgent(t *testing.T) {
 		t.Fatalf("first status %s", data)
 	}
 }
+
+// After a restart of the service (a new runtime over the same store) the
+// next turn resumes the agent's ACP session with session/load, instead of
+// starting a new one with a summary.
+func TestACPSessionLoadedAfterServiceRestart(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "scriptedagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
+	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"agents":[{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_LOAD":"1"}}}],"toolResultTimeoutSeconds":30}`, bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, rec := turntest.Env(t, dir, cfg)
+	opts := acprt.Options{Waiter: toolwait.New(env),
+		Instructions:    func(*config.Config, config.Agent) string { return "Be brief." },
+		InstructionsKey: func(*config.Config, config.Agent) string { return "k1" }}
+	agent, _ := cfg.Agent("coder")
+	first := acprt.New(env, opts)
+	tt, sess := turntest.Begin(t, env, "coder", "whoami")
+	out := first.Run(context.Background(), tt, sess, agent)
+	if out.Fail != nil || out.Last == nil {
+		t.Fatalf("first turn %+v", out)
+	}
+	if _, err := env.Store.AddMessage(context.Background(), *out.Last); err != nil { // as the service stores a turn's end
+		t.Fatal(err)
+	}
+	_, acpSession, _ := strings.Cut(out.Final, "session=")
+	first.Close() // the service stops: its agents end
+
+	second := acprt.New(env, opts)
+	t.Cleanup(second.Close)
+	tt2 := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: tt.User}
+	again := second.Run(context.Background(), tt2, sess, agent)
+	if again.Fail != nil || !strings.HasSuffix(again.Final, "session="+acpSession) {
+		t.Fatalf("after the restart %q (fail %+v), want the ACP session %s resumed", again.Final, again.Fail, acpSession)
+	}
+	for _, ev := range rec.Events() {
+		if ev.Type == api.EventStatus && strings.Contains(string(ev.Data), "new one") {
+			t.Fatalf("a status said a new conversation started: %s", ev.Data)
+		}
+	}
+}
