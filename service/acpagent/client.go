@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,23 @@ type call struct {
 	reported    bool
 }
 
+// agentWarning is a warning an agent sends as a message chunk although it
+// is not part of its reply: codex's "Model metadata for `m` not found.
+// Defaulting to fallback metadata; …" line.
+var agentWarning = regexp.MustCompile(`^Model metadata for .* not found\.`)
+
+// hasCommand reports a tool input that carries a command line (codex
+// labels `ls` "search" and `cat` "read", yet runs them as commands).
+func hasCommand(input any) bool {
+	m, ok := input.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, cmd := m["command"]
+	_, c2 := m["cmd"]
+	return cmd || c2
+}
+
 // deniedTitles are the permission requests the user denied this turn.
 func (c *client) deniedTitles() []string {
 	c.mu.Lock()
@@ -95,7 +113,7 @@ func (c *client) track(id, title, kind string, input any, content []acp.ToolCall
 		}
 	}
 	ended := status == string(acp.ToolCallStatusCompleted) || status == string(acp.ToolCallStatusFailed)
-	if !ended || k.reported || k.ours || k.kind != string(acp.ToolKindExecute) {
+	if !ended || k.reported || k.ours || (k.kind != string(acp.ToolKindExecute) && !hasCommand(k.input)) {
 		return nil
 	}
 	k.reported = true
@@ -167,6 +185,10 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			if agentWarning.MatchString(t.Text) {
+				c.publish(Event{Notice: strings.TrimSpace(t.Text)}) // a warning of the agent's, not its reply
+				break
+			}
 			c.publish(Event{TextDelta: t.Text})
 		}
 	case u.AgentThoughtChunk != nil:
