@@ -518,7 +518,17 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 
 // newSession opens a new ACP session on p, started with the instructions key.
 func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened) (*process, opened, error) {
-	resp, err := p.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}}
+	resp, err := p.conn.NewSession(ctx, req)
+	if id := a.keyMethod(p); id != "" && authRequired(err) {
+		// The key the method asks for is in the agent's environment (a
+		// keyring secret in chat.env): sign in with it, then try again.
+		if _, aerr := p.conn.Authenticate(ctx, acp.AuthenticateRequest{MethodId: id}); aerr == nil {
+			resp, err = p.conn.NewSession(ctx, req)
+		} else {
+			a.log.Info("acpagent: authenticate failed", "method", id, "err", aerr)
+		}
+	}
 	if err != nil {
 		return nil, opened{}, a.startFailure(ctx, p, "session/new", err)
 	}
@@ -527,6 +537,38 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 	a.sessionID, a.instrKey = p.sessionID, key
 	a.mu.Unlock()
 	return p, o, nil
+}
+
+// authRequired reports the agent's "authentication required" error.
+func authRequired(err error) bool {
+	var re *acp.RequestError
+	return errors.As(err, &re) && re.Code == -32000
+}
+
+// keyMethod is the agent's first API-key sign-in method (an env-var auth
+// method) whose variables are all set in the agent's environment, or "".
+func (a *Agent) keyMethod(p *process) string {
+	set := map[string]bool{}
+	for _, kv := range p.cmd.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			set[k] = true
+		} else if ok {
+			delete(set, k) // a later empty value wins, as in the process
+		}
+	}
+	for _, m := range p.authMethods {
+		if m.EnvVar == nil || len(m.EnvVar.Vars) == 0 {
+			continue
+		}
+		all := true
+		for _, v := range m.EnvVar.Vars {
+			all = all && set[v.Name]
+		}
+		if all {
+			return m.EnvVar.Id
+		}
+	}
+	return ""
 }
 
 // start launches the agent and initializes the connection.

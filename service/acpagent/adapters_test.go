@@ -278,3 +278,21 @@ func TestRealCodexACPOwnCommandsReported(t *testing.T) {
 		t.Fatalf("codex used Jarvis's client methods: %q", h.calls)
 	}
 }
+
+// Measured: codex-acp 0.16.0 refuses session/new even with OPENAI_API_KEY
+// set until its client calls authenticate with the "openai-api-key"
+// method; with the key in the agent's environment Jarvis does, and the
+// session starts.
+func TestRealCodexACPSignsInWithAnAPIKey(t *testing.T) {
+	bin := adapters(t)
+	a, err := New(Options{Command: filepath.Join(bin, "codex-acp"), WorkDir: t.TempDir(), InitTimeout: time.Minute,
+		Env: append(withoutLogin(t), "OPENAI_API_KEY=sk-test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p, _, err := a.ready(t.Context(), "k")
+	if err != nil || p == nil || p.sessionID == "" {
+		t.Fatalf("no session with the API key in the environment: %v", err)
+	}
+}

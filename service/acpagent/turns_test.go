@@ -97,3 +97,15 @@ func TestAgentsOwnCommandsReported(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// An agent that needs a sign-in, with the key its API-key method names in
+// its environment (a keyring secret in chat.env): Jarvis calls
+// authenticate with that method and the session starts.
+func TestAPIKeySignInCallsAuthenticate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "SCRIPTED_AUTH=1", "ANTHROPIC_API_KEY=sk-test")
+	res, _, err := f.prompt("hello", nil)
+	if err != nil || res.Text != "echo: hello" {
+		t.Fatalf("turn %q: %v", res.Text, err)
+	}
+}

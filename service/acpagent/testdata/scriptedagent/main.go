@@ -26,7 +26,8 @@
 //	                    rawInput, completed) and one through the client's terminal
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
-// required); SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
+// required) unless authenticate was called with "anthropic-api-key" and
+// ANTHROPIC_API_KEY is set; SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
 // offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts.
 package main
 
@@ -43,12 +44,17 @@ import (
 )
 
 type agent struct {
+	authed   bool
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
 	n        int // sessions created
 }
 
-func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if r.MethodId != "anthropic-api-key" || os.Getenv("ANTHROPIC_API_KEY") == "" {
+		return acp.AuthenticateResponse{}, acp.NewAuthRequired(nil)
+	}
+	a.authed = true
 	return acp.AuthenticateResponse{}, nil
 }
 
@@ -80,7 +86,7 @@ func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.List
 }
 
 func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	if os.Getenv("SCRIPTED_AUTH") == "1" {
+	if os.Getenv("SCRIPTED_AUTH") == "1" && !a.authed {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
 	a.n++
