@@ -288,6 +288,23 @@ type AgentInfo struct {
 	Status      AgentStatus `json:"status"`
 	// Proxy is set for proxy agents (docs/protocols/proxy-agents.md).
 	Proxy *ProxyAgentInfo `json:"proxy,omitempty"`
+	// A2A is set for A2A agents: their card's skills.
+	A2A *A2AAgentInfo `json:"a2a,omitempty"`
+}
+
+// A2AAgentInfo is an A2A agent's card as GET /v1/agents shows it (its
+// skills once the card was read).
+type A2AAgentInfo struct {
+	CardURL string     `json:"cardUrl,omitempty"`
+	Name    string     `json:"name,omitempty"`
+	Skills  []A2ASkill `json:"skills"`
+}
+
+// A2ASkill is one skill of an A2A agent's card.
+type A2ASkill struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // AgentList answers GET /v1/agents.

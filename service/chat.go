@@ -119,7 +119,7 @@ func statusForCode(code string) int {
 	switch code {
 	case llm.CodeNotConfigured, "cli_not_installed":
 		return http.StatusServiceUnavailable
-	case llm.CodeTimeout, "proxy_timeout":
+	case llm.CodeTimeout, "proxy_timeout", "a2a_timeout":
 		return http.StatusGatewayTimeout
 	case "cancelled", "interrupted":
 		return http.StatusConflict

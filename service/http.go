@@ -1,6 +1,7 @@
 package service
 
 import (
+	"jarvis/service/a2aserver"
 	"net/http"
 
 	"jarvis/service/httpapi"
@@ -35,6 +36,9 @@ func (s *Service) routes() http.Handler {
 	for _, r := range s.tasksAPI().Routes() { // tasks and the Inbox (service/tasks, background.go)
 		mux.Handle(r.Pattern, adapt(r.Handle))
 	}
+	a2a := s.a2aServer() // Agent2Agent: the card (public, for discovery) and JSON-RPC behind the token
+	mux.Handle("GET "+a2aserver.CardPath, http.HandlerFunc(a2a.ServeCard))
+	mux.Handle("POST "+a2aserver.RPCPath, http.HandlerFunc(a2a.ServeRPC))
 	// The runtimes add their routes: the chat runtime compaction, memory
 	// and the tool catalogue (service/chatrt), round tables theirs
 	// (docs/protocols/roundtable-agents.md, service/roundtablert).

@@ -27,14 +27,14 @@ import (
 // Runtimes are the packages named …rt (one per agent type); engines the
 // protocol packages they drive.
 var (
-	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener", "jarvis/service/sessionsapi", "jarvis/service/providersapi"}
+	edgePackages = []string{"jarvis/service/httpapi", "jarvis/service/listener", "jarvis/service/sessionsapi", "jarvis/service/providersapi", "jarvis/service/a2aserver"}
 	// shared by runtimes (and the root): no runtime below them
 	sharedPackages = []string{"jarvis/service/turn", "jarvis/service/toolwait", "jarvis/service/idempotency"}
 	// every agent type's runtime: the rules must be about packages that exist
 	runtimePackages = []string{"jarvis/service/chatrt", "jarvis/service/acprt", "jarvis/service/clirt",
-		"jarvis/service/externalrt", "jarvis/service/proxyrt", "jarvis/service/roundtablert"}
+		"jarvis/service/externalrt", "jarvis/service/proxyrt", "jarvis/service/roundtablert", "jarvis/service/a2art"}
 	// routePackages: edge packages only the root imports
-	routePackages = map[string]bool{"jarvis/service/sessionsapi": true, "jarvis/service/providersapi": true}
+	routePackages = map[string]bool{"jarvis/service/sessionsapi": true, "jarvis/service/providersapi": true, "jarvis/service/a2aserver": true}
 	// engine → the runtime that drives it (the root drives those without one yet)
 	enginePackages = map[string]string{
 		"jarvis/service/cliagent":   "jarvis/service/clirt",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"jarvis/service/a2art"
 	"jarvis/service/acprt"
 	"jarvis/service/chatrt"
 	"jarvis/service/clirt"
@@ -38,6 +39,7 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 	s.registerTaskTool() // background.go
 	s.ext = externalrt.New(env, &s.base, s.red)
 	s.runtimes.Register(config.TypeExternal, s.ext)
+	s.runtimes.Register(config.TypeA2A, a2art.New(env, a2art.Options{Waiter: s.waiter}))
 }
 
 // runtimeEnv is what the service gives a runtime package.

@@ -137,6 +137,7 @@ type Service struct {
 	mem        *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
 
 	chat     *chatrt.Runtime       // chat agents, their service tools and context (service/chatrt)
+	a2aCtx   a2aContexts           // A2A contexts and their sessions (a2a.go)
 	catalog  *catalog.Catalog      // tools the desktop announces
 	ext      *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
 	rtr      *roundtablert.Runtime // round tables (service/roundtablert)

@@ -25,6 +25,7 @@ package acpagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -71,6 +72,17 @@ type Options struct {
 	// MaxLine caps one JSON-RPC message from the agent. Default 8 MiB.
 	MaxLine int
 	Logger  *slog.Logger
+	// Resume is the ACP session an earlier Agent of this conversation had
+	// (kept with its replies, read back after a restart): the first turn
+	// resumes it with session/load when the agent offers it and the
+	// instructions key is the same; else a new session starts.
+	Resume Resume
+}
+
+// Resume names an earlier ACP session and the instructions key it started with.
+type Resume struct {
+	SessionID       string
+	InstructionsKey string
 }
 
 // Host serves what the agent asks of its client. Its methods are called
@@ -110,6 +122,24 @@ type Event struct {
 	Status string
 	// Plan is the agent's current plan (the whole plan, each time).
 	Plan []PlanEntry
+	// Notice is a line about the turn itself for the user (images the
+	// agent does not take, a permission the user denied).
+	Notice string
+	// AgentTool is a command the agent ran itself, inside its own program
+	// (not through Jarvis's terminals): reported once it ended, for the
+	// record; no gate decided it.
+	AgentTool *AgentTool
+}
+
+// AgentTool is one tool call of kind "execute" the agent ran on its own.
+type AgentTool struct {
+	ID    string
+	Title string
+	Kind  string
+	// Input is the tool's input as the agent reported it (JSON), or nil.
+	Input json.RawMessage
+	// OK is false when the agent reported the call failed.
+	OK bool
 }
 
 // PlanEntry is one step of an agent's plan.
@@ -135,6 +165,12 @@ type Result struct {
 	// Summarized is how many earlier messages the new session's first
 	// prompt recapped (0: none).
 	Summarized int
+	// Denied are the titles of the permission requests the user denied
+	// during the turn.
+	Denied []string
+	// ImagesDropped is how many attached images were not sent because the
+	// agent does not take images.
+	ImagesDropped int
 }
 
 // AuthRequiredError reports that the agent refuses to start a session until
@@ -194,7 +230,7 @@ func New(opts Options) (*Agent, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.WorkDir = filepath.Clean(opts.WorkDir)
-	return &Agent{opts: opts, log: opts.Logger.With("acp", opts.Command)}, nil
+	return &Agent{opts: opts, log: opts.Logger.With("acp", opts.Command), sessionID: opts.Resume.SessionID, instrKey: opts.Resume.InstructionsKey}, nil
 }
 
 // process is one running agent.
@@ -208,6 +244,7 @@ type process struct {
 	waitErr     error
 	stderr      *tailBuffer
 	loadSession bool
+	images      bool // promptCapabilities.image: the agent takes image blocks
 	authMethods []acp.AuthMethod
 	sessionID   string // the ACP session open on this process
 }
@@ -215,9 +252,13 @@ type process struct {
 // Prompt runs one turn. onEvent (may be nil) gets the stream; host serves
 // the agent's requests. The first prompt of a new ACP session carries the
 // instructions and, when there was a conversation before, its summary
-// (preamble.go). When ctx ends the
-// turn is cancelled (session/cancel) and, after the grace period, the
-// agent's whole process group is ended; the next turn starts it again.
+// (preamble.go). Images go along when the agent takes them; otherwise a
+// Notice says so before the prompt is sent. When the user denies a
+// permission and the agent ends its turn over it (codex-acp's "reject"
+// aborts the turn), the agent is told the user denied it and goes on, once
+// per turn. When ctx ends the turn is cancelled (session/cancel) and, after
+// the grace period, the agent's whole process group is ended; the next turn
+// starts it again.
 func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Event)) (Result, error) {
 	a.turnMu.Lock()
 	defer a.turnMu.Unlock()
@@ -226,6 +267,10 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	}
 	if strings.TrimSpace(in.Text) == "" {
 		return Result{}, errors.New("acpagent: empty prompt")
+	}
+	images, err := imageBlocks(in.Images)
+	if err != nil {
+		return Result{}, err
 	}
 	p, o, err := a.ready(ctx, in.key())
 	if err != nil {
@@ -241,7 +286,12 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 			blocks, res.Summarized = append(blocks, b), n
 		}
 	}
-	blocks = append(blocks, acp.TextBlock(in.Text))
+	if len(images) > 0 && !p.images {
+		res.ImagesDropped = len(images)
+		onEvent(Event{Notice: fmt.Sprintf("the agent does not take images: the %d attached image(s) were not sent, only the text", len(images))})
+		images = nil
+	}
+	blocks = append(append(blocks, images...), acp.TextBlock(in.Text))
 	var buf strings.Builder
 	turnCtx, endTurn := context.WithCancel(context.WithoutCancel(ctx))
 	defer endTurn()
@@ -250,7 +300,53 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 		onEvent(ev)
 	})
 	defer p.client.end()
+	finish := func() Result {
+		p.client.end() // no event after this: buf is ours
+		res.Text = buf.String()
+		res.Denied = p.client.deniedTitles()
+		return res
+	}
 
+	for goOn := true; ; goOn = false {
+		resp, err, stop := a.await(ctx, turnCtx, p, blocks)
+		if stop != nil {
+			return finish(), stop
+		}
+		if err != nil {
+			return finish(), a.failure(p, "the turn failed", err)
+		}
+		res.StopReason = string(resp.StopReason)
+		switch resp.StopReason {
+		case acp.StopReasonRefusal:
+			return finish(), errors.New("acpagent: the agent refused to continue")
+		case acp.StopReasonCancelled:
+			denied := p.client.deniedTitles()
+			if len(denied) == 0 {
+				return finish(), fmt.Errorf("acpagent: the agent cancelled the turn: %w", context.Canceled)
+			}
+			if !goOn {
+				return finish(), nil
+			}
+			// The agent gave up its turn over the denial: tell it so, and
+			// let it go on without what was denied.
+			onEvent(Event{Notice: "you denied " + strings.Join(denied, "; ") + ": the agent was told, and goes on without it"})
+			blocks = []acp.ContentBlock{acp.TextBlock(deniedPrompt(denied))}
+			continue
+		}
+		return finish(), nil
+	}
+}
+
+// deniedPrompt tells the agent that the user denied what it asked.
+func deniedPrompt(titles []string) string {
+	return "The user denied permission for: " + strings.Join(titles, "; ") +
+		". Do not try it again. Go on without it: do what you can another way, or say what you would need."
+}
+
+// await sends one session/prompt and waits for its answer. stop is set when
+// the turn must end without an answer: the process died or broke the
+// protocol, or ctx ended (the turn was cancelled and the agent stopped).
+func (a *Agent) await(ctx, turnCtx context.Context, p *process, blocks []acp.ContentBlock) (acp.PromptResponse, error, error) {
 	type answer struct {
 		resp acp.PromptResponse
 		err  error
@@ -260,31 +356,14 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 		resp, err := p.conn.Prompt(turnCtx, acp.PromptRequest{SessionId: acp.SessionId(p.sessionID), Prompt: blocks})
 		done <- answer{resp, err}
 	}()
-	finish := func() Result {
-		p.client.end() // no event after this: buf is ours
-		res.Text = buf.String()
-		return res
-	}
-
 	select {
 	case ans := <-done:
-		if ans.err != nil {
-			return finish(), a.failure(p, "the turn failed", ans.err)
-		}
-		res.StopReason = string(ans.resp.StopReason)
-		r := finish()
-		switch ans.resp.StopReason {
-		case acp.StopReasonRefusal:
-			return r, errors.New("acpagent: the agent refused to continue")
-		case acp.StopReasonCancelled:
-			return r, fmt.Errorf("acpagent: the agent cancelled the turn: %w", context.Canceled)
-		}
-		return r, nil
+		return ans.resp, ans.err, nil
 	case <-p.exited:
 		a.drain(p) // what it said before it died is part of the turn
-		return finish(), a.failure(p, "", nil)
+		return acp.PromptResponse{}, nil, a.failure(p, "", nil)
 	case <-p.guard.broken:
-		return finish(), a.failure(p, "", nil)
+		return acp.PromptResponse{}, nil, a.failure(p, "", nil)
 	case <-ctx.Done():
 		a.log.Info("acpagent: cancelling the turn")
 		_ = p.conn.Cancel(context.Background(), acp.CancelNotification{SessionId: acp.SessionId(p.sessionID)})
@@ -299,7 +378,7 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 		// Whatever the agent started must not outlive the turn: end the
 		// whole process group; the next turn resumes with session/load.
 		a.stop(p)
-		return finish(), fmt.Errorf("acpagent: %w", context.Cause(ctx))
+		return acp.PromptResponse{}, nil, fmt.Errorf("acpagent: %w", context.Cause(ctx))
 	}
 }
 
@@ -439,7 +518,17 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 
 // newSession opens a new ACP session on p, started with the instructions key.
 func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened) (*process, opened, error) {
-	resp, err := p.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}}
+	resp, err := p.conn.NewSession(ctx, req)
+	if id := a.keyMethod(p); id != "" && authRequired(err) {
+		// The key the method asks for is in the agent's environment (a
+		// keyring secret in chat.env): sign in with it, then try again.
+		if _, aerr := p.conn.Authenticate(ctx, acp.AuthenticateRequest{MethodId: id}); aerr == nil {
+			resp, err = p.conn.NewSession(ctx, req)
+		} else {
+			a.log.Info("acpagent: authenticate failed", "method", id, "err", aerr)
+		}
+	}
 	if err != nil {
 		return nil, opened{}, a.startFailure(ctx, p, "session/new", err)
 	}
@@ -448,6 +537,38 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 	a.sessionID, a.instrKey = p.sessionID, key
 	a.mu.Unlock()
 	return p, o, nil
+}
+
+// authRequired reports the agent's "authentication required" error.
+func authRequired(err error) bool {
+	var re *acp.RequestError
+	return errors.As(err, &re) && re.Code == -32000
+}
+
+// keyMethod is the agent's first API-key sign-in method (an env-var auth
+// method) whose variables are all set in the agent's environment, or "".
+func (a *Agent) keyMethod(p *process) string {
+	set := map[string]bool{}
+	for _, kv := range p.cmd.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			set[k] = true
+		} else if ok {
+			delete(set, k) // a later empty value wins, as in the process
+		}
+	}
+	for _, m := range p.authMethods {
+		if m.EnvVar == nil || len(m.EnvVar.Vars) == 0 {
+			continue
+		}
+		all := true
+		for _, v := range m.EnvVar.Vars {
+			all = all && set[v.Name]
+		}
+		if all {
+			return m.EnvVar.Id
+		}
+	}
+	return ""
 }
 
 // start launches the agent and initializes the connection.
@@ -508,6 +629,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 			return nil, fmt.Errorf("acpagent: the agent speaks ACP version %d; Jarvis speaks version %d", r.resp.ProtocolVersion, acp.ProtocolVersionNumber)
 		}
 		p.loadSession = r.resp.AgentCapabilities.LoadSession
+		p.images = r.resp.AgentCapabilities.PromptCapabilities.Image
 		p.authMethods = r.resp.AuthMethods
 		return p, nil
 	case <-p.exited:
@@ -536,6 +658,11 @@ func (a *Agent) startFailure(ctx context.Context, p *process, step string, err e
 		return fmt.Errorf("acpagent: %w before answering %s (%s)", ErrExited, step, msg)
 	}
 	a.stop(p)
+	if strings.Contains(p.stderr.String(), "cannot be used with root/sudo privileges") {
+		// claude-code-acp run as root: its refusal, and what to do about it.
+		return fmt.Errorf("acpagent: %s failed: the agent refuses to run as root (it printed: %s); run Jarvis as your own user, not as root or with sudo",
+			step, firstLine(p.stderr.String()))
+	}
 	if ctx.Err() != nil && err != nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("acpagent: the agent did not answer %s within %s", step, a.opts.InitTimeout)
 	}

@@ -120,6 +120,8 @@ func (e *events) kinds() []string {
 			out = append(out, "status:"+ev.Status)
 		case ev.Plan != nil:
 			out = append(out, fmt.Sprintf("plan:%d", len(ev.Plan)))
+		case ev.Notice != "":
+			out = append(out, "notice:"+ev.Notice)
 		}
 	}
 	return out

@@ -1,8 +1,11 @@
 package acpagent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +94,7 @@ func TestRealCodexACPNeedsSignIn(t *testing.T) {
 
 // claude-code-acp answers initialize; run as root (as here), its
 // session/new fails with -32603 after printing that it cannot skip
-// permissions as root: the message names that cause.
+// permissions as root: the message names that cause and says what to do.
 func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("measured as root; a normal user gets the sign-in path")
@@ -107,5 +110,189 @@ func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 	t.Logf("claude-code-acp: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "root") || !strings.Contains(err.Error(), "session/new") || strings.Contains(err.Error(), `{"code"`) {
 		t.Fatalf("err = %v, want session/new's failure naming root, in words", err)
+	}
+	// What to do, not only the agent's refusal.
+	if !strings.Contains(err.Error(), "run Jarvis as your own user") || strings.Contains(err.Error(), "Query closed") {
+		t.Fatalf("err = %v: does not say what to do", err)
+	}
+}
+
+// responsesPeer is a scripted OpenAI Responses API server (POST
+// /v1/responses, SSE) for the real codex-acp: a user message "run CMD" is
+// answered with an exec_command call of CMD, a command's output with
+// "done: OUTPUT", anything else with "Hello from script.". It keeps the
+// last input item of every request.
+type responsesPeer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	last []map[string]any
+}
+
+func newResponsesPeer(t *testing.T) *responsesPeer {
+	p := &responsesPeer{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []map[string]any `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Input) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		last := req.Input[len(req.Input)-1]
+		p.mu.Lock()
+		p.last = append(p.last, last)
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(typ string, v map[string]any) {
+			v["type"] = typ
+			j, _ := json.Marshal(v)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, j)
+		}
+		done := func() {
+			ev("response.completed", map[string]any{"response": map[string]any{"id": "resp_1", "usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})
+		}
+		ev("response.created", map[string]any{"response": map[string]any{"id": "resp_1"}})
+		text := "Hello from script."
+		if last["type"] == "function_call_output" {
+			text = fmt.Sprintf("done: %v", last["output"])
+		} else if j, _ := json.Marshal(last["content"]); strings.Contains(string(j), `"run `) {
+			cmd := strings.SplitN(string(j)[strings.Index(string(j), `"run `)+5:], `"`, 2)[0]
+			args, _ := json.Marshal(map[string]any{"cmd": cmd})
+			ev("response.output_item.done", map[string]any{"output_index": 0, "item": map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command", "arguments": string(args)}})
+			done()
+			return
+		}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "content": []any{}}})
+		ev("response.output_text.delta", map[string]any{"output_index": 0, "content_index": 0, "item_id": "msg_1", "delta": text})
+		ev("response.output_item.done", map[string]any{"output_index": 0, "item": map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": text}}}})
+		done()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *responsesPeer) seen() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, _ := json.Marshal(p.last)
+	return string(b)
+}
+
+// realCodex is codex-acp 0.16.0 with a CODEX_HOME whose model provider is
+// the scripted peer, with the given approval policy and sandbox.
+func realCodex(t *testing.T, peer *responsesPeer, policy, sandbox string) (*Agent, string) {
+	t.Helper()
+	bin := adapters(t)
+	home := t.TempDir()
+	conf := fmt.Sprintf("model = \"test-model\"\nmodel_provider = \"scripted\"\napproval_policy = %q\nsandbox_mode = %q\n"+
+		"[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nenv_key = \"SCRIPTED_KEY\"\nwire_api = \"responses\"\n", policy, sandbox, peer.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	a, err := New(Options{Command: filepath.Join(bin, "codex-acp"), WorkDir: work, InitTimeout: time.Minute,
+		Env: append(withoutLogin(t), "CODEX_HOME="+home, "SCRIPTED_KEY=x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, work
+}
+
+// Item 1 with the real adapter: codex-acp's reject option ("abort") ends
+// its turn cancelled; Jarvis says the user denied it, tells codex, and codex
+// goes on in the same turn. Nothing ran.
+func TestRealCodexACPDeniedPermissionGoesOn(t *testing.T) {
+	peer := newResponsesPeer(t)
+	a, work := realCodex(t, peer, "untrusted", "workspace-write")
+	h := &fileHost{allow: false}
+	ev := &events{}
+	res, err := a.Prompt(t.Context(), Input{Text: "run touch made.txt"}, h, ev.on)
+	t.Logf("codex-acp: %+v, %v, events %q", res, err, ev.kinds())
+	if err != nil {
+		t.Fatalf("a denied permission failed the turn: %v", err)
+	}
+	if len(res.Denied) != 1 || res.Denied[0] != "touch made.txt" || len(h.perms) != 1 || h.perms[0].Kind != "execute" {
+		t.Fatalf("denied %q, permissions %+v", res.Denied, h.perms)
+	}
+	if !strings.Contains(peer.seen(), "The user denied permission for: touch made.txt") || !strings.HasSuffix(res.Text, "Hello from script.") {
+		t.Fatalf("codex was not told, or did not go on: %q; the model saw %s", res.Text, peer.seen())
+	}
+	if _, err := os.Stat(filepath.Join(work, "made.txt")); err == nil {
+		t.Fatal("the denied command ran")
+	}
+}
+
+// Item 2 with the real adapter: codex-acp takes images (promptCapabilities),
+// so the attached image reaches its model as an input_image; its "Model
+// metadata … not found" warning is a notice, not part of the reply.
+func TestRealCodexACPImagesAndItsWarning(t *testing.T) {
+	peer := newResponsesPeer(t)
+	a, _ := realCodex(t, peer, "never", "read-only")
+	ev := &events{}
+	res, err := a.Prompt(t.Context(), Input{Text: "describe it", Images: []string{"data:image/png;base64,iVBORw0KGgo="}}, &fileHost{}, ev.on)
+	t.Logf("codex-acp: %+v, %v, events %q", res, err, ev.kinds())
+	if err != nil || res.ImagesDropped != 0 || res.Text != "Hello from script." {
+		t.Fatalf("result %+v: %v", res, err)
+	}
+	if !strings.Contains(peer.seen(), `"image_url":"data:image/png;base64,iVBORw0KGgo="`) {
+		t.Fatalf("the image did not reach codex's model: %s", peer.seen())
+	}
+	warned := false
+	for _, k := range ev.kinds() {
+		warned = warned || strings.HasPrefix(k, "notice:Model metadata for")
+	}
+	if !warned {
+		t.Fatalf("codex's warning is not a notice: %q", ev.kinds())
+	}
+}
+
+// Item 4 with the real adapter: a command codex runs itself (exec_command,
+// not Jarvis's terminals) is reported with its input, for the audit's
+// "ran inside the agent, not gated".
+func TestRealCodexACPOwnCommandsReported(t *testing.T) {
+	peer := newResponsesPeer(t)
+	a, work := realCodex(t, peer, "never", "danger-full-access")
+	h := &fileHost{}
+	ev := &events{}
+	res, err := a.Prompt(t.Context(), Input{Text: "run touch made.txt"}, h, ev.on)
+	t.Logf("codex-acp: %+v, %v, events %q", res, err, ev.kinds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []AgentTool
+	ev.mu.Lock()
+	for _, e := range ev.evs {
+		if e.AgentTool != nil {
+			got = append(got, *e.AgentTool)
+		}
+	}
+	ev.mu.Unlock()
+	if len(got) != 1 || !got[0].OK || !strings.Contains(string(got[0].Input), "touch made.txt") {
+		t.Fatalf("agent tools %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(work, "made.txt")); err != nil {
+		t.Fatalf("codex did not run the command itself: %v", err)
+	}
+	if len(h.calls) != 0 {
+		t.Fatalf("codex used Jarvis's client methods: %q", h.calls)
+	}
+}
+
+// Measured: codex-acp 0.16.0 refuses session/new even with OPENAI_API_KEY
+// set until its client calls authenticate with the "openai-api-key"
+// method; with the key in the agent's environment Jarvis does, and the
+// session starts.
+func TestRealCodexACPSignsInWithAnAPIKey(t *testing.T) {
+	bin := adapters(t)
+	a, err := New(Options{Command: filepath.Join(bin, "codex-acp"), WorkDir: t.TempDir(), InitTimeout: time.Minute,
+		Env: append(withoutLogin(t), "OPENAI_API_KEY=sk-test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p, _, err := a.ready(t.Context(), "k")
+	if err != nil || p == nil || p.sessionID == "" {
+		t.Fatalf("no session with the API key in the environment: %v", err)
 	}
 }

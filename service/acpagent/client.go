@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,8 @@ type client struct {
 	// updates counts the session/update notifications handled.
 	updates atomic.Int64
 	titles  map[string]string // tool call id -> title
+	calls   map[string]*call  // the turn's tool calls, by id
+	denied  []string          // titles of the permission requests the user denied
 	pending []context.CancelFunc
 	terms   terminals // the commands run for the agent (terminal.go)
 }
@@ -46,7 +49,81 @@ var _ acp.Client = (*client)(nil)
 func (c *client) begin(ctx context.Context, host Host, emit func(Event)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ctx, c.host, c.emit, c.titles = ctx, host, emit, map[string]string{}
+	c.ctx, c.host, c.emit, c.titles, c.calls, c.denied = ctx, host, emit, map[string]string{}, map[string]*call{}, nil
+}
+
+// call is what the turn knows of one tool call of the agent.
+type call struct {
+	title, kind string
+	input       any
+	ours        bool // it showed a terminal Jarvis ran: the gate has its row
+	reported    bool
+}
+
+// agentWarning is a warning an agent sends as a message chunk although it
+// is not part of its reply: codex's "Model metadata for `m` not found.
+// Defaulting to fallback metadata; …" line.
+var agentWarning = regexp.MustCompile(`^Model metadata for .* not found\.`)
+
+// hasCommand reports a tool input that carries a command line (codex
+// labels `ls` "search" and `cat` "read", yet runs them as commands).
+func hasCommand(input any) bool {
+	m, ok := input.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, cmd := m["command"]
+	_, c2 := m["cmd"]
+	return cmd || c2
+}
+
+// deniedTitles are the permission requests the user denied this turn.
+func (c *client) deniedTitles() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.denied...)
+}
+
+// track updates the turn's record of a tool call and returns the command
+// the agent ran itself when this update ends one (kind execute, no
+// terminal of Jarvis's shown), once; nil otherwise.
+func (c *client) track(id, title, kind string, input any, content []acp.ToolCallContent, status string) *AgentTool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		return nil
+	}
+	k := c.calls[id]
+	if k == nil {
+		k = &call{}
+		c.calls[id] = k
+	}
+	if title != "" {
+		k.title = title
+	}
+	if kind != "" {
+		k.kind = kind
+	}
+	if input != nil {
+		k.input = input
+	}
+	for _, ct := range content {
+		if ct.Terminal != nil && c.terms.made(ct.Terminal.TerminalId) {
+			k.ours = true
+		}
+	}
+	ended := status == string(acp.ToolCallStatusCompleted) || status == string(acp.ToolCallStatusFailed)
+	if !ended || k.reported || k.ours || (k.kind != string(acp.ToolKindExecute) && !hasCommand(k.input)) {
+		return nil
+	}
+	k.reported = true
+	t := &AgentTool{ID: id, Title: k.title, Kind: k.kind, OK: status == string(acp.ToolCallStatusCompleted)}
+	if k.input != nil {
+		if b, err := json.Marshal(k.input); err == nil {
+			t.Input = b
+		}
+	}
+	return t
 }
 
 func (c *client) end() {
@@ -108,6 +185,10 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			if agentWarning.MatchString(t.Text) {
+				c.publish(Event{Notice: strings.TrimSpace(t.Text)}) // a warning of the agent's, not its reply
+				break
+			}
 			c.publish(Event{TextDelta: t.Text})
 		}
 	case u.AgentThoughtChunk != nil:
@@ -122,18 +203,34 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		}
 		c.mu.Unlock()
 		c.publish(Event{Status: toolStatus(tc.Title, string(tc.Kind), string(tc.Status))})
+		if t := c.track(string(tc.ToolCallId), tc.Title, string(tc.Kind), tc.RawInput, tc.Content, string(tc.Status)); t != nil {
+			c.publish(Event{AgentTool: t})
+		}
 	case u.ToolCallUpdate != nil:
 		tu := u.ToolCallUpdate
-		if tu.Status == nil || (*tu.Status != acp.ToolCallStatusCompleted && *tu.Status != acp.ToolCallStatusFailed) {
-			return nil // progress without a new state
-		}
-		c.mu.Lock()
-		title := c.titles[string(tu.ToolCallId)]
-		c.mu.Unlock()
+		var title, kind, status string
 		if tu.Title != nil {
 			title = *tu.Title
 		}
+		if tu.Kind != nil {
+			kind = string(*tu.Kind)
+		}
+		if tu.Status != nil {
+			status = string(*tu.Status)
+		}
+		ran := c.track(string(tu.ToolCallId), title, kind, tu.RawInput, tu.Content, status)
+		if tu.Status == nil || (*tu.Status != acp.ToolCallStatusCompleted && *tu.Status != acp.ToolCallStatusFailed) {
+			return nil // progress without a new state
+		}
+		if title == "" {
+			c.mu.Lock()
+			title = c.titles[string(tu.ToolCallId)]
+			c.mu.Unlock()
+		}
 		c.publish(Event{Status: toolStatus(title, "", string(*tu.Status))})
+		if ran != nil {
+			c.publish(Event{AgentTool: ran})
+		}
 	case u.Plan != nil:
 		var plan []PlanEntry
 		for _, e := range u.Plan.Entries {
@@ -183,6 +280,15 @@ func (c *client) RequestPermission(ctx context.Context, r acp.RequestPermissionR
 	allowed, err := host.RequestPermission(callCtx, p)
 	if callCtx.Err() != nil {
 		return cancelled, nil // Stop: pending requests answer "cancelled"
+	}
+	if !allowed || err != nil {
+		title := p.Title
+		if title == "" {
+			title = "a tool call"
+		}
+		c.mu.Lock()
+		c.denied = append(c.denied, title)
+		c.mu.Unlock()
 	}
 	// Allow once at most: "always" would let the agent skip Jarvis's gate
 	// next time; the gate keeps its own "always" rules.

@@ -27,6 +27,10 @@ type Input struct {
 	// it changes, the next turn starts a new ACP session. Empty: the
 	// Instructions themselves.
 	InstructionsKey string
+	// Images are the message's attached images as base64 data URLs
+	// (data:image/png;base64,…), sent as image blocks to an agent that
+	// takes them.
+	Images []string
 	// History returns the conversation before this turn, oldest first, for
 	// the summary a new ACP session gets when there was one; nil: none.
 	History func() []Message
@@ -36,6 +40,20 @@ type Input struct {
 type Message struct {
 	Role    string // user or assistant
 	Content string
+}
+
+// imageBlocks turns data URLs into ACP image blocks.
+func imageBlocks(urls []string) ([]acp.ContentBlock, error) {
+	var out []acp.ContentBlock
+	for i, u := range urls {
+		head, data, ok := strings.Cut(u, ",")
+		media, b64 := strings.CutSuffix(strings.TrimPrefix(head, "data:"), ";base64")
+		if !ok || !strings.HasPrefix(head, "data:") || !b64 || !strings.HasPrefix(media, "image/") {
+			return nil, fmt.Errorf("acpagent: attachment %d is not an image as a base64 data URL", i+1)
+		}
+		out = append(out, acp.ImageBlock(data, media))
+	}
+	return out, nil
 }
 
 func (in Input) key() string {

@@ -45,6 +45,15 @@ type terminals struct {
 	byID map[string]acp.TerminalOutputResponse
 }
 
+// made reports whether id is a terminal this client created (released or not).
+func (ts *terminals) made(id string) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var n int
+	_, err := fmt.Sscanf(id, "term_%d", &n)
+	return err == nil && n >= 1 && n <= ts.n && id == fmt.Sprintf("term_%d", n)
+}
+
 func (ts *terminals) add(out acp.TerminalOutputResponse) string {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

@@ -104,7 +104,8 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		}
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
-	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log})
+	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log,
+		Resume: rt.lastACPSession(sessionID)})
 	if err != nil {
 		return nil, err
 	}
@@ -171,13 +172,14 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	if err != nil {
 		return turn.Failed("acp_failed", "Agent %q (acp): %v", agent.AgentID, err)
 	}
-	in := acpagent.Input{Text: t.User.Content, Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
+	in := acpagent.Input{Text: t.User.Content, Images: turn.Images(t.User.Meta), Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
 		History: func() []acpagent.Message { return rt.history(t) }}
 	// A coding agent reads files, pages and tool output itself, where Jarvis
 	// cannot see: its context counts as untrusted (service/provenance), so
 	// its calls that would send data out ask before they run.
 	t.Taint.Add(api.Source{Kind: "agent", Name: agent.AgentID, Detail: "a coding agent reads files and the web itself"})
 	host := &acpHost{w: rt.opts.Waiter, t: t, agent: agent}
+	ran := 0
 	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {
 		case ev.TextDelta != "":
@@ -192,6 +194,11 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 				steps = append(steps, api.PlanStep(e))
 			}
 			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: planText(ev.Plan), Kind: "plan", TurnID: t.ID, Plan: steps})
+		case ev.Notice != "":
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: agent.DisplayName + ": " + ev.Notice, Kind: "agent_status", TurnID: t.ID})
+		case ev.AgentTool != nil:
+			ran++
+			rt.publishAgentTool(t, agent, ran, *ev.AgentTool)
 		}
 	})
 	if note := acpSessionNote(agent.DisplayName, res); note != "" {
@@ -216,11 +223,36 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		}
 		return turn.Failed("acp_failed", "Agent %q: %v", agent.AgentID, err)
 	}
+	if strings.TrimSpace(res.Text) == "" && len(res.Denied) > 0 {
+		res.Text = fmt.Sprintf("(You denied %s; %s stopped there.)", strings.Join(res.Denied, "; "), agent.DisplayName)
+	}
 	if strings.TrimSpace(res.Text) == "" {
 		return turn.Failed("acp_failed", "Agent %q ended the turn (%s) without a reply.", agent.AgentID, res.StopReason)
 	}
-	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: fmt.Sprintf(`{"acp":{"sessionId":%q,"stopReason":%q}}`, res.SessionID, res.StopReason)}
+	var m acpMeta
+	m.ACP.SessionID, m.ACP.StopReason, m.ACP.InstructionsKey = res.SessionID, res.StopReason, in.InstructionsKey
+	meta, _ := json.Marshal(m)
+	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: string(meta)}
 	return turn.Outcome{Final: res.Text, Last: &answer}
+}
+
+// publishAgentTool reports one command the ACP agent ran itself, inside
+// its own program and sandbox (codex's exec_command), not through Jarvis's
+// terminals: a tool.result with source "agent" (no tool.request came
+// first), which the desktop shows as a card and writes to its audit log as
+// "ran inside the agent, not gated" — as for the CLI agents.
+func (rt *Runtime) publishAgentTool(t *turn.Turn, agent config.Agent, n int, at acpagent.AgentTool) {
+	name := at.Title
+	if name == "" {
+		name = "command"
+	}
+	r := api.ToolResult{ID: fmt.Sprintf("agt_%s_%d", t.ID, n), OK: at.OK, Source: "agent", TurnID: t.ID, Name: name,
+		Arguments: at.Input, Result: fmt.Sprintf("ran inside %s, not gated", agent.DisplayName)}
+	if !at.OK {
+		msg := fmt.Sprintf("%s reported that the command failed", agent.DisplayName)
+		r.Error = &msg
+	}
+	rt.env.Publisher.Publish(t.SessionID, api.EventToolResult, r)
 }
 
 func planText(plan []acpagent.PlanEntry) string {

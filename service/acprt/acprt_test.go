@@ -106,3 +106,148 @@ func TestACPTurnStreamsAndAsksPermission(t *testing.T) {
 		t.Fatalf("outcome after the permission %+v", o)
 	}
 }
+
+// answer waits for the turn's next tool.request named name and delivers ok.
+func (f *fixture) answer(t *testing.T, sessID, name string, ok bool, result string) api.ToolCall {
+	t.Helper()
+	var req api.ToolCall
+	testwait.Until(t, "a "+name+" request", 20*time.Second, func() bool {
+		for _, ev := range f.rec.Events() {
+			if ev.Type == api.EventToolRequest && json.Unmarshal(ev.Data, &req) == nil && req.Name == name {
+				return true
+			}
+		}
+		return false
+	})
+	r := api.ToolResult{ID: req.ID, OK: ok, Result: result}
+	if !ok {
+		msg := "the user denied it"
+		r.Error = &msg
+	}
+	if err := f.waiter.Deliver(context.Background(), sessID, r); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// A permission denied at the desktop's gate ends the turn as an answer that
+// says so, not as acp_failed; the agent was told and went on.
+func TestACPDeniedPermissionIsNotAFailure(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "abort")
+	done := make(chan turn.Outcome, 1)
+	go func() { done <- f.run(tt, sess) }()
+	f.answer(t, sess.ID, "agent_permission", false, "")
+	o := <-done
+	if o.Fail != nil {
+		t.Fatalf("a denied permission failed the turn: %+v", o.Fail)
+	}
+	if !strings.Contains(o.Final, "echo: The user denied permission for: Run make clean") {
+		t.Fatalf("final %q", o.Final)
+	}
+	said := false
+	for _, ev := range f.rec.Events() {
+		var st api.StatusEvent
+		if ev.Type == api.EventStatus && json.Unmarshal(ev.Data, &st) == nil && strings.Contains(st.Text, "you denied Run make clean") {
+			said = true
+		}
+	}
+	if !said {
+		t.Fatalf("no status line said the user denied it:\n%s", strings.Join(f.rec.Lines("kind"), "\n"))
+	}
+}
+
+// The commands the agent ran itself are tool.result events with source
+// "agent" (the desktop audits them as "ran inside the agent, not gated")
+// and a status card each; the one it ran through Jarvis's terminal went to
+// the desktop as run_command instead.
+func TestACPAgentsOwnCommandsForTheAudit(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "exec")
+	done := make(chan turn.Outcome, 1)
+	go func() { done <- f.run(tt, sess) }()
+	f.answer(t, sess.ID, "run_command", true, `{"stdout":"hi\n","exitCode":0}`)
+	if o := <-done; o.Fail != nil || o.Final != "ran" {
+		t.Fatalf("outcome %+v", o)
+	}
+	var got []api.ToolResult
+	for _, ev := range f.rec.Events() {
+		var r api.ToolResult
+		if ev.Type == api.EventToolResult && json.Unmarshal(ev.Data, &r) == nil && r.Source != "desktop" {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("tool.result events %+v, want the agent's two own commands", got)
+	}
+	if g := got[0]; g.Source != "agent" || g.Name != "ls -la" || string(g.Arguments) != `{"command":["ls","-la"],"cwd":"/work"}` || !g.OK || !strings.Contains(g.Result, "not gated") || g.TurnID != tt.ID {
+		t.Errorf("first %+v", g)
+	}
+	if g := got[1]; g.Source != "agent" || g.OK || g.Error == nil || g.ID == got[0].ID {
+		t.Errorf("second %+v", g)
+	}
+}
+
+// Images attached to the message reach an agent that takes them.
+func TestACPImagesReachTheAgent(t *testing.T) {
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "images")
+	tt.User.Meta = `{"images":["data:image/png;base64,iVBORw0KGgo="]}`
+	o := f.run(tt, sess)
+	// The scripted agent takes no images unless SCRIPTED_IMAGES=1: the
+	// turn says so before it is sent.
+	if o.Fail != nil || o.Final != "images: " {
+		t.Fatalf("outcome %+v", o)
+	}
+	data, ok := f.rec.First(api.EventStatus)
+	if !ok || !strings.Contains(string(data), "does not take images") {
+		t.Fatalf("first status %s", data)
+	}
+}
+
+// After a restart of the service (a new runtime over the same store) the
+// next turn resumes the agent's ACP session with session/load, instead of
+// starting a new one with a summary.
+func TestACPSessionLoadedAfterServiceRestart(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "scriptedagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
+		t.Fatalf("build the scripted agent: %v\n%s", err, out)
+	}
+	cfg, err := config.Parse("test.json", []byte(fmt.Sprintf(`{"agents":[{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_LOAD":"1"}}}],"toolResultTimeoutSeconds":30}`, bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, rec := turntest.Env(t, dir, cfg)
+	opts := acprt.Options{Waiter: toolwait.New(env),
+		Instructions:    func(*config.Config, config.Agent) string { return "Be brief." },
+		InstructionsKey: func(*config.Config, config.Agent) string { return "k1" }}
+	agent, _ := cfg.Agent("coder")
+	first := acprt.New(env, opts)
+	tt, sess := turntest.Begin(t, env, "coder", "whoami")
+	out := first.Run(context.Background(), tt, sess, agent)
+	if out.Fail != nil || out.Last == nil {
+		t.Fatalf("first turn %+v", out)
+	}
+	if _, err := env.Store.AddMessage(context.Background(), *out.Last); err != nil { // as the service stores a turn's end
+		t.Fatal(err)
+	}
+	_, acpSession, _ := strings.Cut(out.Final, "session=")
+	first.Close() // the service stops: its agents end
+
+	second := acprt.New(env, opts)
+	t.Cleanup(second.Close)
+	tt2 := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: tt.User}
+	again := second.Run(context.Background(), tt2, sess, agent)
+	if again.Fail != nil || !strings.HasSuffix(again.Final, "session="+acpSession) {
+		t.Fatalf("after the restart %q (fail %+v), want the ACP session %s resumed", again.Final, again.Fail, acpSession)
+	}
+	for _, ev := range rec.Events() {
+		if ev.Type == api.EventStatus && strings.Contains(string(ev.Data), "new one") {
+			t.Fatalf("a status said a new conversation started: %s", ev.Data)
+		}
+	}
+}

@@ -7,11 +7,42 @@ package acprt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"jarvis/service/acpagent"
 	"jarvis/service/turn"
 )
+
+// acpMeta is what an ACP agent's reply keeps of its ACP session: after a
+// restart of the service the next turn resumes that session with
+// session/load (when the agent offers it and the instructions are the same).
+type acpMeta struct {
+	ACP struct {
+		SessionID       string `json:"sessionId"`
+		StopReason      string `json:"stopReason,omitempty"`
+		InstructionsKey string `json:"instructionsKey,omitempty"`
+	} `json:"acp"`
+}
+
+// lastACPSession is the ACP session of the Jarvis session's latest reply
+// of an ACP agent (zero when there is none).
+func (rt *Runtime) lastACPSession(sessionID string) acpagent.Resume {
+	rows, err := rt.env.Store.Messages(context.Background(), sessionID)
+	if err != nil {
+		return acpagent.Resume{}
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if m := rows[i]; m.Role == "assistant" && strings.Contains(m.Meta, `"acp"`) {
+			var v acpMeta
+			if json.Unmarshal([]byte(m.Meta), &v) == nil && v.ACP.SessionID != "" {
+				return acpagent.Resume{SessionID: v.ACP.SessionID, InstructionsKey: v.ACP.InstructionsKey}
+			}
+		}
+	}
+	return acpagent.Resume{}
+}
 
 // history is the session's conversation before turn t, oldest first.
 func (rt *Runtime) history(t *turn.Turn) []acpagent.Message {

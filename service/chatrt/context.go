@@ -215,7 +215,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 		switch m.Role {
 		case "user":
 			closeOpen()
-			c.add(llm.Message{Role: "user", Content: m.Content, Images: imagesOf(m.Meta)}, m.ID)
+			c.add(llm.Message{Role: "user", Content: m.Content, Images: turn.Images(m.Meta)}, m.ID)
 		case "assistant":
 			closeOpen()
 			var calls []llm.ToolCall
@@ -237,7 +237,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 	closeOpen()
 	t.Taint.Add(provenance.FromMeta(t.User.Meta)...) // an attachment, a delegated message
 	c.cur = len(c.entries)
-	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: imagesOf(t.User.Meta)}, 0)
+	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: turn.Images(t.User.Meta)}, 0)
 	return c, nil
 }
 

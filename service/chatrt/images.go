@@ -1,26 +1,9 @@
 package chatrt
 
 import (
-	"encoding/json"
-	"strings"
-
 	"jarvis/service/llm"
 	"jarvis/service/turn"
 )
-
-// imagesOf reads the images back from a user message's meta.
-func imagesOf(meta string) []string {
-	if !strings.Contains(meta, `"images"`) {
-		return nil
-	}
-	var m struct {
-		Images []string `json:"images"`
-	}
-	if err := json.Unmarshal([]byte(meta), &m); err != nil {
-		return nil // not the meta ImagesMeta writes: no images
-	}
-	return m.Images
-}
 
 // imageTokens is what an image counts toward the context budget: about what
 // vision models charge for a picture of a few hundred pixels a side.

@@ -40,6 +40,7 @@ const (
 	TypeExternal   = "external"
 	TypeProxy      = "proxy"
 	TypeRoundtable = "roundtable"
+	TypeA2A        = "a2a"
 )
 
 // Config is the whole file.
@@ -162,6 +163,7 @@ type Agent struct {
 	External            json.RawMessage `json:"external,omitempty"`
 	Proxy               json.RawMessage `json:"proxy,omitempty"`
 	Roundtable          json.RawMessage `json:"roundtable,omitempty"`
+	A2A                 json.RawMessage `json:"a2a,omitempty"`
 }
 
 // Visible reports whether built-in clients show the agent (uiVisible, default true).
@@ -430,9 +432,9 @@ func (c *Config) validate(name string, b []byte) error {
 			c.Agents[i].DisplayName = a.AgentID
 		}
 		switch a.Type {
-		case TypeChat, TypeExternal, TypeProxy, TypeRoundtable:
+		case TypeChat, TypeExternal, TypeProxy, TypeRoundtable, TypeA2A:
 		default:
-			return fail(at+".type", needle, fmt.Sprintf("agent %q: unknown type %q (chat, external, proxy, roundtable)", a.AgentID, a.Type))
+			return fail(at+".type", needle, fmt.Sprintf("agent %q: unknown type %q (chat, external, proxy, roundtable, a2a)", a.AgentID, a.Type))
 		}
 		if a.Chat != nil && a.Chat.Provider != "" && !slices.Contains(knownProviders, a.Chat.Provider) {
 			return fail(at+".chat.provider", needle, fmt.Sprintf("agent %q: unknown provider %q (known: %s)", a.AgentID, a.Chat.Provider, strings.Join(knownProviders, ", ")))

@@ -7,6 +7,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"jarvis/service/provenance"
 	"strings"
@@ -136,4 +137,19 @@ func (st *Stats) Snapshot() ([]api.DelegatedToolCall, string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return append([]api.DelegatedToolCall{}, st.tools...), st.thinking.String()
+}
+
+// Images reads a user message's attached images (data URLs) back from its
+// meta ({"images": [...]}, as the chat route stores them); nil without.
+func Images(meta string) []string {
+	if !strings.Contains(meta, `"images"`) {
+		return nil
+	}
+	var m struct {
+		Images []string `json:"images"`
+	}
+	if err := json.Unmarshal([]byte(meta), &m); err != nil {
+		return nil // not a message's images meta: no images
+	}
+	return m.Images
 }

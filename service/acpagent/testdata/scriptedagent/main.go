@@ -19,10 +19,16 @@
 //	                    its output, waits, kills and releases it; answers what it got
 //	termline LINE       the same with LINE as the command and no args
 //	preamble            answers the blocks of this prompt before the last one, joined by "\n--\n"
+//	abort               asks permission as codex-acp does (allow, or reject that aborts); a
+//	                    rejection ends the turn with stopReason "cancelled", as codex does
+//	images              answers the image blocks of this prompt ("images: image/png …")
+//	exec                runs a command of its own (a tool call of kind execute with its
+//	                    rawInput, completed) and one through the client's terminal
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
-// required); SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
-// offers session/load.
+// required) unless authenticate was called with "anthropic-api-key" and
+// ANTHROPIC_API_KEY is set; SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
+// offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts.
 package main
 
 import (
@@ -38,12 +44,17 @@ import (
 )
 
 type agent struct {
+	authed   bool
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
 	n        int // sessions created
 }
 
-func (a *agent) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if r.MethodId != "anthropic-api-key" || os.Getenv("ANTHROPIC_API_KEY") == "" {
+		return acp.AuthenticateResponse{}, acp.NewAuthRequired(nil)
+	}
+	a.authed = true
 	return acp.AuthenticateResponse{}, nil
 }
 
@@ -54,8 +65,9 @@ func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.In
 	}
 	desc := "Sign in with your Claude account"
 	return acp.InitializeResponse{
-		ProtocolVersion:   acp.ProtocolVersionNumber,
-		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1"},
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1",
+			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"}},
 		AuthMethods: []acp.AuthMethod{
 			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
 			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
@@ -74,7 +86,7 @@ func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.List
 }
 
 func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	if os.Getenv("SCRIPTED_AUTH") == "1" {
+	if os.Getenv("SCRIPTED_AUTH") == "1" && !a.authed {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
 	a.n++
@@ -151,6 +163,43 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 		default:
 			a.say(ctx, sid, acp.UpdateAgentMessageText("cancelled"))
 		}
+	case "abort":
+		title := "Run make clean"
+		kind := acp.ToolKindExecute
+		resp, err := a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: sid,
+			ToolCall: acp.ToolCallUpdate{ToolCallId: "call_clean", Title: &title, Kind: &kind, RawInput: map[string]any{"command": []string{"make", "clean"}}},
+			Options: []acp.PermissionOption{
+				{OptionId: "approved", Name: "Yes", Kind: acp.PermissionOptionKindAllowOnce},
+				{OptionId: "abort", Name: "No, and tell Codex what to do differently", Kind: acp.PermissionOptionKindRejectOnce},
+			}})
+		if err != nil || resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionId != "approved" {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("I wanted to clean. "))
+			return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+		a.say(ctx, sid, acp.UpdateAgentMessageText("cleaned"))
+	case "images":
+		var got []string
+		for _, b := range r.Prompt {
+			if b.Image != nil {
+				got = append(got, fmt.Sprintf("%s:%d", b.Image.MimeType, len(b.Image.Data)))
+			}
+		}
+		a.say(ctx, sid, acp.UpdateAgentMessageText("images: "+strings.Join(got, " ")))
+	case "exec":
+		a.say(ctx, sid, acp.StartToolCall("call_exec", "ls -la", acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
+			acp.WithStartRawInput(map[string]any{"command": []string{"ls", "-la"}, "cwd": "/work"})))
+		a.say(ctx, sid, acp.UpdateToolCall("call_exec", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+		a.say(ctx, sid, acp.StartToolCall("call_fail", "false", acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+		a.say(ctx, sid, acp.UpdateToolCall("call_fail", acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		a.say(ctx, sid, acp.StartToolCall("call_term", "echo hi", acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+		t, err := a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: sid, Command: "echo", Args: []string{"hi"}})
+		if err != nil {
+			a.say(ctx, sid, acp.UpdateAgentMessageText("terminal failed: "+err.Error()))
+			break
+		}
+		a.say(ctx, sid, acp.UpdateToolCall("call_term", acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+			acp.WithUpdateContent([]acp.ToolCallContent{{Terminal: &acp.ToolCallContentTerminal{TerminalId: t.TerminalId, Type: "terminal"}}})))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("ran"))
 	case "read":
 		resp, err := a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: sid, Path: arg})
 		if err != nil {
