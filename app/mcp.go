@@ -89,8 +89,10 @@ func (p *MCPPanel) MCPServers() MCPState {
 	return MCPState{Servers: ss, ConfigError: cerr, ConfigPath: p.m.ConfigPath()}
 }
 
-// MCPApproveTool accepts a changed tool definition (it is enabled again).
-func (p *MCPPanel) MCPApproveTool(name string) error { return p.m.Approve(name) }
+// MCPApproveTool accepts a changed tool definition (it is enabled again):
+// hash is the one the panel displayed; a definition changed since is
+// refused.
+func (p *MCPPanel) MCPApproveTool(name, hash string) error { return p.m.Approve(name, hash) }
 
 // MCPSetToolEnabled is a tool's switch.
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }

@@ -161,7 +161,8 @@ func TestChangedDefinitionDisabledUntilApproved(t *testing.T) {
 	if hasTool(m2, "mcp__peer__weather") {
 		t.Fatal("a restart trusted the changed definition")
 	}
-	if err := m2.Approve("mcp__peer__weather"); err != nil {
+	s2, _ := m2.Servers()
+	if err := m2.Approve("mcp__peer__weather", s2[0].Tools[0].Hash); err != nil {
 		t.Fatal(err)
 	}
 	if !hasTool(m2, "mcp__peer__weather") || m2.Assess("mcp__peer__weather", json.RawMessage(`{"text":"x"}`)).Risk != "risky" {

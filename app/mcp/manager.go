@@ -376,8 +376,8 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 		t.Hash = definitionHash(st)
 		key := serverName + "/" + st.Name
 		switch pinned, ok := m.state.Pins[key]; {
-		case !ok:
-			m.state.Pins[key] = t.Hash // trust on first use
+		case !ok, !strings.HasPrefix(pinned, "v2:") && pinned == legacyHash(st):
+			m.state.Pins[key] = t.Hash // trust on first use, or a legacy pin carried over
 			pinsChanged = true
 		case pinned != t.Hash:
 			t.Changed = true
@@ -405,15 +405,40 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 	m.changed()
 }
 
-// definitionHash is the pin of a tool: its description, input schema and
-// annotations, in canonical JSON.
+// definitionHash is the pin of a tool: every field of its definition a
+// model or a prompt can see (name, title, description, input and output
+// schemas, annotations, the annotations' title among them), in canonical
+// JSON. Pins made by this function start with "v2:"; legacyHash is the
+// pin of earlier versions (description, input schema, annotations).
 func definitionHash(t *sdk.Tool) string {
+	var v struct {
+		Name         string `json:"name"`
+		Title        string `json:"title"`
+		Description  string `json:"description"`
+		InputSchema  any    `json:"inputSchema"`
+		OutputSchema any    `json:"outputSchema"`
+		Annotations  any    `json:"annotations"`
+	}
+	v.Name, v.Title, v.Description = t.Name, t.Title, t.Description
+	v.InputSchema, v.OutputSchema, v.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+	return "v2:" + canonicalHash(v)
+}
+
+// legacyHash is the pin earlier versions stored (no prefix). A stored
+// legacy pin that still matches is carried over to definitionHash without
+// asking: the fields it covered are unchanged, and the others were never
+// pinned.
+func legacyHash(t *sdk.Tool) string {
 	var v struct {
 		Description string `json:"description"`
 		InputSchema any    `json:"inputSchema"`
 		Annotations any    `json:"annotations"`
 	}
 	v.Description, v.InputSchema, v.Annotations = t.Description, t.InputSchema, t.Annotations
+	return canonicalHash(v)
+}
+
+func canonicalHash(v any) string {
 	b, _ := json.Marshal(v)
 	var generic any
 	json.Unmarshal(b, &generic) // maps marshal with sorted keys: one canonical form
@@ -462,20 +487,31 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	return out, m.cfgErr
 }
 
-// Approve accepts a tool's current definition: its new hash becomes the
-// pin and the tool is enabled again.
-func (m *Manager) Approve(name string) error {
+// Approve accepts a tool's changed definition, the one whose hash the
+// user was shown: its hash becomes the pin and the tool is enabled again.
+// A definition that changed again since (another hash) is refused: an
+// approval never covers what the user did not see.
+func (m *Manager) Approve(name, hash string) error {
 	m.mu.Lock()
 	t, ok := m.catalogue[name]
 	if !ok {
 		m.mu.Unlock()
 		return fmt.Errorf("no MCP tool %q", name)
 	}
+	if hash == "" || t.Hash != hash {
+		m.mu.Unlock()
+		return fmt.Errorf("the definition of MCP tool %q changed again since it was shown to you; nothing was approved: look at the new one and approve it if you trust it", name)
+	}
+	if !t.Changed {
+		m.mu.Unlock()
+		return nil
+	}
 	m.state.Pins[t.Server+"/"+t.Tool] = t.Hash
 	t.Changed = false
 	t.Enabled = !t.Off
 	snap := m.state.clone()
 	m.mu.Unlock()
+	m.log.Info("mcp: changed tool definition approved", "tool", name, "hash", hash)
 	m.changed()
 	return saveState(m.opts.StatePath, snap)
 }

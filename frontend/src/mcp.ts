@@ -16,6 +16,7 @@ export interface MCPTool {
   description: string;
   readOnly?: boolean;
   destructive?: boolean;
+  hash: string;
   enabled: boolean;
   changed?: boolean;
   off?: boolean;
@@ -36,7 +37,7 @@ export interface MCPState {
 
 interface MCPPanelAPI {
   MCPServers(): Promise<MCPState>;
-  MCPApproveTool(name: string): Promise<void>;
+  MCPApproveTool(name: string, hash: string): Promise<void>;
   MCPSetToolEnabled(name: string, on: boolean): Promise<void>;
   MCPSetServerEnabled(name: string, on: boolean): Promise<void>;
 }
@@ -48,7 +49,7 @@ function panelAPI(): MCPPanelAPI {
 }
 
 export interface MCPActions {
-  approve(tool: string): void;
+  approve(tool: string, hash: string): void;
   setTool(tool: string, on: boolean): void;
   setServer(server: string, on: boolean): void;
 }
@@ -91,8 +92,15 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
       if (t.destructive) li.append(h("span", { class: "badge" }, " destructive"));
       if (t.changed) {
         const ok = h("button", { class: "small", type: "button" }, "Approve the new definition");
-        ok.addEventListener("click", () => act.approve(t.name));
-        li.append(h("span", { class: "warn" }, " Its definition changed since you approved it: disabled. "), ok);
+        // The approval carries the hash of the definition shown here: one
+        // the server swapped in since is refused.
+        ok.addEventListener("click", () => act.approve(t.name, t.hash));
+        li.append(
+          h("span", { class: "warn" }, " Its definition changed since you approved it: disabled. "),
+          h("pre", { class: "mcp-def", "data-mcp-def": t.name }, [t.title, t.description].filter(Boolean).join("\n")),
+          h("span", { class: "hint mono" }, ` ${t.hash.replace(/^v2:/, "").slice(0, 12)} `),
+          ok,
+        );
       }
       list.append(li);
     }
@@ -115,7 +123,7 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
   let state: MCPState | null = null;
   const run = (p: Promise<void>) => p.catch((e) => flash(errText(e)));
   const act: MCPActions = {
-    approve: (t) => run(panelAPI().MCPApproveTool(t).then(() => flash(`Approved the new definition of ${t}.`, true))),
+    approve: (t, hash) => run(panelAPI().MCPApproveTool(t, hash).then(() => flash(`Approved the new definition of ${t}.`, true))),
     setTool: (t, on) => run(panelAPI().MCPSetToolEnabled(t, on)),
     setServer: (s, on) => run(panelAPI().MCPSetServerEnabled(s, on)),
   };

@@ -10,8 +10,8 @@ const state: MCPState = {
       state: "ready",
       restarts: 0,
       tools: [
-        { name: "mcp__files__read", server: "files", tool: "read", description: "Read a file.", enabled: true },
-        { name: "mcp__files__write", server: "files", tool: "write", description: "Write a file.", enabled: false, changed: true, destructive: true },
+        { name: "mcp__files__read", server: "files", tool: "read", description: "Read a file.", hash: "v2:aa", enabled: true },
+        { name: "mcp__files__write", server: "files", tool: "write", description: "Write a file.", hash: "v2:0123456789abcdef", enabled: false, changed: true, destructive: true },
       ],
     },
     { name: "broken", transport: "http", state: "failed", error: "the server did not finish initialize within 30s\nboom", restarts: 3, tools: [] },
@@ -22,7 +22,7 @@ describe("MCP panel", () => {
   it("shows each server's state, error and tools, and asks to approve a changed tool", () => {
     const calls: string[] = [];
     const el = renderMCP(state, {
-      approve: (t) => calls.push(`approve ${t}`),
+      approve: (t, hash) => calls.push(`approve ${t} ${hash}`),
       setTool: (t, on) => calls.push(`tool ${t} ${on}`),
       setServer: (s, on) => calls.push(`server ${s} ${on}`),
     });
@@ -32,6 +32,8 @@ describe("MCP panel", () => {
     expect(el.textContent).toContain("restarted 3×");
     const changed = el.querySelector('[data-mcp-tool="mcp__files__write"]')!;
     expect(changed.textContent).toContain("definition changed");
+    expect(changed.querySelector("[data-mcp-def]")!.textContent).toBe("Write a file.");
+    expect(changed.textContent).toContain("0123456789ab");
     (changed.querySelector("button") as HTMLButtonElement).click();
     const toolSwitch = el.querySelector('[data-mcp-tool="mcp__files__read"] input') as HTMLInputElement;
     toolSwitch.checked = false;
@@ -39,7 +41,7 @@ describe("MCP panel", () => {
     const serverSwitch = el.querySelector('[data-mcp-server="broken"] input') as HTMLInputElement;
     serverSwitch.checked = false;
     serverSwitch.dispatchEvent(new Event("change"));
-    expect(calls).toEqual(["approve mcp__files__write", "tool mcp__files__read false", "server broken false"]);
+    expect(calls).toEqual(["approve mcp__files__write v2:0123456789abcdef", "tool mcp__files__read false", "server broken false"]);
     expect(el.querySelector('[data-mcp-tool="mcp__files__read"] button')).toBeNull();
   });
   it("says where to add servers when there are none, and shows a config error", () => {
