@@ -38,7 +38,7 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	log := l.log
 	store := secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log))
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: func(ref string) (string, error) { return store.Get(ref) }})
+		Secret: store.Get, SetSecret: store.Set})
 	if err != nil {
 		return nil, err
 	}

@@ -94,6 +94,21 @@ func (p *MCPPanel) MCPServers() MCPState {
 // refused.
 func (p *MCPPanel) MCPApproveTool(name, hash string) error { return p.m.Approve(name, hash) }
 
+// MCPApproveServer approves a server's entry of mcp.json that waits for
+// approval (made or changed outside Jarvis): hash is the one the panel
+// displayed with what the entry would start; an entry changed since is
+// refused.
+func (p *MCPPanel) MCPApproveServer(name, hash string) error { return p.m.ApproveServer(name, hash) }
+
+// MCPRestartServer stops a server and starts it again.
+func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }
+
+// MCPSetSecret stores a secret for one server: what "${keyring:NAME}" in
+// that server's entry resolves to.
+func (p *MCPPanel) MCPSetSecret(server, name, value string) error {
+	return p.m.SetSecret(server, name, value)
+}
+
 // MCPSetToolEnabled is a tool's switch.
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }
 

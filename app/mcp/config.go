@@ -11,13 +11,16 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"jarvis/service/secrets"
 )
 
 // ServerConfig is one entry of mcpServers, in Claude Desktop's shape:
 // command, args, env for a stdio server; url, headers for a Streamable HTTP
 // server. Values of env and headers may be keyring references,
-// "${keyring:REF}", resolved when the server starts, so a secret never has
-// to sit in the file.
+// "${keyring:NAME}", resolved when the server starts from the secrets
+// stored for that server alone (SecretRef), so a secret never has to sit
+// in the file and the file reaches no other secret.
 type ServerConfig struct {
 	Name     string            `json:"-"`
 	Command  string            `json:"command,omitempty"`
@@ -31,6 +34,14 @@ type ServerConfig struct {
 	// Timeout is a call's limit in seconds (default 60).
 	Timeout float64 `json:"timeout,omitempty"`
 	line    int
+}
+
+// transport is the entry's transport, as approved: stdio or http.
+func (c ServerConfig) transport() string {
+	if c.IsHTTP() {
+		return "http"
+	}
+	return "stdio"
 }
 
 // IsHTTP reports whether the server is reached over Streamable HTTP.
@@ -209,17 +220,25 @@ func lineAt(b []byte, off int64) int {
 // keyringRef matches a value that names a keyring secret.
 var keyringRef = regexp.MustCompile(`^\$\{keyring:([A-Za-z0-9_.-]+)\}$`)
 
-// resolve replaces keyring references in vals through lookup.
-func resolve(vals map[string]string, lookup func(ref string) (string, error)) (map[string]string, error) {
+// secretName is what the NAME of a server's secret may be.
+var secretName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// resolve replaces the keyring references of server's vals through lookup,
+// each in the server's own namespace (SecretRef).
+func resolve(server string, vals map[string]string, lookup func(ref string) (string, error)) (map[string]string, error) {
 	out := make(map[string]string, len(vals))
 	for k, v := range vals {
 		if m := keyringRef.FindStringSubmatch(v); m != nil {
 			if lookup == nil {
-				return nil, fmt.Errorf("%s: keyring reference %q, and no keyring is available", k, m[1])
+				return nil, fmt.Errorf("%s: secret %q: this Jarvis has no secret store", k, m[1])
 			}
-			s, err := lookup(m[1])
+			s, err := lookup(SecretRef(server, m[1]))
+			if errors.Is(err, secrets.ErrNotFound) {
+				return nil, fmt.Errorf("%s: no secret %q is stored for MCP server %q; store it in the MCP panel or with: jarvis mcp secret set %s %s",
+					k, m[1], server, server, m[1])
+			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: keyring reference %q: %w", k, m[1], err)
+				return nil, fmt.Errorf("%s: secret %q: %w", k, m[1], err)
 			}
 			v = s
 		}
@@ -227,3 +246,10 @@ func resolve(vals map[string]string, lookup func(ref string) (string, error)) (m
 	}
 	return out, nil
 }
+
+// SecretRef is the secret store's name of a server's secret NAME: what
+// "${keyring:NAME}" in that server's entry resolves, and what the MCP panel
+// and `jarvis mcp secret set SERVER NAME` write. The namespace keeps every
+// other secret (provider keys, agent secrets, the audit key) out of reach
+// of mcp.json.
+func SecretRef(server, name string) string { return "mcp/" + server + "/" + name }

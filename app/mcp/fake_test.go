@@ -28,6 +28,9 @@ type echoIn struct {
 
 func fakeServer(mode string) {
 	fmt.Fprintln(os.Stderr, "fake server booting:", mode)
+	if mark := os.Getenv("JARVIS_MCP_FAKE_MARK"); mark != "" {
+		os.WriteFile(mark, []byte("started"), 0o600) // proof that it ran
+	}
 	switch mode {
 	case "hang": // never answers initialize
 		time.Sleep(time.Hour)

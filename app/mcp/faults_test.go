@@ -103,7 +103,7 @@ func httpManager(t *testing.T, srv *sdk.Server, statePath string) *Manager {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	m.Apply(Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}})
+	m.Apply(trust(m, Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}}))
 	return m
 }
 
@@ -192,7 +192,11 @@ func TestConfigErrorsAndReload(t *testing.T) {
 	if err := os.WriteFile(path, []byte(fakeConfig(t, "later", "crash")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "the reload", func() bool { return hasTool(m, "mcp__later__echo") })
+	waitFor(t, m, "the reload", func() bool { return serverState(m, "later").State == StateApproval })
+	if err := m.ApproveServer("later", serverState(m, "later").Approval.Hash); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the approved server", func() bool { return hasTool(m, "mcp__later__echo") })
 	if err := os.WriteFile(path, []byte(`{"mcpServers":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -233,10 +237,10 @@ func TestMissingKeyringSecret(t *testing.T) {
 	}})
 	m, _ := startManager(t, string(b), func(o *Options) {
 		o.Backoff = time.Hour
-		o.Secret = func(string) (string, error) { return "", errors.New("not in the keyring") }
+		o.Secret = func(string) (string, error) { return "", errors.New("the OS keyring did not answer") }
 	})
 	waitFor(t, m, "the failure", func() bool { return serverState(m, "gh").State == StateFailed })
-	if e := serverState(m, "gh").Error; !strings.Contains(e, `GITHUB_TOKEN: keyring reference "github": not in the keyring`) {
+	if e := serverState(m, "gh").Error; !strings.Contains(e, `GITHUB_TOKEN: secret "github": the OS keyring did not answer`) {
 		t.Fatalf("error %q", e)
 	}
 }

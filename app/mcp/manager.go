@@ -60,8 +60,13 @@ type Options struct {
 	ConfigPath string // mcp.json; watched for changes
 	StatePath  string // the pins and the per-tool switches (JSON, 0600); "" keeps them in memory
 	Logger     *slog.Logger
-	// Secret resolves "${keyring:REF}" values of env and headers.
-	Secret      func(ref string) (string, error)
+	// Secret resolves "${keyring:NAME}" values of env and headers: it is
+	// asked only for SecretRef(server, NAME) and returns an error wrapping
+	// secrets.ErrNotFound when nothing is stored under it (secrets.Store.Get).
+	Secret func(ref string) (string, error)
+	// SetSecret stores a server's secret (the panel's and `jarvis mcp
+	// secret set`'s write), under SecretRef.
+	SetSecret   func(ref, value string) error
 	HTTPClient  *http.Client  // for Streamable HTTP servers
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
@@ -92,10 +97,12 @@ type Tool struct {
 type ServerStatus struct {
 	Name      string `json:"name"`
 	Transport string `json:"transport"` // stdio | http
-	State     string `json:"state"`     // starting | ready | failed | off
+	State     string `json:"state"`     // starting | ready | failed | off | approval
 	Error     string `json:"error,omitempty"`
 	Restarts  int    `json:"restarts"`
 	Tools     []Tool `json:"tools"`
+	// Approval: the entry waits for the user's approval (StateApproval).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -221,7 +228,9 @@ func (m *Manager) Reload() error {
 	return nil
 }
 
-// Apply runs exactly the servers of cfg.
+// Apply runs exactly the servers of cfg: new servers start, removed ones
+// stop, changed ones restart; an entry the user has not approved as it is
+// now waits in StateApproval (approval.go).
 func (m *Manager) Apply(cfg Config) {
 	want := map[string]ServerConfig{}
 	for _, sc := range cfg.Servers {
@@ -236,13 +245,21 @@ func (m *Manager) Apply(cfg Config) {
 		}
 	}
 	var start []*server
+	var pending []*server
 	for name, sc := range want {
 		if _, ok := m.servers[name]; ok {
 			continue
 		}
 		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
 		m.servers[name] = s
+		if prior := m.state.Approved[name]; prior != ApprovalHash(sc) {
+			s.state, s.approval = StateApproval, approvalOf(sc, prior)
+			pending = append(pending, s)
+			continue
+		}
 		if !sc.Disabled && !m.state.ServersOff[name] {
+			ctx, cancel := context.WithCancel(m.ctx)
+			s.ctx, s.cancel = ctx, cancel
 			start = append(start, s)
 		}
 	}
@@ -250,11 +267,14 @@ func (m *Manager) Apply(cfg Config) {
 	for _, s := range stop {
 		m.stopServer(s)
 	}
+	for _, s := range pending {
+		a := s.approval
+		m.log.Warn("mcp: server not started: its entry in mcp.json was not made or approved in Jarvis; approve it in the MCP panel or with: jarvis mcp approve "+s.cfg.Name,
+			"server", s.cfg.Name, "would_run", a.Launch, "changed", a.Changed, "hash", a.Hash)
+	}
 	for _, s := range start {
-		ctx, cancel := context.WithCancel(m.ctx)
-		s.cancel = cancel
 		m.wg.Add(1)
-		go func() { defer m.wg.Done(); s.run(ctx) }()
+		go func() { defer m.wg.Done(); s.run(s.ctx) }()
 	}
 	m.changed()
 }
@@ -280,6 +300,33 @@ func (m *Manager) stopServer(s *server) {
 	m.mu.Unlock()
 }
 
+// SetSecret stores value as server's secret name (what "${keyring:name}"
+// in that server's entry resolves) and starts the server again if it runs.
+func (m *Manager) SetSecret(server, name, value string) error {
+	if !serverName.MatchString(server) {
+		return fmt.Errorf("server name %q: use 1-32 letters, digits, '-' or '_'", server)
+	}
+	if !secretName.MatchString(name) {
+		return fmt.Errorf("secret name %q: use 1-64 letters, digits, '.', '-' or '_'", name)
+	}
+	if value == "" {
+		return errors.New("the secret is empty")
+	}
+	if m.opts.SetSecret == nil {
+		return errors.New("this Jarvis has no secret store")
+	}
+	if err := m.opts.SetSecret(SecretRef(server, name), value); err != nil {
+		return err
+	}
+	m.log.Info("mcp: secret stored for a server", "server", server, "name", name)
+	m.Restart(server)
+	return nil
+}
+
+// Restart stops a configured server and starts it again (the panel's
+// Restart); one switched off or waiting for approval stays so.
+func (m *Manager) Restart(name string) error { return m.restart(name) }
+
 // ConfigPath is the mcp.json the Manager reads.
 func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
 
@@ -287,8 +334,7 @@ func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
 // out of the catalogue; on starts it.
 func (m *Manager) SetServerEnabled(name string, on bool) error {
 	m.mu.Lock()
-	s, ok := m.servers[name]
-	if !ok {
+	if _, ok := m.servers[name]; !ok {
 		m.mu.Unlock()
 		return fmt.Errorf("no MCP server %q", name)
 	}
@@ -297,18 +343,33 @@ func (m *Manager) SetServerEnabled(name string, on bool) error {
 	} else {
 		m.state.ServersOff[name] = true
 	}
-	cfg := s.cfg
-	delete(m.servers, name) // Apply starts it again (or keeps it stopped)
 	snap := m.state.clone()
+	m.mu.Unlock()
+	if err := m.restart(name); err != nil {
+		return err
+	}
+	return saveState(m.opts.StatePath, snap)
+}
+
+// restart stops server name and applies its entry again (started, kept
+// off, or waiting for approval).
+func (m *Manager) restart(name string) error {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP server %q", name)
+	}
+	delete(m.servers, name)
 	all := Config{}
 	for _, o := range m.servers {
 		all.Servers = append(all.Servers, o.cfg)
 	}
-	all.Servers = append(all.Servers, cfg)
+	all.Servers = append(all.Servers, s.cfg)
 	m.mu.Unlock()
 	m.stopServer(s)
 	m.Apply(all)
-	return saveState(m.opts.StatePath, snap)
+	return nil
 }
 
 // Close stops every server.
@@ -470,7 +531,7 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	out := make([]ServerStatus, 0, len(m.servers))
 	for name, s := range m.servers {
 		s.mu.Lock()
-		ss := ServerStatus{Name: name, Transport: "stdio", State: s.state, Error: s.err, Restarts: s.restarts, Tools: []Tool{}}
+		ss := ServerStatus{Name: name, Transport: "stdio", State: s.state, Error: s.err, Restarts: s.restarts, Tools: []Tool{}, Approval: s.approval}
 		s.mu.Unlock()
 		if s.cfg.IsHTTP() {
 			ss.Transport = "http"

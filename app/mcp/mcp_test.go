@@ -43,11 +43,27 @@ func startManager(t *testing.T, cfg string, tweak func(*Options)) (*Manager, str
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := ParseConfig(path, []byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust(m, c)
 	if err := m.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m, path
+}
+
+// trust records cfg's entries as approved by the user, as the panel's
+// approval does: tests of what runs once approved start there.
+func trust(m *Manager, cfg Config) Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sc := range cfg.Servers {
+		m.state.Approved[sc.Name] = ApprovalHash(sc)
+	}
+	return cfg
 }
 
 // waitFor waits (on the manager's change notifications, up to 30 s) until
@@ -104,7 +120,7 @@ func TestEverythingServer(t *testing.T) {
 	t.Setenv("JARVIS_SECRET_OPENAI", "sk-must-not-leak")
 	m, _ := startManager(t, everythingConfig(t), func(o *Options) {
 		o.Secret = func(ref string) (string, error) {
-			if ref != "every-token" {
+			if ref != SecretRef("every", "every-token") {
 				return "", errors.New("no such secret")
 			}
 			return "resolved-from-keyring", nil

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	
+
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"

@@ -55,8 +55,11 @@ type server struct {
 	m      *Manager
 	cfg    ServerConfig
 	stderr *tail
+	ctx    context.Context // set with cancel before it runs; nil: not started
 	cancel context.CancelFunc
 	done   chan struct{}
+	// approval: the entry waits for the user's approval (never started).
+	approval *Approval
 
 	mu       sync.Mutex
 	state    string
@@ -201,7 +204,7 @@ func (s *server) refresh(ctx context.Context) error {
 // child's whole process group).
 func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 	if s.cfg.IsHTTP() {
-		headers, err := resolve(s.cfg.Headers, s.m.opts.Secret)
+		headers, err := resolve(s.cfg.Name, s.cfg.Headers, s.m.opts.Secret)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -213,7 +216,7 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, nil
 	}
-	env, err := resolve(s.cfg.Env, s.m.opts.Secret)
+	env, err := resolve(s.cfg.Name, s.cfg.Env, s.m.opts.Secret)
 	if err != nil {
 		return nil, nil, err
 	}
