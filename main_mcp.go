@@ -13,6 +13,7 @@ import (
 	"jarvis/api"
 	"jarvis/app"
 	"jarvis/app/mcp"
+	"jarvis/internal/approved"
 	"jarvis/service/secrets"
 )
 
@@ -37,8 +38,12 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	}
 	log := l.log
 	store := secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log))
+	ok, err := approved.Open(l.dataDir)
+	if err != nil {
+		return nil, err
+	}
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: store.Get, SetSecret: store.Set})
+		Secret: store.Get, SetSecret: store.Set, Approved: ok})
 	if err != nil {
 		return nil, err
 	}

@@ -94,11 +94,10 @@ func (p *MCPPanel) MCPServers() MCPState {
 // refused.
 func (p *MCPPanel) MCPApproveTool(name, hash string) error { return p.m.Approve(name, hash) }
 
-// MCPApproveServer approves a server's entry of mcp.json that waits for
-// approval (made or changed outside Jarvis): hash is the one the panel
-// displayed with what the entry would start; an entry changed since is
-// refused.
-func (p *MCPPanel) MCPApproveServer(name, hash string) error { return p.m.ApproveServer(name, hash) }
+// MCPApproveConfig approves mcp.json as the panel showed it (entries made
+// or changed outside Jarvis wait for it): hash is the one displayed with
+// what the waiting entries would start; a file changed since is refused.
+func (p *MCPPanel) MCPApproveConfig(hash string) error { return p.m.ApproveConfig(hash) }
 
 // MCPRestartServer stops a server and starts it again.
 func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }

@@ -1,25 +1,36 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+
+	"jarvis/internal/approved"
 )
 
 // An mcp.json entry starts a program or sends headers to a URL, so the
-// Manager runs only entries the user approved: each server's approval is
-// the hash of what it would start or where it would connect (ApprovalHash),
-// kept in the state file in the data dir, which Jarvis's file tools cannot
-// reach. An entry that is new (a first start with a new file too) or
-// changed outside Jarvis waits, in StateApproval, showing its Approval,
-// until the user approves that hash in the window or with `jarvis mcp
-// approve`. Switching a server off or on, or its call timeout, needs none.
+// Manager runs only entries the user approved. The approved mcp.json is
+// kept in the data dir's store of approved contents (internal/approved,
+// name ApprovedName), which Jarvis's file tools cannot reach; an entry of
+// the file runs only while it is the same (ApprovalHash) as in the last
+// approved content. An entry that is new (a first start with a new file
+// too) or changed outside Jarvis waits, in StateApproval, showing its
+// Approval, until the user approves the file as shown (its approved.Hash)
+// in the window or with `jarvis mcp approve`; the other entries keep
+// running meanwhile. Switching a server off or on, or its call timeout,
+// needs no approval.
+
+// ApprovedName is mcp.json's name in the store of approved contents.
+const ApprovedName = "mcp.json"
 
 // StateApproval is a server waiting for the user's approval of its entry.
 const StateApproval = "approval"
 
-// Approval is what an entry waiting for approval would do: shown to the
-// user, and its Hash is what an approval must carry.
+// Approval is what an entry waiting for approval would do, shown to the
+// user. Hash is the hash of the whole mcp.json shown (approved.Hash): what
+// an approval must carry.
 type Approval struct {
 	Hash string `json:"hash"`
 	// Launch is the command line of a stdio server or the URL of a remote one.
@@ -30,7 +41,7 @@ type Approval struct {
 	Changed bool     `json:"changed"`           // an approved entry changed (else new)
 }
 
-// ApprovalHash is the approval's binding: every field of an entry that
+// ApprovalHash is an entry's identity for approval: every field that
 // decides what runs or what is sent where.
 func ApprovalHash(sc ServerConfig) string {
 	var v struct {
@@ -43,13 +54,34 @@ func ApprovalHash(sc ServerConfig) string {
 		Type    string            `json:"type"`
 	}
 	v.Command, v.Args, v.Env, v.Cwd, v.URL, v.Headers, v.Type = sc.Command, sc.Args, sc.Env, sc.Cwd, sc.URL, sc.Headers, sc.transport()
-	return "v1:" + canonicalHash(v)
+	return canonicalHash(v)
 }
 
-// approvalOf describes sc for the user; prior is the hash approved before
-// ("" when none).
-func approvalOf(sc ServerConfig, prior string) *Approval {
-	a := &Approval{Hash: ApprovalHash(sc), Cwd: sc.Cwd, Changed: prior != ""}
+// approvedEntries is the ApprovalHash of each entry of the last approved
+// mcp.json (none when nothing was approved or the store is not set).
+func (m *Manager) approvedEntries() (map[string]string, error) {
+	out := map[string]string{}
+	if m.opts.Approved == nil {
+		return out, nil
+	}
+	b, ok, err := m.opts.Approved.Last(ApprovedName)
+	if err != nil || !ok {
+		return out, err
+	}
+	cfg, err := ParseConfig("the approved mcp.json", b)
+	if err != nil {
+		return out, nil // nothing of it is trusted
+	}
+	for _, sc := range cfg.Servers {
+		out[sc.Name] = ApprovalHash(sc)
+	}
+	return out, nil
+}
+
+// approvalOf describes sc for the user; prior is the approved entry's hash
+// ("" when none), file the hash of the mcp.json that holds sc.
+func approvalOf(sc ServerConfig, prior, file string) *Approval {
+	a := &Approval{Hash: file, Cwd: sc.Cwd, Changed: prior != ""}
 	if sc.IsHTTP() {
 		a.Launch = sc.URL
 		for k := range sc.Headers {
@@ -78,26 +110,34 @@ func shellLine(words []string) string {
 	return strings.Join(out, " ")
 }
 
-// ApproveServer approves server name's entry, the one whose hash the user
-// was shown, and starts it (unless switched off). An entry changed since
-// (another hash) is refused.
-func (m *Manager) ApproveServer(name, hash string) error {
-	m.mu.Lock()
-	s, ok := m.servers[name]
-	if !ok {
-		m.mu.Unlock()
-		return fmt.Errorf("no MCP server %q in %s", name, m.opts.ConfigPath)
+// ApproveConfig approves mcp.json as the user was shown it (hash, the
+// Approval's) and applies it: its waiting entries start. A file changed
+// since (another hash) is refused.
+func (m *Manager) ApproveConfig(hash string) error {
+	if m.opts.Approved == nil || m.opts.ConfigPath == "" {
+		return errors.New("this Jarvis keeps no approvals of mcp.json")
 	}
-	if hash == "" || ApprovalHash(s.cfg) != hash {
-		m.mu.Unlock()
-		return fmt.Errorf("the entry of MCP server %q changed again since it was shown to you; nothing was approved: look at it again", name)
-	}
-	m.state.Approved[name] = hash
-	snap := m.state.clone()
-	m.mu.Unlock()
-	if err := saveState(m.opts.StatePath, snap); err != nil {
+	b, err := os.ReadFile(m.opts.ConfigPath)
+	if err != nil {
 		return err
 	}
-	m.log.Info("mcp: server entry approved", "server", name, "hash", hash)
-	return m.restart(name)
+	if _, err := ParseConfig(m.opts.ConfigPath, b); err != nil {
+		return fmt.Errorf("mcp.json cannot be approved as it is: %w", err)
+	}
+	if err := m.opts.Approved.ApproveHash(ApprovedName, b, hash); errors.Is(err, approved.ErrChanged) {
+		return errors.New("mcp.json changed again since it was shown to you; nothing was approved: look at it again")
+	} else if err != nil {
+		return err
+	}
+	m.log.Info("mcp: mcp.json approved", "hash", hash)
+	return m.Reload()
+}
+
+// RecordApproved records content, which Jarvis's own UI has just written to
+// mcp.json, as approved.
+func (m *Manager) RecordApproved(content []byte) error {
+	if m.opts.Approved == nil {
+		return nil
+	}
+	return m.opts.Approved.Approve(ApprovedName, content)
 }

@@ -47,10 +47,10 @@ func TestEditedConfigStartsNothingUntilApproved(t *testing.T) {
 	if s.Approval == nil || !strings.Contains(s.Approval.Launch, exe) || !strings.Contains(strings.Join(s.Approval.Env, " "), "JARVIS_MCP_FAKE=crash") || s.Approval.Changed {
 		t.Fatalf("what the approval shows: %+v", s.Approval)
 	}
-	if err := m.ApproveServer("x", "v1:not-what-was-shown"); err == nil {
+	if err := m.ApproveConfig(strings.Repeat("0", 64)); err == nil {
 		t.Fatal("an approval of another hash was taken")
 	}
-	if err := m.ApproveServer("x", s.Approval.Hash); err != nil {
+	if err := m.ApproveConfig(s.Approval.Hash); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, m, "the approved server", func() bool { return hasTool(m, "mcp__x__echo") })

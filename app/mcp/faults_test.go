@@ -103,7 +103,7 @@ func httpManager(t *testing.T, srv *sdk.Server, statePath string) *Manager {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	m.Apply(trust(m, Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}}))
+	m.Apply(m.Trust(Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}}))
 	return m
 }
 
@@ -193,7 +193,7 @@ func TestConfigErrorsAndReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, m, "the reload", func() bool { return serverState(m, "later").State == StateApproval })
-	if err := m.ApproveServer("later", serverState(m, "later").Approval.Hash); err != nil {
+	if err := m.ApproveConfig(serverState(m, "later").Approval.Hash); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, m, "the approved server", func() bool { return hasTool(m, "mcp__later__echo") })

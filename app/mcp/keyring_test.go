@@ -44,7 +44,7 @@ func TestKeyringOutsideServerNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	m.Apply(trust(m, Config{Servers: []ServerConfig{{Name: "x", URL: hs.URL + "/mcp", Headers: map[string]string{"X-Api": "${keyring:oc-key}"}}}}))
+	m.Apply(m.Trust(Config{Servers: []ServerConfig{{Name: "x", URL: hs.URL + "/mcp", Headers: map[string]string{"X-Api": "${keyring:oc-key}"}}}}))
 	waitFor(t, m, "the failure", func() bool { return serverState(m, "x").State == StateFailed })
 	mu.Lock()
 	sent := strings.Join(got, ",")
@@ -61,7 +61,7 @@ func TestKeyringOutsideServerNamespace(t *testing.T) {
 	env[secrets.EnvName(SecretRef("x", "oc-key"))] = "server-own-key"
 	envMu.Unlock()
 	m.Apply(Config{})
-	m.Apply(trust(m, Config{Servers: []ServerConfig{{Name: "x", URL: hs.URL + "/mcp", Headers: map[string]string{"X-Api": "${keyring:oc-key}"}}}}))
+	m.Apply(m.Trust(Config{Servers: []ServerConfig{{Name: "x", URL: hs.URL + "/mcp", Headers: map[string]string{"X-Api": "${keyring:oc-key}"}}}}))
 	waitFor(t, m, "the server with its own secret", func() bool { return serverState(m, "x").State == StateReady })
 	mu.Lock()
 	defer mu.Unlock()

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -30,6 +31,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"jarvis/internal/approved"
 	"jarvis/service/injection"
 	"jarvis/tools"
 )
@@ -71,6 +73,10 @@ type Options struct {
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
 	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+	// Approved is the store of approved contents: an entry of mcp.json runs
+	// only as it was last approved (approval.go). Nil: only entries given
+	// to Apply by the program itself (Trust) run.
+	Approved *approved.Store
 }
 
 // Tool is one catalogue entry.
@@ -125,6 +131,8 @@ type Manager struct {
 	catalogue map[string]*Tool // by model-facing name
 	state     persisted
 	cfgErr    string
+	approved  map[string]string // server → ApprovalHash of its approved entry
+	fileHash  string            // approved.Hash of the mcp.json applied last
 	subs      []chan struct{}
 	calls     map[string]func(Progress) // progress token → sink
 	ctx       context.Context
@@ -153,7 +161,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{opts: opts, log: opts.Logger, det: injection.New(), servers: map[string]*server{},
-		catalogue: map[string]*Tool{}, state: st, calls: map[string]func(Progress){}, ctx: ctx, cancel: cancel}, nil
+		catalogue: map[string]*Tool{}, state: st, approved: map[string]string{}, calls: map[string]func(Progress){}, ctx: ctx, cancel: cancel}, nil
 }
 
 // Start reads the configuration, starts its servers and, with a
@@ -212,8 +220,19 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 func (m *Manager) Reload() error {
 	var cfg Config
 	var err error
+	var b []byte
 	if m.opts.ConfigPath != "" {
-		cfg, err = LoadConfig(m.opts.ConfigPath)
+		b, err = os.ReadFile(m.opts.ConfigPath)
+		if errors.Is(err, os.ErrNotExist) {
+			b, err = nil, nil
+		}
+		if err == nil {
+			cfg, err = ParseConfig(m.opts.ConfigPath, b)
+		}
+	}
+	var ok map[string]string
+	if err == nil {
+		ok, err = m.approvedEntries()
 	}
 	m.mu.Lock()
 	if err != nil {
@@ -223,9 +242,21 @@ func (m *Manager) Reload() error {
 		return err
 	}
 	m.cfgErr = ""
+	m.approved, m.fileHash = ok, approved.Hash(b)
 	m.mu.Unlock()
 	m.Apply(cfg)
 	return nil
+}
+
+// Trust marks cfg's entries as approved, for a program that builds its
+// configuration itself rather than reading mcp.json, and returns cfg.
+func (m *Manager) Trust(cfg Config) Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sc := range cfg.Servers {
+		m.approved[sc.Name] = ApprovalHash(sc)
+	}
+	return cfg
 }
 
 // Apply runs exactly the servers of cfg: new servers start, removed ones
@@ -239,7 +270,8 @@ func (m *Manager) Apply(cfg Config) {
 	m.mu.Lock()
 	var stop []*server
 	for name, s := range m.servers {
-		if sc, ok := want[name]; !ok || !sameConfig(sc, s.cfg) {
+		sc, ok := want[name]
+		if !ok || !sameConfig(sc, s.cfg) || (s.approval == nil) != (m.approved[name] == ApprovalHash(sc)) {
 			stop = append(stop, s)
 			delete(m.servers, name)
 		}
@@ -252,8 +284,8 @@ func (m *Manager) Apply(cfg Config) {
 		}
 		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
 		m.servers[name] = s
-		if prior := m.state.Approved[name]; prior != ApprovalHash(sc) {
-			s.state, s.approval = StateApproval, approvalOf(sc, prior)
+		if prior := m.approved[name]; prior != ApprovalHash(sc) {
+			s.state, s.approval = StateApproval, approvalOf(sc, prior, m.fileHash)
 			pending = append(pending, s)
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"jarvis/internal/approved"
 )
 
 // peer returns the path of an npm MCP server installed by scripts/setup.sh
@@ -35,7 +37,15 @@ func startManager(t *testing.T, cfg string, tweak func(*Options)) (*Manager, str
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{ConfigPath: path, StatePath: filepath.Join(dir, "mcp-state.json"), InitTimeout: 20 * time.Second, Backoff: 50 * time.Millisecond}
+	store, err := approved.Open(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user approved cfg (tests of what runs unapproved write the file after).
+	if err := store.Approve(ApprovedName, []byte(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{ConfigPath: path, StatePath: filepath.Join(dir, "mcp-state.json"), InitTimeout: 20 * time.Second, Backoff: 50 * time.Millisecond, Approved: store}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -43,27 +53,11 @@ func startManager(t *testing.T, cfg string, tweak func(*Options)) (*Manager, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig(path, []byte(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	trust(m, c)
 	if err := m.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	return m, path
-}
-
-// trust records cfg's entries as approved by the user, as the panel's
-// approval does: tests of what runs once approved start there.
-func trust(m *Manager, cfg Config) Config {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, sc := range cfg.Servers {
-		m.state.Approved[sc.Name] = ApprovalHash(sc)
-	}
-	return cfg
 }
 
 // waitFor waits (on the manager's change notifications, up to 30 s) until

@@ -18,17 +18,14 @@ type persisted struct {
 	// ServersOff are the servers switched off in the panel (mcp.json's own
 	// "disabled" is the file's switch; this one leaves the file alone).
 	ServersOff map[string]bool `json:"servers_off,omitempty"`
-	// Approved is each server's approved entry (ApprovalHash): an entry of
-	// mcp.json runs only while it matches (approval.go).
-	Approved map[string]string `json:"approved,omitempty"`
 }
 
 func (p persisted) clone() persisted {
-	return persisted{Pins: maps.Clone(p.Pins), Off: maps.Clone(p.Off), ServersOff: maps.Clone(p.ServersOff), Approved: maps.Clone(p.Approved)}
+	return persisted{Pins: maps.Clone(p.Pins), Off: maps.Clone(p.Off), ServersOff: maps.Clone(p.ServersOff)}
 }
 
 func loadState(path string) (persisted, error) {
-	st := persisted{Pins: map[string]string{}, Off: map[string]bool{}, ServersOff: map[string]bool{}, Approved: map[string]string{}}
+	st := persisted{Pins: map[string]string{}, Off: map[string]bool{}, ServersOff: map[string]bool{}}
 	if path == "" {
 		return st, nil
 	}
@@ -52,9 +49,6 @@ func loadState(path string) (persisted, error) {
 	}
 	if st.ServersOff == nil {
 		st.ServersOff = map[string]bool{}
-	}
-	if st.Approved == nil {
-		st.Approved = map[string]string{}
 	}
 	return st, nil
 }
