@@ -21,8 +21,17 @@ export interface MCPTool {
   changed?: boolean;
   off?: boolean;
 }
+export interface MCPApproval {
+  hash: string;
+  launch: string;
+  cwd?: string;
+  env?: string[];
+  headers?: string[];
+  changed: boolean;
+}
 export interface MCPServer {
   name: string;
+  approval?: MCPApproval;
   transport: string;
   state: string;
   error?: string;
@@ -40,6 +49,8 @@ interface MCPPanelAPI {
   MCPApproveTool(name: string, hash: string): Promise<void>;
   MCPSetToolEnabled(name: string, on: boolean): Promise<void>;
   MCPSetServerEnabled(name: string, on: boolean): Promise<void>;
+  MCPApproveConfig(hash: string): Promise<void>;
+  MCPRestartServer(name: string): Promise<void>;
 }
 
 function panelAPI(): MCPPanelAPI {
@@ -52,6 +63,8 @@ export interface MCPActions {
   approve(tool: string, hash: string): void;
   setTool(tool: string, on: boolean): void;
   setServer(server: string, on: boolean): void;
+  approveConfig(hash: string): void;
+  restart(server: string): void;
 }
 
 function switchBox(checked: boolean, label: string, change: (on: boolean) => void): HTMLElement {
@@ -65,6 +78,29 @@ function switchBox(checked: boolean, label: string, change: (on: boolean) => voi
 export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
   const root = h("div", { class: "mcp" });
   if (st.configError) root.append(h("p", { class: "warn", "data-mcp": "config-error" }, `mcp.json was not applied: ${st.configError}`));
+  const waiting = st.servers.filter((s) => s.approval);
+  if (waiting.length) {
+    // Entries made or changed outside Jarvis (an editor, another program,
+    // an agent's file write) start nothing until approved here: what each
+    // would run is shown, and the approval carries the hash of the file
+    // shown, so a file changed since is refused.
+    const box = h(
+      "section",
+      { class: "mcp-approval warn", "data-mcp": "approval" },
+      h("p", {}, `${st.configPath} was changed outside Jarvis. These servers start only once you approve them:`),
+    );
+    for (const s of waiting) {
+      const a = s.approval!;
+      const what = [a.launch, a.cwd ? `in ${a.cwd}` : "", ...(a.env ?? []).map((e) => `env ${e}`), ...(a.headers ?? []).map((k) => `header ${k}`)];
+      box.append(
+        h("div", { "data-mcp-approval": s.name }, h("strong", {}, `${s.name} (${a.changed ? "changed" : "new"}) would ${s.transport === "http" ? "connect to" : "run"}:`), h("pre", { class: "mono" }, what.filter(Boolean).join("\n"))),
+      );
+    }
+    const ok = h("button", { class: "small", type: "button", "data-mcp": "approve-config" }, "Approve and start");
+    ok.addEventListener("click", () => act.approveConfig(waiting[0].approval!.hash));
+    box.append(ok);
+    root.append(box);
+  }
   if (!st.servers.length) {
     root.append(h("p", { class: "hint" }, `No MCP servers. Add them to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
     return root;
@@ -78,6 +114,11 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
       h("span", { class: `mcp-state mcp-${s.state}`, "data-mcp-state": s.name }, s.state),
       h("span", { class: "hint" }, ` ${s.transport}${s.restarts ? `, restarted ${s.restarts}×` : ""}`),
     );
+    if (s.state === "ready" || s.state === "failed") {
+      const again = h("button", { class: "small", type: "button", "data-mcp-restart": s.name }, "Restart");
+      again.addEventListener("click", () => act.restart(s.name));
+      head.append(again);
+    }
     const box = h("section", { class: "mcp-server", "data-mcp-server": s.name }, head);
     if (s.error) box.append(h("pre", { class: "mcp-error" }, s.error));
     const list = h("ul", { class: "mcp-tools" });
@@ -126,6 +167,8 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     approve: (t, hash) => run(panelAPI().MCPApproveTool(t, hash).then(() => flash(`Approved the new definition of ${t}.`, true))),
     setTool: (t, on) => run(panelAPI().MCPSetToolEnabled(t, on)),
     setServer: (s, on) => run(panelAPI().MCPSetServerEnabled(s, on)),
+    approveConfig: (hash) => run(panelAPI().MCPApproveConfig(hash).then(() => flash("Approved mcp.json: its servers start.", true))),
+    restart: (s) => run(panelAPI().MCPRestartServer(s)),
   };
   const draw = () => {
     if (!state) return;
@@ -149,6 +192,7 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
   });
   on("mcp:servers", (s: MCPState) => {
     state = s;
+    btn!.classList.toggle("attention", s.servers.some((x) => x.approval));
     if (!sec.hidden) draw();
   });
 }
