@@ -50,7 +50,7 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	if err := m.Start(); err != nil {
 		log.Error("mcp: the config was not applied", "err", err)
 	}
-	go app.SyncMCPCatalog(ctx, api.NewClient(base, token, &http.Client{}), m, log)
+	go app.SyncMCPCatalog(ctx, api.NewClient(base, token, &http.Client{}), m, log, 0)
 	return m, nil
 }
 
