@@ -32,6 +32,9 @@ func fakeServer(mode string) {
 		os.WriteFile(mark, []byte("started"), 0o600) // proof that it ran
 	}
 	switch mode {
+	case "exit3": // fails at once, as a server with a bad configuration does
+		fmt.Fprintln(os.Stderr, "fake server: config broken")
+		os.Exit(3)
 	case "hang": // never answers initialize
 		time.Sleep(time.Hour)
 		return

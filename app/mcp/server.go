@@ -122,7 +122,7 @@ func (s *server) run(ctx context.Context) {
 func (s *server) connectOnce(ctx context.Context) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t, stop, err := s.transport(cctx)
+	t, stop, exited, err := s.transport(cctx)
 	if err != nil {
 		return err
 	}
@@ -143,9 +143,13 @@ func (s *server) connectOnce(ctx context.Context) error {
 	})
 	ictx, icancel := context.WithTimeout(cctx, s.m.opts.InitTimeout)
 	cs, err := client.Connect(ictx, t, nil)
+	timedOut := errors.Is(ictx.Err(), context.DeadlineExceeded) // before icancel, which would set Err
 	icancel()
 	if err != nil {
-		if ictx.Err() != nil && cctx.Err() == nil {
+		if exit := exited(time.Second); exit != "" {
+			return fmt.Errorf("the server exited during initialize (%s)", exit)
+		}
+		if timedOut && cctx.Err() == nil {
 			return fmt.Errorf("the server did not finish initialize within %s", s.m.opts.InitTimeout)
 		}
 		return fmt.Errorf("initialize failed: %w", err)
@@ -201,12 +205,13 @@ func (s *server) refresh(ctx context.Context) error {
 
 // transport builds the connection to the server: a child process for a
 // stdio server, the Streamable HTTP client for a url. stop ends it (the
-// child's whole process group).
-func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
+// child's whole process group); exited waits up to d for the child to end
+// and says how it ended ("" while it runs, and for a url).
+func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), exited func(d time.Duration) string, err error) {
 	if s.cfg.IsHTTP() {
 		headers, err := resolve(s.cfg.Name, s.cfg.Headers, s.m.opts.Secret)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		hc := s.m.opts.HTTPClient
 		if hc == nil {
@@ -214,11 +219,11 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 		}
 		c := *hc
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, func(time.Duration) string { return "" }, nil
 	}
 	env, err := resolve(s.cfg.Name, s.cfg.Env, s.m.opts.Secret)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.cfg.Cwd
@@ -232,38 +237,50 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
+		return nil, nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	pr, pw := io.Pipe()
 	go filterStdout(stdout, pw, s.stderr)
-	stop := func() {
+	stop = func() {
 		stdin.Close()
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(2 * time.Second):
 			killGroup(cmd)
-			<-exited
+			<-done
 		}
 		killGroup(cmd) // children the server left behind
 		pr.Close()
 	}
+	exited = func(d time.Duration) string {
+		select {
+		case <-done:
+		case <-time.After(d):
+			return ""
+		}
+		if waitErr == nil {
+			return "exit status 0"
+		}
+		return waitErr.Error()
+	}
 	go func() {
 		select {
-		case <-exited:
+		case <-done:
 			pw.CloseWithError(io.EOF)
 		case <-ctx.Done():
 		}
 	}()
-	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, nil
+	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, exited, nil
 }
 
 // filterStdout passes the server's JSON-RPC lines on and moves anything
