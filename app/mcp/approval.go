@@ -68,6 +68,9 @@ func (m *Manager) approvedEntries() (map[string]string, error) {
 	if err != nil || !ok {
 		return out, err
 	}
+	if len(b) == 0 {
+		return out, nil
+	}
 	cfg, err := ParseConfig("the approved mcp.json", b)
 	if err != nil {
 		return out, nil // nothing of it is trusted

@@ -174,17 +174,25 @@ func TestChangedDefinitionDisabledUntilApproved(t *testing.T) {
 // is picked up without a restart; a broken edit leaves the running servers.
 func TestConfigErrorsAndReload(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"url\": \"http://h\"}\n }\n}", "mcp.json:3: server \"a\": give either command"},
-		{"{\n \"mcpServers\": {\n\n  \"bad name\": {\"command\": \"x\"}\n }\n}", "mcp.json:4: server name \"bad name\""},
-		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n  \"argz\": []}\n }\n}", "mcp.json:3: server \"a\": unknown field \"argz\""},
 		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n }\n}", "mcp.json:3: not JSON"},
-		{"{\"mcpServers\": {\"a\": {\"url\": \"ftp://h\"}}}", "mcp.json:1: server \"a\": url \"ftp://h\" must start with http"},
-		{"{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"type\": \"sse\"}}}", "legacy SSE transport"},
 		{"[]", "mcp.json:1: the file must hold a JSON object"},
+		{`{"other": {}}`, `mcp.json:1: no "mcpServers" object`},
 	} {
 		_, err := ParseConfig("mcp.json", []byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+	// An entry that cannot run is the entry's problem, not the file's.
+	for _, c := range []struct{ in, want string }{
+		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"url\": \"http://h\"}\n }\n}", "mcp.json:3: server \"a\": give either command"},
+		{`{"mcpServers": {"a": {"url": "ftp://h"}}}`, "mcp.json:1: server \"a\": url \"ftp://h\" must start with http"},
+		{`{"mcpServers": {"a": {"command": "x", "args": "not a list"}}}`, "server \"a\": cannot unmarshal"},
+		{`{"mcpServers": {"a": {"command": "x", "type": "ws"}}}`, "unknown type \"ws\""},
+	} {
+		cfg, err := ParseConfig("mcp.json", []byte(c.in))
+		if err != nil || len(cfg.Servers) != 1 || !strings.Contains(cfg.Servers[0].Problem, c.want) {
+			t.Errorf("%q: %+v %v, want %q", c.in, cfg, err, c.want)
 		}
 	}
 

@@ -38,8 +38,14 @@ func Import(dst, src string) (added, skipped []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := ParseConfig(src, b); err != nil {
+	srcCfg, err := ParseConfig(src, b)
+	if err != nil {
 		return nil, nil, err
+	}
+	for _, sc := range srcCfg.Servers {
+		if sc.Problem != "" {
+			return nil, nil, errors.New(sc.Problem)
+		}
 	}
 	var in struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`

@@ -102,13 +102,16 @@ type Tool struct {
 // ServerStatus is one server as the panel shows it.
 type ServerStatus struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"` // stdio | http
-	State     string `json:"state"`     // starting | ready | failed | off | approval
+	Label     string `json:"label"`     // the name as written in mcp.json
+	Transport string `json:"transport"` // stdio | http | sse
+	State     string `json:"state"`     // starting | ready | failed | off | approval | invalid
 	Error     string `json:"error,omitempty"`
 	Restarts  int    `json:"restarts"`
 	Tools     []Tool `json:"tools"`
 	// Approval: the entry waits for the user's approval (StateApproval).
 	Approval *Approval `json:"approval,omitempty"`
+	// Warnings: keys of the entry Jarvis ignored.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -284,6 +287,14 @@ func (m *Manager) Apply(cfg Config) {
 		}
 		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
 		m.servers[name] = s
+		for _, w := range sc.Warnings {
+			m.log.Warn("mcp: "+w, "server", sc.Label)
+		}
+		if sc.Problem != "" {
+			s.state, s.err = StateInvalid, sc.Problem
+			m.log.Warn("mcp: server not started: its entry cannot run as written", "server", sc.Label, "problem", sc.Problem)
+			continue
+		}
 		if prior := m.approved[name]; prior != ApprovalHash(sc) {
 			s.state, s.approval = StateApproval, approvalOf(sc, prior, m.fileHash)
 			pending = append(pending, s)
@@ -312,10 +323,9 @@ func (m *Manager) Apply(cfg Config) {
 }
 
 func sameConfig(a, b ServerConfig) bool {
-	a.line, b.line = 0, 0
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
-	return string(x) == string(y) && a.Disabled == b.Disabled
+	return string(x) == string(y) && a.Problem == b.Problem && a.Label == b.Label
 }
 
 func (m *Manager) stopServer(s *server) {
@@ -563,10 +573,11 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	out := make([]ServerStatus, 0, len(m.servers))
 	for name, s := range m.servers {
 		s.mu.Lock()
-		ss := ServerStatus{Name: name, Transport: "stdio", State: s.state, Error: s.err, Restarts: s.restarts, Tools: []Tool{}, Approval: s.approval}
+		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
+			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings}
 		s.mu.Unlock()
-		if s.cfg.IsHTTP() {
-			ss.Transport = "http"
+		if ss.Label == "" {
+			ss.Label = name
 		}
 		for _, t := range m.catalogue {
 			if t.Server == name {

@@ -24,6 +24,7 @@ const (
 	StateReady    = "ready"
 	StateFailed   = "failed"
 	StateOff      = "off"
+	StateInvalid  = "invalid" // the entry cannot run as written (its error says why)
 )
 
 // tail keeps the last bytes written to it: a server's stderr (and any
@@ -204,7 +205,8 @@ func (s *server) refresh(ctx context.Context) error {
 }
 
 // transport builds the connection to the server: a child process for a
-// stdio server, the Streamable HTTP client for a url. stop ends it (the
+// stdio server, the Streamable HTTP client for a url (the legacy HTTP+SSE
+// client for type "sse"). stop ends it (the
 // child's whole process group); exited waits up to d for the child to end
 // and says how it ended ("" while it runs, and for a url).
 func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), exited func(d time.Duration) string, err error) {
@@ -219,6 +221,10 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		}
 		c := *hc
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
+		if s.cfg.IsSSE() {
+			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
+			return t, func() {}, func(time.Duration) string { return "" }, nil
+		}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, func(time.Duration) string { return "" }, nil
 	}
 	env, err := resolve(s.cfg.Name, s.cfg.Env, s.m.opts.Secret)
@@ -304,6 +310,18 @@ func filterStdout(r io.Reader, w *io.PipeWriter, noise io.Writer) {
 			return
 		}
 	}
+}
+
+// longLived connects its Transport with ctx, not with the context of
+// Connect: the legacy SSE transport's event stream lives as long as the
+// context it was opened with, and Connect's is the initialize timeout's.
+type longLived struct {
+	sdk.Transport
+	ctx context.Context
+}
+
+func (l longLived) Connect(context.Context) (sdk.Connection, error) {
+	return l.Transport.Connect(l.ctx)
 }
 
 // headerTransport adds the configured headers to every request.
