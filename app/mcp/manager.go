@@ -170,29 +170,64 @@ func New(opts Options) (*Manager, error) {
 // Start reads the configuration, starts its servers and, with a
 // ConfigPath, reloads on every change of the file. A configuration error
 // is reported by Servers (and returned) and leaves the running servers be.
+// The folder of the file is watched, or, while it does not exist, its
+// nearest existing parent, down to the folder once it is made.
 func (m *Manager) Start() error {
-	err := m.Reload()
-	if m.opts.ConfigPath != "" {
-		w, werr := fsnotify.NewWatcher()
-		if werr != nil {
-			return errors.Join(err, werr)
-		}
-		// The folder, not the file: editors replace files by renaming.
-		dir := filepath.Dir(m.opts.ConfigPath)
-		if werr := w.Add(dir); werr != nil {
-			w.Close()
-			m.log.Warn("mcp: not watching the config folder", "dir", dir, "err", werr)
-			return err
-		}
-		m.wg.Add(1)
-		go m.watch(w)
+	if m.opts.ConfigPath == "" {
+		return m.Reload()
 	}
+	w, werr := fsnotify.NewWatcher()
+	if werr != nil {
+		return errors.Join(m.Reload(), werr)
+	}
+	// Watching before the first read: a change in between is not missed.
+	watching := m.watchDir()
+	if err := w.Add(watching); err != nil {
+		m.log.Warn("mcp: not watching the config folder", "dir", watching, "err", err)
+		watching = ""
+	}
+	err := m.Reload()
+	m.wg.Add(1)
+	go m.watch(w, watching)
 	return err
 }
 
-func (m *Manager) watch(w *fsnotify.Watcher) {
+// watchDir is the folder to watch for the config file: its own, or the
+// nearest existing parent.
+func (m *Manager) watchDir() string {
+	dir := filepath.Dir(m.opts.ConfigPath)
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return dir
+		}
+		dir = up
+	}
+}
+
+func (m *Manager) watch(w *fsnotify.Watcher, watching string) {
 	defer m.wg.Done()
 	defer w.Close()
+	// follow watches watchDir (the file's folder once it exists); it
+	// reports whether it moved, so a file made meanwhile is read.
+	follow := func() bool {
+		dir := m.watchDir()
+		if dir == watching {
+			return false
+		}
+		if err := w.Add(dir); err != nil {
+			m.log.Warn("mcp: not watching the config folder", "dir", dir, "err", err)
+			return false
+		}
+		if watching != "" {
+			w.Remove(watching)
+		}
+		watching = dir
+		return true
+	}
 	var debounce <-chan time.Time
 	for {
 		select {
@@ -202,7 +237,8 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == filepath.Clean(m.opts.ConfigPath) {
+			// The folder, not the file: editors replace files by renaming.
+			if filepath.Clean(ev.Name) == filepath.Clean(m.opts.ConfigPath) || follow() {
 				debounce = time.After(150 * time.Millisecond)
 			}
 		case err, ok := <-w.Errors:
@@ -211,6 +247,10 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 			}
 			m.log.Warn("mcp: config watch", "err", err)
 		case <-debounce:
+			if follow() {
+				debounce = time.After(150 * time.Millisecond)
+				continue
+			}
 			if err := m.Reload(); err != nil {
 				m.log.Warn("mcp: config not reloaded", "err", err)
 			}
@@ -454,11 +494,14 @@ func (m *Manager) changed() {
 // definition the first time it is seen.
 func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 	m.mu.Lock()
+	prev := map[string]*Tool{}
 	for k, t := range m.catalogue {
 		if t.Server == serverName {
+			prev[k] = t
 			delete(m.catalogue, k)
 		}
 	}
+	var dropped []*Tool
 	pinsChanged := false
 	for _, st := range list {
 		name := ToolName(serverName, st.Name)
@@ -484,6 +527,9 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 			pinsChanged = true
 		case pinned != t.Hash:
 			t.Changed = true
+			if p := prev[name]; p == nil || p.Hash != t.Hash {
+				dropped = append(dropped, t)
+			}
 		}
 		t.Off = m.state.Off[key]
 		t.Enabled = !t.Changed && !t.Off
@@ -500,6 +546,10 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 		snap = m.state.clone()
 	}
 	m.mu.Unlock()
+	for _, t := range dropped {
+		m.log.Warn("mcp: tool disabled: its definition changed since it was approved; look at it in the MCP panel, or run: jarvis mcp approve "+t.Name,
+			"server", t.Server, "tool", t.Tool, "hash", t.Hash)
+	}
 	if pinsChanged {
 		if err := saveState(m.opts.StatePath, snap); err != nil {
 			m.log.Error("mcp: saving tool pins failed", "err", err)
