@@ -59,6 +59,8 @@ type Runner struct {
 	cps     *checkpoint.Store
 	keep    checkpoint.Retention
 	dataDir string
+	// stopWatch ends the watch of the policy file (policywatch.go).
+	stopWatch func()
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -143,11 +145,21 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}, nil
+	r := &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir}
+	r.stopWatch = func() {}
+	if opts.PolicyPath != "" {
+		ctx, cancel := context.WithCancel(context.Background())
+		r.stopWatch = cancel
+		if err := watchPolicy(ctx, filepath.Clean(opts.PolicyPath), g, r.logger); err != nil {
+			r.logger.Warn("policy: edits of the policy file apply at the next start", "err", err)
+		}
+	}
+	return r, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
 func (r *Runner) Close() error {
+	r.stopWatch()
 	r.prompts.Close()
 	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())
 }
