@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"jarvis/app"
 	"jarvis/app/mcp"
 	"jarvis/internal/approved"
+	"jarvis/service"
 	"jarvis/service/secrets"
 )
 
@@ -56,9 +56,21 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 
 // runMCPCommand is `jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]`:
 // copies the MCP servers of Claude Desktop's or Cursor's config into mcp.json.
-func runMCPCommand(args []string, stdout, stderr io.Writer) (int, error) {
+//
+// The other subcommands (list, approve, enable, disable, secret set) are
+// app.MCPCommand's.
+func runMCPCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) (int, error) {
 	if len(args) == 0 || args[0] != "import" {
-		return 2, errors.New("usage: jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]")
+		var opts []secrets.Option
+		if p, err := defaultMCPConfig(); err == nil { // the fallback file beside config.json, as the window's
+			opts = append(opts, secrets.WithFile(filepath.Join(filepath.Dir(p), "secrets.json"), nil))
+		}
+		return app.MCPCommand(args, app.MCPCommandOptions{
+			DefaultDataDir:   func() (string, error) { return service.DefaultDataDir(getenv) },
+			DefaultMCPConfig: defaultMCPConfig,
+			SetSecret:        secrets.New(getenv, opts...).Set,
+			Stdin:            os.Stdin, Stdout: stdout, Stderr: stderr,
+		}), nil
 	}
 	fs := flag.NewFlagSet("jarvis mcp import", flag.ContinueOnError)
 	fs.SetOutput(stderr)

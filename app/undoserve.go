@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"jarvis/app/mcp"
 	"jarvis/internal/instance"
 )
 
@@ -17,8 +18,18 @@ import (
 // command. emit, when set, is the window's: after files were restored it
 // gets the same undo:changed event as an undo from the window. A request for another workspace than
 // r's is answered as such; the command then does it itself.
-func ServeUndo(dataDir string, r *Runner, emit func(event string, data any)) (*instance.Server, error) {
+//
+// mcpm, when set, answers `jarvis mcp` the same way (mcpcli.go).
+func ServeUndo(dataDir string, r *Runner, emit func(event string, data any), mcpm *mcp.Manager) (*instance.Server, error) {
 	return instance.Listen(dataDir, func(ctx context.Context, op string, body json.RawMessage) (any, error) {
+		if op == mcpOp && mcpm != nil {
+			var req mcpRequest
+			if err := json.Unmarshal(body, &req); err != nil {
+				return nil, fmt.Errorf("mcp request: %w", err)
+			}
+			r.logger.Info("jarvis mcp handed over to this process", "request", req.Cmd, "name", req.Name)
+			return mcpControl(mcpm, req)
+		}
 		if op != undoOp {
 			return nil, fmt.Errorf("this Jarvis does not know the request %q", op)
 		}

@@ -73,6 +73,9 @@ type Options struct {
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
 	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
+	// in a terminal while no Jarvis runs).
+	Inspect bool
 	// Approved is the store of approved contents: an entry of mcp.json runs
 	// only as it was last approved (approval.go). Nil: only entries given
 	// to Apply by the program itself (Trust) run.
@@ -340,7 +343,7 @@ func (m *Manager) Apply(cfg Config) {
 			pending = append(pending, s)
 			continue
 		}
-		if !sc.Disabled && !m.state.ServersOff[name] {
+		if !sc.Disabled && !m.state.ServersOff[name] && !m.opts.Inspect {
 			ctx, cancel := context.WithCancel(m.ctx)
 			s.ctx, s.cancel = ctx, cancel
 			start = append(start, s)
@@ -380,6 +383,12 @@ func (m *Manager) stopServer(s *server) {
 		}
 	}
 	m.mu.Unlock()
+}
+
+// ValidSecretName reports whether server and name can name a server's
+// secret (SecretRef).
+func ValidSecretName(server, name string) bool {
+	return serverName.MatchString(server) && secretName.MatchString(name)
 }
 
 // SetSecret stores value as server's secret name (what "${keyring:name}"
