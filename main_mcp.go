@@ -43,7 +43,7 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 		return nil, err
 	}
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: store.Get, SetSecret: store.Set, Approved: ok})
+		Secret: store.Get, SetSecret: store.Set, Approved: ok, Roots: []string{l.workspace}})
 	if err != nil {
 		return nil, err
 	}

@@ -73,6 +73,9 @@ type Options struct {
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
 	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+	// Roots are the folders offered to servers as the client's roots
+	// (roots/list): the workspace, and nothing else.
+	Roots []string
 	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
 	// in a terminal while no Jarvis runs).
 	Inspect bool

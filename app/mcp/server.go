@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"sync"
 	"time"
@@ -128,8 +130,12 @@ func (s *server) connectOnce(ctx context.Context) error {
 		return err
 	}
 	defer stop()
+	caps := &sdk.ClientCapabilities{} // no sampling, no elicitation
+	if len(s.m.opts.Roots) > 0 {
+		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "jarvis", Version: "1"}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{}, // no roots, no sampling, no elicitation
+		Capabilities: caps,
 		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
 			// Off the session's reader: listing waits for the reply it reads.
 			go func() {
@@ -142,6 +148,9 @@ func (s *server) connectOnce(ctx context.Context) error {
 			s.m.progress(r.Params)
 		},
 	})
+	for _, r := range s.m.opts.Roots {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)})
+	}
 	ictx, icancel := context.WithTimeout(cctx, s.m.opts.InitTimeout)
 	cs, err := client.Connect(ictx, t, nil)
 	timedOut := errors.Is(ictx.Err(), context.DeadlineExceeded) // before icancel, which would set Err
