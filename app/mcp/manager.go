@@ -76,6 +76,10 @@ type Options struct {
 	// Roots are the folders offered to servers as the client's roots
 	// (roots/list): the workspace, and nothing else.
 	Roots []string
+	// Elicit answers a server's elicitation/create (a form or a URL to
+	// open, asked of the user). Nil: every request is declined and logged,
+	// which is also the answer of a headless Jarvis.
+	Elicit func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
 	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
 	// in a terminal while no Jarvis runs).
 	Inspect bool

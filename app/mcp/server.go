@@ -147,6 +147,12 @@ func (s *server) connectOnce(ctx context.Context) error {
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			s.m.progress(r.Params)
 		},
+		ElicitationHandler: func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return s.elicit(ctx, r.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
+			s.m.log.Info("mcp: server log", "server", s.cfg.Label, "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
+		},
 	})
 	for _, r := range s.m.opts.Roots {
 		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)})
@@ -191,6 +197,17 @@ func (s *server) connectOnce(ctx context.Context) error {
 		}
 		return fmt.Errorf("the server stopped: %w", err)
 	}
+}
+
+// elicit is a server's request for the user's input: Options.Elicit's, or
+// declined (decline is the default: nothing reaches a server unless the
+// user gives it).
+func (s *server) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if s.m.opts.Elicit != nil {
+		return s.m.opts.Elicit(ctx, s.cfg.Name, p)
+	}
+	s.m.log.Warn("mcp: a server asked for the user's input; declined (no one to ask here)", "server", s.cfg.Label, "mode", p.Mode, "message", p.Message, "url", p.URL)
+	return &sdk.ElicitResult{Action: "decline"}, nil
 }
 
 // refresh lists the server's tools (every page) and updates the catalogue.
