@@ -135,6 +135,12 @@ func (p *MCPPanel) MCPApproveTool(name, hash string) error { return p.m.Approve(
 // what the waiting entries would start; a file changed since is refused.
 func (p *MCPPanel) MCPApproveConfig(hash string) error { return p.m.ApproveConfig(hash) }
 
+// MCPAddServer adds a server to mcp.json (entry is its JSON object, as in
+// the file); added here, it starts without a second confirmation.
+func (p *MCPPanel) MCPAddServer(name, entry string) error {
+	return p.m.AddServer(name, json.RawMessage(entry))
+}
+
 // MCPRestartServer stops a server and starts it again.
 func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,4 +144,52 @@ func (m *Manager) RecordApproved(content []byte) error {
 		return nil
 	}
 	return m.opts.Approved.Approve(ApprovedName, content)
+}
+
+// AddServer adds a server to mcp.json through Jarvis's own UI (the panel's
+// Add server): the entry is checked, written, and the file as written is
+// approved, so the server starts without a second confirmation. A file
+// with changes made outside Jarvis that wait for approval is left alone:
+// approving the new file would approve those too.
+func (m *Manager) AddServer(name string, entry json.RawMessage) error {
+	if m.opts.ConfigPath == "" {
+		return errors.New("this Jarvis has no mcp.json")
+	}
+	one, err := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: entry}})
+	if err != nil {
+		return err
+	}
+	cfg, err := ParseConfig("the new server", one)
+	if err != nil {
+		return fmt.Errorf("the new server is not valid JSON: %w", err)
+	}
+	if sc := cfg.Servers[0]; sc.Problem != "" || sc.Name != name {
+		if sc.Problem != "" {
+			return errors.New(sc.Problem)
+		}
+		return fmt.Errorf("server name %q: use 1-32 letters, digits, '-' or '_'", name)
+	}
+	cur, err := os.ReadFile(m.opts.ConfigPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if m.opts.Approved != nil && len(cur) > 0 {
+		if ok, err := m.opts.Approved.Check(ApprovedName, cur); err != nil {
+			return err
+		} else if !ok {
+			return errors.New("mcp.json has changes made outside Jarvis that wait for your approval; approve them (or undo them) first")
+		}
+	}
+	added, _, content, err := mergeInto(m.opts.ConfigPath, map[string]json.RawMessage{name: entry})
+	if err != nil {
+		return err
+	}
+	if len(added) == 0 {
+		return fmt.Errorf("mcp.json already has a server %q", name)
+	}
+	if err := m.RecordApproved(content); err != nil {
+		return err
+	}
+	m.log.Info("mcp: server added in Jarvis", "server", name)
+	return m.Reload()
 }

@@ -66,3 +66,32 @@ func TestEditedConfigStartsNothingUntilApproved(t *testing.T) {
 		t.Fatalf("a changed entry kept running: %+v", serverState(m, "x"))
 	}
 }
+
+// TestServerAddedInJarvisStarts: a server added through Jarvis's own UI
+// starts without a second confirmation; while an outside change waits,
+// adding one is refused (it would approve that change too).
+func TestServerAddedInJarvisStarts(t *testing.T) {
+	m, path := startManager(t, `{"mcpServers":{}}`, nil)
+	exe, _ := os.Executable()
+	entry, _ := json.Marshal(map[string]any{"command": exe, "env": map[string]string{"JARVIS_MCP_FAKE": "crash"}})
+	if err := m.AddServer("added", entry); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the added server", func() bool { return hasTool(m, "mcp__added__echo") })
+	if err := m.AddServer("bad", json.RawMessage(`{"command":"x","url":"http://h"}`)); err == nil || !strings.Contains(err.Error(), "give either command") {
+		t.Fatalf("a bad entry: %v", err)
+	}
+
+	b, _ := os.ReadFile(path)
+	outside := strings.Replace(string(b), `"mcpServers": {`, `"mcpServers": {"other": {"command": "/bin/true"},`, 1)
+	if err := os.WriteFile(path, []byte(outside), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the outside change waiting", func() bool { return serverState(m, "other").State == StateApproval })
+	if err := m.AddServer("third", entry); err == nil || !strings.Contains(err.Error(), "wait for your approval") {
+		t.Fatalf("adding beside a waiting change: %v", err)
+	}
+	if serverState(m, "other").State != StateApproval {
+		t.Fatal("the outside change was approved")
+	}
+}

@@ -51,6 +51,7 @@ interface MCPPanelAPI {
   MCPSetServerEnabled(name: string, on: boolean): Promise<void>;
   MCPApproveConfig(hash: string): Promise<void>;
   MCPRestartServer(name: string): Promise<void>;
+  MCPAddServer(name: string, entry: string): Promise<void>;
 }
 
 function panelAPI(): MCPPanelAPI {
@@ -65,6 +66,21 @@ export interface MCPActions {
   setServer(server: string, on: boolean): void;
   approveConfig(hash: string): void;
   restart(server: string): void;
+  add(name: string, entry: string): void;
+}
+
+/** The Add server form: a name and the entry's JSON, as in mcp.json. */
+function addForm(act: MCPActions): HTMLElement {
+  const name = h("input", { type: "text", placeholder: "name", "aria-label": "Server name", "data-mcp": "add-name" }) as HTMLInputElement;
+  const entry = h("textarea", {
+    rows: "3",
+    "aria-label": "Server entry (JSON)",
+    "data-mcp": "add-entry",
+    placeholder: '{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}',
+  }) as HTMLTextAreaElement;
+  const add = h("button", { class: "small", type: "button", "data-mcp": "add" }, "Add server");
+  add.addEventListener("click", () => act.add(name.value.trim(), entry.value));
+  return h("details", { class: "mcp-add" }, h("summary", {}, "Add server"), name, entry, add);
 }
 
 function switchBox(checked: boolean, label: string, change: (on: boolean) => void): HTMLElement {
@@ -101,8 +117,9 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     box.append(ok);
     root.append(box);
   }
+  root.append(addForm(act));
   if (!st.servers.length) {
-    root.append(h("p", { class: "hint" }, `No MCP servers. Add them to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
+    root.append(h("p", { class: "hint" }, `No MCP servers. Add one here, or to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
     return root;
   }
   for (const s of st.servers) {
@@ -169,6 +186,7 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     setServer: (s, on) => run(panelAPI().MCPSetServerEnabled(s, on)),
     approveConfig: (hash) => run(panelAPI().MCPApproveConfig(hash).then(() => flash("Approved mcp.json: its servers start.", true))),
     restart: (s) => run(panelAPI().MCPRestartServer(s)),
+    add: (n, e) => run(panelAPI().MCPAddServer(n, e).then(() => flash(`Added ${n}.`, true))),
   };
   const draw = () => {
     if (!state) return;
