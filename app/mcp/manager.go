@@ -122,6 +122,8 @@ type ServerStatus struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// Warnings: keys of the entry Jarvis ignored.
 	Warnings []string `json:"warnings,omitempty"`
+	// Log: the server's last log notifications ("level logger: message").
+	Log []string `json:"log,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -640,7 +642,7 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	for name, s := range m.servers {
 		s.mu.Lock()
 		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
-			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings}
+			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...)}
 		s.mu.Unlock()
 		if ss.Label == "" {
 			ss.Label = name

@@ -8,7 +8,8 @@ import (
 )
 
 // TestRootsAreTheWorkspace: server-everything asks the client for its
-// roots; it gets the workspace, and nothing else.
+// roots; it gets the workspace, and nothing else. Its log notifications
+// are kept for the panel.
 func TestRootsAreTheWorkspace(t *testing.T) {
 	ws := t.TempDir()
 	m, _ := startManager(t, everythingConfig(t), func(o *Options) {
@@ -20,4 +21,8 @@ func TestRootsAreTheWorkspace(t *testing.T) {
 	if err != nil || !strings.Contains(out, "file://"+ws) || strings.Count(out, "file://") != 1 {
 		t.Fatalf("roots: %q %v", out, err)
 	}
+	// The server logs that it got the roots: the panel shows its log.
+	waitFor(t, m, "the server's log notification", func() bool {
+		return strings.Contains(strings.Join(serverState(m, "every").Log, "\n"), "Roots updated: 1 root(s) received from client")
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,32 @@ type server struct {
 	session  *sdk.ClientSession
 	tools    []*sdk.Tool
 	restarts int
+	logs     []string // the server's last log notifications, oldest first
+}
+
+// maxLogs is how many of a server's log notifications the panel keeps.
+const maxLogs = 50
+
+// logged keeps a server's log notification for the panel and writes it to
+// the desktop's log.
+func (s *server) logged(p *sdk.LoggingMessageParams) {
+	data, ok := p.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(p.Data)
+		data = string(b)
+	}
+	line := string(p.Level) + ": " + data
+	if p.Logger != "" {
+		line = string(p.Level) + " " + p.Logger + ": " + data
+	}
+	s.m.log.Info("mcp: server log", "server", s.cfg.Label, "level", p.Level, "logger", p.Logger, "data", data)
+	s.mu.Lock()
+	s.logs = append(s.logs, line)
+	if len(s.logs) > maxLogs {
+		s.logs = append([]string(nil), s.logs[len(s.logs)-maxLogs:]...)
+	}
+	s.mu.Unlock()
+	s.m.changed()
 }
 
 func (s *server) set(state, err string) {
@@ -151,7 +178,7 @@ func (s *server) connectOnce(ctx context.Context) error {
 			return s.elicit(ctx, r.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
-			s.m.log.Info("mcp: server log", "server", s.cfg.Label, "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
+			s.logged(r.Params)
 		},
 	})
 	for _, r := range s.m.opts.Roots {

@@ -32,6 +32,9 @@ export interface MCPApproval {
 export interface MCPServer {
   name: string;
   approval?: MCPApproval;
+  label?: string;
+  warnings?: string[];
+  log?: string[];
   transport: string;
   state: string;
   error?: string;
@@ -127,7 +130,7 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
       "div",
       { class: "mcp-server-head" },
       switchBox(s.state !== "off", `Server ${s.name}`, (on) => act.setServer(s.name, on)),
-      h("strong", {}, ` ${s.name} `),
+      h("strong", {}, ` ${s.label || s.name} `),
       h("span", { class: `mcp-state mcp-${s.state}`, "data-mcp-state": s.name }, s.state),
       h("span", { class: "hint" }, ` ${s.transport}${s.restarts ? `, restarted ${s.restarts}×` : ""}`),
     );
@@ -138,6 +141,8 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     }
     const box = h("section", { class: "mcp-server", "data-mcp-server": s.name }, head);
     if (s.error) box.append(h("pre", { class: "mcp-error" }, s.error));
+    for (const w of s.warnings ?? []) box.append(h("p", { class: "hint", "data-mcp-warning": s.name }, w));
+    if (s.log?.length) box.append(h("details", { class: "mcp-log", "data-mcp-log": s.name }, h("summary", {}, `Log (${s.log.length})`), h("pre", {}, s.log.join("\n"))));
     const list = h("ul", { class: "mcp-tools" });
     for (const t of s.tools) {
       const li = h(
