@@ -107,6 +107,8 @@ type Tool struct {
 	Changed bool `json:"changed,omitempty"`
 	Off     bool `json:"off,omitempty"`
 	schema  *compiledSchema
+	// resource: Jarvis's ReadResourceTool, not one of the server's tools.
+	resource bool
 }
 
 // ServerStatus is one server as the panel shows it.
@@ -510,7 +512,7 @@ func (m *Manager) changed() {
 
 // toolsListed replaces a server's tools in the catalogue, pinning each
 // definition the first time it is seen.
-func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
+func (m *Manager) toolsListed(serverName string, list []*sdk.Tool, resources bool) {
 	m.mu.Lock()
 	prev := map[string]*Tool{}
 	for k, t := range m.catalogue {
@@ -558,6 +560,12 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 		}
 		t.schema = c
 		m.catalogue[name] = t
+	}
+	if rt := resourceTool(serverName); resources && m.catalogue[rt.Name] == nil {
+		rt.schema, _ = compileSchema(readResourceSchema)
+		rt.Off = m.state.Off[serverName+"/"+ReadResourceTool]
+		rt.Enabled = !rt.Off
+		m.catalogue[rt.Name] = rt
 	}
 	var snap persisted
 	if pinsChanged {
@@ -778,6 +786,18 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	cs := s.current()
 	if cs == nil {
 		return "", fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	}
+	m.mu.Lock()
+	t := m.catalogue[name]
+	m.mu.Unlock()
+	if t != nil && t.resource {
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout())
+		defer cancel()
+		out, err := m.readResource(cctx, cs, args)
+		if err != nil {
+			return "", fmt.Errorf("%s: MCP server %q: %w", name, server, err)
+		}
+		return out, nil
 	}
 	var argv map[string]any
 	if err := json.Unmarshal(args, &argv); err != nil {

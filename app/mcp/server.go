@@ -253,7 +253,7 @@ func (s *server) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	s.tools = all
 	s.mu.Unlock()
-	s.m.toolsListed(s.cfg.Name, all)
+	s.m.toolsListed(s.cfg.Name, all, offersResources(cs))
 	return nil
 }
 
