@@ -55,6 +55,7 @@ interface MCPPanelAPI {
   MCPApproveConfig(hash: string): Promise<void>;
   MCPRestartServer(name: string): Promise<void>;
   MCPAddServer(name: string, entry: string): Promise<void>;
+  MCPSetSecret(server: string, name: string, value: string): Promise<void>;
 }
 
 function panelAPI(): MCPPanelAPI {
@@ -70,6 +71,19 @@ export interface MCPActions {
   approveConfig(hash: string): void;
   restart(server: string): void;
   add(name: string, entry: string): void;
+  secret(server: string, name: string, value: string): void;
+}
+
+/** A server's secret: what "${keyring:NAME}" in its entry resolves to (stored for that server only). */
+function secretForm(server: string, act: MCPActions): HTMLElement {
+  const name = h("input", { type: "text", placeholder: "NAME", "aria-label": `Secret name for ${server}`, "data-mcp-secret-name": server }) as HTMLInputElement;
+  const value = h("input", { type: "password", autocomplete: "off", "aria-label": `Secret value for ${server}`, "data-mcp-secret-value": server }) as HTMLInputElement;
+  const save = h("button", { class: "small", type: "button", "data-mcp-secret-save": server }, "Store");
+  save.addEventListener("click", () => {
+    act.secret(server, name.value.trim(), value.value);
+    value.value = "";
+  });
+  return h("details", { class: "mcp-secret" }, h("summary", {}, "Store a secret for ${keyring:NAME}"), name, value, save);
 }
 
 /** The Add server form: a name and the entry's JSON, as in mcp.json. */
@@ -167,7 +181,7 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
       }
       list.append(li);
     }
-    box.append(list);
+    box.append(list, secretForm(s.name, act));
     root.append(box);
   }
   return root;
@@ -192,6 +206,7 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     approveConfig: (hash) => run(panelAPI().MCPApproveConfig(hash).then(() => flash("Approved mcp.json: its servers start.", true))),
     restart: (s) => run(panelAPI().MCPRestartServer(s)),
     add: (n, e) => run(panelAPI().MCPAddServer(n, e).then(() => flash(`Added ${n}.`, true))),
+    secret: (srv, n, v) => run(panelAPI().MCPSetSecret(srv, n, v).then(() => flash(`Stored the secret ${n} for ${srv}.`, true))),
   };
   const draw = () => {
     if (!state) return;

