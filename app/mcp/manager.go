@@ -328,7 +328,10 @@ func (m *Manager) Apply(cfg Config) {
 	var stop []*server
 	for name, s := range m.servers {
 		sc, ok := want[name]
-		if !ok || !sameConfig(sc, s.cfg) || (s.approval == nil) != (m.approved[name] == ApprovalHash(sc)) {
+		// An approval given or withdrawn (a reload of the approved file)
+		// changes a valid entry as much as an edit does.
+		approvalChanged := sc.Problem == "" && (s.approval == nil) != (m.approved[name] == ApprovalHash(sc))
+		if !ok || !sameConfig(sc, s.cfg) || approvalChanged {
 			stop = append(stop, s)
 			delete(m.servers, name)
 		}
