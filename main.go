@@ -8,6 +8,7 @@
 //	jarvis undo list [--session ID] | jarvis undo turn TURN_ID [--force]   (app.UndoCommand)
 //	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
 //	jarvis inbox [--all] | jarvis inbox done|allow|deny ID   (main_inbox.go)
+//	jarvis mcp list | approve [NAME] [--yes] | enable NAME | disable NAME | secret set SERVER NAME   (app.MCPCommand)
 //
 // --mcp-config names the MCP servers file (default <user config
 // dir>/jarvis/mcp.json); `jarvis mcp import` fills it from Claude
@@ -99,7 +100,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	}
 	started := time.Now()
 	if len(args) > 0 && args[0] == "mcp" {
-		return runMCPCommand(args[1:], os.Stdout, stderr) // main_mcp.go
+		return runMCPCommand(args[1:], os.Stdout, stderr, getenv) // main_mcp.go
 	}
 	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -207,7 +208,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		if e := windowEmit.Load(); e != nil {
 			(*e)(event, data)
 		}
-	}, yield); err != nil {
+	}, yield, mcpm); err != nil {
 		l.log.Warn("jarvis undo will not be handed to this process", "err", err)
 	} else {
 		defer srv.Close()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"jarvis/api"
 	"jarvis/app"
 	"jarvis/app/mcp"
+	"jarvis/internal/approved"
+	"jarvis/service"
 	"jarvis/service/secrets"
 )
 
@@ -37,23 +38,39 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	}
 	log := l.log
 	store := secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log))
+	ok, err := approved.Open(l.dataDir)
+	if err != nil {
+		return nil, err
+	}
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: func(ref string) (string, error) { return store.Get(ref) }})
+		Secret: store.Get, SetSecret: store.Set, Approved: ok, Roots: []string{l.workspace}})
 	if err != nil {
 		return nil, err
 	}
 	if err := m.Start(); err != nil {
 		log.Error("mcp: the config was not applied", "err", err)
 	}
-	go app.SyncMCPCatalog(ctx, api.NewClient(base, token, &http.Client{}), m, log)
+	go app.SyncMCPCatalog(ctx, api.NewClient(base, token, &http.Client{}), m, log, 0)
 	return m, nil
 }
 
 // runMCPCommand is `jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]`:
 // copies the MCP servers of Claude Desktop's or Cursor's config into mcp.json.
-func runMCPCommand(args []string, stdout, stderr io.Writer) (int, error) {
+//
+// The other subcommands (list, approve, enable, disable, secret set) are
+// app.MCPCommand's.
+func runMCPCommand(args []string, stdout, stderr io.Writer, getenv func(string) string) (int, error) {
 	if len(args) == 0 || args[0] != "import" {
-		return 2, errors.New("usage: jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]")
+		var opts []secrets.Option
+		if p, err := defaultMCPConfig(); err == nil { // the fallback file beside config.json, as the window's
+			opts = append(opts, secrets.WithFile(filepath.Join(filepath.Dir(p), "secrets.json"), nil))
+		}
+		return app.MCPCommand(args, app.MCPCommandOptions{
+			DefaultDataDir:   func() (string, error) { return service.DefaultDataDir(getenv) },
+			DefaultMCPConfig: defaultMCPConfig,
+			SetSecret:        secrets.New(getenv, opts...).Set,
+			Stdin:            os.Stdin, Stdout: stdout, Stderr: stderr,
+		}), nil
 	}
 	fs := flag.NewFlagSet("jarvis mcp import", flag.ContinueOnError)
 	fs.SetOutput(stderr)

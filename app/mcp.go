@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"jarvis/api"
@@ -14,11 +15,19 @@ import (
 // (PUT /v1/tools/catalog) now and after every change of the Manager's
 // catalogue (a server ready or gone, tools/list_changed, a switch, an
 // approval), until ctx ends. A failed PUT is retried every second: the
-// service may still be starting.
-func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slog.Logger) {
+// service may still be starting. Every check (default 5 s) it reads the
+// service's catalogue back (GET) and sends its own again when they differ:
+// a service that restarted while the desktop stayed attached starts with
+// an empty one.
+func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slog.Logger, check time.Duration) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if check <= 0 {
+		check = 5 * time.Second
+	}
+	tick := time.NewTicker(check)
+	defer tick.Stop()
 	var sent []byte
 	for {
 		ch := m.Changed()
@@ -45,8 +54,35 @@ func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slo
 		case <-ctx.Done():
 			return
 		case <-ch:
+		case <-tick.C:
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			var have api.ToolCatalog
+			err := c.Do(rctx, http.MethodGet, "/v1/tools/catalog", nil, &have)
+			cancel()
+			if err == nil && !sameTools(have, cat) {
+				log.Info("mcp: the service's tool catalogue differs from the desktop's (the service restarted?); sending it again",
+					"service_tools", len(have.Tools), "tools", len(cat.Tools))
+				sent = nil
+			}
 		}
 	}
+}
+
+// sameTools reports whether the service holds the tools of cat, by name.
+func sameTools(have, cat api.ToolCatalog) bool {
+	if len(have.Tools) != len(cat.Tools) {
+		return false
+	}
+	names := make(map[string]bool, len(cat.Tools))
+	for _, t := range cat.Tools {
+		names[t.Name] = true
+	}
+	for _, t := range have.Tools {
+		if !names[t.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // CatalogOf is the wire form of the Manager's enabled tools.
@@ -89,8 +125,30 @@ func (p *MCPPanel) MCPServers() MCPState {
 	return MCPState{Servers: ss, ConfigError: cerr, ConfigPath: p.m.ConfigPath()}
 }
 
-// MCPApproveTool accepts a changed tool definition (it is enabled again).
-func (p *MCPPanel) MCPApproveTool(name string) error { return p.m.Approve(name) }
+// MCPApproveTool accepts a changed tool definition (it is enabled again):
+// hash is the one the panel displayed; a definition changed since is
+// refused.
+func (p *MCPPanel) MCPApproveTool(name, hash string) error { return p.m.Approve(name, hash) }
+
+// MCPApproveConfig approves mcp.json as the panel showed it (entries made
+// or changed outside Jarvis wait for it): hash is the one displayed with
+// what the waiting entries would start; a file changed since is refused.
+func (p *MCPPanel) MCPApproveConfig(hash string) error { return p.m.ApproveConfig(hash) }
+
+// MCPAddServer adds a server to mcp.json (entry is its JSON object, as in
+// the file); added here, it starts without a second confirmation.
+func (p *MCPPanel) MCPAddServer(name, entry string) error {
+	return p.m.AddServer(name, json.RawMessage(entry))
+}
+
+// MCPRestartServer stops a server and starts it again.
+func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }
+
+// MCPSetSecret stores a secret for one server: what "${keyring:NAME}" in
+// that server's entry resolves to.
+func (p *MCPPanel) MCPSetSecret(server, name, value string) error {
+	return p.m.SetSecret(server, name, value)
+}
 
 // MCPSetToolEnabled is a tool's switch.
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }

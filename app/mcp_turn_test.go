@@ -37,11 +37,11 @@ func mcpDesktopManager(t *testing.T, policy string) (*realDesktop, *testpeer.MCP
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	m.Apply(mcp.Config{Servers: []mcp.ServerConfig{{Name: "peer", URL: hs.URL, Timeout: 1}}})
+	m.Apply(m.Trust(mcp.Config{Servers: []mcp.ServerConfig{{Name: "peer", URL: hs.URL, Timeout: 1}}}))
 	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) { o.MCP = m })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go SyncMCPCatalog(ctx, d.c, m, nil)
+	go SyncMCPCatalog(ctx, d.c, m, nil, 0)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var cat api.ToolCatalog

@@ -279,7 +279,7 @@ func TestHeadlessGivesWayToAWindow(t *testing.T) {
 	}
 	defer runner.Close()
 	yielded := make(chan struct{})
-	srv, err := ServeControl(dir, runner, nil, func() { close(yielded) })
+	srv, err := ServeControl(dir, runner, nil, func() { close(yielded) }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestHeadlessGivesWayToAWindow(t *testing.T) {
 	}
 	<-yielded
 	srv.Close()
-	if srv, err = ServeControl(dir, runner, nil, nil); err != nil { // a window
+	if srv, err = ServeControl(dir, runner, nil, nil, nil); err != nil { // a window
 		t.Fatal(err)
 	}
 	defer srv.Close()

@@ -113,6 +113,8 @@ type Runner struct {
 	dataDir   string
 	approvals *inbox.Approvals
 	redact    func(string) (string, bool)
+	// stopWatch ends the watch of the policy file (policywatch.go).
+	stopWatch func()
 }
 
 // NewToolRunner opens the executor's workspace, the audit log and the policy.
@@ -204,12 +206,22 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	return &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir, approvals: approvals,
-		redact: opts.Redact}, nil
+	r := &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir,
+		approvals: approvals, redact: opts.Redact}
+	r.stopWatch = func() {}
+	if opts.PolicyPath != "" {
+		ctx, cancel := context.WithCancel(context.Background())
+		r.stopWatch = cancel
+		if err := watchPolicy(ctx, filepath.Clean(opts.PolicyPath), g, r.logger); err != nil {
+			r.logger.Warn("policy: edits of the policy file apply at the next start", "err", err)
+		}
+	}
+	return r, nil
 }
 
 // Close denies every open prompt and closes the executor and the audit log.
 func (r *Runner) Close() error {
+	r.stopWatch()
 	r.prompts.Close()
 	r.approvals.Close()
 	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"jarvis/app/mcp"
 	"jarvis/internal/instance"
 )
 
@@ -17,15 +18,17 @@ import (
 // command. emit, when set, is the window's: after files were restored it
 // gets the same undo:changed event as an undo from the window. A request for another workspace than
 // r's is answered as such; the command then does it itself.
-func ServeUndo(dataDir string, r *Runner, emit func(event string, data any)) (*instance.Server, error) {
-	return ServeControl(dataDir, r, emit, nil)
+//
+// mcpm, when set, answers `jarvis mcp` the same way (mcpcli.go).
+func ServeUndo(dataDir string, r *Runner, emit func(event string, data any), mcpm *mcp.Manager) (*instance.Server, error) {
+	return ServeControl(dataDir, r, emit, nil, mcpm)
 }
 
 // ServeControl is ServeUndo answering more: `jarvis inbox allow|deny ID`
 // (a call of a task's run waiting in r's Approvals, inboxcli.go), and, when
 // yield is set (`jarvis --headless`), a window's request that this process
 // stop so that the window can take the data dir.
-func ServeControl(dataDir string, r *Runner, emit func(event string, data any), yield func()) (*instance.Server, error) {
+func ServeControl(dataDir string, r *Runner, emit func(event string, data any), yield func(), mcpm *mcp.Manager) (*instance.Server, error) {
 	return instance.Listen(dataDir, func(ctx context.Context, op string, body json.RawMessage) (any, error) {
 		switch op {
 		case InboxDecideOp:
@@ -37,6 +40,16 @@ func ServeControl(dataDir string, r *Runner, emit func(event string, data any), 
 			r.logger.Info("a window asked for the data dir: this headless process stops")
 			go yield()
 			return map[string]bool{"yielding": true}, nil
+		case mcpOp:
+			if mcpm == nil {
+				return nil, fmt.Errorf("this Jarvis runs no MCP servers")
+			}
+			var req mcpRequest
+			if err := json.Unmarshal(body, &req); err != nil {
+				return nil, fmt.Errorf("mcp request: %w", err)
+			}
+			r.logger.Info("jarvis mcp handed over to this process", "request", req.Cmd, "name", req.Name)
+			return mcpControl(mcpm, req)
 		case undoOp:
 		default:
 			return nil, fmt.Errorf("this Jarvis does not know the request %q", op)

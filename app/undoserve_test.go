@@ -101,7 +101,7 @@ func TestUndoIsHandedToTheRunningInstance(t *testing.T) {
 			t.Errorf("the window got %q, want undo:changed", event)
 		}
 		changed = append(changed, data.(map[string]string)["turnId"])
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

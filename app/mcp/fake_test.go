@@ -28,7 +28,13 @@ type echoIn struct {
 
 func fakeServer(mode string) {
 	fmt.Fprintln(os.Stderr, "fake server booting:", mode)
+	if mark := os.Getenv("JARVIS_MCP_FAKE_MARK"); mark != "" {
+		os.WriteFile(mark, []byte("started"), 0o600) // proof that it ran
+	}
 	switch mode {
+	case "exit3": // fails at once, as a server with a bad configuration does
+		fmt.Fprintln(os.Stderr, "fake server: config broken")
+		os.Exit(3)
 	case "hang": // never answers initialize
 		time.Sleep(time.Hour)
 		return

@@ -103,7 +103,7 @@ func httpManager(t *testing.T, srv *sdk.Server, statePath string) *Manager {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	m.Apply(Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}})
+	m.Apply(m.Trust(Config{Servers: []ServerConfig{{Name: "peer", URL: hs.URL}}}))
 	return m
 }
 
@@ -161,7 +161,8 @@ func TestChangedDefinitionDisabledUntilApproved(t *testing.T) {
 	if hasTool(m2, "mcp__peer__weather") {
 		t.Fatal("a restart trusted the changed definition")
 	}
-	if err := m2.Approve("mcp__peer__weather"); err != nil {
+	s2, _ := m2.Servers()
+	if err := m2.Approve("mcp__peer__weather", s2[0].Tools[0].Hash); err != nil {
 		t.Fatal(err)
 	}
 	if !hasTool(m2, "mcp__peer__weather") || m2.Assess("mcp__peer__weather", json.RawMessage(`{"text":"x"}`)).Risk != "risky" {
@@ -173,17 +174,25 @@ func TestChangedDefinitionDisabledUntilApproved(t *testing.T) {
 // is picked up without a restart; a broken edit leaves the running servers.
 func TestConfigErrorsAndReload(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"url\": \"http://h\"}\n }\n}", "mcp.json:3: server \"a\": give either command"},
-		{"{\n \"mcpServers\": {\n\n  \"bad name\": {\"command\": \"x\"}\n }\n}", "mcp.json:4: server name \"bad name\""},
-		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n  \"argz\": []}\n }\n}", "mcp.json:3: server \"a\": unknown field \"argz\""},
 		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n }\n}", "mcp.json:3: not JSON"},
-		{"{\"mcpServers\": {\"a\": {\"url\": \"ftp://h\"}}}", "mcp.json:1: server \"a\": url \"ftp://h\" must start with http"},
-		{"{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"type\": \"sse\"}}}", "legacy SSE transport"},
 		{"[]", "mcp.json:1: the file must hold a JSON object"},
+		{`{"other": {}}`, `mcp.json:1: no "mcpServers" object`},
 	} {
 		_, err := ParseConfig("mcp.json", []byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+	// An entry that cannot run is the entry's problem, not the file's.
+	for _, c := range []struct{ in, want string }{
+		{"{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\", \"url\": \"http://h\"}\n }\n}", "mcp.json:3: server \"a\": give either command"},
+		{`{"mcpServers": {"a": {"url": "ftp://h"}}}`, "mcp.json:1: server \"a\": url \"ftp://h\" must start with http"},
+		{`{"mcpServers": {"a": {"command": "x", "args": "not a list"}}}`, "server \"a\": cannot unmarshal"},
+		{`{"mcpServers": {"a": {"command": "x", "type": "ws"}}}`, "unknown type \"ws\""},
+	} {
+		cfg, err := ParseConfig("mcp.json", []byte(c.in))
+		if err != nil || len(cfg.Servers) != 1 || !strings.Contains(cfg.Servers[0].Problem, c.want) {
+			t.Errorf("%q: %+v %v, want %q", c.in, cfg, err, c.want)
 		}
 	}
 
@@ -191,7 +200,11 @@ func TestConfigErrorsAndReload(t *testing.T) {
 	if err := os.WriteFile(path, []byte(fakeConfig(t, "later", "crash")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, m, "the reload", func() bool { return hasTool(m, "mcp__later__echo") })
+	waitFor(t, m, "the reload", func() bool { return serverState(m, "later").State == StateApproval })
+	if err := m.ApproveConfig(serverState(m, "later").Approval.Hash); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "the approved server", func() bool { return hasTool(m, "mcp__later__echo") })
 	if err := os.WriteFile(path, []byte(`{"mcpServers":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +245,10 @@ func TestMissingKeyringSecret(t *testing.T) {
 	}})
 	m, _ := startManager(t, string(b), func(o *Options) {
 		o.Backoff = time.Hour
-		o.Secret = func(string) (string, error) { return "", errors.New("not in the keyring") }
+		o.Secret = func(string) (string, error) { return "", errors.New("the OS keyring did not answer") }
 	})
 	waitFor(t, m, "the failure", func() bool { return serverState(m, "gh").State == StateFailed })
-	if e := serverState(m, "gh").Error; !strings.Contains(e, `GITHUB_TOKEN: keyring reference "github": not in the keyring`) {
+	if e := serverState(m, "gh").Error; !strings.Contains(e, `GITHUB_TOKEN: secret "github": the OS keyring did not answer`) {
 		t.Fatalf("error %q", e)
 	}
 }

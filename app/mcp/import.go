@@ -38,8 +38,14 @@ func Import(dst, src string) (added, skipped []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := ParseConfig(src, b); err != nil {
+	srcCfg, err := ParseConfig(src, b)
+	if err != nil {
 		return nil, nil, err
+	}
+	for _, sc := range srcCfg.Servers {
+		if sc.Problem != "" {
+			return nil, nil, errors.New(sc.Problem)
+		}
 	}
 	var in struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`
@@ -47,25 +53,33 @@ func Import(dst, src string) (added, skipped []string, err error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", src, err)
 	}
+	added, skipped, _, err = mergeInto(dst, in.Servers)
+	return added, skipped, err
+}
+
+// mergeInto adds the servers of in that dst does not have to dst (written
+// atomically, 0600) and returns the names added and kept, and what it
+// wrote (nil when nothing was added).
+func mergeInto(dst string, in map[string]json.RawMessage) (added, skipped []string, content []byte, err error) {
 	out := map[string]json.RawMessage{}
 	if cur, err := os.ReadFile(dst); err == nil {
 		if _, err := ParseConfig(dst, cur); err != nil {
-			return nil, nil, fmt.Errorf("%w (fix it before importing into it)", err)
+			return nil, nil, nil, fmt.Errorf("%w (fix it before importing into it)", err)
 		}
 		if err := json.Unmarshal(cur, &out); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", dst, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", dst, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	have := map[string]json.RawMessage{}
 	if raw, ok := out["mcpServers"]; ok {
 		if err := json.Unmarshal(raw, &have); err != nil {
-			return nil, nil, fmt.Errorf("%s: mcpServers: %w", dst, err)
+			return nil, nil, nil, fmt.Errorf("%s: mcpServers: %w", dst, err)
 		}
 	}
-	names := make([]string, 0, len(in.Servers))
-	for n := range in.Servers {
+	names := make([]string, 0, len(in))
+	for n := range in {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -74,19 +88,20 @@ func Import(dst, src string) (added, skipped []string, err error) {
 			skipped = append(skipped, n)
 			continue
 		}
-		have[n] = in.Servers[n]
+		have[n] = in[n]
 		added = append(added, n)
 	}
 	if len(added) == 0 {
-		return nil, skipped, nil
+		return nil, skipped, nil, nil
 	}
 	out["mcpServers"], _ = json.Marshal(have)
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return added, skipped, fsperm.WriteFile(dst, append(data, '\n'))
+	data = append(data, '\n')
+	return added, skipped, data, fsperm.WriteFile(dst, data)
 }

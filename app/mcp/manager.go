@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -31,6 +32,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"jarvis/internal/approved"
 	"jarvis/service/injection"
 	"jarvis/tools"
 )
@@ -61,12 +63,31 @@ type Options struct {
 	ConfigPath string // mcp.json; watched for changes
 	StatePath  string // the pins and the per-tool switches (JSON, 0600); "" keeps them in memory
 	Logger     *slog.Logger
-	// Secret resolves "${keyring:REF}" values of env and headers.
-	Secret      func(ref string) (string, error)
+	// Secret resolves "${keyring:NAME}" values of env and headers: it is
+	// asked only for SecretRef(server, NAME) and returns an error wrapping
+	// secrets.ErrNotFound when nothing is stored under it (secrets.Store.Get).
+	Secret func(ref string) (string, error)
+	// SetSecret stores a server's secret (the panel's and `jarvis mcp
+	// secret set`'s write), under SecretRef.
+	SetSecret   func(ref, value string) error
 	HTTPClient  *http.Client  // for Streamable HTTP servers
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
 	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+	// Roots are the folders offered to servers as the client's roots
+	// (roots/list): the workspace, and nothing else.
+	Roots []string
+	// Elicit answers a server's elicitation/create (a form or a URL to
+	// open, asked of the user). Nil: every request is declined and logged,
+	// which is also the answer of a headless Jarvis.
+	Elicit func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
+	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
+	// in a terminal while no Jarvis runs).
+	Inspect bool
+	// Approved is the store of approved contents: an entry of mcp.json runs
+	// only as it was last approved (approval.go). Nil: only entries given
+	// to Apply by the program itself (Trust) run.
+	Approved *approved.Store
 }
 
 // Tool is one catalogue entry.
@@ -91,16 +112,25 @@ type Tool struct {
 	Changed bool `json:"changed,omitempty"`
 	Off     bool `json:"off,omitempty"`
 	schema  *compiledSchema
+	// resource: Jarvis's ReadResourceTool, not one of the server's tools.
+	resource bool
 }
 
 // ServerStatus is one server as the panel shows it.
 type ServerStatus struct {
 	Name      string `json:"name"`
-	Transport string `json:"transport"` // stdio | http
-	State     string `json:"state"`     // starting | ready | failed | off
+	Label     string `json:"label"`     // the name as written in mcp.json
+	Transport string `json:"transport"` // stdio | http | sse
+	State     string `json:"state"`     // starting | ready | failed | off | approval | invalid
 	Error     string `json:"error,omitempty"`
 	Restarts  int    `json:"restarts"`
 	Tools     []Tool `json:"tools"`
+	// Approval: the entry waits for the user's approval (StateApproval).
+	Approval *Approval `json:"approval,omitempty"`
+	// Warnings: keys of the entry Jarvis ignored.
+	Warnings []string `json:"warnings,omitempty"`
+	// Log: the server's last log notifications ("level logger: message").
+	Log []string `json:"log,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -123,6 +153,8 @@ type Manager struct {
 	catalogue map[string]*Tool // by model-facing name
 	state     persisted
 	cfgErr    string
+	approved  map[string]string // server → ApprovalHash of its approved entry
+	fileHash  string            // approved.Hash of the mcp.json applied last
 	subs      []chan struct{}
 	calls     map[string]func(Progress) // progress token → sink
 	ctx       context.Context
@@ -151,35 +183,70 @@ func New(opts Options) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{opts: opts, log: opts.Logger, det: injection.New(), servers: map[string]*server{},
-		catalogue: map[string]*Tool{}, state: st, calls: map[string]func(Progress){}, ctx: ctx, cancel: cancel}, nil
+		catalogue: map[string]*Tool{}, state: st, approved: map[string]string{}, calls: map[string]func(Progress){}, ctx: ctx, cancel: cancel}, nil
 }
 
 // Start reads the configuration, starts its servers and, with a
 // ConfigPath, reloads on every change of the file. A configuration error
 // is reported by Servers (and returned) and leaves the running servers be.
+// The folder of the file is watched, or, while it does not exist, its
+// nearest existing parent, down to the folder once it is made.
 func (m *Manager) Start() error {
-	err := m.Reload()
-	if m.opts.ConfigPath != "" {
-		w, werr := fsnotify.NewWatcher()
-		if werr != nil {
-			return errors.Join(err, werr)
-		}
-		// The folder, not the file: editors replace files by renaming.
-		dir := filepath.Dir(m.opts.ConfigPath)
-		if werr := w.Add(dir); werr != nil {
-			w.Close()
-			m.log.Warn("mcp: not watching the config folder", "dir", dir, "err", werr)
-			return err
-		}
-		m.wg.Add(1)
-		go m.watch(w)
+	if m.opts.ConfigPath == "" {
+		return m.Reload()
 	}
+	w, werr := fsnotify.NewWatcher()
+	if werr != nil {
+		return errors.Join(m.Reload(), werr)
+	}
+	// Watching before the first read: a change in between is not missed.
+	watching := m.watchDir()
+	if err := w.Add(watching); err != nil {
+		m.log.Warn("mcp: not watching the config folder", "dir", watching, "err", err)
+		watching = ""
+	}
+	err := m.Reload()
+	m.wg.Add(1)
+	go m.watch(w, watching)
 	return err
 }
 
-func (m *Manager) watch(w *fsnotify.Watcher) {
+// watchDir is the folder to watch for the config file: its own, or the
+// nearest existing parent.
+func (m *Manager) watchDir() string {
+	dir := filepath.Dir(m.opts.ConfigPath)
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return dir
+		}
+		dir = up
+	}
+}
+
+func (m *Manager) watch(w *fsnotify.Watcher, watching string) {
 	defer m.wg.Done()
 	defer w.Close()
+	// follow watches watchDir (the file's folder once it exists); it
+	// reports whether it moved, so a file made meanwhile is read.
+	follow := func() bool {
+		dir := m.watchDir()
+		if dir == watching {
+			return false
+		}
+		if err := w.Add(dir); err != nil {
+			m.log.Warn("mcp: not watching the config folder", "dir", dir, "err", err)
+			return false
+		}
+		if watching != "" {
+			w.Remove(watching)
+		}
+		watching = dir
+		return true
+	}
 	var debounce <-chan time.Time
 	for {
 		select {
@@ -189,7 +256,8 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == filepath.Clean(m.opts.ConfigPath) {
+			// The folder, not the file: editors replace files by renaming.
+			if filepath.Clean(ev.Name) == filepath.Clean(m.opts.ConfigPath) || follow() {
 				debounce = time.After(150 * time.Millisecond)
 			}
 		case err, ok := <-w.Errors:
@@ -198,6 +266,10 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 			}
 			m.log.Warn("mcp: config watch", "err", err)
 		case <-debounce:
+			if follow() {
+				debounce = time.After(150 * time.Millisecond)
+				continue
+			}
 			if err := m.Reload(); err != nil {
 				m.log.Warn("mcp: config not reloaded", "err", err)
 			}
@@ -210,8 +282,19 @@ func (m *Manager) watch(w *fsnotify.Watcher) {
 func (m *Manager) Reload() error {
 	var cfg Config
 	var err error
+	var b []byte
 	if m.opts.ConfigPath != "" {
-		cfg, err = LoadConfig(m.opts.ConfigPath)
+		b, err = os.ReadFile(m.opts.ConfigPath)
+		if errors.Is(err, os.ErrNotExist) {
+			b, err = nil, nil
+		}
+		if err == nil {
+			cfg, err = ParseConfig(m.opts.ConfigPath, b)
+		}
+	}
+	var ok map[string]string
+	if err == nil {
+		ok, err = m.approvedEntries()
 	}
 	m.mu.Lock()
 	if err != nil {
@@ -221,12 +304,26 @@ func (m *Manager) Reload() error {
 		return err
 	}
 	m.cfgErr = ""
+	m.approved, m.fileHash = ok, approved.Hash(b)
 	m.mu.Unlock()
 	m.Apply(cfg)
 	return nil
 }
 
-// Apply runs exactly the servers of cfg.
+// Trust marks cfg's entries as approved, for a program that builds its
+// configuration itself rather than reading mcp.json, and returns cfg.
+func (m *Manager) Trust(cfg Config) Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, sc := range cfg.Servers {
+		m.approved[sc.Name] = ApprovalHash(sc)
+	}
+	return cfg
+}
+
+// Apply runs exactly the servers of cfg: new servers start, removed ones
+// stop, changed ones restart; an entry the user has not approved as it is
+// now waits in StateApproval (approval.go).
 func (m *Manager) Apply(cfg Config) {
 	want := map[string]ServerConfig{}
 	for _, sc := range cfg.Servers {
@@ -235,19 +332,39 @@ func (m *Manager) Apply(cfg Config) {
 	m.mu.Lock()
 	var stop []*server
 	for name, s := range m.servers {
-		if sc, ok := want[name]; !ok || !sameConfig(sc, s.cfg) {
+		sc, ok := want[name]
+		// An approval given or withdrawn (a reload of the approved file)
+		// changes a valid entry as much as an edit does.
+		approvalChanged := sc.Problem == "" && (s.approval == nil) != (m.approved[name] == ApprovalHash(sc))
+		if !ok || !sameConfig(sc, s.cfg) || approvalChanged {
 			stop = append(stop, s)
 			delete(m.servers, name)
 		}
 	}
 	var start []*server
+	var pending []*server
 	for name, sc := range want {
 		if _, ok := m.servers[name]; ok {
 			continue
 		}
 		s := &server{m: m, cfg: sc, stderr: &tail{max: 4096}, done: make(chan struct{}), state: StateOff}
 		m.servers[name] = s
-		if !sc.Disabled && !m.state.ServersOff[name] {
+		for _, w := range sc.Warnings {
+			m.log.Warn("mcp: "+w, "server", sc.Label)
+		}
+		if sc.Problem != "" {
+			s.state, s.err = StateInvalid, sc.Problem
+			m.log.Warn("mcp: server not started: its entry cannot run as written", "server", sc.Label, "problem", sc.Problem)
+			continue
+		}
+		if prior := m.approved[name]; prior != ApprovalHash(sc) {
+			s.state, s.approval = StateApproval, approvalOf(sc, prior, m.fileHash)
+			pending = append(pending, s)
+			continue
+		}
+		if !sc.Disabled && !m.state.ServersOff[name] && !m.opts.Inspect {
+			ctx, cancel := context.WithCancel(m.ctx)
+			s.ctx, s.cancel = ctx, cancel
 			start = append(start, s)
 		}
 	}
@@ -255,20 +372,22 @@ func (m *Manager) Apply(cfg Config) {
 	for _, s := range stop {
 		m.stopServer(s)
 	}
+	for _, s := range pending {
+		a := s.approval
+		m.log.Warn("mcp: server not started: its entry in mcp.json was not made or approved in Jarvis; approve it in the MCP panel or with: jarvis mcp approve "+s.cfg.Name,
+			"server", s.cfg.Name, "would_run", a.Launch, "changed", a.Changed, "hash", a.Hash)
+	}
 	for _, s := range start {
-		ctx, cancel := context.WithCancel(m.ctx)
-		s.cancel = cancel
 		m.wg.Add(1)
-		go func() { defer m.wg.Done(); s.run(ctx) }()
+		go func() { defer m.wg.Done(); s.run(s.ctx) }()
 	}
 	m.changed()
 }
 
 func sameConfig(a, b ServerConfig) bool {
-	a.line, b.line = 0, 0
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
-	return string(x) == string(y) && a.Disabled == b.Disabled
+	return string(x) == string(y) && a.Problem == b.Problem && a.Label == b.Label
 }
 
 func (m *Manager) stopServer(s *server) {
@@ -285,6 +404,39 @@ func (m *Manager) stopServer(s *server) {
 	m.mu.Unlock()
 }
 
+// ValidSecretName reports whether server and name can name a server's
+// secret (SecretRef).
+func ValidSecretName(server, name string) bool {
+	return serverName.MatchString(server) && secretName.MatchString(name)
+}
+
+// SetSecret stores value as server's secret name (what "${keyring:name}"
+// in that server's entry resolves) and starts the server again if it runs.
+func (m *Manager) SetSecret(server, name, value string) error {
+	if !serverName.MatchString(server) {
+		return fmt.Errorf("server name %q: use 1-32 letters, digits, '-' or '_'", server)
+	}
+	if !secretName.MatchString(name) {
+		return fmt.Errorf("secret name %q: use 1-64 letters, digits, '.', '-' or '_'", name)
+	}
+	if value == "" {
+		return errors.New("the secret is empty")
+	}
+	if m.opts.SetSecret == nil {
+		return errors.New("this Jarvis has no secret store")
+	}
+	if err := m.opts.SetSecret(SecretRef(server, name), value); err != nil {
+		return err
+	}
+	m.log.Info("mcp: secret stored for a server", "server", server, "name", name)
+	m.Restart(server)
+	return nil
+}
+
+// Restart stops a configured server and starts it again (the panel's
+// Restart); one switched off or waiting for approval stays so.
+func (m *Manager) Restart(name string) error { return m.restart(name) }
+
 // ConfigPath is the mcp.json the Manager reads.
 func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
 
@@ -292,8 +444,7 @@ func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
 // out of the catalogue; on starts it.
 func (m *Manager) SetServerEnabled(name string, on bool) error {
 	m.mu.Lock()
-	s, ok := m.servers[name]
-	if !ok {
+	if _, ok := m.servers[name]; !ok {
 		m.mu.Unlock()
 		return fmt.Errorf("no MCP server %q", name)
 	}
@@ -302,18 +453,33 @@ func (m *Manager) SetServerEnabled(name string, on bool) error {
 	} else {
 		m.state.ServersOff[name] = true
 	}
-	cfg := s.cfg
-	delete(m.servers, name) // Apply starts it again (or keeps it stopped)
 	snap := m.state.clone()
+	m.mu.Unlock()
+	if err := m.restart(name); err != nil {
+		return err
+	}
+	return saveState(m.opts.StatePath, snap)
+}
+
+// restart stops server name and applies its entry again (started, kept
+// off, or waiting for approval).
+func (m *Manager) restart(name string) error {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no MCP server %q", name)
+	}
+	delete(m.servers, name)
 	all := Config{}
 	for _, o := range m.servers {
 		all.Servers = append(all.Servers, o.cfg)
 	}
-	all.Servers = append(all.Servers, cfg)
+	all.Servers = append(all.Servers, s.cfg)
 	m.mu.Unlock()
 	m.stopServer(s)
 	m.Apply(all)
-	return saveState(m.opts.StatePath, snap)
+	return nil
 }
 
 // Close stops every server.
@@ -354,13 +520,16 @@ func (m *Manager) changed() {
 
 // toolsListed replaces a server's tools in the catalogue, pinning each
 // definition the first time it is seen.
-func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
+func (m *Manager) toolsListed(serverName string, list []*sdk.Tool, resources bool) {
 	m.mu.Lock()
+	prev := map[string]*Tool{}
 	for k, t := range m.catalogue {
 		if t.Server == serverName {
+			prev[k] = t
 			delete(m.catalogue, k)
 		}
 	}
+	var dropped []*Tool
 	pinsChanged := false
 	for _, st := range list {
 		name := ToolName(serverName, st.Name)
@@ -387,11 +556,14 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 		t.Hash = definitionHash(st)
 		key := serverName + "/" + st.Name
 		switch pinned, ok := m.state.Pins[key]; {
-		case !ok:
-			m.state.Pins[key] = t.Hash // trust on first use
+		case !ok, !strings.HasPrefix(pinned, "v2:") && pinned == legacyHash(st):
+			m.state.Pins[key] = t.Hash // trust on first use, or a legacy pin carried over
 			pinsChanged = true
 		case pinned != t.Hash:
 			t.Changed = true
+			if p := prev[name]; p == nil || p.Hash != t.Hash {
+				dropped = append(dropped, t)
+			}
 		}
 		t.Off = m.state.Off[key]
 		t.Enabled = !t.Changed && !t.Off
@@ -403,11 +575,21 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 		t.schema = c
 		m.catalogue[name] = t
 	}
+	if rt := resourceTool(serverName); resources && m.catalogue[rt.Name] == nil {
+		rt.schema, _ = compileSchema(readResourceSchema)
+		rt.Off = m.state.Off[serverName+"/"+ReadResourceTool]
+		rt.Enabled = !rt.Off
+		m.catalogue[rt.Name] = rt
+	}
 	var snap persisted
 	if pinsChanged {
 		snap = m.state.clone()
 	}
 	m.mu.Unlock()
+	for _, t := range dropped {
+		m.log.Warn("mcp: tool disabled: its definition changed since it was approved; look at it in the MCP panel, or run: jarvis mcp approve "+t.Name,
+			"server", t.Server, "tool", t.Tool, "hash", t.Hash)
+	}
 	if pinsChanged {
 		if err := saveState(m.opts.StatePath, snap); err != nil {
 			m.log.Error("mcp: saving tool pins failed", "err", err)
@@ -416,15 +598,40 @@ func (m *Manager) toolsListed(serverName string, list []*sdk.Tool) {
 	m.changed()
 }
 
-// definitionHash is the pin of a tool: its description, input schema and
-// annotations, in canonical JSON.
+// definitionHash is the pin of a tool: every field of its definition a
+// model or a prompt can see (name, title, description, input and output
+// schemas, annotations, the annotations' title among them), in canonical
+// JSON. Pins made by this function start with "v2:"; legacyHash is the
+// pin of earlier versions (description, input schema, annotations).
 func definitionHash(t *sdk.Tool) string {
+	var v struct {
+		Name         string `json:"name"`
+		Title        string `json:"title"`
+		Description  string `json:"description"`
+		InputSchema  any    `json:"inputSchema"`
+		OutputSchema any    `json:"outputSchema"`
+		Annotations  any    `json:"annotations"`
+	}
+	v.Name, v.Title, v.Description = t.Name, t.Title, t.Description
+	v.InputSchema, v.OutputSchema, v.Annotations = t.InputSchema, t.OutputSchema, t.Annotations
+	return "v2:" + canonicalHash(v)
+}
+
+// legacyHash is the pin earlier versions stored (no prefix). A stored
+// legacy pin that still matches is carried over to definitionHash without
+// asking: the fields it covered are unchanged, and the others were never
+// pinned.
+func legacyHash(t *sdk.Tool) string {
 	var v struct {
 		Description string `json:"description"`
 		InputSchema any    `json:"inputSchema"`
 		Annotations any    `json:"annotations"`
 	}
 	v.Description, v.InputSchema, v.Annotations = t.Description, t.InputSchema, t.Annotations
+	return canonicalHash(v)
+}
+
+func canonicalHash(v any) string {
 	b, _ := json.Marshal(v)
 	var generic any
 	json.Unmarshal(b, &generic) // maps marshal with sorted keys: one canonical form
@@ -456,10 +663,11 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	out := make([]ServerStatus, 0, len(m.servers))
 	for name, s := range m.servers {
 		s.mu.Lock()
-		ss := ServerStatus{Name: name, Transport: "stdio", State: s.state, Error: s.err, Restarts: s.restarts, Tools: []Tool{}}
+		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
+			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...)}
 		s.mu.Unlock()
-		if s.cfg.IsHTTP() {
-			ss.Transport = "http"
+		if ss.Label == "" {
+			ss.Label = name
 		}
 		for _, t := range m.catalogue {
 			if t.Server == name {
@@ -473,20 +681,31 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	return out, m.cfgErr
 }
 
-// Approve accepts a tool's current definition: its new hash becomes the
-// pin and the tool is enabled again.
-func (m *Manager) Approve(name string) error {
+// Approve accepts a tool's changed definition, the one whose hash the
+// user was shown: its hash becomes the pin and the tool is enabled again.
+// A definition that changed again since (another hash) is refused: an
+// approval never covers what the user did not see.
+func (m *Manager) Approve(name, hash string) error {
 	m.mu.Lock()
 	t, ok := m.catalogue[name]
 	if !ok {
 		m.mu.Unlock()
 		return fmt.Errorf("no MCP tool %q", name)
 	}
+	if hash == "" || t.Hash != hash {
+		m.mu.Unlock()
+		return fmt.Errorf("the definition of MCP tool %q changed again since it was shown to you; nothing was approved: look at the new one and approve it if you trust it", name)
+	}
+	if !t.Changed {
+		m.mu.Unlock()
+		return nil
+	}
 	m.state.Pins[t.Server+"/"+t.Tool] = t.Hash
 	t.Changed = false
 	t.Enabled = !t.Off
 	snap := m.state.clone()
 	m.mu.Unlock()
+	m.log.Info("mcp: changed tool definition approved", "tool", name, "hash", hash)
 	m.changed()
 	return saveState(m.opts.StatePath, snap)
 }
@@ -589,6 +808,18 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	cs := s.current()
 	if cs == nil {
 		return "", fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	}
+	m.mu.Lock()
+	t := m.catalogue[name]
+	m.mu.Unlock()
+	if t != nil && t.resource {
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout())
+		defer cancel()
+		out, err := m.readResource(cctx, cs, args)
+		if err != nil {
+			return "", fmt.Errorf("%s: MCP server %q: %w", name, server, err)
+		}
+		return out, nil
 	}
 	var argv map[string]any
 	if err := json.Unmarshal(args, &argv); err != nil {

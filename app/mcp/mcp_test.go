@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"jarvis/internal/approved"
 )
 
 // peer returns the path of an npm MCP server installed by scripts/setup.sh
@@ -35,7 +37,15 @@ func startManager(t *testing.T, cfg string, tweak func(*Options)) (*Manager, str
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{ConfigPath: path, StatePath: filepath.Join(dir, "mcp-state.json"), InitTimeout: 20 * time.Second, Backoff: 50 * time.Millisecond}
+	store, err := approved.Open(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user approved cfg (tests of what runs unapproved write the file after).
+	if err := store.Approve(ApprovedName, []byte(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{ConfigPath: path, StatePath: filepath.Join(dir, "mcp-state.json"), InitTimeout: 20 * time.Second, Backoff: 50 * time.Millisecond, Approved: store}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -104,7 +114,7 @@ func TestEverythingServer(t *testing.T) {
 	t.Setenv("JARVIS_SECRET_OPENAI", "sk-must-not-leak")
 	m, _ := startManager(t, everythingConfig(t), func(o *Options) {
 		o.Secret = func(ref string) (string, error) {
-			if ref != "every-token" {
+			if ref != SecretRef("every", "every-token") {
 				return "", errors.New("no such secret")
 			}
 			return "resolved-from-keyring", nil

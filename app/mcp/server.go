@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -24,6 +27,7 @@ const (
 	StateReady    = "ready"
 	StateFailed   = "failed"
 	StateOff      = "off"
+	StateInvalid  = "invalid" // the entry cannot run as written (its error says why)
 )
 
 // tail keeps the last bytes written to it: a server's stderr (and any
@@ -55,8 +59,11 @@ type server struct {
 	m      *Manager
 	cfg    ServerConfig
 	stderr *tail
+	ctx    context.Context // set with cancel before it runs; nil: not started
 	cancel context.CancelFunc
 	done   chan struct{}
+	// approval: the entry waits for the user's approval (never started).
+	approval *Approval
 
 	mu       sync.Mutex
 	state    string
@@ -64,6 +71,32 @@ type server struct {
 	session  *sdk.ClientSession
 	tools    []*sdk.Tool
 	restarts int
+	logs     []string // the server's last log notifications, oldest first
+}
+
+// maxLogs is how many of a server's log notifications the panel keeps.
+const maxLogs = 50
+
+// logged keeps a server's log notification for the panel and writes it to
+// the desktop's log.
+func (s *server) logged(p *sdk.LoggingMessageParams) {
+	data, ok := p.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(p.Data)
+		data = string(b)
+	}
+	line := string(p.Level) + ": " + data
+	if p.Logger != "" {
+		line = string(p.Level) + " " + p.Logger + ": " + data
+	}
+	s.m.log.Info("mcp: server log", "server", s.cfg.Label, "level", p.Level, "logger", p.Logger, "data", data)
+	s.mu.Lock()
+	s.logs = append(s.logs, line)
+	if len(s.logs) > maxLogs {
+		s.logs = append([]string(nil), s.logs[len(s.logs)-maxLogs:]...)
+	}
+	s.mu.Unlock()
+	s.m.changed()
 }
 
 func (s *server) set(state, err string) {
@@ -119,13 +152,17 @@ func (s *server) run(ctx context.Context) {
 func (s *server) connectOnce(ctx context.Context) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t, stop, err := s.transport(cctx)
+	t, stop, exited, err := s.transport(cctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	caps := &sdk.ClientCapabilities{} // no sampling, no elicitation
+	if len(s.m.opts.Roots) > 0 {
+		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "jarvis", Version: "1"}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{}, // no roots, no sampling, no elicitation
+		Capabilities: caps,
 		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
 			// Off the session's reader: listing waits for the reply it reads.
 			go func() {
@@ -137,12 +174,25 @@ func (s *server) connectOnce(ctx context.Context) error {
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			s.m.progress(r.Params)
 		},
+		ElicitationHandler: func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return s.elicit(ctx, r.Params)
+		},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
+			s.logged(r.Params)
+		},
 	})
+	for _, r := range s.m.opts.Roots {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)})
+	}
 	ictx, icancel := context.WithTimeout(cctx, s.m.opts.InitTimeout)
 	cs, err := client.Connect(ictx, t, nil)
+	timedOut := errors.Is(ictx.Err(), context.DeadlineExceeded) // before icancel, which would set Err
 	icancel()
 	if err != nil {
-		if ictx.Err() != nil && cctx.Err() == nil {
+		if exit := exited(time.Second); exit != "" {
+			return fmt.Errorf("the server exited during initialize (%s)", exit)
+		}
+		if timedOut && cctx.Err() == nil {
 			return fmt.Errorf("the server did not finish initialize within %s", s.m.opts.InitTimeout)
 		}
 		return fmt.Errorf("initialize failed: %w", err)
@@ -176,6 +226,17 @@ func (s *server) connectOnce(ctx context.Context) error {
 	}
 }
 
+// elicit is a server's request for the user's input: Options.Elicit's, or
+// declined (decline is the default: nothing reaches a server unless the
+// user gives it).
+func (s *server) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if s.m.opts.Elicit != nil {
+		return s.m.opts.Elicit(ctx, s.cfg.Name, p)
+	}
+	s.m.log.Warn("mcp: a server asked for the user's input; declined (no one to ask here)", "server", s.cfg.Label, "mode", p.Mode, "message", p.Message, "url", p.URL)
+	return &sdk.ElicitResult{Action: "decline"}, nil
+}
+
 // refresh lists the server's tools (every page) and updates the catalogue.
 func (s *server) refresh(ctx context.Context) error {
 	cs := s.current()
@@ -192,18 +253,20 @@ func (s *server) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	s.tools = all
 	s.mu.Unlock()
-	s.m.toolsListed(s.cfg.Name, all)
+	s.m.toolsListed(s.cfg.Name, all, offersResources(cs))
 	return nil
 }
 
 // transport builds the connection to the server: a child process for a
-// stdio server, the Streamable HTTP client for a url. stop ends it (the
-// child's whole process group).
-func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
+// stdio server, the Streamable HTTP client for a url (the legacy HTTP+SSE
+// client for type "sse"). stop ends it (the
+// child's whole process group); exited waits up to d for the child to end
+// and says how it ended ("" while it runs, and for a url).
+func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), exited func(d time.Duration) string, err error) {
 	if s.cfg.IsHTTP() {
-		headers, err := resolve(s.cfg.Headers, s.m.opts.Secret)
+		headers, err := resolve(s.cfg.Name, s.cfg.Headers, s.m.opts.Secret)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		hc := s.m.opts.HTTPClient
 		if hc == nil {
@@ -211,11 +274,15 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 		}
 		c := *hc
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, nil
+		if s.cfg.IsSSE() {
+			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
+			return t, func() {}, func(time.Duration) string { return "" }, nil
+		}
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, func(time.Duration) string { return "" }, nil
 	}
-	env, err := resolve(s.cfg.Env, s.m.opts.Secret)
+	env, err := resolve(s.cfg.Name, s.cfg.Env, s.m.opts.Secret)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Dir = s.cfg.Cwd
@@ -229,38 +296,50 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
+		return nil, nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	pr, pw := io.Pipe()
 	go filterStdout(stdout, pw, s.stderr)
-	stop := func() {
+	stop = func() {
 		stdin.Close()
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(2 * time.Second):
 			killGroup(cmd)
-			<-exited
+			<-done
 		}
 		killGroup(cmd) // children the server left behind
 		pr.Close()
 	}
+	exited = func(d time.Duration) string {
+		select {
+		case <-done:
+		case <-time.After(d):
+			return ""
+		}
+		if waitErr == nil {
+			return "exit status 0"
+		}
+		return waitErr.Error()
+	}
 	go func() {
 		select {
-		case <-exited:
+		case <-done:
 			pw.CloseWithError(io.EOF)
 		case <-ctx.Done():
 		}
 	}()
-	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, nil
+	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, exited, nil
 }
 
 // filterStdout passes the server's JSON-RPC lines on and moves anything
@@ -284,6 +363,18 @@ func filterStdout(r io.Reader, w *io.PipeWriter, noise io.Writer) {
 			return
 		}
 	}
+}
+
+// longLived connects its Transport with ctx, not with the context of
+// Connect: the legacy SSE transport's event stream lives as long as the
+// context it was opened with, and Connect's is the initialize timeout's.
+type longLived struct {
+	sdk.Transport
+	ctx context.Context
+}
+
+func (l longLived) Connect(context.Context) (sdk.Connection, error) {
+	return l.Transport.Connect(l.ctx)
 }
 
 // headerTransport adds the configured headers to every request.

@@ -172,7 +172,7 @@ func run(n int) error {
 	defer app.Shutdown(a)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go app.SyncMCPCatalog(sctx, c, m, nil)
+	go app.SyncMCPCatalog(sctx, c, m, nil, 0)
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		var cat api.ToolCatalog
 		if err := c.Do(ctx, http.MethodGet, "/v1/tools/catalog", nil, &cat); err == nil && len(cat.Tools) > 0 {
