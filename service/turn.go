@@ -138,7 +138,7 @@ func (s *Service) runTurn(ctx context.Context, t *turn.Turn, sess store.Session)
 		switch cause := context.Cause(ctx); {
 		case cause == nil:
 		case errors.Is(cause, errShutdown):
-			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}
+			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: store.InterruptedMessage}
 		default:
 			status, out.Fail = store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}
 		}
@@ -183,6 +183,13 @@ func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 	// the terminal event reaches anyone (a client that sees it can send its
 	// next message at once).
 	write := s.st.FinishTurn(t.ID, t.SessionID, status, code, out.Last, snippet(out.Final))
+	if out.Fail != nil && (out.Last == nil || out.Last.Role != "status") {
+		// How the turn ended stays in the transcript ("Stopped.", the
+		// error), after what it answered before it ended (unless its
+		// runtime stored its own line).
+		write = write.Then(s.st.AppendMessage(&store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "status",
+			Content: out.Fail.Message, Meta: store.EndLineMeta(code)}))
+	}
 	if status != store.TurnDone {
 		// The last measure does not cover what the turn stored after its
 		// last request: the next turn estimates it.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 )
 
 // Message is one transcript entry.
@@ -23,6 +24,27 @@ func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 	m.CreatedAt = s.ts()
 	err := s.addMessage(ctx, nil, &m)
 	return m, err
+}
+
+// AppendMessage returns the write that appends m (its time set as it is
+// written), for a transaction that stores more than the message.
+func (s *Store) AppendMessage(m *Message) Write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		m.CreatedAt = s.ts()
+		return s.addMessage(ctx, tx, m)
+	}
+}
+
+// EndLineMeta is the meta of the status line that records how a turn that
+// did not answer ended: "stopped" (the user stopped it) or "error", with
+// the error's code. The model is never sent status lines.
+func EndLineMeta(code string) string {
+	kind := "error"
+	if code == "cancelled" {
+		kind = "stopped"
+	}
+	b, _ := json.Marshal(map[string]string{"kind": kind, "code": code})
+	return string(b)
 }
 
 // execer is what both *sql.DB and *sql.Tx offer.

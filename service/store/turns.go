@@ -81,6 +81,9 @@ func (s *Store) Turn(ctx context.Context, id string) (Turn, error) {
 	return t, err
 }
 
+// InterruptedMessage is what a turn a dead process left running says.
+const InterruptedMessage = "The service stopped while this turn was running; send the message again to retry."
+
 // InterruptRunning marks every turn still running (the process that ran it
 // died) as interrupted, and their pending tool calls too. It returns them.
 func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
@@ -110,6 +113,12 @@ func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET status = 'interrupted', resolved_at = ? WHERE status = 'pending'`, now); err != nil {
 		return nil, err
+	}
+	for _, t := range out {
+		line := Message{SessionID: t.SessionID, TurnID: t.ID, Role: "status", Content: InterruptedMessage, Meta: EndLineMeta("interrupted"), CreatedAt: now}
+		if err := s.addMessage(ctx, tx, &line); err != nil {
+			return nil, err
+		}
 	}
 	return out, tx.Commit()
 }
