@@ -59,7 +59,7 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		}
 		slot = sl
 	}
-	t, run, err := s.prepareTurn(r.Context(), sess, text, chatrt.ImagesMeta(images), nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, chatrt.ImagesMeta(images), req.ReplacesTurnID, nil)
 	if slot != nil {
 		slot.Settle(t, err)
 	}

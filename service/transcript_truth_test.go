@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,120 @@ func TestFailedAndStoppedTurnsKeepTheirLine(t *testing.T) {
 			t.Fatalf("the model was sent a status line: %+v", m)
 		}
 	}
+}
+
+// chatVersion sends text as a new version of turn replaces (Retry,
+// Regenerate, Edit) and returns the new turn's id.
+func (e *env) chatVersion(sid, replaces, text string) string {
+	e.t.Helper()
+	var out api.ChatResponse
+	r := api.ChatRequest{GeneralSessionID: sid, Mode: "general", ReplacesTurnID: replaces, Message: api.Message{Parts: []api.MessagePart{{Type: "text", Text: text}}}}
+	err := e.c.Do(context.Background(), "POST", "/v1/chat", r, &out)
+	var se *api.StatusError
+	if err != nil && !errors.As(err, &se) {
+		e.t.Fatal(err)
+	}
+	if out.TurnID == "" && se != nil {
+		out.TurnID, _ = se.Err.Details["turn_id"].(string)
+	}
+	return out.TurnID
+}
+
+// shown is the transcript as "role: text" lines.
+func shown(tr []api.TranscriptMessage) []string {
+	var out []string
+	for _, m := range tr {
+		out = append(out, m.Role+": "+m.Text)
+	}
+	return out
+}
+
+// Retry and Regenerate answer again in place: the user's message is not
+// posted twice, the earlier answer (or error) leaves the transcript and the
+// model's context, and stays reachable as a version; Edit branches there.
+func TestRetryAndRegenerateReplaceTheAnswer(t *testing.T) {
+	e := newEnv(t)
+	sid := e.session("j1")
+	if _, err := e.c.Chat(context.Background(), sid, "first"); err != nil {
+		t.Fatal(err)
+	}
+	failed := e.chatVersion(sid, "", "[[status 500]] second")
+	if failed == "" {
+		t.Fatal("no turn id for the failed turn")
+	}
+	// Retry: the same words again, in place of the failed turn. The
+	// scripted model fails on the directive, so the retried message is
+	// the directive-free edit a user would make; Regenerate below sends the
+	// same text.
+	retried := e.chatVersion(sid, failed, "second")
+	want := []string{"user: first", "assistant: You said: first", "user: second", "assistant: You said: second"}
+	if got := shown(e.transcript(sid)); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("after Retry the transcript is\n%q\nwant\n%q", got, want)
+	}
+	regen := e.chatVersion(sid, retried, "second")
+	if got := shown(e.transcript(sid)); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("after Regenerate the transcript is\n%q\nwant\n%q", got, want)
+	}
+	up := e.upstream.Requests()
+	var sent []string
+	for _, m := range up[len(up)-1].Messages[1:] {
+		sent = append(sent, m.Role+": "+m.Content)
+	}
+	if want := []string{"user: first", "assistant: You said: first", "user: second"}; strings.Join(sent, "|") != strings.Join(want, "|") {
+		t.Fatalf("Regenerate sent the model\n%q\nwant\n%q", sent, want)
+	}
+	var tr api.Transcript
+	if err := e.c.Do(context.Background(), "GET", "/v1/sessions/"+sid+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Versions) != 1 || tr.Versions[0].Shown != regen || strings.Join(tr.Versions[0].Turns, ",") != strings.Join([]string{failed, retried, regen}, ",") {
+		t.Fatalf("versions %+v, want [%s %s %s] showing the last", tr.Versions, failed, retried, regen)
+	}
+	// A message after the regenerated answer continues its branch; showing
+	// the failed version shows its branch (its error line), and showing the
+	// last one again brings the later message back.
+	if _, err := e.c.Chat(context.Background(), sid, "third"); err != nil {
+		t.Fatal(err)
+	}
+	show := func(turnID string) {
+		t.Helper()
+		if err := e.c.Do(context.Background(), "POST", "/v1/sessions/"+sid+"/versions", api.ShowVersionRequest{TurnID: turnID}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	show(failed)
+	got := shown(e.transcript(sid))
+	if len(got) != 4 || got[2] != "user: [[status 500]] second" || !strings.HasPrefix(got[3], "status: ") {
+		t.Fatalf("the failed version's branch: %q", got)
+	}
+	show(regen)
+	if got := shown(e.transcript(sid)); len(got) != 6 || got[5] != "assistant: You said: third" {
+		t.Fatalf("back on the last version: %q", got)
+	}
+	// Edit: the first message changed; the conversation branches there.
+	e.chatVersion(sid, firstTurn(t, e, sid), "first, edited")
+	if got := shown(e.transcript(sid)); strings.Join(got, "|") != "user: first, edited|assistant: You said: first, edited" {
+		t.Fatalf("after Edit: %q", got)
+	}
+	up = e.upstream.Requests()
+	if n := len(up[len(up)-1].Messages); n != 2 {
+		t.Fatalf("the edited message was sent with %d messages, want system and itself", n)
+	}
+	// A turn of another session cannot be replaced.
+	other := e.session("j2")
+	r := api.ChatRequest{GeneralSessionID: other, ReplacesTurnID: regen, Message: api.Message{Parts: []api.MessagePart{{Type: "text", Text: "x"}}}}
+	var se *api.StatusError
+	if err := e.c.Do(context.Background(), "POST", "/v1/chat", r, nil); !errors.As(err, &se) || se.Status != 404 {
+		t.Fatalf("replacing another session's turn: %v", err)
+	}
+}
+
+func firstTurn(t *testing.T, e *env, sid string) string {
+	for _, m := range e.transcript(sid) {
+		if m.Role == "user" {
+			return m.TurnID
+		}
+	}
+	t.Fatal("no user message")
+	return ""
 }

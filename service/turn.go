@@ -21,7 +21,7 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
 func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string) (*turn.Turn, int64, error) {
-	t, run, err := s.prepareTurn(ctx, sess, text, "", chain)
+	t, run, err := s.prepareTurn(ctx, sess, text, "", "", chain)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -41,21 +41,23 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 // and calls its model meanwhile, and its first event or write waits for it
 // (t.stored). The turn outlives the request that started it: it runs on its
 // own context, which only POST /v1/chat/cancel and a shutdown cancel.
-func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, meta string, chain []string) (*turn.Turn, func(), error) {
+// replaces, when not "", is the id of the turn this one is a new version of
+// (Regenerate, Retry, Edit: service/store/branches.go).
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, meta, replaces string, chain []string) (*turn.Turn, func(), error) {
 	select {
 	case <-s.closing:
 		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
-	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,
+	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel, Replaces: replaces,
 		User: store.Message{SessionID: sess.ID, Role: "user", Content: text, Meta: meta}}
 	if err := s.claim(t); err != nil {
 		cancel(nil)
 		return nil, nil, err
 	}
 	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID},
-		s.st.StartTurn(t.ID, &t.User, snippet(text)))
+		s.st.StartTurn(t.ID, replaces, &t.User, snippet(text)))
 	if err != nil {
 		s.release(t)
 		cancel(nil)

@@ -73,19 +73,17 @@ func (s *Store) addMessage(ctx context.Context, tx *sql.Tx, m *Message) error {
 	return err
 }
 
-// Messages returns a session's transcript in order.
+// Messages returns a session's transcript in order: its shown branch
+// (branches.go).
 func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	rows, err := s.selectMessages.QueryContext(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	return scanMessages(rows)
+	return s.MessagesAfter(ctx, sessionID, 0)
 }
 
-// MessagesAfter returns a session's messages after the one with id after,
-// in order: a request's history from its latest summary on reads only these.
+// MessagesAfter returns the messages of a session's shown branch after the
+// one with id after, in order: a request's history from its latest summary
+// on reads only these.
 func (s *Store) MessagesAfter(ctx context.Context, sessionID string, after int64) ([]Message, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? AND id > ? ORDER BY id`, sessionID, after)
+	rows, err := s.selectMessages.QueryContext(ctx, sessionID, after)
 	if err != nil {
 		return nil, err
 	}
