@@ -388,6 +388,17 @@ func (e *E2E) Screenshot(name string) string {
 	return path
 }
 
+// Resize sets the window's size (screenshots at narrow and wide sizes).
+func (e *E2E) Resize(w, h int) {
+	e.mu.Lock()
+	ctx := e.ctx
+	e.mu.Unlock()
+	if ctx != nil {
+		wruntime.WindowSetSize(ctx, w, h)
+		wruntime.WindowSetPosition(ctx, 0, 0)
+	}
+}
+
 // AuditEntry is what the self-test checks in the audit log.
 type AuditEntry struct {
 	Tool      string `json:"tool"`

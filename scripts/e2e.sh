@@ -44,7 +44,7 @@ set -euo pipefail
 ROOT=$1
 cd "$ROOT"
 for n in $(seq 90 140); do [ -e /tmp/.X11-unix/X$n ] || [ -e /tmp/.X$n-lock ] || { DISP=$n; break; }; done
-Xvfb ":$DISP" -screen 0 1280x900x24 -nolisten tcp >"$XDG_RUNTIME_DIR/xvfb.log" 2>&1 &
+Xvfb ":$DISP" -screen 0 1920x1080x24 -nolisten tcp >"$XDG_RUNTIME_DIR/xvfb.log" 2>&1 &
 XPID=$!
 trap 'kill $XPID 2>/dev/null || true' EXIT
 export DISPLAY=":$DISP"
