@@ -134,13 +134,19 @@ function mountSearch(actions: Actions, filter: HTMLInputElement, changed: () => 
  * taken out so rows can be told apart.
  */
 export function highlighted(snippet: string, q: string): HTMLElement {
-  const text = snippet
+  let text = snippet
     .replace(/```[a-z]*\n?/gi, " ")
     .replace(/[*_`#>]+/g, "")
     .replace(/\s+/g, " ")
     .trim();
   const el = h("div", { class: "session-snippet" });
   const words = q.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+  // The first match near the start, so that a narrow row shows it.
+  const first = Math.min(...words.map((w) => text.toLowerCase().indexOf(w)).filter((i) => i >= 0));
+  if (Number.isFinite(first) && first > 16) {
+    const from = text.lastIndexOf(" ", first - 8);
+    text = "…" + text.slice(from > 0 ? from + 1 : first - 8);
+  }
   const lower = text.toLowerCase();
   let at = 0;
   while (at < text.length) {
