@@ -101,12 +101,42 @@ describe("following the end of the conversation", () => {
     box.scrollTop = 200;
     box.dispatchEvent(new Event("scroll"));
     grow(50);
+    expect(($('[data-action="to-end"]') as HTMLElement).hidden).toBe(true);
     actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.delta", data: { text: " text", turn_id: "t" } });
     expect(box.scrollTop).toBe(200);
+    // "↓ New messages" says there is more below, and brings the end back.
+    const toEnd = $('[data-action="to-end"]') as HTMLElement;
+    expect(toEnd.hidden).toBe(false);
+    toEnd.click();
+    expect(box.scrollTop).toBe(1450);
+    expect(toEnd.hidden).toBe(true);
+    box.scrollTop = 200;
+    box.dispatchEvent(new Event("scroll"));
     // A message the user sends is always brought into view.
     typeAndEnter("next question");
     await flush();
     expect(box.scrollTop).toBe(1450);
+  });
+});
+
+describe("waiting for the first word", () => {
+  it("says which model it waits for, with the seconds, until the reply starts", async () => {
+    vi.useFakeTimers();
+    try {
+      fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", model: "llama3.2", status: { state: "ok" } }];
+      await actions.refreshAgents();
+      typeAndEnter("Hello?");
+      await vi.advanceTimersByTimeAsync(0);
+      const id = store.sessionId;
+      expect($("#messages .waiting").textContent).toBe("Waiting for llama3.2…");
+      await vi.advanceTimersByTimeAsync(9000);
+      expect($("#messages .waiting").textContent).toBe("Waiting for llama3.2… 9 s");
+      actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "Hello?", turn_id: "t1" } });
+      actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "Hi", turn_id: "t1" } });
+      expect(document.querySelector("#messages .waiting")).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

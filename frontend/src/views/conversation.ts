@@ -38,12 +38,45 @@ export function mountConversation(actions: Actions): ConversationView {
   // moment of an event, which a tool card or a reply rendered off the
   // thread may have grown in between.
   let follow = true;
+  // "↓ New messages": shown when output arrives while the user reads above.
+  const newer = h("button", { class: "small new-messages", type: "button", "data-action": "to-end", hidden: "" }, "↓ New messages");
+  box.after(newer);
+  newer.addEventListener("click", () => {
+    follow = true;
+    newer.hidden = true;
+    box.scrollTop = box.scrollHeight;
+  });
   const toEnd = () => {
     if (follow) box.scrollTop = box.scrollHeight;
   };
   box.addEventListener("scroll", () => {
     follow = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+    if (follow) newer.hidden = true;
   });
+  // Before the first word of a reply: "Waiting for <model>… 9 s".
+  const waiting = h("div", { class: "msg status waiting", "data-key": "waiting", role: "status" });
+  let waitTimer: ReturnType<typeof setInterval> | undefined;
+  let waitSince = 0;
+  const showWaiting = () => {
+    const t = store.sessionId ? store.transcripts.get(store.sessionId) : undefined;
+    const last = t?.items[t.items.length - 1];
+    const on = !!t?.running && last?.kind === "user";
+    if (!on) {
+      clearInterval(waitTimer);
+      waitTimer = undefined;
+      waiting.remove();
+      return;
+    }
+    if (!waitTimer) {
+      waitSince = Date.now();
+      waitTimer = setInterval(showWaiting, 1000);
+    }
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    const who = a?.model || a?.displayName || "the agent";
+    const s = Math.floor((Date.now() - waitSince) / 1000);
+    waiting.textContent = `Waiting for ${who}…${s >= 1 ? ` ${s} s` : ""}`;
+    if (waiting.parentElement !== box || box.lastElementChild !== waiting) box.append(waiting);
+  };
   // Content that grows after its event is followed too: a reply parsed off
   // the thread (a mutation), and a message whose real height replaces its
   // estimate once it is on screen (content-visibility: a resize).
@@ -115,6 +148,8 @@ export function mountConversation(actions: Actions): ConversationView {
       shownFrom = Math.max(0, store.transcript(store.sessionId).items.length - WINDOW);
       renderWindow();
       follow = true;
+      newer.hidden = true;
+      showWaiting();
       toEnd();
     }
     showStop();
@@ -140,6 +175,8 @@ export function mountConversation(actions: Actions): ConversationView {
         box.append(el);
       }
     }
+    if (!follow && eff.changed.length) newer.hidden = false;
+    showWaiting();
     toEnd();
     showStop();
   };
