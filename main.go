@@ -234,9 +234,17 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			if c == nil {
 				return "", errors.New("the window is not ready")
 			}
+			// The dialog says what is exported: the audit log (.jsonl) or a
+			// conversation (.md, .json).
+			title, filter := "Export the audit log", wruntime.FileFilter{DisplayName: "JSON Lines (*.jsonl)", Pattern: "*.jsonl"}
+			switch filepath.Ext(name) {
+			case ".md":
+				title, filter = "Export the conversation", wruntime.FileFilter{DisplayName: "Markdown (*.md)", Pattern: "*.md"}
+			case ".json":
+				title, filter = "Export the conversation", wruntime.FileFilter{DisplayName: "JSON (*.json)", Pattern: "*.json"}
+			}
 			return wruntime.SaveFileDialog(*c, wruntime.SaveDialogOptions{
-				Title: "Export the audit log", DefaultFilename: name, CanCreateDirectories: true,
-				Filters: []wruntime.FileFilter{{DisplayName: "JSON Lines (*.jsonl)", Pattern: "*.jsonl"}},
+				Title: title, DefaultFilename: name, CanCreateDirectories: true, Filters: []wruntime.FileFilter{filter},
 			})
 		}
 	}

@@ -149,8 +149,14 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 		l.config = nil // main loads the file and lets the setup save to it
 	}
 
-	h.watchdog = time.AfterFunc(150*time.Second, func() {
-		e.finish(false, "watchdog: the self-test did not finish within 150 s")
+	// JARVIS_E2E_WATCHDOG (seconds, default 150) gives a loaded machine
+	// more time; scripts/e2e.sh sizes its own timeouts from it.
+	limit := 150
+	if n, err := strconv.Atoi(l.getenv("JARVIS_E2E_WATCHDOG")); err == nil && n > 0 {
+		limit = n
+	}
+	h.watchdog = time.AfterFunc(time.Duration(limit)*time.Second, func() {
+		e.finish(false, fmt.Sprintf("watchdog: the self-test did not finish within %d s", limit))
 		time.AfterFunc(10*time.Second, func() {
 			fmt.Fprintln(os.Stderr, "e2e: FAIL (hard exit: the window did not close)")
 			os.Exit(3)
@@ -386,6 +392,17 @@ func (e *E2E) Screenshot(name string) string {
 	}
 	e.Log("screenshot " + path)
 	return path
+}
+
+// Resize sets the window's size (screenshots at narrow and wide sizes).
+func (e *E2E) Resize(w, h int) {
+	e.mu.Lock()
+	ctx := e.ctx
+	e.mu.Unlock()
+	if ctx != nil {
+		wruntime.WindowSetSize(ctx, w, h)
+		wruntime.WindowSetPosition(ctx, 0, 0)
+	}
 }
 
 // AuditEntry is what the self-test checks in the audit log.

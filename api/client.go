@@ -144,7 +144,13 @@ func (c *Client) ChatStream(ctx context.Context, sessionID, text string, fn func
 
 // ChatStreamMessage is ChatStream with a message of several parts (attachments).
 func (c *Client) ChatStreamMessage(ctx context.Context, sessionID string, m Message, fn func(StreamEvent) error) error {
-	r := ChatRequest{GeneralSessionID: sessionID, Mode: "general", Stream: true, Message: m}
+	return c.ChatStreamRequest(ctx, ChatRequest{GeneralSessionID: sessionID, Mode: "general", Message: m}, fn)
+}
+
+// ChatStreamRequest is ChatStream with the whole request (a new version of
+// a turn: ReplacesTurnID); Stream is set.
+func (c *Client) ChatStreamRequest(ctx context.Context, r ChatRequest, fn func(StreamEvent) error) error {
+	r.Stream = true
 	req, err := c.newRequest(ctx, http.MethodPost, "/v1/chat", r)
 	if err != nil {
 		return err

@@ -81,6 +81,10 @@ type ChatRequest struct {
 	Mode             string  `json:"mode,omitempty"`
 	Message          Message `json:"message"`
 	Stream           bool    `json:"stream"`
+	// ReplacesTurnID, when set, makes the message a new version of that
+	// turn of the session (Regenerate, Retry, Edit): the conversation
+	// branches there, and only the new branch is shown and sent to the model.
+	ReplacesTurnID string `json:"replaces_turn_id,omitempty"`
 }
 
 // ChatResponse answers POST /v1/chat with stream=false.
@@ -266,6 +270,23 @@ type TranscriptMessage struct {
 type Transcript struct {
 	Messages    []TranscriptMessage `json:"messages"`
 	LastEventID int64               `json:"lastEventId"`
+	// Versions lists, for each shown turn that has others (Regenerate,
+	// Retry, Edit made them), its versions oldest first; only the shown
+	// branch's messages are in Messages.
+	Versions []TurnVersions `json:"versions,omitempty"`
+}
+
+// TurnVersions are the versions of one place of a conversation: turns that
+// answer in its place, oldest first; Shown is the one on the shown branch.
+type TurnVersions struct {
+	Shown string   `json:"shown"`
+	Turns []string `json:"turns"`
+}
+
+// ShowVersionRequest is POST /v1/sessions/{id}/versions: show the branch
+// through turn TurnID (and the newest turn that continues it).
+type ShowVersionRequest struct {
+	TurnID string `json:"turnId"`
 }
 
 // AgentStatus is an agent's health as the desktop shows it.

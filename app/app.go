@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,6 +288,9 @@ type Transcript struct {
 	// Compactions are the session's compactions, oldest first, for their
 	// transcript lines (empty when the service has none or cannot list them).
 	Compactions []api.CompactedEvent `json:"compactions"`
+	// Versions are the versions of the shown turns that have others
+	// ("< 1/2 >": Regenerate, Retry, Edit).
+	Versions []api.TurnVersions `json:"versions,omitempty"`
 }
 
 // OpenSession loads a session's transcript and makes sure its stream is
@@ -324,6 +328,7 @@ func (a *App) Reload(sessionID string) (Transcript, error) {
 		t.Messages = tr.Messages
 	}
 	t.LastEventID = tr.LastEventID
+	t.Versions = tr.Versions
 	// Read after the messages: a run that ends in between is then already
 	// finished here, and its roundtable.result, after LastEventID on the
 	// stream, updates the same card.
@@ -418,15 +423,43 @@ func (a *App) Send(sessionID, text string) error {
 	return a.sendMessage(sessionID, api.Message{Parts: []api.MessagePart{{Type: api.PartText, Text: text}}})
 }
 
-// sendMessage posts a message of one or more parts (attach.go) and follows the session.
-func (a *App) sendMessage(sessionID string, m api.Message) error {
+// SendVersion sends text as a new version of the session's turn turnID
+// (Regenerate and Retry send its text again, Edit a changed one): the
+// conversation branches there and shows, and sends the model, the new
+// branch only.
+func (a *App) SendVersion(sessionID, turnID, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return errors.New("the message is empty")
+	}
+	if turnID == "" {
+		return errors.New("no message to answer again")
+	}
+	return a.sendMessage(sessionID, api.Message{Parts: []api.MessagePart{{Type: api.PartText, Text: text}}}, turnID)
+}
+
+// ShowVersion shows the branch of the conversation through version turnID
+// of a turn ("< 1/2 >"); the transcript is read again by the caller.
+func (a *App) ShowVersion(sessionID, turnID string) error {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	return friendlyOrNil(a.c.Do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sessionID)+"/versions", api.ShowVersionRequest{TurnID: turnID}, nil))
+}
+
+// sendMessage posts a message of one or more parts (attach.go) and follows
+// the session; replaces, when given, is the turn the message is a new
+// version of.
+func (a *App) sendMessage(sessionID string, m api.Message, replaces ...string) error {
+	r := api.ChatRequest{GeneralSessionID: sessionID, Mode: "general", Message: m}
+	if len(replaces) > 0 {
+		r.ReplacesTurnID = replaces[0]
+	}
 	a.follow(sessionID, "")
 	a.calls.Add(1)
 	go func() {
 		defer a.calls.Done()
 		// The POST's own stream duplicates the session stream; it is read
 		// only so the request lives as long as the turn, and ignored.
-		err := a.c.ChatStreamMessage(a.ctx, sessionID, m, func(api.StreamEvent) error { return nil })
+		err := a.c.ChatStreamRequest(a.ctx, r, func(api.StreamEvent) error { return nil })
 		var se *api.StatusError
 		if errors.As(err, &se) {
 			a.emit("send:error", SendError{SessionID: sessionID, Code: se.Err.Code, Message: friendly(err).Error()})

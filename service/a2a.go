@@ -82,7 +82,7 @@ func (s *Service) a2aRun(ctx context.Context, agentID, contextID, text string, o
 	if err != nil {
 		return "", err
 	}
-	t, run, err := s.prepareTurn(ctx, sess, text, "", nil)
+	t, run, err := s.prepareTurn(ctx, sess, text, "", "", nil)
 	if err != nil {
 		return "", fmt.Errorf("the turn could not start: %w", err)
 	}

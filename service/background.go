@@ -161,7 +161,7 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 		fail("Could not start the run: " + err.Error())
 		return
 	}
-	tt, runFn, err := s.prepareTurn(ctx, sess, t.Prompt, "", nil)
+	tt, runFn, err := s.prepareTurn(ctx, sess, t.Prompt, "", "", nil)
 	if err != nil {
 		fail("Could not start the run: " + err.Error())
 		return

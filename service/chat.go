@@ -61,7 +61,7 @@ func (s *Service) handleChat(w http.ResponseWriter, r *http.Request) error {
 		slot = sl
 	}
 	meta := provenance.Meta(chatrt.ImagesMeta(images), chatrt.AttachmentSources(text, images)...)
-	t, run, err := s.prepareTurn(r.Context(), sess, text, meta, nil)
+	t, run, err := s.prepareTurn(r.Context(), sess, text, meta, req.ReplacesTurnID, nil)
 	if slot != nil {
 		slot.Settle(t, err)
 	}

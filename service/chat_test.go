@@ -181,11 +181,12 @@ func TestChatParallelToolCalls(t *testing.T) {
 	if f := text(evs, api.EventFinal); f != "Tool results: result of list_dir; result of notify" {
 		t.Fatalf("final %q", f)
 	}
-	// The model got both results, each with its call id.
+	// The model got both results, each with its call's id (the one the
+	// desktop saw: one id per call).
 	up := e.upstream.Requests()
 	last := up[len(up)-1].Messages
 	tools := last[len(last)-2:]
-	if tools[0].Role != "tool" || tools[0].ToolCallID != "call_0_list_dir" || tools[1].ToolCallID != "call_1_notify" || tools[0].Content != "result of list_dir" {
+	if tools[0].Role != "tool" || tools[0].ToolCallID != reqs[0].ID || tools[1].ToolCallID != reqs[1].ID || tools[0].Content != "result of list_dir" {
 		t.Fatalf("tool messages to the model: %+v", tools)
 	}
 }

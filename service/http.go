@@ -31,6 +31,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/sessions/{id}/messages", adapt(sessions.Messages))
 	mux.Handle("PATCH /v1/sessions/{id}", adapt(sessions.Update))
 	mux.Handle("POST /v1/sessions/{id}/clear", adapt(sessions.Clear))
+	mux.Handle("POST /v1/sessions/{id}/versions", adapt(sessions.ShowVersion))
 	mux.Handle("DELETE /v1/sessions/{id}", adapt(sessions.Delete))
 	mux.Handle("POST /api/plugins/sessions/operations/create", adapt(sessions.Operations))
 	for _, r := range s.tasksAPI().Routes() { // tasks and the Inbox (service/tasks, background.go)

@@ -326,7 +326,7 @@ func (s *Service) recoverInterrupted(ctx context.Context) error {
 	for _, t := range turns {
 		s.log.Warn("turn interrupted by a restart", "session", t.SessionID, "turn", t.ID)
 		if _, err := s.hub.PublishWait(ctx, t.SessionID, api.EventError, api.ErrorEvent{Code: "interrupted",
-			Message: "The service stopped while this turn was running; send the message again to retry.", TurnID: t.ID}); err != nil {
+			Message: store.InterruptedMessage, TurnID: t.ID}); err != nil {
 			return err
 		}
 	}

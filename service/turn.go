@@ -23,7 +23,7 @@ var errCancelledByUser = errors.New("cancelled by the user")
 // nil for a user's message. It returns the turn and the seq of its
 // user.message event: the turn's own events follow it.
 func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text string, chain []string, untrusted []api.Source) (*turn.Turn, int64, error) {
-	t, run, err := s.prepareTurn(ctx, sess, text, provenance.Meta("", untrusted...), chain)
+	t, run, err := s.prepareTurn(ctx, sess, text, provenance.Meta("", untrusted...), "", chain)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -43,21 +43,23 @@ func (s *Service) startTurnWith(ctx context.Context, sess store.Session, text st
 // and calls its model meanwhile, and its first event or write waits for it
 // (t.stored). The turn outlives the request that started it: it runs on its
 // own context, which only POST /v1/chat/cancel and a shutdown cancel.
-func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, meta string, chain []string) (*turn.Turn, func(), error) {
+// replaces, when not "", is the id of the turn this one is a new version of
+// (Regenerate, Retry, Edit: service/store/branches.go).
+func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, meta, replaces string, chain []string) (*turn.Turn, func(), error) {
 	select {
 	case <-s.closing:
 		return nil, nil, httpapi.Errorf(http.StatusServiceUnavailable, "shutting_down", "the service is shutting down")
 	default:
 	}
 	tctx, cancel := context.WithCancelCause(context.Background())
-	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel,
+	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel, Replaces: replaces,
 		User: store.Message{SessionID: sess.ID, Role: "user", Content: text, Meta: meta}}
 	if err := s.claim(t); err != nil {
 		cancel(nil)
 		return nil, nil, err
 	}
 	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID},
-		s.st.StartTurn(t.ID, &t.User, snippet(text)))
+		s.st.StartTurn(t.ID, replaces, &t.User, snippet(text)))
 	if err != nil {
 		s.release(t)
 		cancel(nil)
@@ -143,7 +145,7 @@ func (s *Service) runTurn(ctx context.Context, t *turn.Turn, sess store.Session)
 		switch cause := context.Cause(ctx); {
 		case cause == nil:
 		case errors.Is(cause, errShutdown):
-			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: "The service stopped while this turn was running; send the message again to retry."}
+			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: store.InterruptedMessage}
 		default:
 			status, out.Fail = store.TurnCancelled, &api.ErrorEvent{Code: "cancelled", Message: "Stopped: the turn was cancelled."}
 		}
@@ -188,6 +190,13 @@ func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 	// the terminal event reaches anyone (a client that sees it can send its
 	// next message at once).
 	write := s.st.FinishTurn(t.ID, t.SessionID, status, code, out.Last, snippet(out.Final))
+	if out.Fail != nil && (out.Last == nil || out.Last.Role != "status") {
+		// How the turn ended stays in the transcript ("Stopped.", the
+		// error), after what it answered before it ended (unless its
+		// runtime stored its own line).
+		write = write.Then(s.st.AppendMessage(&store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "status",
+			Content: out.Fail.Message, Meta: store.EndLineMeta(code)}))
+	}
 	if status != store.TurnDone {
 		// The last measure does not cover what the turn stored after its
 		// last request: the next turn estimates it.

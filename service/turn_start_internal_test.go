@@ -29,7 +29,7 @@ func TestRefusedStartLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ghost := store.Message{SessionID: sess.ID, Role: "user", Content: "left running by someone else"}
-	if _, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: ghost.Content}, s.st.StartTurn("t_ghost", &ghost, "")); err != nil {
+	if _, err := s.hub.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: ghost.Content}, s.st.StartTurn("t_ghost", "", &ghost, "")); err != nil {
 		t.Fatal(err)
 	}
 	c := api.NewClient(srv.URL, "tok", nil)

@@ -80,6 +80,38 @@
       await frames(2);
       await E.Screenshot("restart");
       log("setup saved across a restart: " + pi.defaultProvider + " " + cur.baseUrl + " " + cur.model);
+      // The conversation of 7b tells the truth after the restart.
+      const lake = await waitFor(() => $$("#agents .session").find((x) => x.querySelector(".session-title")?.textContent === "Pack for the lake trip"), "the lake trip conversation in the list");
+      lake.click();
+      const denied = await waitFor(() => $('.tool-card[data-tool="write_file"][data-decision="denied"]'), "the denied badge on the write_file card after a restart");
+      assert(denied.querySelector('.badge[class*="risk-"]') && /user/.test(denied.querySelector(".badges").textContent), "the card has its risk and who decided back: " + denied.querySelector(".badges").textContent);
+      await waitFor(() => $$("#messages .msg.stopped").some((x) => x.textContent.includes("Stopped.")), "Stopped. after a restart");
+      const errs = $$("#messages .msg.error");
+      assert(errs.length === 1 && !/JARVIS_|config\.json/.test(errs[0].textContent), "the error line after a restart, once, in plain words: " + errs.map((x) => x.textContent));
+      const users = $$("#messages .msg.user .msg-text").map((x) => x.textContent);
+      assert(users.filter((t) => t.includes("Check the weather")).length === 1 && users.filter((t) => t.includes("two nights")).length === 1, "each message once after a restart: " + JSON.stringify(users));
+      assert($('#messages .msg.user .versions[data-versions="3/3"]'), "the edited message's versions after a restart");
+      const exp = await window.go.app.App.Reload($(".session.current").dataset.session);
+      assert(exp.messages.some((m) => m.role === "status" && /Stopped/.test(m.text)), "the stored Stopped line");
+      log("after a restart: denied badge, Stopped., one error, each message once, versions 3/3");
+      // Screenshots of the changed screens, light and dark, narrow and wide.
+      for (const [w, hgt] of [[720, 800], [1920, 1040]]) {
+        await E.Resize(w, hgt);
+        await sleep(400);
+        await frames(3);
+        await E.Screenshot(`conversation-${w}`);
+        await shootDark(`conversation-${w}`);
+        $("#session-filter").value = "lake";
+        $("#session-filter").dispatchEvent(new Event("input"));
+        await waitFor(() => $(".session-snippet mark"), "a search snippet with the words marked");
+        $(".session.current [data-action=more]").click();
+        await frames(2);
+        await E.Screenshot(`search-${w}`);
+        await shootDark(`search-${w}`);
+        $(".session.current [data-action=more]").click();
+        $("#session-filter").value = "";
+        $("#session-filter").dispatchEvent(new Event("input"));
+      }
       E.Done(true, "restart checks passed");
       return;
     }
@@ -100,6 +132,12 @@
       assert(/No model server is running on this computer/.test(intro.textContent), "the explanation says no local server was found");
       assert(!$("#setup-openai").hidden && $("#setup-compatible").hidden, "the API key form is offered when no local server runs");
     }
+    // No model yet: a message is not sent; the window says to set one up.
+    await say("hello before setup");
+    await waitFor(() => !$("#notice").hidden && /Set up a model/.test($("#notice").textContent), "the Set up a model notice");
+    assert($$("#messages .msg.user").length === 0 && $$("#agents .session").length === 0 && $("#input").value === "hello before setup", "nothing was sent and the words stay in the box");
+    assert($("#conn").dataset.state !== "live" && !/JARVIS_|config\.json/.test(document.body.innerText), "no green Live, no variable or config key: " + $("#conn").textContent);
+    $("#input").value = "";
     await frames(2);
     await E.Screenshot("first-run");
     await shootDark("first-run");
@@ -439,6 +477,8 @@
     const general = (await App.Sessions("general"))[0];
     assert(general, "a general session exists");
     const gsel = `.session[data-session="${general.sessionId}"]`;
+    $(gsel + ' button[data-action="more"]').click();
+    assert(!$(gsel + " .session-menu").hidden, "the ⋯ menu opens");
     $(gsel + ' button[data-action="rename"]').click();
     const nameInput = await waitFor(() => $(gsel + " input"), "the rename field");
     nameInput.value = "Renamed by e2e";
@@ -479,15 +519,38 @@
       const clip = await window.runtime.ClipboardGetText();
       assert(clip === "Pack for the lake trip", "the clipboard holds the message: " + JSON.stringify(clip));
     }
+    // Edit in place: the message becomes a field; the conversation branches there.
     umsg.querySelector('[data-action="edit"]').click();
-    assert($("#input").value === "Pack for the lake trip" && document.activeElement === $("#input"), "Edit put a copy of the message in the box");
-    await say("Pack for the lake trip, two nights");
+    const editField = await waitFor(() => $("#messages .msg.user .edit-field"), "the edit field in the message");
+    assert(editField.value === "Pack for the lake trip" && document.activeElement === editField, "Edit opened the message in place");
+    editField.value = "Pack for the lake trip, two nights";
+    $('#messages .msg.user [data-action="edit-send"]').click();
+    const userTexts = () => $$("#messages .msg.user .msg-text").map((x) => x.textContent);
     await waitFor(() => lastAssistantDone("You said: Pack for the lake trip, two nights"), "the answer to the edited message");
-    const nAnswers = assistants().length;
+    await waitFor(() => $("#messages .msg.user .versions"), "the versions of the edited message");
+    assert(userTexts().length === 1 && userTexts()[0] === "Pack for the lake trip, two nights" && assistants().length === 1, "Edit replaced the message and its answer in place: " + JSON.stringify(userTexts()));
+    // Regenerate answers again in place: one question, one answer, versions 3/3.
     lastAssistantDone("two nights").querySelector('[data-action="regenerate"]').click();
-    await waitFor(() => assistants().length === nAnswers + 1 && lastAssistantDone("two nights") && !assistants().some((x) => x.classList.contains("streaming")), "the regenerated answer");
-    assert($$("#messages .msg.user").filter((x) => x.textContent.includes("two nights")).length === 2, "Regenerate asked the same question again, below");
-    log("message actions: copy, edit and resend, regenerate");
+    await waitFor(() => $('#messages .msg.user .versions[data-versions="3/3"]') && lastAssistantDone("two nights") && !assistants().some((x) => x.classList.contains("streaming")), "the regenerated answer, version 3 of 3");
+    assert(userTexts().length === 1 && assistants().length === 1, "Regenerate replaced the answer, the question shows once: " + JSON.stringify(userTexts()));
+    log("message actions: copy, edit in place, regenerate in place (versions 3/3)");
+    // Truth after a restart (checked by the restart phase): a denied call,
+    // an error retried in place, a stopped turn, all in this conversation.
+    await say('Write it down [[tool write_file {"path":"e2e-lake.txt","content":"tent"}]]');
+    await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-lake.txt"), "the prompt for e2e-lake.txt");
+    $('#prompt button[data-choice="deny"]').click();
+    await waitFor(() => $('.tool-card[data-tool="write_file"][data-decision="denied"]') && lastAssistantDone("Tool results:"), "the denied write_file card and the answer after it");
+    await say("Check the weather [[status 500]]");
+    const errLine = await waitFor(() => $("#messages .msg.error"), "the error line");
+    assert(!/JARVIS_|config\.json|finish_reason/.test(errLine.textContent), "the error is in plain words: " + errLine.textContent);
+    errLine.querySelector('[data-action="retry"]').click();
+    await waitFor(() => $$("#messages .msg.error").length === 1 && $("#messages .msg.error") !== errLine && $("#stop").hidden, "the retried turn's error in place of the first");
+    assert(userTexts().filter((t) => t.includes("Check the weather")).length === 1, "Retry did not post the message twice: " + JSON.stringify(userTexts()));
+    await say("Count slowly [[slow 150]] [[deltas 60]]");
+    await waitFor(() => !$("#stop").hidden && assistants().some((x) => x.classList.contains("streaming")), "a streaming turn to stop");
+    $("#stop").click();
+    await waitFor(() => $$("#messages .msg.stopped").length === 1 && $("#stop").hidden, "the stopped line");
+    log("denied call, retried error and stopped turn in " + actSid);
     const exported = async (format) => {
       $("#notice").hidden = true;
       $(`.session[data-session="${actSid}"] [data-action="export-${format}"]`).click();
@@ -505,7 +568,8 @@
     // 7c. Search finds a conversation by a word of a reply, opened or not.
     $("#session-filter").value = "lake trip";
     $("#session-filter").dispatchEvent(new Event("input"));
-    await waitFor(() => $(`.session[data-session="${actSid}"] .session-snippet`), "the search match with its snippet");
+    await waitFor(() => $(`.session[data-session="${actSid}"] .session-snippet mark`), "the search match with its snippet, the words marked");
+    assert($(`.session[data-session="${actSid}"] .session-title`).textContent === "Pack for the lake trip", "the row keeps its title: " + $(`.session[data-session="${actSid}"] .session-title`).textContent);
     await frames(2);
     await E.Screenshot("search");
     $("#session-filter").value = "";

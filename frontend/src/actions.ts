@@ -13,6 +13,9 @@ import type { Effect, StreamEvent } from "./transcript";
 /** Error codes that say the model server could not be reached (service/llm). */
 const MODEL_DOWN = new Set(["upstream_unreachable", "upstream_timeout"]);
 
+/** What the window says when no model is set up (never a variable or a config key). */
+export const NO_MODEL = "No model is set up for this assistant yet. Set up a model to start chatting.";
+
 export class Actions {
   constructor(
     readonly store: Store,
@@ -151,7 +154,7 @@ export class Actions {
       // A transcript already in the window is kept current by its stream;
       // loading it again could drop events that arrived meanwhile.
       if (fresh && !tr.unavailable) {
-        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? [], tr.versions ?? []);
         await this.restoreDecisions(id);
       }
     } catch (ex) {
@@ -165,7 +168,7 @@ export class Actions {
     try {
       const [tr] = await Promise.all([this.api().Reload(id), this.prepare().catch(() => undefined)]);
       if (!tr.unavailable) {
-        this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        this.store.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? [], tr.versions ?? []);
         await this.restoreDecisions(id);
       }
       if (id === this.store.sessionId) this.store.publish("messages", {});
@@ -285,6 +288,7 @@ export class Actions {
   /** Sends text to the open session, starting one with the selected agent if none is open; false: nothing was sent. */
   async send(text: string, images: string[] = []): Promise<boolean> {
     if (!text.trim() && !images.length) return false;
+    if (!this.canSend()) return false;
     const st = this.store;
     if (!st.sessionId && !(await this.newSession())) return false;
     const id = st.sessionId;
@@ -307,13 +311,72 @@ export class Actions {
   }
 
   /**
-   * Asks again what was asked before the item with key (Regenerate on a
-   * reply, Retry on an error). The service keeps every turn, so the new
-   * answer comes below; nothing earlier is rewritten.
+   * Asks again what was asked in the turn of the item with key (Regenerate
+   * on a reply, Retry on an error): the new answer takes the old one's place,
+   * which stays as the other version ("< 1/2 >"); the message is not posted
+   * twice and the model sees only the shown version.
    */
   async askAgain(key: string): Promise<boolean> {
-    const text = this.store.sessionId ? this.store.transcript(this.store.sessionId).lastUserText(key) : "";
-    return text ? this.send(text) : false;
+    const id = this.store.sessionId;
+    if (!id) return false;
+    const { turnId, text } = this.store.transcript(id).turnOf(key);
+    if (!turnId || !text) return false;
+    return this.sendVersion(id, turnId, text);
+  }
+
+  /** Edit in place: the message of the item with key, changed to text; the conversation branches there. */
+  async editMessage(key: string, text: string): Promise<boolean> {
+    const id = this.store.sessionId;
+    if (!id || !text.trim()) return false;
+    const { turnId, text: was } = this.store.transcript(id).turnOf(key);
+    if (!turnId) return false;
+    if (text === was) return false;
+    return this.sendVersion(id, turnId, text);
+  }
+
+  // Sessions whose running turn is a new version: read again when it ends,
+  // for the versions the service now lists.
+  private versioned = new Set<string>();
+
+  private async sendVersion(id: string, turnId: string, text: string): Promise<boolean> {
+    if (!this.canSend()) return false;
+    const t = this.store.transcript(id);
+    if (t.running) return false;
+    this.apply(id, t.replaceTurn(turnId, text));
+    this.versioned.add(id);
+    try {
+      await this.api().SendVersion(id, turnId, text);
+    } catch (ex) {
+      this.versioned.delete(id);
+      this.apply(id, t.apply({ id: "", type: "error", data: { code: "send_failed", message: errText(ex) } }));
+    }
+    return true;
+  }
+
+  /** Shows another version of a turn ("< 1/2 >"): the conversation's branch through it. */
+  async showVersion(turnId: string): Promise<void> {
+    const id = this.store.sessionId;
+    if (!id || !turnId) return;
+    try {
+      await this.api().ShowVersion(id, turnId);
+    } catch (ex) {
+      this.notice(errText(ex));
+      return;
+    }
+    await this.reload(id);
+    this.store.publish("context", id);
+  }
+
+  /**
+   * Whether a message may be sent: not while the selected agent has no
+   * model (the setup form opens instead, with a plain "Set up a model").
+   */
+  canSend(): boolean {
+    const a = this.store.agent(this.store.current()?.agentId ?? this.store.agentId);
+    if (a?.status?.state !== "unconfigured") return true;
+    this.store.publish("setup", { message: NO_MODEL });
+    this.notice(NO_MODEL);
+    return false;
   }
 
   /** Exports a conversation as Markdown ("md") or JSON; says where it went in a notice. */
@@ -323,7 +386,7 @@ export class Actions {
     try {
       if (!st.transcripts.has(id)) {
         const tr = await this.api().OpenSession(id);
-        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? []);
+        st.transcript(id).load(tr.messages, tr.roundtables ?? [], tr.compactions ?? [], tr.versions ?? []);
       }
       const items = st.transcript(id).items;
       const agent = st.agent(s?.agentId ?? "")?.displayName ?? s?.agentId ?? "";
@@ -418,6 +481,7 @@ export class Actions {
     const eff = st.transcript(ev.sessionId).apply(ev);
     this.apply(ev.sessionId, eff);
     if (eff.reload) void this.reload(ev.sessionId);
+    else if ((ev.type === "assistant.final" || ev.type === "error") && this.versioned.delete(ev.sessionId)) void this.reload(ev.sessionId);
     if (ev.type === "session") this.onSessionChange(ev.sessionId, ev.data);
     if (/^(assistant\.final|error|session\.compacted)$/.test(ev.type)) st.publish("context", ev.sessionId);
     this.trackModel(ev);
@@ -435,9 +499,10 @@ export class Actions {
     if (!agentId) return;
     const down = this.store.modelDown;
     const was = down.get(agentId);
-    if (ev.type === "error" && MODEL_DOWN.has(ev.data?.code)) down.set(agentId, String(ev.data?.message || ev.data?.code));
+    if (ev.type === "error" && MODEL_DOWN.has(ev.data?.code)) down.set(agentId, { kind: "unreachable", message: String(ev.data?.message ?? "") });
+    else if (ev.type === "error" && ev.data?.code === "upstream_malformed") down.set(agentId, { kind: "broken", message: "" });
     else if (ev.type === "assistant.delta" || (ev.type === "assistant.final" && ev.data?.kind !== "status")) down.delete(agentId);
-    if (down.get(agentId) !== was) this.store.publish("conn", ev.sessionId);
+    if (down.get(agentId)?.kind !== was?.kind) this.store.publish("conn", ev.sessionId);
   }
 
   // A session was renamed, cleared or deleted (here or by another client).
@@ -450,6 +515,10 @@ export class Actions {
       case "cleared":
         st.transcript(id).load([]);
         if (st.sessionId === id) st.publish("messages", {});
+        break;
+      case "branched":
+        // Another version shown (here or in another window): read it again.
+        if (st.transcripts.has(id)) void this.reload(id);
         break;
       default: {
         const s = st.session(id);

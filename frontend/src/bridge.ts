@@ -33,6 +33,8 @@ export interface Transcript {
   roundtables?: RoundtableInfo[];
   /** The session's compactions, oldest first (session.compacted data). */
   compactions?: any[];
+  /** Versions of the shown turns that have others ("< 1/2 >"). */
+  versions?: { shown: string; turns: string[] }[];
 }
 
 /** A stored round table, read back for its card when a transcript loads. */
@@ -197,6 +199,10 @@ export interface AppAPI {
   ClearSession(sessionId: string): Promise<void>;
   DeleteSession(sessionId: string): Promise<void>;
   Send(sessionId: string, text: string): Promise<void>;
+  /** Sends text as a new version of the session's turn (Regenerate, Retry, Edit). */
+  SendVersion(sessionId: string, turnId: string, text: string): Promise<void>;
+  /** Shows the conversation's branch through version turnId of a turn. */
+  ShowVersion(sessionId: string, turnId: string): Promise<void>;
   SendWithImages(sessionId: string, text: string, images: string[]): Promise<void>;
   Cancel(sessionId: string): Promise<boolean>;
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;

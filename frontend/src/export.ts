@@ -11,7 +11,13 @@ export function conversationMarkdown(title: string, items: Item[], agent: string
   for (const it of items) {
     if (it.kind === "tool" && it.tool) {
       const t = it.tool;
-      out.push(`**Tool \`${t.name}\`** (${t.decision ?? (t.pending ? "waiting" : "")}${t.decidedBy ? " by " + t.decidedBy : ""})`, "", "```json", JSON.stringify(t.arguments ?? {}, null, 2), "```", "");
+      // The decision as the card shows it: the gate's (from the audit log
+      // after a reload), the service's own run, or none known (no "()").
+      const decision = t.pending ? "waiting" : t.source === "service" ? "ran in the service" : t.source === "agent" ? "ran inside the agent" : t.decision ?? "";
+      const by = decision && t.decidedBy ? ` by ${t.decidedBy}` : "";
+      const risk = t.class ?? t.risk;
+      const note = [decision + by, risk ? `risk: ${risk}` : ""].filter(Boolean).join(", ");
+      out.push(`**Tool \`${t.name}\`**${note ? ` (${note})` : ""}`, "", "```json", JSON.stringify(t.arguments ?? {}, null, 2), "```", "");
       const res = t.ok ? t.result : t.error ?? t.result;
       if (res) out.push("```", res, "```", "");
     } else if (it.kind === "roundtable" && it.rt) {

@@ -60,8 +60,8 @@ export class Store {
   workspace = "";
   /** The gate's policy rules (the Permissions page). */
   rules: PolicyRule[] = [];
-  /** Agents whose model server failed their last turn, with the error (cleared by the next reply). */
-  modelDown = new Map<string, string>();
+  /** Agents whose model server failed their last turn: "unreachable" or "broken" (its stream broke off); cleared by the next reply. */
+  modelDown = new Map<string, { kind: "unreachable" | "broken"; message: string }>();
   /** Replies are read aloud. */
   speak = false;
   /** The external agent whose "Attach" form is open. */

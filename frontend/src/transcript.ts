@@ -20,6 +20,15 @@ export interface Item {
   plan?: PlanStep[]; // a coding agent's plan: the latest of its turn
   usage?: ReplyUsage; // what the model server counted for the turn (usage.ts)
   images?: number; // images attached to a user message (attach.ts)
+  code?: string; // an error's code (errors.ts puts it in plain words)
+  /** A user message's versions ("< 1/2 >": Regenerate, Retry, Edit made them): the turns, oldest first, and the one shown. */
+  versions?: { turns: string[]; shown: number };
+}
+
+/** The versions of one place of a conversation (GET /v1/sessions/{id}/messages). */
+export interface TurnVersions {
+  shown: string;
+  turns: string[];
 }
 
 /** One step of a coding agent's plan (a status of kind "plan"). */
@@ -176,6 +185,37 @@ export class Transcript {
     return "";
   }
 
+  /** The turn an item belongs to and its user message's text ("" when unknown). */
+  turnOf(key: string): { turnId: string; text: string } {
+    const it = this.byKey.get(key);
+    const turnId = it?.turnId ?? "";
+    if (!turnId) return { turnId: "", text: "" };
+    const user = this.items.find((x) => x.kind === "user" && x.turnId === turnId);
+    return { turnId, text: user?.text ?? "" };
+  }
+
+  /**
+   * A new version of a turn is on its way (Regenerate, Retry, Edit): the
+   * turn and everything after it leave the view (the service keeps them as
+   * the other version), and the message shows as the user's, once.
+   */
+  replaceTurn(turnId: string, text: string): Effect {
+    const eff: Effect = { changed: [], removed: [] };
+    const at = this.items.findIndex((it) => it.turnId === turnId);
+    if (at >= 0) {
+      for (const it of this.items.slice(at)) {
+        this.byKey.delete(it.key);
+        eff.removed.push(it.key);
+        if (it.transient) this.transients--;
+        if (it.rt) this.roundTables--;
+      }
+      this.items = this.items.slice(0, at);
+    }
+    const local = this.localUser(text);
+    eff.changed.push(...local.changed);
+    return eff;
+  }
+
   /** The user's own message, shown before the service echoes it. */
   localUser(text: string, images = 0): Effect {
     const eff: Effect = { changed: [], removed: [] };
@@ -192,7 +232,7 @@ export class Transcript {
    * card, any other run after its turn or, without one, by time. A reply
    * whose run is not in roundtables stays a Markdown reply.
    */
-  load(messages: any[], roundtables: RoundtableInfo[] = [], compactions: any[] = []): void {
+  load(messages: any[], roundtables: RoundtableInfo[] = [], compactions: any[] = [], versions: TurnVersions[] = []): void {
     this.items = [];
     this.transients = this.roundTables = 0;
     this.byKey.clear();
@@ -265,14 +305,18 @@ export class Transcript {
         this.add({ key: `cmp-s${c.summary_id}`, kind: "status", text: compactedLine(c) }, eff);
       }
     };
+    const versionsOf = new Map<string, TurnVersions>();
+    for (const v of versions ?? []) if (v?.shown && Array.isArray(v.turns)) versionsOf.set(v.shown, v);
     messages.forEach((m, i) => {
       if (typeof m.id === "number") placeCompactions(m.id);
       for (const r of anchored.get(i) ?? []) addRun(r, m);
       const key = `m-${m.id ?? this.newKey("h")}`;
       switch (m.role) {
-        case "user":
-          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId, images: Array.isArray(m.meta?.images) ? m.meta.images.length : undefined }, eff);
+        case "user": {
+          const v = versionsOf.get(m.turnId);
+          this.add({ key, kind: "user", text: m.text ?? "", turnId: m.turnId, images: Array.isArray(m.meta?.images) ? m.meta.images.length : undefined, versions: v ? { turns: v.turns, shown: v.turns.indexOf(v.shown) } : undefined }, eff);
           break;
+        }
         case "assistant": {
           const run = runs.get(runIdOf(m));
           if (run) addRun(run, m); // the card shows the reply's Markdown
@@ -301,7 +345,10 @@ export class Transcript {
         case "status": {
           const kind = m.meta?.kind ?? "";
           const isErr = /fail|error/i.test(kind) || m.meta?.error;
-          if (kind === "plan") this.add({ key, kind: "plan", text: m.text ?? "", turnId: m.turnId, plan: planSteps({ text: m.text, plan: m.meta?.plan }) }, eff);
+          // How a turn that did not answer ended (stored with it): "Stopped." or its error.
+          if (kind === "stopped") this.add({ key, kind: "stopped", text: "Stopped.", turnId: m.turnId }, eff);
+          else if (kind === "error") this.add({ key, kind: "error", text: m.text ?? "", turnId: m.turnId, code: m.meta?.code }, eff);
+          else if (kind === "plan") this.add({ key, kind: "plan", text: m.text ?? "", turnId: m.turnId, plan: planSteps({ text: m.text, plan: m.meta?.plan }) }, eff);
           else this.add({ key, kind: kind === "thought" ? "thought" : isErr ? "error" : "status", text: m.text ?? "" }, eff);
           break;
         }
@@ -322,6 +369,7 @@ export class Transcript {
         if (local) {
           local.final = true;
           local.turnId = d.turn_id;
+          eff.changed.push(local.key); // its actions need the turn (Edit)
         } else {
           this.add({ key: `e-${ev.id || this.newKey("u")}`, kind: "user", text: d.text ?? "", turnId: d.turn_id, final: true }, eff);
         }
@@ -459,7 +507,7 @@ export class Transcript {
           eff.changed.push(last.key);
         }
         const stopped = d.code === "cancelled";
-        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id }, eff);
+        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id, code: d.code }, eff);
         if (d.code === "not_configured" || d.code === "provider_not_configured") eff.notConfigured = msg;
         this.running = false;
         break;

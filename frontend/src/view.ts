@@ -22,7 +22,9 @@ export function agentInitial(name: string): string {
 
 export function sessionTitle(s: Session): string {
   if (s.name) return s.name;
-  if (s.lastSnippet) return s.lastSnippet.length > 40 ? s.lastSnippet.slice(0, 40) + "…" : s.lastSnippet;
+  // Unnamed: its last words, without Markdown (a reply's fence or marks).
+  const t = s.lastSnippet ? titleFrom(s.lastSnippet.replace(/^```[^\n]*\n/, "")) : "";
+  if (t) return t.length > 40 ? t.slice(0, 40) + "…" : t;
   return "New conversation";
 }
 

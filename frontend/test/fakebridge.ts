@@ -16,6 +16,8 @@ export interface FakeBridge {
   decisions: Map<string, any[]>;
   /** A config file changed outside Jarvis, waiting for approval (Info, ApproveConfig). */
   pendingConfig?: { path: string; hash: string; lines: string[] };
+  /** Per session, the versions of its shown turns (as GET /v1/sessions/{id}/messages lists them). */
+  versions: Map<string, { shown: string; turns: string[] }[]>;
   /** Sends an event as app would (stream:event, tool:prompts, ...). */
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
@@ -33,6 +35,7 @@ export function fakeBridge(): FakeBridge {
     agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
     rules: [],
     decisions: new Map(),
+    versions: new Map(),
     emit(name, data) {
       for (const f of handlers.get(name) ?? []) f(data);
     },
@@ -61,8 +64,10 @@ export function fakeBridge(): FakeBridge {
       fb.sessions.unshift(s);
       return { ...s };
     },
-    OpenSession: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0 }),
-    Reload: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0 }),
+    OpenSession: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0, versions: fb.versions.get(id) }),
+    Reload: (id: string) => ({ sessionId: id, messages: fb.messages.get(id) ?? [], lastEventId: 0, versions: fb.versions.get(id) }),
+    SendVersion: () => undefined,
+    ShowVersion: () => undefined,
     RenameSession: () => undefined,
     ClearSession: (id: string) => void fb.messages.delete(id),
     DeleteSession: (id: string) => {

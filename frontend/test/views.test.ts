@@ -101,12 +101,42 @@ describe("following the end of the conversation", () => {
     box.scrollTop = 200;
     box.dispatchEvent(new Event("scroll"));
     grow(50);
+    expect(($('[data-action="to-end"]') as HTMLElement).hidden).toBe(true);
     actions.onStreamEvent({ sessionId: id, id: "3", type: "assistant.delta", data: { text: " text", turn_id: "t" } });
     expect(box.scrollTop).toBe(200);
+    // "↓ New messages" says there is more below, and brings the end back.
+    const toEnd = $('[data-action="to-end"]') as HTMLElement;
+    expect(toEnd.hidden).toBe(false);
+    toEnd.click();
+    expect(box.scrollTop).toBe(1450);
+    expect(toEnd.hidden).toBe(true);
+    box.scrollTop = 200;
+    box.dispatchEvent(new Event("scroll"));
     // A message the user sends is always brought into view.
     typeAndEnter("next question");
     await flush();
     expect(box.scrollTop).toBe(1450);
+  });
+});
+
+describe("waiting for the first word", () => {
+  it("says which model it waits for, with the seconds, until the reply starts", async () => {
+    vi.useFakeTimers();
+    try {
+      fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", model: "llama3.2", status: { state: "ok" } }];
+      await actions.refreshAgents();
+      typeAndEnter("Hello?");
+      await vi.advanceTimersByTimeAsync(0);
+      const id = store.sessionId;
+      expect($("#messages .waiting").textContent).toBe("Waiting for llama3.2…");
+      await vi.advanceTimersByTimeAsync(9000);
+      expect($("#messages .waiting").textContent).toBe("Waiting for llama3.2… 9 s");
+      actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "Hello?", turn_id: "t1" } });
+      actions.onStreamEvent({ sessionId: id, id: "2", type: "assistant.delta", data: { text: "Hi", turn_id: "t1" } });
+      expect(document.querySelector("#messages .waiting")).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -126,7 +156,7 @@ describe("the status in the header", () => {
 });
 
 describe("message actions", () => {
-  it("copies, edits a copy, regenerates, retries, and shows Stop as a state with Continue", async () => {
+  it("copies, edits in place, regenerates and retries in place (the message is never posted twice), and shows Stop as a state with Continue", async () => {
     let copied = "";
     Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t: string) => void (copied = t) } });
     typeAndEnter("What is **2+2**?");
@@ -139,24 +169,110 @@ describe("message actions", () => {
     (reply.querySelector('[data-action="copy"]') as HTMLElement).click();
     await flush();
     expect(copied).toBe("It is **4**.");
-    ($("#messages .msg.user") .querySelector('[data-action="edit"]') as HTMLElement).click();
-    expect(($("#input") as HTMLTextAreaElement).value).toBe("What is **2+2**?");
-    ($("#input") as HTMLTextAreaElement).value = "";
+    const versions = () => fb.calls.filter((c) => c.method === "SendVersion").map((c) => c.args);
     const sends = () => fb.calls.filter((c) => c.method === "Send").map((c) => c.args[1]);
-    (reply.querySelector('[data-action="regenerate"]') as HTMLElement).click();
+    const users = () => Array.from(document.querySelectorAll("#messages .msg.user .msg-text")).map((e) => e.textContent);
+    // Edit in place: the message becomes a field; Save & send makes a new version of its turn.
+    ($("#messages .msg.user").querySelector('[data-action="edit"]') as HTMLElement).click();
+    const field = $("#messages .msg.user .edit-field") as HTMLTextAreaElement;
+    expect(field.value).toBe("What is **2+2**?");
+    expect(document.activeElement).toBe(field);
+    field.value = "What is 3+3?";
+    ($("#messages .msg.user") .querySelector('[data-action="edit-send"]') as HTMLElement).click();
     await flush();
-    expect(sends()).toEqual(["What is **2+2**?", "What is **2+2**?"]);
-    actions.onStreamEvent({ sessionId: id, id: "3", type: "error", data: { code: "upstream_error", message: "the model failed", turn_id: "t2" } });
-    ($("#messages .msg.error") .querySelector('[data-action="retry"]') as HTMLElement).click();
+    expect(versions()).toEqual([[id, "t1", "What is 3+3?"]]);
+    expect(users()).toEqual(["What is 3+3?"]);
+    expect(document.querySelectorAll("#messages .msg.assistant")).toHaveLength(0);
+    // The turn's end reads the transcript again (for its versions): the service's, as it now is.
+    fb.messages.set(id, [
+      { id: 3, role: "user", text: "What is 3+3?", turnId: "t2" },
+      { id: 4, role: "assistant", text: "Six.", turnId: "t2" },
+    ]);
+    fb.versions.set(id, [{ shown: "t2", turns: ["t1", "t2"] }]);
+    actions.onStreamEvent({ sessionId: id, id: "3", type: "user.message", data: { text: "What is 3+3?", turn_id: "t2" } });
+    actions.onStreamEvent({ sessionId: id, id: "4", type: "assistant.final", data: { text: "Six.", turn_id: "t2" } });
     await flush();
-    expect(sends()).toHaveLength(3);
-    actions.onStreamEvent({ sessionId: id, id: "4", type: "error", data: { code: "cancelled", message: "cancelled", turn_id: "t3" } });
+    await flush();
+    expect($("#messages .msg.user .versions").getAttribute("data-versions")).toBe("2/2");
+    // Regenerate: the same words as a new version of t2, shown once.
+    ($("#messages .msg.assistant").querySelector('[data-action="regenerate"]') as HTMLElement).click();
+    await flush();
+    expect(versions().at(-1)).toEqual([id, "t2", "What is 3+3?"]);
+    expect(users()).toEqual(["What is 3+3?"]);
+    expect(document.querySelectorAll("#messages .msg.assistant")).toHaveLength(0);
+    fb.messages.set(id, [
+      { id: 5, role: "user", text: "What is 3+3?", turnId: "t3" },
+      { id: 6, role: "status", text: "upstream said HTTP 500", turnId: "t3", meta: { kind: "error", code: "upstream_error" } },
+    ]);
+    actions.onStreamEvent({ sessionId: id, id: "5", type: "user.message", data: { text: "What is 3+3?", turn_id: "t3" } });
+    actions.onStreamEvent({ sessionId: id, id: "6", type: "error", data: { code: "upstream_error", message: "upstream said HTTP 500: {\"error\": \"boom\"}", turn_id: "t3" } });
+    await flush();
+    const err = $("#messages .msg.error");
+    expect(err.querySelector(".msg-text")!.textContent).toBe("The model server failed to answer.");
+    (err.querySelector('[data-action="retry"]') as HTMLElement).click();
+    await flush();
+    expect(versions().at(-1)).toEqual([id, "t3", "What is 3+3?"]);
+    expect(users()).toEqual(["What is 3+3?"]);
+    expect(sends()).toEqual(["What is **2+2**?"]);
+    fb.messages.set(id, [
+      { id: 7, role: "user", text: "What is 3+3?", turnId: "t4" },
+      { id: 8, role: "status", text: "Stopped: the turn was cancelled.", turnId: "t4", meta: { kind: "stopped", code: "cancelled" } },
+    ]);
+    actions.onStreamEvent({ sessionId: id, id: "7", type: "user.message", data: { text: "What is 3+3?", turn_id: "t4" } });
+    actions.onStreamEvent({ sessionId: id, id: "8", type: "error", data: { code: "cancelled", message: "cancelled", turn_id: "t4" } });
     const stopped = $("#messages .msg.stopped");
     expect(stopped.getAttribute("role")).toBeNull();
     expect(stopped.querySelector(".msg-text")!.textContent).toBe("Stopped.");
     (stopped.querySelector('[data-action="continue"]') as HTMLElement).click();
     await flush();
     expect(sends().at(-1)).toBe("Continue from where you stopped.");
+  });
+
+  it("shows a message's versions as ‹ 2 / 3 › and shows another on a click", async () => {
+    const s = (await actions.newSession())!;
+    fb.messages.set(s.sessionId, [
+      { id: 1, role: "user", text: "Hi", turnId: "a" },
+      { id: 2, role: "assistant", text: "Hello", turnId: "a" },
+      { id: 5, role: "user", text: "Tell a joke", turnId: "c" },
+      { id: 6, role: "assistant", text: "Second joke", turnId: "c" },
+    ]);
+    fb.versions.set(s.sessionId, [{ shown: "c", turns: ["b", "c", "d"] }]);
+    await actions.reload(s.sessionId);
+    const user = document.querySelectorAll("#messages .msg.user")[1] as HTMLElement;
+    expect(user.querySelector(".versions")!.getAttribute("data-versions")).toBe("2/3");
+    expect(document.querySelectorAll("#messages .versions")).toHaveLength(1);
+    (user.querySelector('[data-action="version-prev"]') as HTMLElement).click();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "ShowVersion").map((c) => c.args)).toEqual([[s.sessionId, "b"]]);
+  });
+});
+
+describe("no model set up", () => {
+  it("sends nothing, opens the setup with plain words, and the header says so instead of Live", async () => {
+    const { mountSetup } = await import("../src/views/setup");
+    mountSetup(actions, () => {});
+    fb.agents = [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "unconfigured", detail: "no provider: set JARVIS_SECRET_OPENAI or edit config.json" } }];
+    await actions.refreshAgents();
+    typeAndEnter("hello");
+    await flush();
+    expect(fb.calls.some((c) => c.method === "Send" || c.method === "NewSession")).toBe(false);
+    expect(($("#input") as HTMLTextAreaElement).value).toBe("hello");
+    expect($("#setup").hidden).toBe(false);
+    expect($("#notice").textContent).toContain("Set up a model");
+    expect(document.body.textContent).not.toMatch(/JARVIS_|config\.json/);
+    expect($("#conn").textContent).toBe("No model set up");
+  });
+
+  it("a stored error names no variable or config key, and offers Set up a model", async () => {
+    const s = (await actions.newSession())!;
+    fb.messages.set(s.sessionId, [
+      { id: 1, role: "user", text: "hello", turnId: "t1" },
+      { id: 2, role: "status", text: "no model provider is configured: set JARVIS_SECRET_OPENAI or add to config.json", turnId: "t1", meta: { kind: "error", code: "provider_not_configured" } },
+    ]);
+    await actions.reload(s.sessionId);
+    const err = $("#messages .msg.error");
+    expect(err.textContent).not.toMatch(/JARVIS_|config\.json/);
+    expect(err.querySelector('[data-action="setup"]')!.textContent).toBe("Set up a model");
   });
 });
 
@@ -268,6 +384,43 @@ describe("search across conversations", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("keeps each row's title with the matched words marked in a snippet under it; actions in a ⋯ menu, no ids in tooltips", async () => {
+    fb.sessions = [
+      { sessionId: "g_8c1f", agentId: "general", name: "Fix the README", updatedAt: "2026-11-25T10:00:00Z" },
+      { sessionId: "g_9d2e", agentId: "general", lastSnippet: "```text\nreplaced 1 occurrence(s) in **README.md**", updatedAt: "2026-11-25T11:00:00Z" },
+    ];
+    fb.messages.set("g_8c1f", [{ id: 1, role: "assistant", text: "```\nreplaced 1 occurrence(s) in README.md\n```" }]);
+    await actions.refreshSessions();
+    vi.useFakeTimers();
+    try {
+      const filter = $("#session-filter") as HTMLInputElement;
+      filter.value = "occurrence";
+      filter.dispatchEvent(new Event("input"));
+      await vi.advanceTimersByTimeAsync(250);
+    } finally {
+      vi.useRealTimers();
+    }
+    const row = $('[data-session="g_8c1f"]');
+    expect(row.querySelector(".session-title")!.textContent).toBe("Fix the README");
+    const snip = row.querySelector(".session-snippet")!;
+    expect(snip.textContent).toBe("replaced 1 occurrence(s) in README.md");
+    expect(Array.from(snip.querySelectorAll("mark")).map((m) => m.textContent)).toEqual(["occurrence"]);
+    // An unnamed conversation's title is its text without Markdown.
+    expect($('[data-session="g_9d2e"] .session-title').textContent).toBe("replaced 1 occurrence(s) in README.md");
+    for (const el of Array.from(document.querySelectorAll("#agents [title]"))) expect(el.getAttribute("title")).not.toMatch(/g_8c1f|g_9d2e/);
+    // A click on the title opens; rename is in the ⋯ menu.
+    (row.querySelector(".session-title") as HTMLElement).click();
+    await flush();
+    expect(store.sessionId).toBe("g_8c1f");
+    expect(store.renaming).toBe("");
+    const menu = $('[data-session="g_8c1f"] .session-menu');
+    expect(menu.hidden).toBe(true);
+    ($('[data-session="g_8c1f"] [data-action="more"]') as HTMLElement).click();
+    expect($('[data-session="g_8c1f"] .session-menu').hidden).toBe(false);
+    ($('[data-session="g_8c1f"] [data-action="rename"]') as HTMLElement).click();
+    expect(store.renaming).toBe("g_8c1f");
   });
 
   it("shows one flat list when there is one agent, and groups by agent when there are more", async () => {

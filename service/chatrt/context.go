@@ -182,18 +182,32 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The branch t continues (service/store/branches.go): the session's
+	// shown one, or the one before the turn t is a new version of.
+	head, err := rt.env.Store.BranchHead(ctx, t.SessionID, t.Replaces)
+	if err != nil {
+		return nil, err
+	}
 	if ok {
-		c.sum, after = &sum, sum.UptoMessageID
-		// The summary keeps the sources of the messages it stands for.
-		metas, err := rt.env.Store.UntrustedMetas(ctx, t.SessionID, sum.UptoMessageID)
+		// A summary that covers another branch's messages is not this
+		// branch's: the branch is read whole (and compacted again if need be).
+		other, err := rt.env.Store.HiddenBefore(ctx, t.SessionID, sum.UptoMessageID, head)
 		if err != nil {
 			return nil, err
 		}
-		for _, m := range metas {
-			t.Taint.Add(provenance.FromMeta(m)...)
+		if !other {
+			c.sum, after = &sum, sum.UptoMessageID
+			// The summary keeps the sources of the messages it stands for.
+			metas, err := rt.env.Store.UntrustedMetas(ctx, t.SessionID, sum.UptoMessageID)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range metas {
+				t.Taint.Add(provenance.FromMeta(m)...)
+			}
 		}
 	}
-	rows, err := rt.env.Store.MessagesAfter(ctx, t.SessionID, after)
+	rows, err := rt.env.Store.BranchMessagesAfter(ctx, t.SessionID, after, head)
 	if err != nil {
 		return nil, err
 	}

@@ -225,6 +225,15 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			return turn.Outcome{Final: all.String(), Last: &answer, Tail: deltas.take()}
 		}
 		deltas.flush()
+		// One id per call from here on: the service's, in the stored
+		// history, in what the model is sent back, on the desktop's
+		// tool.request and in its audit log (models reuse theirs, "call_0",
+		// across turns and sessions); the model's own is kept beside it.
+		modelIDs := make([]string, len(reply.ToolCalls))
+		for i := range reply.ToolCalls {
+			modelIDs[i] = reply.ToolCalls[i].ID
+			reply.ToolCalls[i].ID = turn.NewID("tc_")
+		}
 		calls, err := json.Marshal(reply.ToolCalls)
 		if err != nil {
 			return turn.Failed("internal", "could not record the tool calls: %v", err)
@@ -239,7 +248,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		if reply.Usage.PromptTokens == 0 {
 			used += conv.entries[len(conv.entries)-1].tokens
 		}
-		results := rt.runToolCalls(ctx, t, agent, reply.ToolCalls)
+		results := rt.runToolCalls(ctx, t, agent, reply.ToolCalls, modelIDs)
 		for i, tc := range reply.ToolCalls {
 			content := toolContent(results[i])
 			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID,
@@ -279,20 +288,19 @@ func toolContent(r api.ToolResult) string {
 
 func strp(s string) *string { return &s }
 
-// runToolCalls sends the model's tool calls to the desktop (tool.request),
+// runToolCalls sends the model's tool calls (with the service's ids;
+// modelIDs are the model's own) to the desktop (tool.request),
 // waits for every result, and publishes each as it arrives (tool.result). Calls
 // with no result within the configured limit are answered as denied: fail closed.
-func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.Agent, calls []llm.ToolCall) []api.ToolResult {
+func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.Agent, calls []llm.ToolCall, modelIDs []string) []api.ToolResult {
 	results := make([]api.ToolResult, len(calls))
 	done := make([]bool, len(calls))
 	waits := map[int]*toolwait.Wait{}
 	argsOf := map[int]json.RawMessage{}
 	ch := make(chan toolwait.Result, len(calls))
-	// The desktop sees ids the service makes: models reuse theirs ("call_0")
-	// across sessions and turns, and the model keeps its own in the history.
 	wireIDs := make([]string, len(calls))
 	for i := range calls {
-		wireIDs[i] = turn.NewID("tc_")
+		wireIDs[i] = calls[i].ID
 	}
 	started := time.Now()
 	settle := func(i int, r api.ToolResult) {
@@ -322,7 +330,7 @@ func (rt *Runtime) runToolCalls(ctx context.Context, t *turn.Turn, agent config.
 	}
 	request := func(i int, tc llm.ToolCall, args json.RawMessage, reason, risk, source, target string) {
 		argsOf[i] = args
-		waits[i] = rt.opts.Waiter.Request(t, store.ToolCall{ID: wireIDs[i], ModelCallID: tc.ID, SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason},
+		waits[i] = rt.opts.Waiter.Request(t, store.ToolCall{ID: wireIDs[i], ModelCallID: modelIDs[i], SessionID: t.SessionID, TurnID: t.ID, Name: tc.Name, Arguments: string(args), Risk: risk, Reason: reason},
 			api.ToolCall{ID: wireIDs[i], Name: tc.Name, Arguments: args, Risk: risk, Reason: reason, TurnID: t.ID, Source: source, Target: target, DelegatedBy: t.Delegators(), Task: t.Task,
 				Untrusted: t.Taint.List()}, i, ch)
 	}

@@ -62,7 +62,34 @@ func (a *API) Messages(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Messages = append(out.Messages, tm)
 	}
+	vs, err := a.Store.ShownVersions(r.Context(), sess.ID)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		out.Versions = append(out.Versions, api.TurnVersions{Shown: v.Shown, Turns: v.Turns})
+	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// ShowVersion is POST /v1/sessions/{id}/versions: the conversation shows
+// (and sends its model) the branch through another version of a turn.
+func (a *API) ShowVersion(w http.ResponseWriter, r *http.Request) error {
+	sess, err := a.idle(r)
+	if err != nil {
+		return err
+	}
+	var req api.ShowVersionRequest
+	if err := httpapi.DecodeJSON(w, r, &req, a.maxBody()); err != nil {
+		return err
+	}
+	if req.TurnID == "" {
+		return httpapi.Missing("turnId")
+	}
+	if err := a.Store.ShowVersion(r.Context(), sess.ID, req.TurnID); err != nil {
+		return err
+	}
+	return a.changed(w, r, sess.ID, "branched")
 }
 
 // Update is PATCH /v1/sessions/{id}: rename, pin, attributes.

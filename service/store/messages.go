@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 )
 
 // Message is one transcript entry.
@@ -23,6 +24,27 @@ func (s *Store) AddMessage(ctx context.Context, m Message) (Message, error) {
 	m.CreatedAt = s.ts()
 	err := s.addMessage(ctx, nil, &m)
 	return m, err
+}
+
+// AppendMessage returns the write that appends m (its time set as it is
+// written), for a transaction that stores more than the message.
+func (s *Store) AppendMessage(m *Message) Write {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		m.CreatedAt = s.ts()
+		return s.addMessage(ctx, tx, m)
+	}
+}
+
+// EndLineMeta is the meta of the status line that records how a turn that
+// did not answer ended: "stopped" (the user stopped it) or "error", with
+// the error's code. The model is never sent status lines.
+func EndLineMeta(code string) string {
+	kind := "error"
+	if code == "cancelled" {
+		kind = "stopped"
+	}
+	b, _ := json.Marshal(map[string]string{"kind": kind, "code": code})
+	return string(b)
 }
 
 // execer is what both *sql.DB and *sql.Tx offer.
@@ -51,19 +73,17 @@ func (s *Store) addMessage(ctx context.Context, tx *sql.Tx, m *Message) error {
 	return err
 }
 
-// Messages returns a session's transcript in order.
+// Messages returns a session's transcript in order: its shown branch
+// (branches.go).
 func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	rows, err := s.selectMessages.QueryContext(ctx, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	return scanMessages(rows)
+	return s.MessagesAfter(ctx, sessionID, 0)
 }
 
-// MessagesAfter returns a session's messages after the one with id after,
-// in order: a request's history from its latest summary on reads only these.
+// MessagesAfter returns the messages of a session's shown branch after the
+// one with id after, in order: a request's history from its latest summary
+// on reads only these.
 func (s *Store) MessagesAfter(ctx context.Context, sessionID string, after int64) ([]Message, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? AND id > ? ORDER BY id`, sessionID, after)
+	rows, err := s.selectMessages.QueryContext(ctx, sessionID, after)
 	if err != nil {
 		return nil, err
 	}

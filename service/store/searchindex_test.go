@@ -57,7 +57,7 @@ func TestSearchFindsMessagesTheCommitsDidNotIndex(t *testing.T) {
 	reply := &store.Message{SessionID: "g_1", TurnID: "t_1", Role: "assistant", Content: "in the pantry, top shelf"}
 	seq := func(string, func() (int64, error)) int64 { return 1 }
 	if _, err := st.AppendEvents(ctx, []store.EventWrite{{Event: store.Event{SessionID: "g_1", Type: "user.message", Data: "{}"},
-		Write: st.StartTurn("t_1", user, "where")}}, seq); err != nil {
+		Write: st.StartTurn("t_1", "", user, "where")}}, seq); err != nil {
 		t.Fatal(err)
 	}
 	seq = func(string, func() (int64, error)) int64 { return 2 }

@@ -102,7 +102,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}{
 		{&s.insertEvent, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`},
 		{&s.insertMessage, insertMessageSQL},
-		{&s.insertTurn, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`},
+		{&s.insertTurn, `INSERT INTO turns(id, session_id, status, started_at, parent_id) VALUES (?,?,?,?,?)`},
 		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`},
 		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
 		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
@@ -153,7 +153,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		sql string
 	}{
 		{&s.selectSession, `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?`},
-		{&s.selectMessages, `SELECT id, session_id, turn_id, role, content, tool_calls, tool_call_id, meta, created_at FROM messages WHERE session_id = ? ORDER BY id`},
+		{&s.selectMessages, selectShownMessagesSQL},
 		{&s.selectEventsAfter, `SELECT session_id, seq, type, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`},
 		{&s.selectLastSeq, lastSeqSQL},
 	} {

@@ -25,11 +25,13 @@ type Turn struct {
 // message that starts it, and the session's new snippet. A session can have
 // one running turn: a second is ErrConflict.
 // The message's TurnID, ID and CreatedAt are set once the write has run.
-func (s *Store) StartTurn(id string, user *Message, snippet string) Write {
-	return func(ctx context.Context, tx *sql.Tx) error { return s.startTurn(ctx, tx, id, user, snippet) }
+// The turn continues the session's shown branch (branches.go), or, when
+// replaces is a turn's id, is a new version of that turn.
+func (s *Store) StartTurn(id, replaces string, user *Message, snippet string) Write {
+	return func(ctx context.Context, tx *sql.Tx) error { return s.startTurn(ctx, tx, id, replaces, user, snippet) }
 }
 
-func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user *Message, snippet string) error {
+func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id, replaces string, user *Message, snippet string) error {
 	var n int
 	if err := tx.StmtContext(ctx, s.countRunning).QueryRowContext(ctx, user.SessionID, TurnRunning).Scan(&n); err != nil {
 		return err
@@ -37,8 +39,15 @@ func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id string, user *Mess
 	if n > 0 {
 		return fmt.Errorf("session %s already has a running turn: %w", user.SessionID, ErrConflict)
 	}
+	parent, err := turnParent(ctx, tx, user.SessionID, replaces)
+	if err != nil {
+		return err
+	}
 	now := s.ts()
-	if _, err := tx.StmtContext(ctx, s.insertTurn).ExecContext(ctx, id, user.SessionID, TurnRunning, now); err != nil {
+	if _, err := tx.StmtContext(ctx, s.insertTurn).ExecContext(ctx, id, user.SessionID, TurnRunning, now, parent); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET head_turn_id = ? WHERE id = ?`, id, user.SessionID); err != nil {
 		return err
 	}
 	user.TurnID, user.CreatedAt = id, now
@@ -81,6 +90,9 @@ func (s *Store) Turn(ctx context.Context, id string) (Turn, error) {
 	return t, err
 }
 
+// InterruptedMessage is what a turn a dead process left running says.
+const InterruptedMessage = "The service stopped while this turn was running; send the message again to retry."
+
 // InterruptRunning marks every turn still running (the process that ran it
 // died) as interrupted, and their pending tool calls too. It returns them.
 func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
@@ -110,6 +122,12 @@ func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET status = 'interrupted', resolved_at = ? WHERE status = 'pending'`, now); err != nil {
 		return nil, err
+	}
+	for _, t := range out {
+		line := Message{SessionID: t.SessionID, TurnID: t.ID, Role: "status", Content: InterruptedMessage, Meta: EndLineMeta("interrupted"), CreatedAt: now}
+		if err := s.addMessage(ctx, tx, &line); err != nil {
+			return nil, err
+		}
 	}
 	return out, tx.Commit()
 }

@@ -28,6 +28,9 @@ type Turn struct {
 	// chain is the agents whose agents_message calls led to this turn,
 	// oldest first, ending with this turn's agent; nil for a user's turn.
 	Chain []string
+	// Replaces is the turn this one is a new version of (Regenerate, Retry,
+	// Edit: service/store/branches.go), or "".
+	Replaces string
 	// stats are the turn's tool calls and thinking, for agents_message (service/chatrt/delegate.go).
 	Stats Stats
 	// Taint is the untrusted sources in the model's context (service/provenance):

@@ -11,6 +11,7 @@ import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
 import { mountAttachments, withTextFiles } from "../attach";
+import { plainError } from "../errors";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -37,12 +38,45 @@ export function mountConversation(actions: Actions): ConversationView {
   // moment of an event, which a tool card or a reply rendered off the
   // thread may have grown in between.
   let follow = true;
+  // "↓ New messages": shown when output arrives while the user reads above.
+  const newer = h("button", { class: "small new-messages", type: "button", "data-action": "to-end", hidden: "" }, "↓ New messages");
+  box.after(newer);
+  newer.addEventListener("click", () => {
+    follow = true;
+    newer.hidden = true;
+    box.scrollTop = box.scrollHeight;
+  });
   const toEnd = () => {
     if (follow) box.scrollTop = box.scrollHeight;
   };
   box.addEventListener("scroll", () => {
     follow = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+    if (follow) newer.hidden = true;
   });
+  // Before the first word of a reply: "Waiting for <model>… 9 s".
+  const waiting = h("div", { class: "msg status waiting", "data-key": "waiting", role: "status" });
+  let waitTimer: ReturnType<typeof setInterval> | undefined;
+  let waitSince = 0;
+  const showWaiting = () => {
+    const t = store.sessionId ? store.transcripts.get(store.sessionId) : undefined;
+    const last = t?.items[t.items.length - 1];
+    const on = !!t?.running && last?.kind === "user";
+    if (!on) {
+      clearInterval(waitTimer);
+      waitTimer = undefined;
+      waiting.remove();
+      return;
+    }
+    if (!waitTimer) {
+      waitSince = Date.now();
+      waitTimer = setInterval(showWaiting, 1000);
+    }
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    const who = a?.model || a?.displayName || "the agent";
+    const s = Math.floor((Date.now() - waitSince) / 1000);
+    waiting.textContent = `Waiting for ${who}…${s >= 1 ? ` ${s} s` : ""}`;
+    if (waiting.parentElement !== box || box.lastElementChild !== waiting) box.append(waiting);
+  };
   // Content that grows after its event is followed too: a reply parsed off
   // the thread (a mutation), and a message whose real height replaces its
   // estimate once it is on screen (content-visibility: a resize).
@@ -114,6 +148,8 @@ export function mountConversation(actions: Actions): ConversationView {
       shownFrom = Math.max(0, store.transcript(store.sessionId).items.length - WINDOW);
       renderWindow();
       follow = true;
+      newer.hidden = true;
+      showWaiting();
       toEnd();
     }
     showStop();
@@ -139,6 +175,8 @@ export function mountConversation(actions: Actions): ConversationView {
         box.append(el);
       }
     }
+    if (!follow && eff.changed.length) newer.hidden = false;
+    showWaiting();
     toEnd();
     showStop();
   };
@@ -225,22 +263,66 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
       );
     });
   }
-  if (it.kind === "user") {
-    add("edit", "Edit", "Put a copy in the message box to change and send again", () => {
-      const input = document.getElementById("input") as HTMLTextAreaElement;
-      input.value = it.text;
-      input.focus();
-      input.setSelectionRange(it.text.length, it.text.length);
-    });
+  if (it.kind === "user" && it.turnId) {
+    add("edit", "Edit", "Change this message and send it again; the conversation continues from it, the earlier version stays", (b) => editInPlace(b.closest(".msg") as HTMLElement, it, actions));
   }
-  if (it.kind === "assistant") add("regenerate", "Regenerate", "Ask the same question again; the new answer comes below", () => void actions.askAgain(it.key));
-  if (it.kind === "error") add("retry", "Retry", "Send the last message again", () => void actions.askAgain(it.key));
+  if (it.kind === "assistant" && it.turnId) add("regenerate", "Regenerate", "Answer again in place; the earlier answer stays as a version", () => void actions.askAgain(it.key));
+  if (it.kind === "error") {
+    const pe = plainError(it.code, it.text);
+    if (pe.actions.includes("setup")) add("setup", "Set up a model", "Choose the model that answers", () => actions.store.publish("setup", { message: pe.text }));
+    if (pe.actions.includes("retry") && it.turnId) add("retry", "Retry", "Ask again in place of this error", () => void actions.askAgain(it.key));
+  }
+  if (it.kind === "user" && it.versions && it.versions.turns.length > 1) bar.prepend(versionNav(it, actions));
   if (it.kind === "assistant" && it.usage) {
     const u = usageLine(it.usage);
     bar.append(h("span", { class: "msg-usage", title: u.title }, u.text));
   }
   if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
   return bar;
+}
+
+/** "< 1/2 >": the versions of a message, each the branch of the conversation through it. */
+function versionNav(it: Item, actions: Actions): HTMLElement {
+  const v = it.versions!;
+  const go = (to: number) => () => void actions.showVersion(v.turns[to]);
+  const prev = h("button", { class: "icon", type: "button", "data-action": "version-prev", "aria-label": "Previous version", title: "Previous version" }, "‹");
+  const next = h("button", { class: "icon", type: "button", "data-action": "version-next", "aria-label": "Next version", title: "Next version" }, "›");
+  if (v.shown <= 0) prev.setAttribute("disabled", "");
+  else prev.addEventListener("click", go(v.shown - 1));
+  if (v.shown >= v.turns.length - 1) next.setAttribute("disabled", "");
+  else next.addEventListener("click", go(v.shown + 1));
+  return h("span", { class: "versions", "data-versions": `${v.shown + 1}/${v.turns.length}` }, prev, h("span", { class: "version-count" }, `${v.shown + 1} / ${v.turns.length}`), next);
+}
+
+/** Edit in place: the message becomes a text field; Save & send branches the conversation there. */
+function editInPlace(el: HTMLElement | null, it: Item, actions: Actions): void {
+  if (!el) return;
+  const ta = h("textarea", { class: "edit-field", rows: "3", "aria-label": "Edit the message" }) as HTMLTextAreaElement;
+  ta.value = it.text;
+  const save = h("button", { class: "small primary", type: "button", "data-action": "edit-send" }, "Save & send");
+  const cancel = h("button", { class: "small", type: "button", "data-action": "edit-cancel" }, "Cancel");
+  const form = h("div", { class: "edit-form" }, ta, h("div", { class: "edit-buttons" }, cancel, save));
+  const close = () => {
+    form.remove();
+    el.classList.remove("editing");
+  };
+  save.addEventListener("click", () => {
+    const text = ta.value;
+    close();
+    void actions.editMessage(it.key, text);
+  });
+  cancel.addEventListener("click", close);
+  ta.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") close();
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      save.click();
+    }
+  });
+  el.querySelector(":scope > .edit-form")?.remove();
+  el.classList.add("editing");
+  el.append(form);
+  ta.focus();
 }
 
 // A finished reply's code blocks get highlighting, a label and Copy (the
@@ -304,7 +386,7 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       break;
     }
     case "error":
-      body(el).textContent = it.text;
+      body(el).textContent = plainError(it.code, it.text).text;
       el.setAttribute("role", "alert");
       withActions(el, it, actions);
       break;

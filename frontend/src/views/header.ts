@@ -4,7 +4,22 @@ import type { Actions } from "../actions";
 import { mountContext } from "../context";
 import { agentColor, agentInitial, h, sessionTitle } from "../view";
 
-const CONN_TEXT: Record<string, string> = { idle: "No session open", connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting", closed: "Disconnected", "model-down": "Model unreachable" };
+const CONN_TEXT: Record<string, string> = {
+  idle: "No session open",
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting",
+  closed: "Disconnected",
+  "no-model": "No model set up",
+  "model-unreachable": "Model unreachable",
+  "model-broken": "Model stream broken",
+};
+
+const CONN_TITLE: Record<string, string> = {
+  "no-model": "This assistant has no model yet: use Set up a model.",
+  "model-unreachable": "Jarvis is running, but the model server did not answer the last message.",
+  "model-broken": "The model's last answer broke off before its end.",
+};
 
 export function mountHeader(actions: Actions, flash: (text: string) => void): void {
   const store = actions.store;
@@ -15,14 +30,23 @@ export function mountHeader(actions: Actions, flash: (text: string) => void): vo
   const renderConn = () => {
     const c = store.sessionId ? store.conn.get(store.sessionId) : undefined;
     let st = c?.state ?? "idle";
-    const down = st === "live" ? store.modelDown.get(store.current()?.agentId ?? "") : undefined;
-    if (down) st = "model-down";
+    let detail = c?.error ?? "";
+    // The header says what holds a reply back, not only that the window
+    // reaches Jarvis's service: no model, a model server that is down, a
+    // stream that broke off.
+    const agent = store.agent(store.current()?.agentId ?? store.agentId);
+    if (agent?.status?.state === "unconfigured" && (st === "live" || st === "idle")) st = "no-model";
+    else if (st === "live") {
+      const down = store.modelDown.get(agent?.agentId ?? "");
+      if (down) st = `model-${down.kind}`;
+      if (down?.message) detail = down.message;
+    }
     conn.className = `conn ${st}`;
     conn.dataset.state = st;
     let text = CONN_TEXT[st] ?? st;
     if (st === "reconnecting" && c?.retryInMs) text += ` in ${Math.round(c.retryInMs / 1000)} s`;
     conn.textContent = text;
-    conn.title = down ? `Connected to Jarvis's service, but the model server did not answer: ${down}` : c?.error ?? "";
+    conn.title = [CONN_TITLE[st], detail].filter(Boolean).join(" ");
   };
   const render = () => {
     sel.replaceChildren(

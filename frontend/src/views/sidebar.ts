@@ -79,7 +79,7 @@ export function mountSidebar(actions: Actions): void {
         heading = g;
         const row = sessionRow(actions, s);
         const snippet = q ? search.hits.get(s.sessionId) : undefined;
-        if (snippet) row.append(h("div", { class: "session-snippet", title: snippet }, snippet));
+        if (snippet) row.append(highlighted(snippet, filter.value.trim()));
         list.append(row);
       }
       group.append(list);
@@ -128,6 +128,43 @@ function mountSearch(actions: Actions, filter: HTMLInputElement, changed: () => 
   return { hits, ask };
 }
 
+/**
+ * A search hit's snippet under its row's title, the searched words marked:
+ * one line, the text as text (never markup), Markdown fences and marks
+ * taken out so rows can be told apart.
+ */
+export function highlighted(snippet: string, q: string): HTMLElement {
+  let text = snippet
+    .replace(/```[a-z]*\n?/gi, " ")
+    .replace(/[*_`#>]+/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  const el = h("div", { class: "session-snippet" });
+  const words = q.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+  // The first match near the start, so that a narrow row shows it.
+  const first = Math.min(...words.map((w) => text.toLowerCase().indexOf(w)).filter((i) => i >= 0));
+  if (Number.isFinite(first) && first > 16) {
+    const from = text.lastIndexOf(" ", first - 8);
+    text = "…" + text.slice(from > 0 ? from + 1 : first - 8);
+  }
+  const lower = text.toLowerCase();
+  let at = 0;
+  while (at < text.length) {
+    let best = -1;
+    let len = 0;
+    for (const w of words) {
+      const i = lower.indexOf(w, at);
+      if (i >= 0 && (best < 0 || i < best)) [best, len] = [i, w.length];
+    }
+    if (best < 0) break;
+    if (best > at) el.append(text.slice(at, best));
+    el.append(h("mark", {}, text.slice(best, best + len)));
+    at = best + len;
+  }
+  if (at < text.length) el.append(text.slice(at));
+  return el;
+}
+
 function attachForm(actions: Actions, a: Agent): HTMLElement {
   const input = h("input", { type: "text", placeholder: "External session ID", maxlength: "128", "aria-label": "External session ID" }) as HTMLInputElement;
   const err = h("div", { class: "form-error", role: "alert" });
@@ -151,6 +188,14 @@ function attachForm(actions: Actions, a: Agent): HTMLElement {
   return form;
 }
 
+/** A row's time: the hour today, else the day. */
+function shortTime(iso: string, now = new Date()): string {
+  const t = new Date(iso);
+  if (isNaN(t.getTime())) return "";
+  if (t.toDateString() === now.toDateString()) return t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return t.toLocaleDateString([], { month: "short", day: "numeric" });
+}
+
 function sessionRow(actions: Actions, s: Session): HTMLElement {
   const store = actions.store;
   const li = h("li", { class: "session" + (s.sessionId === store.sessionId ? " current" : ""), "data-session": s.sessionId });
@@ -172,31 +217,52 @@ function sessionRow(actions: Actions, s: Session): HTMLElement {
     setTimeout(() => input.select(), 0);
     return li;
   }
-  const title = h("span", { class: "session-title", title: s.sessionId }, sessionTitle(s));
-  title.addEventListener("click", () => void actions.openSession(s.sessionId));
-  const menu = h("span", { class: "session-actions" });
-  const mk = (glyph: string, label: string, action: string, fn: () => void) => {
-    const b = h("button", { class: "icon", title: label, "aria-label": label, "data-action": action }, glyph);
+  // The whole row opens the conversation; its actions are in the "⋯" menu,
+  // never over the title (a click on the title only opens).
+  const title = h("span", { class: "session-title" }, sessionTitle(s));
+  const when = s.updatedAt ?? s.createdAt;
+  const time = h("span", { class: "session-time" }, when ? shortTime(when) : "");
+  li.addEventListener("click", () => void actions.openSession(s.sessionId));
+  const more = h("button", { class: "icon session-more", type: "button", "aria-label": `Actions for ${sessionTitle(s)}`, "aria-haspopup": "menu", "aria-expanded": "false", "data-action": "more" }, "⋯");
+  const menu = h("div", { class: "session-menu", role: "menu" });
+  menu.hidden = true;
+  const mk = (label: string, action: string, fn: () => void) => {
+    const b = h("button", { type: "button", role: "menuitem", "data-action": action }, label);
     b.addEventListener("click", (e) => {
       e.stopPropagation();
+      menu.hidden = true;
+      more.setAttribute("aria-expanded", "false");
       fn();
     });
     return b;
   };
   menu.append(
-    mk("✎", "Rename", "rename", () => actions.startRename(s.sessionId)),
-    mk(s.pinnedAt ? "★" : "☆", s.pinnedAt ? "Unpin" : "Pin to the top", "pin", () => void actions.pinSession(s.sessionId, !s.pinnedAt)),
-    mk("⇩", "Export as Markdown", "export-md", () => void actions.exportSession(s.sessionId, "md")),
-    mk("{}", "Export as JSON", "export-json", () => void actions.exportSession(s.sessionId, "json")),
-    mk("⟲", "Clear history", "clear", () => {
+    mk("Rename", "rename", () => actions.startRename(s.sessionId)),
+    mk(s.pinnedAt ? "Unpin" : "Pin to the top", "pin", () => void actions.pinSession(s.sessionId, !s.pinnedAt)),
+    mk("Export as Markdown", "export-md", () => void actions.exportSession(s.sessionId, "md")),
+    mk("Export as JSON", "export-json", () => void actions.exportSession(s.sessionId, "json")),
+    mk("Clear history", "clear", () => {
       if (confirm(`Clear the history of “${sessionTitle(s)}”? Its name and agent stay.`)) void actions.clearSession(s.sessionId);
     }),
-    mk("✕", "Delete", "delete", () => {
+    mk("Delete", "delete", () => {
       // No blocking dialog: it goes at once, and Undo brings it back for a few seconds.
       const undo = actions.deleteLater(s.sessionId);
       store.publish("notice", { text: `Deleted “${sessionTitle(s)}”.`, good: true, undo });
     }),
   );
-  li.append(title, menu);
+  more.addEventListener("click", (e) => {
+    e.stopPropagation();
+    menu.hidden = !menu.hidden;
+    more.setAttribute("aria-expanded", String(!menu.hidden));
+    if (!menu.hidden) menu.querySelector<HTMLButtonElement>("button")?.focus();
+  });
+  menu.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      menu.hidden = true;
+      more.setAttribute("aria-expanded", "false");
+      more.focus();
+    }
+  });
+  li.append(h("div", { class: "session-line" }, title, time, more), menu);
   return li;
 }

@@ -49,7 +49,7 @@ func Begin(tb testing.TB, env turn.Env, agentID, text string) (*turn.Turn, store
 		tb.Fatal(err)
 	}
 	t := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: store.Message{SessionID: sess.ID, Role: "user", Content: text}}
-	seq, err := env.Events.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID}, env.Store.StartTurn(t.ID, &t.User, turn.Snippet(text)))
+	seq, err := env.Events.PublishWith(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID}, env.Store.StartTurn(t.ID, "", &t.User, turn.Snippet(text)))
 	if err != nil {
 		tb.Fatal(err)
 	}
