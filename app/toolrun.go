@@ -25,10 +25,9 @@ type ToolRunnerOptions struct {
 	PolicyPath string
 	// AuditKeyring keeps the audit chain's key (the OS keyring); nil or
 	// unavailable: a 0600 file beside the head anchor (audit.Options).
-	AuditKeyring     audit.KeyStore
-	CommandAllowlist []string
-	Logger           *slog.Logger
-	Prompter         gate.PrompterOptions
+	AuditKeyring audit.KeyStore
+	Logger       *slog.Logger
+	Prompter     gate.PrompterOptions
 	// Headless answers prompts by the policy alone: a call that would
 	// prompt is denied (`jarvis --headless`, which has no window).
 	Headless bool
@@ -39,6 +38,8 @@ type ToolRunnerOptions struct {
 	MCPProgress func(sessionID string, p mcp.Progress)
 	// ConfineHelper starts run_command's programs confined (tools.Options).
 	ConfineHelper []string
+	// NoBubblewrap: the sandbox without bubblewrap (tools.Options; tests).
+	NoBubblewrap bool
 	// DataDir holds the checkpoints of changed files and Jarvis's trash
 	// (undo.go). Default: the audit log's folder.
 	DataDir string
@@ -91,8 +92,10 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		opts.DataDir = filepath.Dir(opts.AuditPath)
 	}
 	protected = append(protected, opts.DataDir)
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: protected,
-		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
+	// The same protected folders are out of reach of every program the
+	// sandbox starts (tools.Sandbox), inside the workspace too.
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, Protected: protected,
+		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper, NoBubblewrap: opts.NoBubblewrap})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
@@ -136,7 +139,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
 	}
 	g, err := gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
-		CurrentFile: x.CurrentFile})
+		CurrentFile: x.CurrentFile, Workspace: x.Workspace()})
 	if err != nil {
 		x.Close()
 		cps.Close()
@@ -151,6 +154,10 @@ func (r *Runner) Close() error {
 	r.prompts.Close()
 	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())
 }
+
+// Sandbox is how run_command's programs run here, without network
+// (tools.Executor.Sandbox), for the Permissions page.
+func (r *Runner) Sandbox() tools.Sandbox { return r.x.Sandbox(nil, false) }
 
 // Audit returns the audit log.
 func (r *Runner) Audit() *audit.Log { return r.log }

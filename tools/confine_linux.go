@@ -96,7 +96,9 @@ const (
 // family but netlink without network), io_uring refused, another
 // architecture's calls and x32 calls refused; everything else allowed.
 func filterProgram(network bool) []unix.SockFilter {
-	deny := func() unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: seccompRetErrno | uint32(syscall.EACCES)} }
+	deny := func() unix.SockFilter {
+		return unix.SockFilter{Code: bpfRetK, K: seccompRetErrno | uint32(syscall.EACCES)}
+	}
 	// Jumps to "deny" are fixed up once the program's length is known.
 	var p []unix.SockFilter
 	var toDeny []int

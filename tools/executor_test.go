@@ -644,15 +644,15 @@ func TestRunCommand(t *testing.T) {
 	}
 
 	for args, want := range map[string]error{
-		`{"program":"notinstalled"}`:                                ErrUnsupported,
-		`{"program":"echoargs a b"}`:                                ErrBadArguments,
-		`{"program":"./echoargs"}`:                                  ErrNotAllowed,
-		`{"program":"echoargs","cwd":"../"}`:                        ErrOutsideWorkspace,
-		`{"program":"echoargs","cwd":"/"}`:                          ErrOutsideWorkspace,
-		`{"program":"echoargs","cwd":"sub/f"}`:                      ErrBadArguments,
-		`{"program":""}`:                                            ErrBadArguments,
-		`{"args":["x"]}`:                                            ErrBadArguments,
-		`{"program":"echoargs","args":"x"}`:                         ErrBadArguments,
+		`{"program":"notinstalled"}`:           ErrUnsupported,
+		`{"program":"echoargs a b"}`:           ErrBadArguments,
+		`{"program":"./echoargs"}`:             ErrNotAllowed,
+		`{"program":"echoargs","cwd":"../"}`:   ErrOutsideWorkspace,
+		`{"program":"echoargs","cwd":"/"}`:     ErrOutsideWorkspace,
+		`{"program":"echoargs","cwd":"sub/f"}`: ErrBadArguments,
+		`{"program":""}`:                       ErrBadArguments,
+		`{"args":["x"]}`:                       ErrBadArguments,
+		`{"program":"echoargs","args":"x"}`:    ErrBadArguments,
 	} {
 		if _, err := run(args); !errors.Is(err, want) {
 			t.Errorf("%s: err = %v, want %v", args, err, want)
