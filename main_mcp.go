@@ -37,8 +37,11 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	}
 	log := l.log
 	store := secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log))
+	// Every stdio server runs in the sandbox of run_command's programs,
+	// with the same protected folders (app.MCPSandbox).
+	confine := app.MCPSandbox(confineHelper(log), app.ProtectedFolders(filepath.Join(l.dataDir, "audit.db"), filepath.Join(l.dataDir, "policy.json"), l.dataDir))
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: func(ref string) (string, error) { return store.Get(ref) }})
+		Secret: func(ref string) (string, error) { return store.Get(ref) }, Confine: confine})
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,27 @@ type ToolRunnerOptions struct {
 	Retention checkpoint.Retention
 }
 
+// ProtectedFolders are the folders the file tools never touch, and that
+// every program Jarvis starts (run_command, MCP servers: tools.Sandbox)
+// can neither write nor read, even in a workspace that contains them: the
+// folders of the audit log and the policy, the data dir, the audit chain's
+// key folder.
+func ProtectedFolders(auditPath, policyPath, dataDir string) []string {
+	var protected []string
+	for _, p := range []string{auditPath, policyPath} {
+		if p != "" {
+			protected = append(protected, filepath.Dir(p))
+		}
+	}
+	if dir, err := audit.DefaultKeyDir(); err == nil {
+		protected = append(protected, dir)
+	}
+	if dataDir != "" {
+		protected = append(protected, dataDir)
+	}
+	return protected
+}
+
 // Runner is the desktop's ToolRunner: the safety gate (package gate, the
 // final authority), the executor (package tools) and the audit log.
 type Runner struct {
@@ -67,33 +88,23 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Dir(opts.AuditPath)
+	}
 	// The folders of the audit log and the policy (the data dir) are 0700,
-	// the files 0600, and the file tools never touch those folders, nor the
-	// audit chain's key folder, even in a workspace that contains them.
-	var protected []string
+	// the files 0600.
 	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
 		if p == "" {
 			continue
 		}
-		dir := filepath.Dir(p)
-		protected = append(protected, dir)
-		if err := errors.Join(fsperm.Dir(dir), fsperm.File(p, false)); err != nil {
+		if err := errors.Join(fsperm.Dir(filepath.Dir(p)), fsperm.File(p, false)); err != nil {
 			return nil, err
 		}
-	}
-	// The audit chain's key file and head anchor, too.
-	if dir, err := audit.DefaultKeyDir(); err == nil {
-		protected = append(protected, dir)
 	}
 	if err := fsperm.File(opts.AuditPath, true); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	if opts.DataDir == "" {
-		opts.DataDir = filepath.Dir(opts.AuditPath)
-	}
-	protected = append(protected, opts.DataDir)
-	// The same protected folders are out of reach of every program the
-	// sandbox starts (tools.Sandbox), inside the workspace too.
+	protected := ProtectedFolders(opts.AuditPath, opts.PolicyPath, opts.DataDir)
 	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, Protected: protected,
 		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper, NoBubblewrap: opts.NoBubblewrap})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -66,6 +67,10 @@ type Options struct {
 	InitTimeout time.Duration // initialize and the first tools/list; default 30 s
 	Backoff     time.Duration // first pause before a restart; default 1 s
 	ResultCap   int           // bytes of a result handed to the model; default 64 KiB
+	// Confine wraps a stdio server's command, built with its environment
+	// and folder, in the sandbox; it returns the command to start and what
+	// to do once the server has stopped. nil: servers run unconfined.
+	Confine func(cfg ServerConfig, cmd *exec.Cmd) (*exec.Cmd, func(), error)
 }
 
 // Tool is one catalogue entry.

@@ -225,6 +225,12 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	release := func() {}
+	if s.m.opts.Confine != nil {
+		if cmd, release, err = s.m.opts.Confine(s.cfg, cmd); err != nil {
+			return nil, nil, err
+		}
+	}
 	ownGroup(cmd)
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
@@ -236,6 +242,7 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		release()
 		return nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
 	}
 	exited := make(chan struct{})
@@ -251,6 +258,7 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, func(), error) {
 			<-exited
 		}
 		killGroup(cmd) // children the server left behind
+		release()
 		pr.Close()
 	}
 	go func() {
