@@ -63,6 +63,12 @@ export function diffPreview(p: Prompt): { label: string; block: HTMLElement } | 
 export interface PolicyRule {
   tool: string;
   args?: Record<string, string>;
+  /** A command rule: program and argument prefix ("git diff *"), see app/gate/commands.go. */
+  command?: string;
+  /** The workspace a command rule is limited to; absent: every workspace. */
+  workspace?: string;
+  /** A command rule that lets the program reach the network. */
+  network?: boolean;
   action: string;
 }
 
@@ -137,6 +143,9 @@ export function contentPreview(p: Prompt): { label: string; text: string } | und
 /** A policy rule in plain words, e.g. "Allow write_file on path notes/*". */
 export function ruleText(r: PolicyRule): string {
   const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
+  if (r.command) {
+    return `${verb} the command ${r.command}${r.network ? ", with network" : ""}${r.workspace ? ` in ${r.workspace}` : " in every workspace"}`;
+  }
   const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
   return `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}`;
 }

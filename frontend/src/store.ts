@@ -3,7 +3,7 @@
 // of permission prompts. Views subscribe to the topics they show and never
 // keep a second copy; actions.ts is the only writer. No DOM here, so the
 // store and the actions are unit-tested against a fake bridge.
-import type { Agent, Session } from "./bridge";
+import type { Agent, SandboxProtection, Session } from "./bridge";
 import type { PolicyRule, Prompt } from "./prompt";
 import { Transcript, type Effect } from "./transcript";
 
@@ -58,6 +58,10 @@ export class Store {
   workspace = "";
   /** The gate's policy rules (the Permissions page). */
   rules: PolicyRule[] = [];
+  /** The read-only commands that run with no prompt (the Permissions page). */
+  defaultCommands: PolicyRule[] = [];
+  /** The sandbox's protections on this system (the Permissions page). */
+  sandbox: SandboxProtection[] = [];
   /** Agents whose model server failed their last turn, with the error (cleared by the next reply). */
   modelDown = new Map<string, string>();
   /** Replies are read aloud. */
