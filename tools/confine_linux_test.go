@@ -399,3 +399,29 @@ func TestRunCommandStreamsOutput(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 }
+
+// TestSandboxWorkspaceInsideDataDir: the default workspace is
+// <data-dir>/workspace, inside a protected folder: with bubblewrap the
+// program still works in the workspace, and the rest of the data dir is
+// out of its reach.
+func TestSandboxWorkspaceInsideDataDir(t *testing.T) {
+	if _, err := Bubblewrap(); err != nil || landlockABI() == 0 {
+		t.Skip("needs bubblewrap and Landlock")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	data := t.TempDir()
+	ws := filepath.Join(data, "workspace")
+	mkfile(t, filepath.Join(data, "audit.db"), "rows")
+	os.MkdirAll(ws, 0o700)
+	x := sandboxExec(t, ws, []string{data}, full)
+	r := runCmd(t, x, map[string]any{"program": sh, "args": []string{"-c", `echo in > f && cat f && cat ../audit.db`}})
+	if r.Stdout != "in\n" || r.ExitCode == 0 {
+		t.Fatalf("%+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "f")); string(b) != "in\n" {
+		t.Fatalf("the workspace file: %q", b)
+	}
+}
