@@ -171,13 +171,8 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 
 	mcpCtx, stopMCP := context.WithCancel(context.Background())
 	defer stopMCP()
-	mcpm, err := startMCP(mcpCtx, l, *mcpConfig, base, token) // main_mcp.go
-	if err != nil {
-		return 1, err
-	}
-	defer mcpm.Close()
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
-	runner, err := app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
+	ropts := app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
 		ConfigFiles: []string{l.configPath, *mcpConfig, secretsFile(l)},
 		Redact: func(text string) (string, bool) {
@@ -186,11 +181,18 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			}
 			return text, false
 		},
-		MCP: mcpm, MCPProgress: func(sid string, p mcp.Progress) {
+		MCPProgress: func(sid string, p mcp.Progress) {
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}
-		}})
+		}}
+	mcpm, err := startMCP(mcpCtx, l, *mcpConfig, base, token, ropts.ProtectedPaths()) // main_mcp.go
+	if err != nil {
+		return 1, err
+	}
+	defer mcpm.Close()
+	ropts.MCP = mcpm
+	runner, err := app.NewToolRunner(ropts)
 	if err != nil {
 		return 1, err
 	}

@@ -28,8 +28,10 @@ func defaultMCPConfig() (string, error) {
 
 // startMCP starts the MCP servers of path (default mcp.json) and keeps the
 // service told of their tools. A configuration error is logged and shown
-// in the MCP panel; Jarvis runs without those servers.
-func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Manager, error) {
+// in the MCP panel; Jarvis runs without those servers. protected is the
+// one list of Jarvis's own files (app.ToolRunnerOptions.ProtectedPaths),
+// which no server's sandbox can reach.
+func startMCP(ctx context.Context, l *launch, path, base, token string, protected []string) (*mcp.Manager, error) {
 	var err error
 	if path == "" {
 		if path, err = defaultMCPConfig(); err != nil {
@@ -42,8 +44,11 @@ func startMCP(ctx context.Context, l *launch, path, base, token string) (*mcp.Ma
 	if err != nil {
 		return nil, err
 	}
+	// Every stdio server runs in the sandbox of run_command's programs,
+	// with the same protected folders (app.MCPSandbox).
 	m, err := mcp.New(mcp.Options{ConfigPath: path, StatePath: filepath.Join(l.dataDir, "mcp-state.json"), Logger: log,
-		Secret: store.Get, SetSecret: store.Set, Approved: ok, Roots: []string{l.workspace}})
+		Secret: store.Get, SetSecret: store.Set, Approved: ok, Roots: []string{l.workspace},
+		Confine: app.MCPSandbox(confineHelper(log), protected)})
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func TestSessionDecisionsFromTheAuditLog(t *testing.T) {
 	args := json.RawMessage(`{"path":"a.txt"}`)
 	for _, e := range []audit.Entry{
 		{SessionID: "s1", ToolCallID: "c1", Tool: "write_file", Arguments: args, ProposedRisk: "risky", Class: "risky", Decision: audit.Allowed, DecidedBy: audit.ByUser, EditedArguments: json.RawMessage(`{"path":"b.txt"}`)},
-		{SessionID: "s1", ToolCallID: "c2", Tool: "run_command", Arguments: args, Class: "risky", Decision: audit.Denied, DecidedBy: audit.ByPolicy, Reason: "not on the command allowlist"},
+		{SessionID: "s1", ToolCallID: "c2", Tool: "run_command", Arguments: args, Class: "risky", Decision: audit.Denied, DecidedBy: audit.ByPolicy, Reason: "policy rule: deny command rm *"},
 		{SessionID: "s2", ToolCallID: "c3", Tool: "read_file", Arguments: args, Class: "safe", Decision: audit.Allowed, DecidedBy: audit.ByPolicy},
 		{SessionID: "s1", ToolCallID: "c1", Tool: "write_file", Arguments: args, Class: "risky", Decision: audit.Withdrawn, DecidedBy: audit.ByService},
 	} {

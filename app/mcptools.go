@@ -3,6 +3,10 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
 	"jarvis/api"
 
 	"jarvis/app/mcp"
@@ -33,6 +37,9 @@ func (a mcpAssessor) Assess(name string, args json.RawMessage) tools.Assessment 
 func (r *Runner) exec(sessionID string, call api.ToolCall) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		if r.mcp == nil || !mcp.IsToolName(name) {
+			if name == "run_command" && r.mcpProg != nil {
+				ctx = tools.WithProgress(ctx, commandProgress(call.ID, func(p mcp.Progress) { r.mcpProg(sessionID, p) }))
+			}
 			return r.checkpointed(sessionID, call)(ctx, name, args)
 		}
 		var progress func(mcp.Progress)
@@ -40,5 +47,32 @@ func (r *Runner) exec(sessionID string, call api.ToolCall) func(ctx context.Cont
 			progress = func(p mcp.Progress) { r.mcpProg(sessionID, p) }
 		}
 		return r.mcp.Call(ctx, call.ID, name, args, progress)
+	}
+}
+
+// commandProgress turns run_command's output, as it arrives, into the same
+// progress notices as an MCP call's (the window shows them while the call
+// runs): the bytes so far and the last line, at most four a second, so a
+// long `npm install` shows it is moving.
+func commandProgress(callID string, emit func(mcp.Progress)) func(string) {
+	var mu sync.Mutex
+	var total int
+	var last time.Time
+	var line string
+	return func(chunk string) {
+		mu.Lock()
+		defer mu.Unlock()
+		total += len(chunk)
+		if t := strings.TrimRight(chunk, "\n"); t != "" {
+			line = t[strings.LastIndexByte(t, '\n')+1:]
+		}
+		if time.Since(last) < 250*time.Millisecond {
+			return
+		}
+		last = time.Now()
+		if len(line) > 200 {
+			line = line[:200] + "…"
+		}
+		emit(mcp.Progress{Call: callID, Tool: "run_command", Progress: float64(total), Message: line})
 	}
 }

@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	"jarvis/app/gate"
+	"jarvis/tools"
 )
 
 // policyEditor is the part of the Runner the Permissions page uses.
 type policyEditor interface {
 	Policy() gate.Policy
+	AddRule(next gate.Rule) error
 	RemoveRule(i int, seen gate.Rule) error
 	ReplaceRule(i int, seen, next gate.Rule) error
 	Workspace() string
@@ -23,6 +25,9 @@ type policyEditor interface {
 
 // Policy returns a copy of the gate's policy.
 func (r *Runner) Policy() gate.Policy { return r.gate.Policy() }
+
+// AddRule appends a rule (gate.Gate.AddRule).
+func (r *Runner) AddRule(next gate.Rule) error { return r.gate.AddRule(next) }
 
 // RemoveRule revokes rule i (gate.Gate.RemoveRule).
 func (r *Runner) RemoveRule(i int, seen gate.Rule) error { return r.gate.RemoveRule(i, seen) }
@@ -37,6 +42,12 @@ type Permissions struct {
 	// Workspace is the folder the file tools are confined to; rule paths are relative to it.
 	Workspace string      `json:"workspace"`
 	Rules     []gate.Rule `json:"rules"`
+	// DefaultCommands is the read-only set of commands that runs with no
+	// prompt when no rule decides (gate.DefaultCommands); shown, not edited.
+	DefaultCommands []gate.Rule `json:"default_commands"`
+	// Sandbox is how the programs Jarvis starts run here, each protection
+	// and whether it holds (tools.Sandbox.Protections).
+	Sandbox []tools.Protection `json:"sandbox"`
 }
 
 var errNoPolicy = errors.New("tool calls are not enabled in this window, so there are no permission rules")
@@ -58,7 +69,21 @@ func (a *App) PermissionRules() (Permissions, error) {
 	if rules == nil {
 		rules = []gate.Rule{}
 	}
-	return Permissions{Workspace: p.Workspace(), Rules: rules}, nil
+	perms := Permissions{Workspace: p.Workspace(), Rules: rules, DefaultCommands: gate.DefaultCommands, Sandbox: []tools.Protection{}}
+	if s, ok := p.(interface{ Sandbox() tools.Sandbox }); ok {
+		perms.Sandbox = s.Sandbox().Protections()
+	}
+	return perms, nil
+}
+
+// AddRule adds a rule to the policy: on the Permissions page, a command
+// rule (program and argument prefix, "npm run *") or any other.
+func (a *App) AddRule(next gate.Rule) error {
+	p, err := a.policy()
+	if err != nil {
+		return err
+	}
+	return p.AddRule(next)
 }
 
 // RevokeRule removes rule index, which must still be seen (the rule the page listed).

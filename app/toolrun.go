@@ -30,10 +30,9 @@ type ToolRunnerOptions struct {
 	PolicyPath string
 	// AuditKeyring keeps the audit chain's key (the OS keyring); nil or
 	// unavailable: a 0600 file beside the head anchor (audit.Options).
-	AuditKeyring     audit.KeyStore
-	CommandAllowlist []string
-	Logger           *slog.Logger
-	Prompter         gate.PrompterOptions
+	AuditKeyring audit.KeyStore
+	Logger       *slog.Logger
+	Prompter     gate.PrompterOptions
 	// Headless answers prompts by the policy alone: a call that would
 	// prompt is denied (`jarvis --headless`, which has no window).
 	Headless bool
@@ -44,6 +43,8 @@ type ToolRunnerOptions struct {
 	MCPProgress func(sessionID string, p mcp.Progress)
 	// ConfineHelper starts run_command's programs confined (tools.Options).
 	ConfineHelper []string
+	// NoBubblewrap: the sandbox without bubblewrap (tools.Options; tests).
+	NoBubblewrap bool
 	// DataDir holds the checkpoints of changed files and Jarvis's trash
 	// (undo.go). Default: the audit log's folder.
 	DataDir string
@@ -122,6 +123,9 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Dir(opts.AuditPath)
+	}
 	// The folders of the audit log and the policy (the data dir) are 0700,
 	// the files 0600; the file tools never touch them (ProtectedPaths).
 	for _, p := range []string{opts.AuditPath, opts.PolicyPath} {
@@ -142,8 +146,8 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	// (credential stores); the gate is made after the executor it judges.
 	var g *gate.Gate
 	hide := func(rel string) bool { return g == nil || g.Hides(rel) }
-	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, CommandAllowlist: opts.CommandAllowlist, Protected: opts.ProtectedPaths(), Hide: hide,
-		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper})
+	x, err := tools.NewExecutor(tools.Options{Workspace: opts.Workspace, Protected: opts.ProtectedPaths(), Hide: hide,
+		TrashDir: filepath.Join(opts.DataDir, TrashDir), ConfineHelper: opts.ConfineHelper, NoBubblewrap: opts.NoBubblewrap})
 	if err != nil {
 		return nil, fmt.Errorf("tools: %w", err)
 	}
@@ -199,7 +203,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
 	}
 	g, err = gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
-		CurrentFile: x.CurrentFile})
+		CurrentFile: x.CurrentFile, Workspace: x.Workspace()})
 	if err != nil {
 		x.Close()
 		cps.Close()
@@ -226,6 +230,10 @@ func (r *Runner) Close() error {
 	r.approvals.Close()
 	return errors.Join(r.x.Close(), r.log.Close(), r.cps.Close())
 }
+
+// Sandbox is how run_command's programs run here, without network
+// (tools.Executor.Sandbox), for the Permissions page.
+func (r *Runner) Sandbox() tools.Sandbox { return r.x.Sandbox(nil, false) }
 
 // Audit returns the audit log.
 func (r *Runner) Audit() *audit.Log { return r.log }

@@ -67,7 +67,7 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 		}
 	}
 	ro := ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: policyPath,
-		CommandAllowlist: []string{"sleep"}, Prompter: gate.PrompterOptions{Timeout: time.Minute}}
+		Prompter: gate.PrompterOptions{Timeout: time.Minute}}
 	if tweak != nil {
 		tweak(&ro)
 	}

@@ -5,17 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"jarvis/internal/procstop"
 )
 
 type runArgs struct {
 	Program *string  `json:"program"`
 	Args    []string `json:"args"`
 	Cwd     string   `json:"cwd"`
+	// Network asks for the network; without it the program has none. The
+	// gate judges it with the rest (a rule must allow it, the prompt says
+	// so).
+	Network bool `json:"network"`
 }
 
 // CommandResult is run_command's result, returned as JSON. A non-zero exit
@@ -25,6 +33,38 @@ type CommandResult struct {
 	Stdout    string `json:"stdout"`
 	Stderr    string `json:"stderr,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// Sandbox is how it ran (Sandbox.Describe), Network whether it had
+	// the network, DurationMS how long it ran.
+	Sandbox    string `json:"sandbox"`
+	Network    bool   `json:"network"`
+	DurationMS int64  `json:"duration_ms"`
+	// Stopped says why Jarvis stopped it (its whole process tree): a
+	// timeout; empty when it ended by itself.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// shells are the programs whose -c runs a whole command line: shell syntax
+// runs only through them, and such a call always prompts (Assessment.AlwaysAsk).
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "fish": true, "ash": true, "busybox": true}
+
+// shellLine returns the command line a shell program runs with -c, and
+// whether the call is one.
+func shellLine(program string, args []string) (string, bool) {
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(program)), ".exe")
+	if !shells[base] {
+		return "", false
+	}
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "c") {
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+			return "", true
+		}
+	}
+	// busybox sh -c, or a shell reading a script from its stdin or a file:
+	// the script is what runs, so it prompts too.
+	return strings.Join(args, " "), base == "busybox"
 }
 
 // deletePrograms are programs whose purpose is deleting; run_command calls
@@ -63,6 +103,37 @@ func destructive(program string, args []string) bool {
 	return false
 }
 
+// Sandbox returns the sandbox of a program started with writable folders
+// (absolute) and, when network, the network: the executor's helper,
+// bubblewrap (unless Options.NoBubblewrap) and protected folders.
+func (e *Executor) Sandbox(writable []string, network bool) Sandbox {
+	return Sandbox{Helper: e.opts.ConfineHelper, Bwrap: e.bwrap, Writable: writable, Protected: e.protected, Network: network}
+}
+
+type progressKey struct{}
+
+// WithProgress hands run_command's output to fn while the program runs:
+// each chunk as it arrives (stdout and stderr interleaved), for the card.
+func WithProgress(ctx context.Context, fn func(chunk string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// streamBuffer is a capBuffer that also passes what it keeps to the
+// call's progress function.
+type streamBuffer struct {
+	capBuffer
+	progress func(string)
+}
+
+func (s *streamBuffer) Write(p []byte) (int, error) {
+	before := s.buf.Len()
+	n, err := s.capBuffer.Write(p)
+	if s.progress != nil && s.buf.Len() > before {
+		s.progress(string(s.buf.Bytes()[before:]))
+	}
+	return n, err
+}
+
 func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 	var a runArgs
 	if err := decode(args, &a); err != nil {
@@ -81,9 +152,8 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 			return nil, fmt.Errorf("%w: program %q must be a bare name or an absolute path", ErrNotAllowed, prog)
 		}
 		key = filepath.Clean(prog)
-	}
-	if !e.allow[key] {
-		return nil, fmt.Errorf("%w: program %q is not on the command allowlist", ErrNotAllowed, prog)
+	} else if strings.ContainsAny(prog, " \t|&;<>()$`'\"*?[]{}~") {
+		return nil, fmt.Errorf("%w: program %q is a command line, not a program: shell syntax runs only as sh -c '…'", ErrBadArguments, prog)
 	}
 	for _, s := range a.Args {
 		if strings.ContainsRune(s, 0) {
@@ -98,8 +168,19 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 	if len(a.Args) > 0 {
 		c.canon["args"] = a.Args
 	}
-	// Said in every prompt: what a program does is not checkpointed.
-	c.note = "commands cannot be undone; " + e.Confinement()
+	if a.Network {
+		c.canon["network"] = true
+	}
+	line, isShell := shellLine(key, a.Args)
+	c.alwaysAsk = isShell
+	// Said in every prompt: what a program does is not checkpointed, and
+	// how it runs.
+	sb := e.Sandbox(nil, a.Network)
+	c.sandbox = sb.Describe()
+	c.note = "commands cannot be undone; " + c.sandbox
+	if isShell {
+		c.note = "a shell runs this whole command line, so it always asks: " + line + "; " + c.note
+	}
 	if c.destructive {
 		c.note = "the command deletes files; " + c.note
 	}
@@ -114,45 +195,104 @@ func (e *Executor) prepareRunCommand(args json.RawMessage) (*call, error) {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return "", fmt.Errorf("%w: cwd %s is not a folder", ErrBadArguments, display(cwd))
 		}
-		ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-		defer cancel()
-		stdout := &capBuffer{max: e.opts.OutputCap}
-		stderr := &capBuffer{max: e.opts.OutputCap}
-		cmd := exec.CommandContext(ctx, path, a.Args...)
-		cmd.Env = e.opts.Env
-		if e.confined() {
-			tmp, err := os.MkdirTemp("", "jarvis-cmd-")
-			if err != nil {
-				return "", err
-			}
-			defer os.RemoveAll(tmp)
-			argv := append(append([]string{}, e.opts.ConfineHelper[1:]...), "--rw", e.ws.real, "--rw", tmp, "--", path)
-			cmd = exec.CommandContext(ctx, e.opts.ConfineHelper[0], append(argv, a.Args...)...)
-			cmd.Env = append(append([]string{}, e.opts.Env...), "TMPDIR="+tmp)
+		tmp, err := os.MkdirTemp("", "jarvis-cmd-")
+		if err != nil {
+			return "", err
 		}
-		cmd.Dir = dir
-		cmd.Stdout = stdout
-		cmd.Stderr = stderr
-		cmd.WaitDelay = 2 * time.Second
-		killGroup(cmd)
-		err := cmd.Run()
-		if ctx.Err() != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return "", fmt.Errorf("%s: %w after %s", prog, ErrTimeout, e.opts.Timeout)
-			}
-			return "", ctx.Err()
+		defer os.RemoveAll(tmp)
+		sb := e.Sandbox([]string{e.ws.real, tmp}, a.Network)
+		progress, _ := ctx.Value(progressKey{}).(func(string))
+		stdout := &streamBuffer{capBuffer: capBuffer{max: e.opts.OutputCap}, progress: progress}
+		stderr := &streamBuffer{capBuffer: capBuffer{max: e.opts.OutputCap}, progress: progress}
+		var mu sync.Mutex // one progress call at a time: stdout and stderr are copied by two goroutines
+		if progress != nil {
+			locked := func(s string) { mu.Lock(); defer mu.Unlock(); progress(s) }
+			stdout.progress, stderr.progress = locked, locked
 		}
-		res := CommandResult{Stdout: stdout.String(), Stderr: stderr.String(), Truncated: stdout.truncated() || stderr.truncated()}
-		var exit *exec.ExitError
-		switch {
-		case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		case errors.As(err, &exit):
-			res.ExitCode = exit.ExitCode()
-		default:
+		start := time.Now()
+		res, err := e.runStopped(ctx, sb.Command(path, a.Args, dir),
+			append(append([]string{}, e.opts.Env...), "TMPDIR="+tmp), stdout, stderr)
+		if err != nil {
 			return "", fmt.Errorf("%s: %w", prog, err)
 		}
+		if res.Stopped != "" && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "", ctx.Err() // stopped by the user, or the call was withdrawn
+		}
+		res.Stdout, res.Stderr = stdout.String(), stderr.String()
+		res.Truncated = stdout.truncated() || stderr.truncated()
+		res.Sandbox, res.Network, res.DurationMS = sb.Describe(), a.Network, time.Since(start).Milliseconds()
 		b, err := json.Marshal(res)
 		return string(b), err
 	}
 	return c, nil
+}
+
+// runStopped runs cmd to its end, or until ctx ends or the Timeout passes:
+// then the program and everything it started are stopped (procstop: its
+// group and descendants, SIGINT, SIGTERM then SIGKILL a second apart).
+// Whatever it left running when it exited is killed too.
+func (e *Executor) runStopped(ctx context.Context, cmd *exec.Cmd, env []string, stdout, stderr io.Writer) (CommandResult, error) {
+	var res CommandResult
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Cancel = nil
+	procstop.SetGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	tree := procstop.NewTree()
+	exited := make(chan struct{})
+	stopped := make(chan string, 1)
+	var stopper sync.WaitGroup
+	stopper.Go(func() {
+		t := time.NewTimer(e.opts.Timeout)
+		defer t.Stop()
+		why := ""
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+			why = "stopped"
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				why = "timed out"
+			}
+		case <-t.C:
+			why = fmt.Sprintf("timed out after %s", e.opts.Timeout)
+		}
+		stopped <- why
+		stages := procstop.Stages()
+		for i, s := range stages {
+			if errors.Is(tree.Signal(cmd, s), errors.ErrUnsupported) {
+				continue
+			}
+			if i == len(stages)-1 {
+				return
+			}
+			g := time.NewTimer(time.Second)
+			select {
+			case <-exited:
+				g.Stop()
+				return
+			case <-g.C:
+			}
+		}
+	})
+	err := cmd.Wait()
+	close(exited)
+	stopper.Wait()
+	tree.Kill(cmd) // what it left behind, in its group or seen while stopping it
+	select {
+	case res.Stopped = <-stopped:
+	default:
+	}
+	var exit *exec.ExitError
+	switch {
+	case err == nil, errors.Is(err, exec.ErrWaitDelay):
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	default:
+		return res, err
+	}
+	return res, nil
 }

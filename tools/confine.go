@@ -1,58 +1,315 @@
 package tools
 
-// Confinement of run_command. A command cannot be undone (no checkpoint
-// covers what a program does), so on Linux it runs confined with Landlock:
-// it may read the whole file system but write only inside the workspace,
-// its own temporary folder (TMPDIR, made for the call and removed after)
-// and /dev/null. Landlock restricts the thread that asks and everything it
-// starts afterwards, so it is never applied in the desktop itself: the
-// program is started through a helper process (Options.ConfineHelper, the
-// jarvis binary's hidden "__confine" subcommand) that restricts itself with
-// ConfineMain and then execs the program. Where the kernel has no Landlock,
-// or no helper is configured, commands run unconfined and the prompt says so.
+// The sandbox of every program Jarvis starts on an agent's behalf:
+// run_command (and so ACP terminals) and MCP stdio servers. A program
+// cannot be undone (no checkpoint covers what it does), so it runs inside
+// up to three kernel mechanisms, each checked by the escape tests of
+// confine_linux_test.go:
+//
+//   - bubblewrap (Debian's bwrap), when it is installed and works here: a
+//     mount namespace where the whole file system is read-only except the
+//     writable folders (the workspace, the program's own temporary folder),
+//     Jarvis's protected folders (config, data, audit key, trash,
+//     checkpoints) are hidden under an empty read-only folder even inside
+//     the workspace, and the folders between a writable folder and a
+//     protected one are mount points, so they cannot be renamed away; a pid
+//     namespace (no process outside can be seen or signalled) and, unless
+//     network was allowed, a network namespace of its own (no loopback of
+//     the host, no abstract Unix sockets).
+//   - Landlock, applied by the helper (ConfineMain, the jarvis binary's
+//     hidden "__confine" subcommand) to itself before it execs the
+//     program: writes only in the writable folders and /dev/null, no TCP
+//     connect or bind unless network was allowed (ABI 4+), no abstract Unix
+//     socket and no signal outside the sandbox (ABI 6+), no ptrace outside
+//     (every ABI).
+//   - a seccomp filter, applied by the same helper: socket(2) of the Unix
+//     family is refused, so no pathname or abstract Unix socket (session
+//     bus, ssh-agent, docker.sock, Jarvis's jarvis.sock) can be reached
+//     (a read-only folder does not stop connect(2) to a socket in it);
+//     without network, every family but netlink is refused (UDP too, which
+//     Landlock before ABI 10 does not cover); io_uring, which could open
+//     sockets past the filter, is refused.
+//
+// Where a mechanism is missing, the protections it alone gives are
+// reported missing (Sandbox.Protections), and the prompt says which: a
+// protection is never claimed when nothing here holds it.
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // ConfineSubcommand is the jarvis binary's hidden subcommand that runs
 // ConfineMain.
 const ConfineSubcommand = "__confine"
 
-// Confinement describes, for the prompt, how run_command's programs run.
-func (e *Executor) Confinement() string {
-	if abi := landlockABI(); abi > 0 && len(e.opts.ConfineHelper) > 0 {
-		return fmt.Sprintf("confined by Landlock (ABI v%d): it can write only inside the workspace and its own temporary folder", abi)
-	}
-	if len(e.opts.ConfineHelper) == 0 {
-		return "not confined: no confinement helper is configured, it can write wherever you can"
-	}
-	return "not confined: this system's kernel has no Landlock, it can write wherever you can"
+// Sandbox is how one program is started confined. The zero value confines
+// nothing.
+type Sandbox struct {
+	// Helper is the argv prefix of the process that applies Landlock and
+	// the seccomp filter and execs the program (ConfineMain); empty:
+	// neither applies.
+	Helper []string
+	// Bwrap is bubblewrap's path (Bubblewrap finds it); empty: none.
+	Bwrap string
+	// Writable are the absolute folders the program may write: the
+	// workspace (or an MCP server's folder) and its temporary folder.
+	Writable []string
+	// Protected are absolute folders it must never write, nor read (with
+	// bubblewrap): Jarvis's config, data, audit key, trash, checkpoints.
+	Protected []string
+	// Network lets it reach the network.
+	Network bool
 }
 
-// confined reports whether run_command starts programs through the helper.
-func (e *Executor) confined() bool { return landlockABI() > 0 && len(e.opts.ConfineHelper) > 0 }
+// Protection is one promise of the sandbox, and whether it holds here.
+type Protection struct {
+	Name string `json:"name"`
+	Held bool   `json:"held"`
+	// By names the mechanisms that hold it, or why it does not hold.
+	By string `json:"by"`
+}
 
-// ConfineMain is the helper: args are "--rw DIR"… "--" PROGRAM ARG…; it
-// restricts the process with Landlock to writing only in the --rw folders
-// and /dev/null, then replaces itself with PROGRAM (an absolute path). It
-// returns only on failure.
+// Mechanisms says which of the kernel mechanisms the sandbox applies.
+func (s Sandbox) mechanisms() (bwrap bool, landlock int, seccomp bool) {
+	if s.Bwrap != "" {
+		bwrap = true
+	}
+	if len(s.Helper) > 0 {
+		landlock, seccomp = landlockABI(), seccompAvailable()
+	}
+	return
+}
+
+// Protections lists what the sandbox promises and whether each holds.
+func (s Sandbox) Protections() []Protection {
+	bw, ll, sc := s.mechanisms()
+	by := func(names ...string) string { return strings.Join(names, " and ") }
+	var out []Protection
+	add := func(name string, missing string, mechs ...string) {
+		var have []string
+		for _, m := range mechs {
+			if m != "" {
+				have = append(have, m)
+			}
+		}
+		if len(have) > 0 {
+			out = append(out, Protection{Name: name, Held: true, By: by(have...)})
+		} else {
+			out = append(out, Protection{Name: name, By: missing})
+		}
+	}
+	pick := func(ok bool, name string) string {
+		if ok {
+			return name
+		}
+		return ""
+	}
+	llName := "Landlock"
+	if ll > 0 {
+		llName = "Landlock ABI " + strconv.Itoa(ll)
+	}
+	add("writes only in its folders", "no bubblewrap and no Landlock here", pick(bw, "bubblewrap"), pick(ll > 0, llName))
+	add("Jarvis's own folders out of reach", "needs bubblewrap, missing here", pick(bw, "bubblewrap"))
+	if !s.Network {
+		add("no network", "no bubblewrap and no seccomp filter here", pick(bw, "bubblewrap"), pick(sc, "seccomp"), pick(ll >= 4, llName+" (TCP)"))
+	}
+	add("no Unix sockets", "needs the seccomp filter, missing here", pick(sc, "seccomp"), pick(ll >= 6, llName+" (abstract)"))
+	add("no signals or tracing outside", "no bubblewrap and no Landlock ABI 6 here", pick(bw, "bubblewrap"), pick(ll >= 6, llName))
+	return out
+}
+
+// Confined reports whether every protection holds.
+func (s Sandbox) Confined() bool {
+	for _, p := range s.Protections() {
+		if !p.Held {
+			return false
+		}
+	}
+	return true
+}
+
+// Describe is the sandbox in one line, for prompts, cards and audit rows:
+// "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network" or what
+// is missing.
+func (s Sandbox) Describe() string {
+	bw, ll, sc := s.mechanisms()
+	var mechs []string
+	if bw {
+		mechs = append(mechs, "bubblewrap")
+	}
+	if ll > 0 {
+		mechs = append(mechs, "Landlock ABI "+strconv.Itoa(ll))
+	}
+	if sc {
+		mechs = append(mechs, "seccomp")
+	}
+	net := "no network"
+	if s.Network {
+		net = "with network"
+	}
+	if len(mechs) == 0 {
+		return "not sandboxed: it can do whatever you can, network included"
+	}
+	d := "sandboxed (" + strings.Join(mechs, ", ") + "), " + net
+	var missing []string
+	for _, p := range s.Protections() {
+		if !p.Held {
+			missing = append(missing, p.Name+" ("+p.By+")")
+		}
+	}
+	if len(missing) > 0 {
+		d += "; NOT held: " + strings.Join(missing, "; ")
+	}
+	return d
+}
+
+// Command returns the command that starts path with args inside the
+// sandbox, in dir. Its process group is its own (procstop.SetGroup is the
+// caller's).
+func (s Sandbox) Command(path string, args []string, dir string) *exec.Cmd {
+	argv := []string{path}
+	argv = append(argv, args...)
+	if len(s.Helper) > 0 {
+		h := append([]string{}, s.Helper...)
+		for _, w := range s.Writable {
+			h = append(h, "--rw", w)
+		}
+		if s.Network {
+			h = append(h, "--net")
+		}
+		argv = append(append(h, "--"), argv...)
+	}
+	if s.Bwrap != "" {
+		argv = append(append([]string{s.Bwrap}, s.bwrapArgs(dir)...), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	return cmd
+}
+
+// bwrapArgs lays out the mount namespace; see the package comment above.
+func (s Sandbox) bwrapArgs(dir string) []string {
+	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
+	if !s.Network {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	type mnt struct {
+		path string
+		args []string
+	}
+	var ms []mnt
+	for _, w := range s.Writable {
+		ms = append(ms, mnt{w, []string{"--bind", w, w}})
+	}
+	var hidden []string
+	for _, p := range s.Protected {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue // nothing there to hide; a missing folder is not Jarvis's yet
+		}
+		hidden = append(hidden, p)
+		ms = append(ms, mnt{p, []string{"--tmpfs", p}})
+		// The folders between a writable one and p are mount points, which
+		// cannot be renamed (EBUSY): a program cannot move p's parent away
+		// and put a folder of its own where Jarvis looks.
+		for _, w := range s.Writable {
+			rel, ok := within(w, p)
+			if !ok || rel == "." {
+				continue
+			}
+			parts := strings.Split(rel, string(filepath.Separator))
+			for i := 1; i < len(parts); i++ {
+				anc := filepath.Join(append([]string{w}, parts[:i]...)...)
+				ms = append(ms, mnt{anc, []string{"--bind", anc, anc}})
+			}
+		}
+	}
+	// A mount must come after the mounts of the folders above it.
+	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].path) < depth(ms[j].path) })
+	seen := map[string]bool{}
+	for _, m := range ms {
+		key := strings.Join(m.args, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		a = append(a, m.args...)
+	}
+	for _, h := range hidden {
+		a = append(a, "--remount-ro", h)
+	}
+	if dir != "" {
+		a = append(a, "--chdir", dir)
+	}
+	return append(a, "--")
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), string(filepath.Separator)) }
+
+var (
+	bwrapOnce sync.Once
+	bwrapPath string
+	bwrapErr  error
+)
+
+// Bubblewrap returns bubblewrap's path when it is installed and can make
+// the namespaces the sandbox needs here (a container may forbid them);
+// otherwise "" and why not. The answer is found once per process.
+func Bubblewrap() (string, error) {
+	bwrapOnce.Do(func() {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			bwrapErr = errors.New("bubblewrap (bwrap) is not installed")
+			return
+		}
+		s := Sandbox{Bwrap: p, Writable: []string{os.TempDir()}}
+		tr, err := exec.LookPath("true")
+		if err != nil {
+			bwrapErr = err
+			return
+		}
+		cmd := s.Command(tr, nil, "/")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			bwrapErr = fmt.Errorf("bubblewrap cannot make its namespaces here: %v: %s", err, strings.TrimSpace(string(out)))
+			return
+		}
+		bwrapPath = p
+	})
+	return bwrapPath, bwrapErr
+}
+
+// ConfineMain is the helper: args are "--rw DIR"… ["--net"] "--" PROGRAM
+// ARG…; it applies Landlock and the seccomp filter to itself (writes only
+// in the --rw folders and /dev/null; no network without --net; no Unix
+// sockets, signals or ptrace outside), then replaces itself with PROGRAM
+// (an absolute path). It returns only on failure.
 func ConfineMain(args []string) error {
 	var rw []string
+	network := false
 	for len(args) > 0 && args[0] != "--" {
-		if args[0] != "--rw" || len(args) < 2 {
-			return fmt.Errorf("confine: usage: %s --rw DIR… -- PROGRAM ARG…", ConfineSubcommand)
+		switch {
+		case args[0] == "--net":
+			network = true
+			args = args[1:]
+		case args[0] == "--rw" && len(args) >= 2:
+			rw = append(rw, args[1])
+			args = args[2:]
+		default:
+			return fmt.Errorf("confine: usage: %s --rw DIR… [--net] -- PROGRAM ARG…", ConfineSubcommand)
 		}
-		rw = append(rw, args[1])
-		args = args[2:]
 	}
 	if len(args) < 2 || !strings.HasPrefix(args[1], "/") {
 		return errors.New("confine: an absolute program path must follow --")
 	}
-	if err := restrictWrites(rw); err != nil {
+	if err := restrict(rw, network); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
 	return execProgram(args[1], args[1:], os.Environ())

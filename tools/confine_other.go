@@ -4,6 +4,8 @@ package tools
 
 func landlockABI() int { return 0 }
 
-func restrictWrites([]string) error { return ErrUnsupported }
+func seccompAvailable() bool { return false }
+
+func restrict([]string, bool) error { return ErrUnsupported }
 
 func execProgram(string, []string, []string) error { return ErrUnsupported }

@@ -24,7 +24,7 @@ func TestStartedProgramsLackJarvisSecrets(t *testing.T) {
 		bin.script(n, envDump)
 	}
 	bin.script("printenv", "#!/bin/sh\nenv\n")
-	x := newExec(t, t.TempDir(), bin, func(o *Options) { o.GOOS = "linux"; o.CommandAllowlist = []string{"printenv"} })
+	x := newExec(t, t.TempDir(), bin, func(o *Options) { o.GOOS = "linux" })
 	out, err := x.Execute(context.Background(), "run_command", json.RawMessage(`{"program":"printenv"}`))
 	if err != nil {
 		t.Fatal(err)

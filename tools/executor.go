@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"jarvis/internal/childenv"
@@ -41,10 +40,6 @@ type Options struct {
 	// without asking, such as a credential store's (gate.Gate.Hides). Nil
 	// hides nothing.
 	Hide func(rel string) bool
-	// CommandAllowlist names the programs run_command may start: bare names
-	// looked up on PATH ("git") or absolute paths. A request must name an
-	// entry exactly. Empty means run_command refuses everything.
-	CommandAllowlist []string
 	// Timeout bounds run_command and the helper programs (clipboard,
 	// notifications). Default 30s.
 	Timeout time.Duration
@@ -58,9 +53,14 @@ type Options struct {
 	// edit_file changes. Default 1 MiB.
 	MaxWriteBytes int
 	// ConfineHelper is the argv prefix of the process that confines
-	// run_command's program and execs it (confine.go): the jarvis binary
-	// and its hidden subcommand. Empty: commands run unconfined.
+	// run_command's program with Landlock and seccomp and execs it
+	// (confine.go): the jarvis binary and its hidden subcommand. Empty:
+	// neither applies, and the prompt says so.
 	ConfineHelper []string
+	// NoBubblewrap starts programs without bubblewrap even where it works
+	// (tests of the degraded sandbox); by default it is used when
+	// Bubblewrap finds it.
+	NoBubblewrap bool
 	// TrashDir is where delete_path moves what it deletes (Jarvis's trash
 	// in the data dir); empty: delete_path refuses.
 	TrashDir string
@@ -68,14 +68,14 @@ type Options struct {
 	MaxEntries int
 	// Env is run_command's environment. Nil means the desktop's own minus
 	// variables whose names look secret (…TOKEN…, …SECRET…, …PASSWORD…,
-	// …_KEY…, …CREDENTIAL…), so an allowlisted program cannot hand the
-	// model an API key by printing its environment.
+	// …_KEY…, …CREDENTIAL…), so a program cannot hand the model an API
+	// key by printing its environment.
 	Env []string
 
 	// GOOS selects the platform's helper programs. Default runtime.GOOS;
 	// tests set it to check another platform's argv.
 	GOOS string
-	// LookPath finds helper and allowlisted programs. Default exec.LookPath;
+	// LookPath finds helper programs and run_command's. Default exec.LookPath;
 	// tests point it at scripted fakes.
 	LookPath func(file string) (string, error)
 	// Getenv reads WAYLAND_DISPLAY and the XDG_* folders. Default os.Getenv.
@@ -84,9 +84,10 @@ type Options struct {
 
 // Executor runs the OS tools. It is safe for concurrent use.
 type Executor struct {
-	opts  Options
-	ws    *workspace
-	allow map[string]bool
+	opts      Options
+	ws        *workspace
+	bwrap     string   // bubblewrap's path; "" without it
+	protected []string // Options.Protected, absolute, symlinks evaluated
 }
 
 // NewExecutor validates opts, fills defaults and opens the workspace.
@@ -122,21 +123,19 @@ func NewExecutor(opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	allow := make(map[string]bool, len(opts.CommandAllowlist))
-	for _, p := range opts.CommandAllowlist {
-		if p == "" {
-			continue
-		}
-		if strings.ContainsAny(p, `/\`) {
-			if !filepath.IsAbs(p) {
-				ws.root.Close()
-				return nil, fmt.Errorf("tools: allowlist entry %q must be a bare name or an absolute path", p)
+	x := &Executor{opts: opts, ws: ws}
+	for _, p := range opts.Protected {
+		if rp, err := filepath.Abs(p); err == nil {
+			if r, err := filepath.EvalSymlinks(rp); err == nil {
+				rp = r
 			}
-			p = filepath.Clean(p)
+			x.protected = append(x.protected, rp)
 		}
-		allow[p] = true
 	}
-	return &Executor{opts: opts, ws: ws, allow: allow}, nil
+	if !opts.NoBubblewrap {
+		x.bwrap, _ = Bubblewrap()
+	}
+	return x, nil
 }
 
 // Close releases the workspace handle.
@@ -164,7 +163,7 @@ func (e *Executor) Execute(ctx context.Context, name string, args json.RawMessag
 type Assessment struct {
 	// Risk is at least the tool's default risk: Forbidden when the call
 	// could not run (unknown tool, bad arguments, a path outside the
-	// workspace, a non-http(s) URL, a program not on the allowlist).
+	// workspace, a non-http(s) URL, a command line given as a program).
 	Risk Risk
 	// Reason explains a raised risk or adds a warning; empty otherwise.
 	Reason string
@@ -176,6 +175,13 @@ type Assessment struct {
 	// the audit records and what Execute is handed. Nil when the call is
 	// refused.
 	Canonical json.RawMessage
+	// AlwaysAsk: the call prompts whatever the policy allows (a shell's
+	// command line, sh -c '…'); only a deny rule decides it without a
+	// prompt, and no grant is offered.
+	AlwaysAsk bool
+	// Sandbox is how a program the call starts runs (Sandbox.Describe);
+	// empty for a call that starts none.
+	Sandbox string
 }
 
 // Assess classifies a call from its arguments without running it. It runs
@@ -194,7 +200,7 @@ func (e *Executor) Assess(name string, args json.RawMessage) Assessment {
 	if err != nil {
 		return Assessment{Risk: Forbidden, Reason: err.Error()}
 	}
-	a := Assessment{Risk: def.Risk, Reason: c.note, Destructive: c.destructive, Canonical: canon}
+	a := Assessment{Risk: def.Risk, Reason: c.note, Destructive: c.destructive, Canonical: canon, AlwaysAsk: c.alwaysAsk, Sandbox: c.sandbox}
 	if c.destructive {
 		a.Risk = Max(a.Risk, Risky)
 	}
@@ -207,6 +213,8 @@ type call struct {
 	note        string
 	destructive bool
 	canon       map[string]any // the canonical arguments (canonical.go)
+	alwaysAsk   bool           // Assessment.AlwaysAsk
+	sandbox     string         // Assessment.Sandbox
 	// touches are the workspace-relative paths the call changes, in
 	// order (Changes); empty for a call that changes no file.
 	touches []string

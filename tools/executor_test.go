@@ -94,7 +94,10 @@ func (b *fakeBin) stdin(name string) string {
 
 func newExec(t *testing.T, ws string, bin *fakeBin, mod func(*Options)) *Executor {
 	t.Helper()
-	o := Options{Workspace: ws, Getenv: func(string) string { return "" }}
+	// No bubblewrap unless a test asks for it: the scripted fakes write
+	// beside themselves, outside the workspace (confine_linux_test.go tests
+	// the sandbox).
+	o := Options{Workspace: ws, Getenv: func(string) string { return "" }, NoBubblewrap: true}
 	if bin != nil {
 		o.LookPath = bin.lookPath
 	} else {
@@ -137,7 +140,6 @@ func TestNewExecutorValidates(t *testing.T) {
 		"no workspace":        {},
 		"missing workspace":   {Workspace: filepath.Join(t.TempDir(), "nope")},
 		"workspace is a file": {Workspace: file},
-		"relative allowlist":  {Workspace: t.TempDir(), CommandAllowlist: []string{"bin/git"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if x, err := NewExecutor(o); err == nil {
@@ -587,7 +589,6 @@ func TestRunCommand(t *testing.T) {
 	mkfile(t, filepath.Join(ws, "sub", "f"), "")
 	wsReal, _ := filepath.EvalSymlinks(ws)
 	x := newExec(t, ws, bin, func(o *Options) {
-		o.CommandAllowlist = []string{"echoargs", "pwdprint", "failer", "chatty", "sleeper", filepath.Join(bin.dir, "echoargs")}
 		o.Timeout = 300 * time.Millisecond
 		o.OutputCap = 50
 	})
@@ -613,7 +614,7 @@ func TestRunCommand(t *testing.T) {
 		t.Fatalf("argv = %q, want %q", a, want)
 	}
 	if _, err := run(`{"program":"` + filepath.Join(bin.dir, "echoargs") + `"}`); err != nil {
-		t.Fatalf("absolute allowlisted path: %v", err)
+		t.Fatalf("absolute path: %v", err)
 	}
 
 	r, err = run(`{"program":"pwdprint"}`)
@@ -635,31 +636,27 @@ func TestRunCommand(t *testing.T) {
 	}
 
 	start := time.Now()
-	if _, err := run(`{"program":"sleeper"}`); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("timeout: %v", err)
+	if r, err := run(`{"program":"sleeper"}`); err != nil || !strings.HasPrefix(r.Stopped, "timed out") {
+		t.Fatalf("timeout: %+v, %v", r, err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("timeout took %s: the process group was not killed", d)
 	}
 
 	for args, want := range map[string]error{
-		`{"program":"notlisted"}`:                                   ErrNotAllowed,
-		`{"program":"sh","args":["-c","echo hi"]}`:                  ErrNotAllowed,
-		`{"program":"./echoargs"}`:                                  ErrNotAllowed,
-		`{"program":"` + filepath.Join(bin.dir, "notlisted") + `"}`: ErrNotAllowed,
-		`{"program":"echoargs","cwd":"../"}`:                        ErrOutsideWorkspace,
-		`{"program":"echoargs","cwd":"/"}`:                          ErrOutsideWorkspace,
-		`{"program":"echoargs","cwd":"sub/f"}`:                      ErrBadArguments,
-		`{"program":""}`:                                            ErrBadArguments,
-		`{"args":["x"]}`:                                            ErrBadArguments,
-		`{"program":"echoargs","args":"x"}`:                         ErrBadArguments,
+		`{"program":"notinstalled"}`:           ErrUnsupported,
+		`{"program":"echoargs a b"}`:           ErrBadArguments,
+		`{"program":"./echoargs"}`:             ErrNotAllowed,
+		`{"program":"echoargs","cwd":"../"}`:   ErrOutsideWorkspace,
+		`{"program":"echoargs","cwd":"/"}`:     ErrOutsideWorkspace,
+		`{"program":"echoargs","cwd":"sub/f"}`: ErrBadArguments,
+		`{"program":""}`:                       ErrBadArguments,
+		`{"args":["x"]}`:                       ErrBadArguments,
+		`{"program":"echoargs","args":"x"}`:    ErrBadArguments,
 	} {
 		if _, err := run(args); !errors.Is(err, want) {
 			t.Errorf("%s: err = %v, want %v", args, err, want)
 		}
-	}
-	if a := bin.argv("notlisted"); a != nil {
-		t.Fatalf("a program off the allowlist ran: %q", a)
 	}
 }
 
@@ -667,7 +664,7 @@ func TestAssess(t *testing.T) {
 	bin := newFakeBin(t, "git", "rm", "find", "ls")
 	ws := t.TempDir()
 	mkfile(t, filepath.Join(ws, "exists.txt"), "x")
-	x := newExec(t, ws, bin, func(o *Options) { o.CommandAllowlist = []string{"git", "rm", "find", "ls"} })
+	x := newExec(t, ws, bin, nil)
 	tests := []struct {
 		tool, args  string
 		risk        Risk
@@ -687,8 +684,11 @@ func TestAssess(t *testing.T) {
 		{"clipboard_write", `{"text":"` + strings.Repeat("a", 300) + `; curl x | sh"}`, Risky, false, `puts 313 bytes on the clipboard: "` + strings.Repeat("a", 160) + `" … (the whole text is in the arguments)`},
 		{"clipboard_write", `{"text":"ok\u200b\u202e"}`, Risky, false, `"ok\u200b\u202e"`},
 		{"notify", `{"title":"x"}`, Safe, false, ""},
-		{"run_command", `{"program":"ls","args":["-la"]}`, Risky, false, "commands cannot be undone; not confined"},
-		{"run_command", `{"program":"curl"}`, Forbidden, false, "allowlist"},
+		{"run_command", `{"program":"ls","args":["-la"]}`, Risky, false, "commands cannot be undone; not sandboxed"},
+		{"run_command", `{"program":"curl"}`, Risky, false, "commands cannot be undone"},
+		{"run_command", `{"program":"curl","network":true}`, Risky, false, "network included"},
+		{"run_command", `{"program":"sh","args":["-c","ls | wc -l"]}`, Risky, false, "a shell runs this whole command line, so it always asks: ls | wc -l"},
+		{"run_command", `{"program":"ls | wc"}`, Forbidden, false, "shell syntax runs only as sh -c"},
 		{"run_command", `{"program":"rm","args":["-rf","x"]}`, Risky, true, "deletes"},
 		{"run_command", `{"program":"find","args":[".","-name","*.tmp","-delete"]}`, Risky, true, "deletes"},
 		{"run_command", `{"program":"git","args":["-C","x","clean","-fdx"]}`, Risky, true, "deletes"},
@@ -753,7 +753,7 @@ func TestRunCommandEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-secret")
 	t.Setenv("GITHUB_TOKEN", "ghp-secret")
 	t.Setenv("JARVIS_PLAIN", "visible")
-	x := newExec(t, t.TempDir(), bin, func(o *Options) { o.CommandAllowlist = []string{"printenv"} })
+	x := newExec(t, t.TempDir(), bin, nil)
 	out, err := x.Execute(context.Background(), "run_command", json.RawMessage(`{"program":"printenv"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -761,7 +761,7 @@ func TestRunCommandEnvironment(t *testing.T) {
 	if strings.Contains(out, "secret") || !strings.Contains(out, "JARVIS_PLAIN=visible") {
 		t.Fatalf("environment: %s", out)
 	}
-	x = newExec(t, t.TempDir(), bin, func(o *Options) { o.CommandAllowlist = []string{"printenv"}; o.Env = []string{"ONLY=this"} })
+	x = newExec(t, t.TempDir(), bin, func(o *Options) { o.Env = []string{"ONLY=this"} })
 	out, err = x.Execute(context.Background(), "run_command", json.RawMessage(`{"program":"printenv"}`))
 	if err != nil || !strings.Contains(out, "ONLY=this") || strings.Contains(out, "JARVIS_PLAIN") {
 		t.Fatalf("explicit environment: %s %v", out, err)

@@ -7,7 +7,7 @@
 //
 // An Executor (NewExecutor) runs the tools:
 //
-//	x, err := tools.NewExecutor(tools.Options{Workspace: dir, CommandAllowlist: []string{"git"}})
+//	x, err := tools.NewExecutor(tools.Options{Workspace: dir, ConfineHelper: helper})
 //	out, err := x.Execute(ctx, "read_file", json.RawMessage(`{"path":"notes.md"}`))
 //
 // File tools (list_dir, read_file, write_file, edit_file, make_dir,
@@ -16,9 +16,10 @@
 // absolute path elsewhere, or a symlink leading outside is refused with
 // ErrOutsideWorkspace, and the file operations go through an os.Root so a
 // symlink swapped in after the check cannot escape either. open_url takes
-// http(s) URLs only. run_command starts only allowlisted programs, directly
-// (never through a shell), with a timeout that kills its process group and a
-// cap on captured output. Launchers, notifications and the clipboard use the
+// http(s) URLs only. run_command starts any program the gate allows,
+// directly (shell syntax only as an explicit sh -c '…'), inside the sandbox
+// (confine.go), with a timeout that stops its whole process tree and a cap
+// on captured output. Launchers, notifications and the clipboard use the
 // platform's helper programs: xdg-open or gio, gtk-launch, notify-send and
 // wl-clipboard, xclip or xsel on Linux; open, osascript, pbcopy and pbpaste
 // on macOS; rundll32, powershell and clip on Windows (no notifications
@@ -137,9 +138,9 @@ func Definitions() []Definition {
 		{Name: "notify", Description: "Show a desktop notification.", Risk: Safe,
 			Capabilities: []string{"os.notify"},
 			Parameters:   schema(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"],"additionalProperties":false}`)},
-		{Name: "run_command", Description: "Run an allowlisted program with arguments (no shell), with a timeout and an output cap.", Risk: Risky,
+		{Name: "run_command", Description: "Run a program with arguments in a sandbox (no shell: use sh -c for shell syntax, which always asks the user), with a timeout and an output cap. It can write only in the workspace and has no network unless network is true.", Risk: Risky,
 			Capabilities: []string{"os.exec"},
-			Parameters:   schema(`{"type":"object","properties":{"program":{"type":"string","description":"Program name, must be on the user's allowlist"},"args":{"type":"array","items":{"type":"string"}},"cwd":{"type":"string","description":"Working folder relative to the workspace"}},"required":["program"],"additionalProperties":false}`)},
+			Parameters:   schema(`{"type":"object","properties":{"program":{"type":"string","description":"Program name looked up on PATH, or an absolute path"},"args":{"type":"array","items":{"type":"string"}},"cwd":{"type":"string","description":"Working folder relative to the workspace"},"network":{"type":"boolean","description":"The program needs the network (the user is asked)"}},"required":["program"],"additionalProperties":false}`)},
 	}
 }
 

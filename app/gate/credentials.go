@@ -68,6 +68,6 @@ func (g *Gate) Hides(rel string) bool {
 	args := map[string]json.RawMessage{"path": path}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	r := g.policy.match("read_file", args)
+	r := g.policy.match("read_file", args, g.ws)
 	return r != nil && r.Action != Allow
 }

@@ -32,6 +32,11 @@ func decisive(tool string, args map[string]json.RawMessage, target string) []Fie
 		}
 		out = append(out, Field{Name: "command", Value: strings.Join(cmd, " ")})
 		add("folder", "cwd")
+		if callNetwork(args) {
+			out = append(out, Field{Name: "network", Value: "allowed: it can reach other machines and this one's services"})
+		} else {
+			out = append(out, Field{Name: "network", Value: "none"})
+		}
 	case "read_file", "write_file", "edit_file", "make_dir", "delete_path", "list_dir", "open_path":
 		add("path", "path")
 	case "move_path":

@@ -145,6 +145,12 @@ type Decision struct {
 	Untrusted   []api.Source `json:"untrusted,omitempty"`
 	Destination string       `json:"destination,omitempty"`
 	Tainted     bool         `json:"tainted,omitempty"`
+	// AlwaysAsk: a shell's command line, which prompts whatever allows it
+	// (tools.Assessment.AlwaysAsk).
+	AlwaysAsk bool `json:"always_ask,omitempty"`
+	// Sandbox is how the program the call starts runs
+	// (tools.Assessment.Sandbox).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Options configures a Gate.
@@ -164,6 +170,10 @@ type Options struct {
 	// CurrentFile reads a workspace file for a write_file prompt's diff;
 	// nil: prompts show the new content alone.
 	CurrentFile CurrentFile
+	// Workspace is the folder the calls act in (absolute): command rules
+	// scoped to another workspace do not apply, and "always allow" scopes
+	// a command rule to it.
+	Workspace string
 }
 
 // Gate classifies, prompts, executes and audits tool calls.
@@ -174,6 +184,7 @@ type Gate struct {
 	save     func(Policy) error
 	extra    func(name string) (tools.Definition, bool)
 	current  CurrentFile
+	ws       string
 	log      *slog.Logger
 	now      func() time.Time
 
@@ -197,7 +208,7 @@ func New(opts Options) (*Gate, error) {
 		opts.Now = time.Now
 	}
 	return &Gate{
-		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy, extra: opts.Lookup, current: opts.CurrentFile,
+		assessor: opts.Assessor, asker: opts.Prompter, audit: opts.Audit, save: opts.SavePolicy, extra: opts.Lookup, current: opts.CurrentFile, ws: opts.Workspace,
 		log: opts.Logger, now: opts.Now, policy: opts.Policy.clone(), sessions: map[string][]Rule{},
 	}, nil
 }
@@ -274,7 +285,7 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	d := Decision{Class: def.Risk}
 	a := g.assessor.Assess(req.Name, req.Arguments)
 	d.Class = tools.Max(d.Class, a.Risk)
-	d.Destructive = a.Destructive
+	d.Destructive, d.AlwaysAsk, d.Sandbox = a.Destructive, a.AlwaysAsk, a.Sandbox
 	if a.Canonical != nil {
 		// Rules and grants see the one canonical spelling of the call, never
 		// the model's: "./config//.env", an absolute path or a symlink to it
@@ -310,12 +321,19 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if r := g.policy.match(req.Name, args); r != nil {
-		d.Rule = r
+	r := g.policy.match(req.Name, args, g.ws)
+	if r == nil {
+		if r = defaultCommand(req.Name, args); r != nil {
+			d.Reason += "; in the default read-only set"
+		}
+	} else {
 		d.Reason += "; policy rule: " + r.String()
 		if r.Note != "" && r.Action != Allow {
 			d.Reason = r.Note + "; " + d.Reason
 		}
+	}
+	if r != nil {
+		d.Rule = r
 		switch r.Action {
 		case Deny:
 			d.Action = Forbid
@@ -329,11 +347,17 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 	} else {
 		d.Action = AskUser
 	}
+	if d.AlwaysAsk && d.Action != Forbid {
+		d.Action = AskUser
+		d.Reason += "; a shell's command line always asks"
+		untrustedRule(req, def, args, &d)
+		return d, args
+	}
 	if d.Action == AskUser && len(req.DelegatedBy) > 0 {
 		d.Reason += "; asked by agent " + req.DelegatedBy[len(req.DelegatedBy)-1] + " (session grants do not cover a delegated turn)"
 	} else if d.Action == AskUser && !d.Destructive {
 		for _, grant := range g.sessions[req.SessionID] {
-			if grant.matches(req.Name, args) {
+			if grant.matches(req.Name, args, g.ws) {
 				d.Action, d.DecidedBy = Run, audit.BySession
 				d.Reason += "; allowed for this session"
 				break
@@ -351,7 +375,8 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 	r := Rule{Tool: escapeGlob(tool), Action: Allow}
 	switch tool {
 	case "run_command":
-		r.Args = map[string]string{"program": escapeGlob(argValue(args, "program"))}
+		// The program with any arguments, the network only if this call had it.
+		r.Command, r.Network = ruleWord(argValue(args, "program"))+" *", callNetwork(args)
 	case "open_app":
 		r.Args = map[string]string{"app_id": escapeGlob(argValue(args, "app_id"))}
 	case "agents_message":
@@ -488,6 +513,9 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		Decisive:  decisive(req.Name, args, req.Target),
 		Untrusted: sourcesInWords(r.Untrusted), Destination: r.Destination,
 	}
+	if r.Sandbox != "" {
+		p.Decisive = append(p.Decisive, Field{Name: "sandbox", Value: r.Sandbox})
+	}
 	if spelled := requestedAs(req.Arguments, r.Arguments); spelled != "" && json.Valid([]byte(spelled)) {
 		p.Requested = json.RawMessage(spelled)
 	}
@@ -495,10 +523,10 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		p.Diff = writeDiff(g.current, args)
 	}
 	switch {
-	case p.Destructive, r.Tainted:
-		// Neither a grant nor a plain rule would ever run it again: a
+	case p.Destructive, r.AlwaysAsk, r.Tainted:
+		// Neither a grant nor a plain rule would ever run it again (a
 		// rule that holds with untrusted content is made on purpose, on
-		// the Permissions page.
+		// the Permissions page).
 		p.Choices = []Choice{Once, Refuse}
 	case r.Rule != nil && r.Rule.Action == Ask && len(req.DelegatedBy) > 0:
 		p.Choices = []Choice{Once, Refuse}
@@ -509,7 +537,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		p.Choices = []Choice{Once, Always, Refuse}
 	}
 	if containsChoice(p.Choices, Always) {
-		p.Scopes = alwaysScopes(req.Name, args)
+		p.Scopes = alwaysScopes(req.Name, args, g.ws)
 	}
 	r.Action = Forbid
 	ans, err := g.ask(ctx, ask, p)
@@ -571,7 +599,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	r.Action = Run
 
 	choice := ans.Choice
-	if (r.Destructive && choice != Once) || !containsChoice(p.Choices, choice) {
+	if ((r.Destructive || r.AlwaysAsk) && choice != Once) || !containsChoice(p.Choices, choice) {
 		choice = Once // deletes are never granted wholesale from a prompt
 	}
 	switch choice {
@@ -585,7 +613,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		// choice over the edited call's target.
 		scopes := p.Scopes
 		if r.Edited {
-			scopes = alwaysScopes(req.Name, args)
+			scopes = alwaysScopes(req.Name, args, g.ws)
 		}
 		rule := pickScope(scopes, ans.Scope)
 		g.mu.Lock()

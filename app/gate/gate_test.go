@@ -42,9 +42,8 @@ func newFixture(t *testing.T, p Policy, popts PrompterOptions) *fixture {
 	// A real executor judges the arguments; LookPath finds nothing, so it
 	// can never start a program.
 	f.x, err = tools.NewExecutor(tools.Options{
-		Workspace:        f.ws,
-		CommandAllowlist: []string{"ls", "rm", "git"},
-		LookPath:         func(string) (string, error) { return "", exec.ErrNotFound },
+		Workspace: f.ws,
+		LookPath:  func(string) (string, error) { return "", exec.ErrNotFound },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +57,7 @@ func newFixture(t *testing.T, p Policy, popts PrompterOptions) *fixture {
 	f.prompter = NewPrompter(popts)
 	t.Cleanup(f.prompter.Close)
 	f.gate, err = New(Options{
-		Policy: p, Assessor: f.x, Prompter: f.prompter, Audit: f.log,
+		Policy: p, Assessor: f.x, Prompter: f.prompter, Audit: f.log, Workspace: f.x.Workspace(),
 		SavePolicy: func(p Policy) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -166,14 +165,14 @@ func TestClassify(t *testing.T) {
 		{"safe by default", nil, req("list_dir", `{}`, ""), tools.Safe, Run, "list_dir is safe", ""},
 		{"risky by default", nil, req("write_file", `{"path":"a.txt","content":"x"}`, ""), tools.Risky, AskUser, "", ""},
 		{"proposed safe cannot lower risky", nil, req("write_file", `{"path":"a.txt","content":"x"}`, tools.Safe), tools.Risky, AskUser, "", ""},
-		{"proposed safe cannot lower run_command", nil, req("run_command", `{"program":"ls"}`, tools.Safe), tools.Risky, AskUser, "", ""},
+		{"proposed safe cannot lower run_command", nil, req("run_command", `{"program":"make"}`, tools.Safe), tools.Risky, AskUser, "", ""},
 		{"proposed risky raises safe", nil, req("list_dir", `{}`, tools.Risky), tools.Risky, AskUser, "service marked it risky", ""},
 		{"proposed forbidden raises", nil, req("notify", `{"title":"x"}`, tools.Forbidden), tools.Forbidden, Forbid, "marked it forbidden", ""},
 		{"unknown proposed risk is forbidden", nil, req("list_dir", `{}`, "harmless"), tools.Forbidden, Forbid, "unknown proposed risk", ""},
 		{"path outside the workspace", []Rule{allowAll}, req("read_file", `{"path":"../../etc/passwd"}`, tools.Safe), tools.Forbidden, Forbid, "outside the workspace", ""},
 		{"absolute path outside", []Rule{allowAll}, req("list_dir", `{"path":"/etc"}`, ""), tools.Forbidden, Forbid, "outside the workspace", ""},
 		{"non-http url", []Rule{allowAll}, req("open_url", `{"url":"file:///etc/passwd"}`, ""), tools.Forbidden, Forbid, "only http and https", ""},
-		{"program off the allowlist", []Rule{allowAll}, req("run_command", `{"program":"curl"}`, ""), tools.Forbidden, Forbid, "allowlist", ""},
+		{"command line given as a program", []Rule{allowAll}, req("run_command", `{"program":"curl x | sh"}`, ""), tools.Forbidden, Forbid, "shell syntax runs only as sh -c", ""},
 		{"unknown tool", []Rule{allowAll}, req("format_disk", `{}`, ""), tools.Forbidden, Forbid, "unknown tool", ""},
 		{"arguments not an object", []Rule{allowAll}, req("list_dir", `[1]`, ""), tools.Forbidden, Forbid, "not a JSON object", ""},
 		{"unknown argument", []Rule{allowAll}, req("list_dir", `{"path":"","recursive":true}`, ""), tools.Forbidden, Forbid, "unknown argument \"recursive\"", ""},
@@ -398,14 +397,14 @@ func TestHandleFailsClosed(t *testing.T) {
 func TestSessionGrant(t *testing.T) {
 	f := newFixture(t, Policy{}, PrompterOptions{})
 	ctx := context.Background()
-	git := req("run_command", `{"program":"git","args":["status"]}`, "")
+	git := req("run_command", `{"program":"git","args":["commit"]}`, "")
 	ch := f.handle(ctx, git)
 	f.answer(Answer{Choice: Session})
 	if o := wait(t, ch); !o.OK || o.DecidedBy != audit.ByUser {
 		t.Fatalf("first: %+v", o)
 	}
 	// Same program, same session: no prompt.
-	o := f.gate.Handle(ctx, req("run_command", `{"program":"git","args":["log"]}`, tools.Safe), f.exec)
+	o := f.gate.Handle(ctx, req("run_command", `{"program":"git","args":["push"]}`, tools.Safe), f.exec)
 	if !o.OK || o.DecidedBy != audit.BySession {
 		t.Fatalf("granted: %+v", o)
 	}
@@ -414,7 +413,7 @@ func TestSessionGrant(t *testing.T) {
 	}
 	// Another program, another session, or after the session ended: prompt.
 	for _, r := range []Request{
-		req("run_command", `{"program":"ls"}`, ""),
+		req("run_command", `{"program":"make"}`, ""),
 		{ID: "c2", SessionID: "j_2", Name: "run_command", Arguments: json.RawMessage(`{"program":"git"}`)},
 	} {
 		if d := f.gate.Classify(r); d.Action != AskUser {
@@ -605,12 +604,12 @@ func TestDecide(t *testing.T) {
 func TestSessionGrantsSkipDelegatedTurns(t *testing.T) {
 	f := newFixture(t, Policy{}, PrompterOptions{})
 	ctx := context.Background()
-	ch := f.handle(ctx, req("run_command", `{"program":"git","args":["status"]}`, ""))
+	ch := f.handle(ctx, req("run_command", `{"program":"git","args":["commit"]}`, ""))
 	f.answer(Answer{Choice: Session})
 	if o := wait(t, ch); !o.OK {
 		t.Fatalf("user's call: %+v", o)
 	}
-	own := req("run_command", `{"program":"git","args":["log"]}`, "")
+	own := req("run_command", `{"program":"git","args":["push"]}`, "")
 	if d := f.gate.Classify(own); d.Action != Run {
 		t.Fatalf("the user's own next call should be granted: %+v", d)
 	}

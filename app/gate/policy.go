@@ -46,9 +46,15 @@ func (e Effect) strength() int {
 // character; "\" makes the next character literal. Matching is
 // case-sensitive and covers the whole value.
 type Rule struct {
-	Tool   string            `json:"tool"`
-	Args   map[string]string `json:"args,omitempty"`
-	Action Effect            `json:"action"`
+	Tool string            `json:"tool"`
+	Args map[string]string `json:"args,omitempty"`
+	// Command, Workspace and Network make a command rule (commands.go):
+	// run_command by program and argument prefix ("git diff *"), in one
+	// workspace (empty: every one), the network allowed or not.
+	Command   string `json:"command,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Network   bool   `json:"network,omitempty"`
+	Action    Effect `json:"action"`
 	// Untrusted: an allow rule that holds even when untrusted content is
 	// in the conversation and the call would send data out (taint.go).
 	// Never saved from a prompt; set on the Permissions page or by hand.
@@ -61,6 +67,15 @@ type Rule struct {
 // String renders r for reasons and logs, e.g. `deny run_command {program=rm}`.
 func (r Rule) String() string {
 	s := string(r.Action) + " " + r.Tool
+	if r.Command != "" {
+		s = string(r.Action) + " command " + r.Command
+		if r.Network {
+			s += " (with network)"
+		}
+		if r.Workspace != "" {
+			s += " in " + r.Workspace
+		}
+	}
 	if len(r.Args) > 0 {
 		keys := make([]string, 0, len(r.Args))
 		for k := range r.Args {
@@ -92,6 +107,9 @@ func (r Rule) Validate() error {
 	if err := checkGlob(r.Tool); err != nil {
 		return fmt.Errorf("gate: rule %q: %w", r.String(), err)
 	}
+	if err := r.validateCommand(); err != nil {
+		return fmt.Errorf("gate: rule %q: %w", r.String(), err)
+	}
 	for k, g := range r.Args {
 		if k == "" {
 			return fmt.Errorf("gate: rule %q: empty argument name", r.String())
@@ -103,9 +121,18 @@ func (r Rule) Validate() error {
 	return nil
 }
 
-func (r Rule) matches(tool string, args map[string]json.RawMessage) bool {
+func (r Rule) matches(tool string, args map[string]json.RawMessage, workspace string) bool {
 	if !globMatch(r.Tool, tool) {
 		return false
+	}
+	if r.Workspace != "" && r.Workspace != workspace {
+		return false
+	}
+	if r.Command != "" && !r.matchesCommand(args) {
+		return false
+	}
+	if tool == commandTool && r.Action == Allow && !r.Network && callNetwork(args) {
+		return false // a command asking for the network needs a rule that gives it
 	}
 	for k, g := range r.Args {
 		if !globMatch(g, argValue(args, k)) {
@@ -155,12 +182,12 @@ func (p Policy) Validate() error {
 
 // match returns the strongest matching rule (the first of equal strength),
 // or nil.
-func (p Policy) match(tool string, args map[string]json.RawMessage) *Rule {
+func (p Policy) match(tool string, args map[string]json.RawMessage, workspace string) *Rule {
 	var best *Rule
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		// Among rules as strong, one that holds with untrusted content wins.
-		if r.matches(tool, args) && (best == nil || r.Action.strength() > best.Action.strength() ||
+		if r.matches(tool, args, workspace) && (best == nil || r.Action.strength() > best.Action.strength() ||
 			(r.Action == best.Action && r.Untrusted && !best.Untrusted)) {
 			best = r
 		}

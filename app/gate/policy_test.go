@@ -77,7 +77,7 @@ func TestRuleArgs(t *testing.T) {
 		{Rule{Tool: "read_file", Action: Allow}, false},
 	}
 	for _, tc := range tests {
-		if got := tc.rule.matches("run_command", args); got != tc.want {
+		if got := tc.rule.matches("run_command", args, ""); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.rule, got, tc.want)
 		}
 	}
@@ -91,17 +91,17 @@ func TestPolicyStrongestRuleWins(t *testing.T) {
 	txt := map[string]json.RawMessage{"path": json.RawMessage(`"a.txt"`)}
 	for _, order := range [][]Rule{{allow, ask, deny}, {deny, ask, allow}, {ask, deny, allow}} {
 		p := Policy{Rules: order}
-		if r := p.match("write_file", env); r == nil || r.Action != Deny {
+		if r := p.match("write_file", env, ""); r == nil || r.Action != Deny {
 			t.Fatalf("%v: .env got %v", order, r)
 		}
-		if r := p.match("write_file", txt); r == nil || r.Action != Ask {
+		if r := p.match("write_file", txt, ""); r == nil || r.Action != Ask {
 			t.Fatalf("%v: .txt got %v", order, r)
 		}
-		if r := p.match("read_file", txt); r == nil || r.Action != Allow {
+		if r := p.match("read_file", txt, ""); r == nil || r.Action != Allow {
 			t.Fatalf("%v: read got %v", order, r)
 		}
 	}
-	if r := (Policy{}).match("read_file", txt); r != nil {
+	if r := (Policy{}).match("read_file", txt, ""); r != nil {
 		t.Fatalf("empty policy matched %v", r)
 	}
 }

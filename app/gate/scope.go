@@ -25,7 +25,7 @@ var ErrRuleChanged = errors.New("gate: the rule changed meanwhile; reload the li
 
 // alwaysScopes returns the rules "always allow" offers for a call in its
 // canonical form, narrowest first.
-func alwaysScopes(tool string, args map[string]json.RawMessage) []Scope {
+func alwaysScopes(tool string, args map[string]json.RawMessage, workspace string) []Scope {
 	with := func(key, glob string) Rule {
 		return Rule{Tool: escapeGlob(tool), Args: map[string]string{key: glob}, Action: Allow}
 	}
@@ -55,7 +55,7 @@ func alwaysScopes(tool string, args map[string]json.RawMessage) []Scope {
 		}
 		return out
 	case "run_command":
-		return []Scope{{Label: fmt.Sprintf("the program %s, with any arguments", argValue(args, "program")), Rule: grantRule(tool, args)}}
+		return commandScopes(args, workspace)
 	case "open_app":
 		return []Scope{{Label: "the app " + argValue(args, "app_id"), Rule: grantRule(tool, args)}}
 	case "agents_message":
@@ -70,6 +70,25 @@ func pickScope(scopes []Scope, i int) Rule {
 		i = 0
 	}
 	return scopes[i].Rule
+}
+
+// AddRule appends rule to the policy (the Permissions page's "add") and
+// saves it.
+func (g *Gate) AddRule(rule Rule) error {
+	if err := rule.Validate(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	next := g.policy.clone()
+	next.Rules = append(next.Rules, rule)
+	if g.save != nil {
+		if err := g.save(next.clone()); err != nil {
+			return fmt.Errorf("gate: saving the policy: %w", err)
+		}
+	}
+	g.policy = next
+	return nil
 }
 
 // RemoveRule revokes the policy's rule at index i, which must still be seen
@@ -110,7 +129,8 @@ func (g *Gate) editRules(i int, seen Rule, edit func([]Rule) []Rule) error {
 }
 
 func sameRule(a, b Rule) bool {
-	if a.Tool != b.Tool || a.Action != b.Action || a.Note != b.Note || len(a.Args) != len(b.Args) {
+	if a.Tool != b.Tool || a.Action != b.Action || a.Note != b.Note || a.Untrusted != b.Untrusted || len(a.Args) != len(b.Args) ||
+		a.Command != b.Command || a.Workspace != b.Workspace || a.Network != b.Network {
 		return false
 	}
 	for k, v := range a.Args {

@@ -126,7 +126,7 @@ func TestAlwaysAllowIsScopedForEveryFileTool(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.args), &args); err != nil {
 			t.Fatal(err)
 		}
-		scopes := alwaysScopes(c.tool, args)
+		scopes := alwaysScopes(c.tool, args, "")
 		if got := scopes[0].Rule; !reflect.DeepEqual(got.Args, c.want) || got.Tool != c.tool || got.Action != Allow {
 			t.Errorf("%s: narrowest scope %+v (%q), want the call's own target %v", c.tool, got, scopes[0].Label, c.want)
 		}

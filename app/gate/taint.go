@@ -46,7 +46,7 @@ func outbound(req Request, def tools.Definition, args map[string]json.RawMessage
 	case "clipboard_write":
 		return "the clipboard (pasted anywhere next)", true
 	case "run_command":
-		if argValue(args, "network") == "true" {
+		if callNetwork(args) {
 			return "the network (the command may connect anywhere)", true
 		}
 	}

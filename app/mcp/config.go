@@ -44,6 +44,11 @@ type ServerConfig struct {
 	Disabled bool              `json:"disabled,omitempty"` // the server's switch
 	// Timeout is a call's limit in seconds (default 60).
 	Timeout float64 `json:"timeout,omitempty"`
+	// Sandbox false asks to run a stdio server outside the sandbox
+	// (Options.Confine); by default it runs inside. Network lets a
+	// sandboxed server reach the network.
+	Sandbox *bool `json:"sandbox,omitempty"`
+	Network bool  `json:"network,omitempty"`
 	line    int
 }
 
@@ -264,6 +269,8 @@ func parseServer(raw json.RawMessage) (sc ServerConfig, problem string) {
 		return sc, "an sse server needs a url"
 	case sc.Timeout < 0:
 		return sc, "timeout must be a positive number of seconds"
+	case sc.URL != "" && (sc.Sandbox != nil || sc.Network):
+		return sc, "sandbox and network apply only to a server Jarvis starts (command)"
 	}
 	return sc, ""
 }

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -88,6 +89,10 @@ type Options struct {
 	// only as it was last approved (approval.go). Nil: only entries given
 	// to Apply by the program itself (Trust) run.
 	Approved *approved.Store
+	// Confine wraps a stdio server's command, built with its environment
+	// and folder, in the sandbox; it returns the command to start and what
+	// to do once the server has stopped. nil: servers run unconfined.
+	Confine func(cfg ServerConfig, cmd *exec.Cmd) (*exec.Cmd, func(), error)
 }
 
 // Tool is one catalogue entry.

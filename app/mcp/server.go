@@ -292,6 +292,12 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	release := func() {}
+	if s.m.opts.Confine != nil {
+		if cmd, release, err = s.m.opts.Confine(s.cfg, cmd); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	ownGroup(cmd)
 	cmd.Stderr = s.stderr
 	stdin, err := cmd.StdinPipe()
@@ -303,6 +309,7 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		return nil, nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		release()
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", s.cfg.Command, err)
 	}
 	done := make(chan struct{})
@@ -319,6 +326,7 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 			<-done
 		}
 		killGroup(cmd) // children the server left behind
+		release()
 		pr.Close()
 	}
 	exited = func(d time.Duration) string {

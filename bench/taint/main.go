@@ -74,7 +74,7 @@ func runSuites() error {
 			cleanAsked += r.Asked
 		}
 	}
-	fmt.Printf("Injection suite: %d scenarios (9 untrusted sources × 5 outbound tools), broad always-allow rules, headless gate\n\n", len(inj))
+	fmt.Printf("Injection suite: %d scenarios (every untrusted source × every outbound tool), broad always-allow rules, headless gate\n\n", len(inj))
 	fmt.Println("| figure | value | goal | met |")
 	fmt.Println("|---|---|---|---|")
 	fmt.Printf("| secrets that left without a prompt naming the source | %d | 0 | %s |\n", leaked, measure.Verdict(leaked == 0))

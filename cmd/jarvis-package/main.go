@@ -140,9 +140,13 @@ func run(args []string, stdout io.Writer, getenv func(string) string, now func()
 			"to a hash-chained audit log. Works with a local OpenAI-compatible server or OpenAI.",
 		MTime: mtime,
 		Overridables: nfpm.Overridables{
-			Depends:  depends,
-			Suggests: []string{"gnome-keyring"},
-			Contents: contents,
+			Depends: depends,
+			// bubblewrap gives the sandbox of the programs Jarvis starts its
+			// namespaces (tools/confine.go); without it the prompt says which
+			// protections are missing.
+			Recommends: []string{"bubblewrap"},
+			Suggests:   []string{"gnome-keyring"},
+			Contents:   contents,
 		},
 	})
 	if err := nfpm.Validate(info); err != nil {

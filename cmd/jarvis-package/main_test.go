@@ -34,11 +34,11 @@ func TestPackageFromRepoAssets(t *testing.T) {
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		t.Skip("dpkg-deb not installed")
 	}
-	ctl, err := exec.Command("dpkg-deb", "--field", deb, "Package", "Depends").CombinedOutput()
+	ctl, err := exec.Command("dpkg-deb", "--field", deb, "Package", "Depends", "Recommends").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, ctl)
 	}
-	if !strings.Contains(string(ctl), "Package: jarvis") || !strings.Contains(string(ctl), "libwebkit2gtk-4.1-0") || strings.Contains(string(ctl), "-dev") {
+	if !strings.Contains(string(ctl), "Package: jarvis") || !strings.Contains(string(ctl), "libwebkit2gtk-4.1-0") || !strings.Contains(string(ctl), "Recommends: bubblewrap") || strings.Contains(string(ctl), "-dev") {
 		t.Fatalf("control:\n%s", ctl)
 	}
 	list, err := exec.Command("dpkg-deb", "--contents", deb).CombinedOutput()

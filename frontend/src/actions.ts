@@ -441,6 +441,8 @@ export class Actions {
       const p = await this.api().PermissionRules();
       this.store.workspace = p.workspace;
       this.store.rules = p.rules ?? [];
+      this.store.defaultCommands = p.default_commands ?? [];
+      this.store.sandbox = p.sandbox ?? [];
       return "";
     } catch (ex) {
       this.store.rules = [];
@@ -456,6 +458,17 @@ export class Actions {
     let err = "";
     try {
       if (seen) await this.api().RevokeRule(i, seen);
+    } catch (ex) {
+      err = errText(ex);
+    }
+    return (await this.loadRules()) || err;
+  }
+
+  /** Adds a rule (a command rule from the Permissions page). Returns an error or "". */
+  async addRule(next: PolicyRule): Promise<string> {
+    let err = "";
+    try {
+      await this.api().AddRule(next);
     } catch (ex) {
       err = errText(ex);
     }

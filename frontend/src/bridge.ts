@@ -3,6 +3,13 @@
 import { externalURL } from "./links";
 import type { PolicyRule } from "./prompt";
 
+/** One promise of the sandbox programs run in, and whether it holds here (tools.Protection). */
+export interface SandboxProtection {
+  name: string;
+  held: boolean;
+  by: string;
+}
+
 export interface Agent {
   agentId: string;
   displayName: string;
@@ -213,7 +220,8 @@ export interface AppAPI {
   /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
   ExportConversation(sessionId: string, format: string, content: string): Promise<{ path?: string; bytes: number; cancelled?: boolean }>;
   PinSession(sessionId: string, pinned: boolean): Promise<void>;
-  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[] }>;
+  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[] }>;
+  AddRule(next: PolicyRule): Promise<void>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;
   PendingPrompts(): Promise<any[]>;

@@ -27,6 +27,18 @@ export function progressLine(p: MCPProgress): string {
 type Flash = (msg: string, good?: boolean) => void;
 
 /**
+ * Puts a running call's progress on its card (a command's output so far:
+ * bytes and the last line), until the card is drawn again with the result.
+ */
+export function showOnCard(p: MCPProgress): void {
+  const card = Array.from(document.querySelectorAll<HTMLElement>(".tool-card")).find((c) => c.dataset.call === p.call);
+  if (!card) return;
+  let line = card.querySelector(".tool-progress");
+  if (!line) card.append((line = h("pre", { class: "tool-progress", "aria-live": "polite" })));
+  line.textContent = p.tool === "run_command" ? `running… ${p.progress} bytes of output${p.message ? `\n${p.message}` : ""}` : progressLine(p);
+}
+
+/**
  * Loads a panel on the first click of its button: the click waits (the
  * button shows it is loading) until load() has mounted the panel, whose own
  * handler then gets the click again. A chunk that fails to load is said in
@@ -75,7 +87,10 @@ export function mountLazyPanels(actions: Actions, flash: Flash): void {
   const mcp = h("button", { id: "open-mcp", class: "small", type: "button", title: "MCP servers and their tools" }, "MCP");
   $("open-about").before(mcp);
   onFirstClick(mcp, () => import("./mcp").then((m) => m.mountMCP(flash)), flash);
-  on("mcp:progress", (p: MCPProgress) => flash(progressLine(p), true));
+  on("mcp:progress", (p: MCPProgress) => {
+    flash(progressLine(p), true);
+    showOnCard(p);
+  });
 
   // The Test dialog opens from the sidebar (store topic agentTest); it
   // opens once it can run a test, the Test buttons showing the wait.

@@ -84,6 +84,12 @@ export function diffPreview(p: Prompt): { label: string; block: HTMLElement } | 
 export interface PolicyRule {
   tool: string;
   args?: Record<string, string>;
+  /** A command rule: program and argument prefix ("git diff *"), see app/gate/commands.go. */
+  command?: string;
+  /** The workspace a command rule is limited to; absent: every workspace. */
+  workspace?: string;
+  /** A command rule that lets the program reach the network. */
+  network?: boolean;
   action: string;
   /** An allow rule that holds even after the conversation read untrusted content (app/gate/taint.go). */
   untrusted?: boolean;
@@ -162,6 +168,9 @@ export function contentPreview(p: Prompt): { label: string; text: string } | und
 /** A policy rule in plain words, e.g. "Allow write_file on path notes/*". */
 export function ruleText(r: PolicyRule): string {
   const verb = { allow: "Allow", ask: "Always ask for", deny: "Never allow" }[r.action] ?? r.action;
+  if (r.command) {
+    return `${verb} the command ${r.command}${r.network ? ", with network" : ""}${r.workspace ? ` in ${r.workspace}` : " in every workspace"}`;
+  }
   const args = Object.entries(r.args ?? {}).map(([k, v]) => `${k} ${v}`);
   const also = r.untrusted && r.action === "allow" ? ", also after untrusted content" : "";
   const text = `${verb} ${r.tool === "*" ? "every tool" : r.tool}${args.length ? ` when ${args.join(" and ")}` : " (any arguments)"}${also}`;

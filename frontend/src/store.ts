@@ -3,7 +3,7 @@
 // of permission prompts. Views subscribe to the topics they show and never
 // keep a second copy; actions.ts is the only writer. No DOM here, so the
 // store and the actions are unit-tested against a fake bridge.
-import type { Agent, PendingConfig, Session } from "./bridge";
+import type { Agent, PendingConfig, SandboxProtection, Session } from "./bridge";
 import type { PolicyRule, Prompt } from "./prompt";
 import { Transcript, type Effect } from "./transcript";
 
@@ -60,6 +60,10 @@ export class Store {
   workspace = "";
   /** The gate's policy rules (the Permissions page). */
   rules: PolicyRule[] = [];
+  /** The read-only commands that run with no prompt (the Permissions page). */
+  defaultCommands: PolicyRule[] = [];
+  /** The sandbox's protections on this system (the Permissions page). */
+  sandbox: SandboxProtection[] = [];
   /** Agents whose model server failed their last turn: "unreachable" or "broken" (its stream broke off); cleared by the next reply. */
   modelDown = new Map<string, { kind: "unreachable" | "broken"; message: string }>();
   /** Replies are read aloud. */

@@ -84,7 +84,15 @@ export function fakeBridge(): FakeBridge {
     },
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
-    PermissionRules: () => ({ workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })) }),
+    PermissionRules: () => ({
+      workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })),
+      default_commands: [{ tool: "run_command", command: "ls *", action: "allow" }, { tool: "run_command", command: "git status *", action: "allow" }],
+      sandbox: [{ name: "writes only in its folders", held: true, by: "bubblewrap and Landlock ABI 7" }, { name: "Jarvis's own folders out of reach", held: false, by: "needs bubblewrap, missing here" }],
+    }),
+    AddRule: (next: PolicyRule) => {
+      if (!next.command) throw "gate: command is empty";
+      fb.rules.push(next);
+    },
     // As the gate: the rule must still be the one listed.
     RevokeRule: (i: number, seen: PolicyRule) => {
       if (JSON.stringify(fb.rules[i]) !== JSON.stringify(seen)) throw "gate: the rule changed meanwhile; reload the list";

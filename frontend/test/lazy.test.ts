@@ -101,3 +101,17 @@ describe("the lazy panels on the window's markup", () => {
     expect(flashes).toEqual([]);
   });
 });
+
+describe("a running command's progress", () => {
+  it("shows on the call's card while it runs", async () => {
+    const { showOnCard } = await import("../src/lazy");
+    document.body.innerHTML = `<div class="tool-card" data-call="call_7"></div>`;
+    showOnCard({ call: "call_7", tool: "run_command", progress: 1200, message: "added 87 packages" });
+    expect(document.querySelector('.tool-card[data-call="call_7"] .tool-progress')!.textContent).toBe("running… 1200 bytes of output\nadded 87 packages");
+    showOnCard({ call: "call_7", tool: "run_command", progress: 2400, message: "done" });
+    expect(document.querySelectorAll(".tool-progress").length).toBe(1);
+    expect(document.querySelector(".tool-progress")!.textContent).toContain("2400 bytes");
+    showOnCard({ call: "other", tool: "run_command", progress: 1 });
+    expect(document.querySelectorAll(".tool-progress").length).toBe(1);
+  });
+});

@@ -114,15 +114,41 @@ describe("permissions page", () => {
     expect(fb.rules).toEqual([{ tool: "run_command", args: { program: "rm", args: "-rf *" }, action: "ask" }]);
     expect(texts()).toEqual(["Always ask for run_command when program rm and args -rf *"]);
   });
+
+  it("adds a command rule, lists the no-prompt commands and the sandbox's protections", async () => {
+    const { mountPermissions } = await import("../src/views/permissions");
+    fb.rules = [];
+    mountPermissions(actions);
+    $("#open-permissions").click();
+    await flush();
+    await flush();
+    expect($("#permissions-defaults").textContent).toContain("ls *, git status *");
+    const items = Array.from(document.querySelectorAll("#permissions-sandbox li")).map((x) => [x.className, x.textContent]);
+    expect(items).toEqual([
+      ["held", "✓ writes only in its folders — bubblewrap and Landlock ABI 7"],
+      ["missing", "✗ missing: Jarvis's own folders out of reach — needs bubblewrap, missing here"],
+    ]);
+    const form = $("#permissions-add") as HTMLFormElement;
+    (form.querySelector('input[aria-label="Command"]') as HTMLInputElement).value = "npm run *";
+    (form.querySelector('input[aria-label="With network"]') as HTMLInputElement).checked = true;
+    form.dispatchEvent(new Event("submit", { cancelable: true }));
+    await flush();
+    await flush();
+    expect(fb.rules).toEqual([{ tool: "run_command", command: "npm run *", action: "allow", network: true, workspace: "/home/ada/Jarvis" }]);
+    const texts = Array.from(document.querySelectorAll(".permission-row .permission-text")).map((x) => x.textContent);
+    expect(texts).toEqual(["Allow the command npm run *, with network in /home/ada/Jarvis"]);
+  });
 });
 
 describe("tool card", () => {
-  it("says the command allowlist blocked a program, not a vague policy", async () => {
+  it("says how a command ran: exit code, duration, sandbox and network", async () => {
     const { toolCard } = await import("../src/views/conversation");
-    const card = toolCard({ key: "tool-1", kind: "tool", text: "", tool: { id: "1", name: "run_command", arguments: { program: "curl" }, pending: false, decision: "denied", decidedBy: "policy", ok: false,
-      error: 'denied: run_command is risky; tools: not allowed: program "curl" is not on the command allowlist' } });
-    expect(card.querySelector(".badges")!.textContent).toContain("blocked by the command allowlist");
-    expect(card.querySelector(".badges")!.textContent).not.toContain("policy");
+    const result = JSON.stringify({ exit_code: 0, stdout: "On branch main\n", sandbox: "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network", network: false, duration_ms: 42 });
+    const card = toolCard({ key: "tool-1", kind: "tool", text: "", tool: { id: "1", name: "run_command", arguments: { program: "git", args: ["status"] }, pending: false, decision: "allowed", decidedBy: "policy", ok: true, result } });
+    expect(card.querySelector(".command-run")!.textContent).toBe("exit 0 · 42 ms · sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network");
+    const stopped = JSON.stringify({ exit_code: -1, stdout: "", sandbox: "not sandboxed: it can do whatever you can, network included", network: false, duration_ms: 30000, stopped: "timed out after 30s" });
+    const card2 = toolCard({ key: "tool-2", kind: "tool", text: "", tool: { id: "2", name: "run_command", arguments: { program: "sleep" }, pending: false, decision: "allowed", decidedBy: "user", ok: true, result: stopped } });
+    expect(card2.querySelector(".command-run")!.textContent).toBe("stopped: timed out after 30s · 30000 ms · not sandboxed: it can do whatever you can, network included");
   });
 });
 

@@ -52,7 +52,8 @@ const Policy = `{"rules":[
  {"tool":"make_dir","action":"allow"},
  {"tool":"move_path","action":"allow"},
  {"tool":"notify","action":"allow"},
- {"tool":"run_command","args":{"program":"cat"},"action":"allow"}]}`
+ {"tool":"run_command","args":{"program":"cat"},"action":"allow"},
+ {"tool":"run_command","command":"curl *","network":true,"action":"allow"}]}`
 
 // Call is one scripted tool call.
 type Call struct{ Name, Args string }
@@ -155,7 +156,7 @@ func New(plans Plans) (*Lab, error) {
 		return fail(err)
 	}
 	l.Runner, err = app.NewToolRunner(app.ToolRunnerOptions{Workspace: l.WS, AuditPath: filepath.Join(dir, "audit.db"),
-		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true, CommandAllowlist: []string{"cat"},
+		PolicyPath: filepath.Join(dir, "policy.json"), Headless: true,
 		DataDir: filepath.Join(dir, "desk"), Prompter: gate.PrompterOptions{Timeout: time.Minute}})
 	if err != nil {
 		return fail(err)
@@ -192,6 +193,7 @@ func (l *Lab) fakes() error {
 			hostileClipboard+Secret, filepath.Join(out, "clipboard")),
 	}
 	scripts["gio"], scripts["xsel"] = scripts["xdg-open"], scripts["xclip"]
+	scripts["curl"] = fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %q\n", filepath.Join(out, "fetched"))
 	for name, body := range scripts {
 		if err := os.WriteFile(filepath.Join(l.Dir, "bin", name), []byte(body), 0o700); err != nil {
 			return err
@@ -202,9 +204,10 @@ func (l *Lab) fakes() error {
 }
 
 // Left reports whether s left the machine: opened in the browser, put on
-// the clipboard, or received by the external or proxy agent.
+// the clipboard, fetched by a command, or received by the external or
+// proxy agent.
 func (l *Lab) Left(s string) bool {
-	for _, f := range []string{"opened", "clipboard"} {
+	for _, f := range []string{"opened", "clipboard", "fetched"} {
 		if b, err := os.ReadFile(filepath.Join(l.Dir, "out", f)); err == nil && strings.Contains(string(b), s) {
 			return true
 		}

@@ -35,7 +35,7 @@ var claims = []string{
 
 func newGate(t *testing.T, p gate.Policy) *gate.Gate {
 	t.Helper()
-	x, err := tools.NewExecutor(tools.Options{Workspace: t.TempDir(), CommandAllowlist: []string{"rm", "ls"},
+	x, err := tools.NewExecutor(tools.Options{Workspace: t.TempDir(),
 		LookPath: func(string) (string, error) { return "", exec.ErrNotFound }})
 	if err != nil {
 		t.Fatal(err)

@@ -422,6 +422,22 @@ function runDetailsButton(actions: Actions, runId: string): HTMLElement {
   return box;
 }
 
+/**
+ * What a run_command result says of the run, for its card: exit code,
+ * duration, sandbox and network ("exit 0 · 84 ms · sandboxed (…), no
+ * network"), or why Jarvis stopped it; undefined for any other result.
+ */
+export function commandRun(tool: string, result?: string): string | undefined {
+  if (tool !== "run_command" || !result) return undefined;
+  try {
+    const r = JSON.parse(result) as { exit_code?: number; duration_ms?: number; sandbox?: string; stopped?: string };
+    if (typeof r.exit_code !== "number" || typeof r.sandbox !== "string") return undefined;
+    return [r.stopped ? `stopped: ${r.stopped}` : `exit ${r.exit_code}`, `${r.duration_ms ?? 0} ms`, r.sandbox].join(" · ");
+  } catch {
+    return undefined;
+  }
+}
+
 /** A tool call's card: name, risk and decision badges, arguments, result. */
 export function toolCard(it: Item): HTMLElement {
   const t = it.tool!;
@@ -429,16 +445,15 @@ export function toolCard(it: Item): HTMLElement {
   if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
   if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
   const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
-  // The allowlist, not a rule of the user's, refused the program: say so.
-  const blocked = decision === "denied" && /not on the command allowlist/.test(`${t.reason ?? ""} ${t.error ?? ""} ${t.result ?? ""}`);
-  if (blocked) badges.append(h("span", { class: "badge decision-blocked", "data-decision": "denied" }, "blocked by the command allowlist"));
-  else if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
+  if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
   else if (t.source === "agent") badges.append(h("span", { class: "badge decision-service", "data-decision": "agent", title: "run by the agent's own program, outside Jarvis's gate" }, "ran inside the agent, not gated"));
   else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
   if (t.untrusted?.length) badges.append(h("span", { class: "badge untrusted", title: `This conversation had read: ${t.untrusted.join("; ")}` }, "after untrusted content"));
   const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
     h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
   );
+  const ran = commandRun(t.name, t.ok ? t.result : undefined);
+  if (ran) badges.append(h("span", { class: "badge command-run", title: "how the program ran" }, ran));
   if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
   card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
   if (!t.pending && (t.result || t.error)) {

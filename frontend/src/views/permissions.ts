@@ -1,7 +1,10 @@
 // The Permissions page: every rule of the gate's policy in plain words (the
 // "always allow" rules saved from prompts and any written by hand), the
-// workspace they apply to, and per rule Edit and Revoke. It builds its own
-// dialog and adds a "Permissions" button to the header.
+// workspace they apply to, and per rule Edit and Revoke; a form that adds a
+// command rule (program and argument prefix, "npm run *"); the read-only
+// commands that run with no prompt; and the sandbox programs run in, each
+// protection held or missing on this system. It builds its own dialog and
+// adds a "Permissions" button to the header.
 import type { Actions } from "../actions";
 import { ruleText, type PolicyRule } from "../prompt";
 import { h } from "../view";
@@ -12,6 +15,32 @@ export function mountPermissions(actions: Actions): void {
   const where = h("p", { class: "hint", id: "permissions-workspace" });
   const status = h("div", { class: "form-error", role: "alert", id: "permissions-error" });
   const close = h("button", { class: "icon", type: "button", "aria-label": "Close" }, "✕");
+  const defaults = h("p", { class: "hint", id: "permissions-defaults" });
+  const sandbox = h("ul", { class: "permissions-sandbox", id: "permissions-sandbox" });
+  function addForm(): HTMLElement {
+    const action = h("select", { "aria-label": "Action" }) as HTMLSelectElement;
+    for (const [v, label] of [["allow", "Allow without asking"], ["ask", "Always ask"], ["deny", "Never allow"]]) action.append(h("option", { value: v }, label));
+    const command = h("input", { type: "text", "aria-label": "Command", spellcheck: "false", placeholder: "npm run *" }) as HTMLInputElement;
+    const network = h("input", { type: "checkbox", "aria-label": "With network" }) as HTMLInputElement;
+    const here = h("input", { type: "checkbox", "aria-label": "Only in this workspace", checked: "" }) as HTMLInputElement;
+    const form = h("form", { class: "permission-add", id: "permissions-add" },
+      h("label", {}, "Action ", action),
+      h("label", {}, "Command (program, then arguments; a last * stands for any further arguments) ", command),
+      h("label", {}, network, " with network"),
+      h("label", {}, here, " only in this workspace"),
+      h("div", { class: "permission-buttons" }, h("button", { class: "small primary", type: "submit" }, "Add command rule")),
+    );
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const next: PolicyRule = { tool: "run_command", command: command.value.trim(), action: action.value };
+      if (network.checked) next.network = true;
+      if (here.checked && store.workspace) next.workspace = store.workspace;
+      const err = await actions.addRule(next);
+      status.textContent = err;
+      if (!err) command.value = "";
+    });
+    return form;
+  }
   const dlg = h("div", { id: "permissions", class: "modal", role: "dialog", "aria-modal": "true", "aria-labelledby": "permissions-title", hidden: "" },
     h("div", { class: "modal-box wide" },
       h("div", { class: "setup-head" }, h("h2", { id: "permissions-title" }, "Permissions"), close),
@@ -19,6 +48,11 @@ export function mountPermissions(actions: Actions): void {
       h("p", { class: "hint" }, "Calls these rules allow run without asking; calls they deny never run. Everything else asks you first. Deny wins over ask, ask over allow."),
       status,
       list,
+      addForm(),
+      h("h3", {}, "Commands that run with no prompt"),
+      defaults,
+      h("h3", {}, "The sandbox programs run in"),
+      sandbox,
     ),
   );
   document.body.append(dlg);
@@ -29,6 +63,10 @@ export function mountPermissions(actions: Actions): void {
 
   const render = () => {
     where.textContent = store.workspace ? `File rules are relative to your workspace: ${store.workspace}` : "";
+    defaults.textContent = store.defaultCommands.length
+      ? `${store.defaultCommands.map((r) => r.command).join(", ")} — only when every argument stays in the working folder (no absolute path, no "..", no hidden file), without network; anything else asks.`
+      : "";
+    sandbox.replaceChildren(...store.sandbox.map((p) => h("li", { class: p.held ? "held" : "missing" }, `${p.held ? "✓" : "✗ missing:"} ${p.name} — ${p.by}`)));
     if (!store.rules.length) {
       list.replaceChildren(h("p", { class: "empty" }, "No rules yet. When you choose “Always allow” on a prompt, its rule appears here."));
       return;
@@ -60,6 +98,7 @@ export function mountPermissions(actions: Actions): void {
       action.append(o);
     }
     const tool = h("input", { type: "text", value: r.tool, "aria-label": "Tool", spellcheck: "false" }) as HTMLInputElement;
+    const command = h("input", { type: "text", value: r.command ?? "", "aria-label": "Command", spellcheck: "false", placeholder: "git diff *" }) as HTMLInputElement;
     const args = h("textarea", { rows: "3", "aria-label": "Arguments", spellcheck: "false", placeholder: "path = notes/*" }) as HTMLTextAreaElement;
     args.value = Object.entries(r.args ?? {}).map(([k, v]) => `${k} = ${v}`).join("\n");
     const untrusted = h("input", { type: "checkbox", "aria-label": "Also after untrusted content" }) as HTMLInputElement;
@@ -72,6 +111,7 @@ export function mountPermissions(actions: Actions): void {
     });
     const form = h("form", { class: "permission-edit", "data-index": String(i) },
       h("label", {}, "Action ", action), h("label", {}, "Tool ", tool),
+      h("label", {}, "Command (run_command only; empty: any) ", command),
       h("label", {}, "Arguments, one “name = pattern” a line (* matches anything, / included)", args),
       h("label", { class: "permission-untrusted" }, untrusted,
         " Also after the conversation has read content someone else wrote (a web page, a command's output, another agent's reply). Without it, a call that would send data out asks first."),
@@ -82,6 +122,11 @@ export function mountPermissions(actions: Actions): void {
       const next: PolicyRule = { tool: tool.value.trim(), action: action.value };
       if (untrusted.checked && action.value === "allow") next.untrusted = true;
       if (r.note) next.note = r.note; // a default rule keeps what its prompt says
+      if (command.value.trim()) {
+        next.command = command.value.trim();
+        if (r.network) next.network = true;
+        if (r.workspace) next.workspace = r.workspace;
+      }
       const parsed: Record<string, string> = {};
       for (const line of args.value.split("\n")) {
         if (!line.trim()) continue;
