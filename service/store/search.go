@@ -19,11 +19,58 @@ type SearchHit struct {
 // snippetRunes is how much text a hit shows on each side of the match.
 const snippetRunes = 40
 
+// matchingMessages returns the FROM and WHERE of the user and assistant
+// messages whose text contains q, case-insensitively, with its arguments.
+// Three characters or more ask the trigram index (migration 044) for the
+// messages holding every third trigram of q and its last one, which every
+// match holds, and then check each such message's text; shorter text is
+// looked for in every message. The check is SQLite's LIKE for ASCII text
+// (which folds ASCII case, as the index does) and contains_fold for the rest.
+func matchingMessages(q string) (string, []any) {
+	check, arg := `contains_fold(m.content, ?)`, any(q)
+	if isASCII(q) {
+		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+		check, arg = `m.content LIKE ? ESCAPE '\'`, "%"+r.Replace(q)+"%"
+	}
+	rs := []rune(q)
+	if len(rs) < 3 {
+		return `FROM messages m WHERE m.role IN ('user', 'assistant') AND ` + check, []any{arg}
+	}
+	var terms []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			// Each trigram one quoted FTS5 string: no query syntax of the user's gets through.
+			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		}
+	}
+	for i := 0; i+3 <= len(rs); i += 3 {
+		add(string(rs[i : i+3]))
+	}
+	add(string(rs[len(rs)-3:]))
+	return `FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE f.messages_fts MATCH ? AND ` + check,
+		[]any{strings.Join(terms, " AND "), arg}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold is the SQL function contains_fold(text, q): whether text
+// contains q, any case (Unicode simple case folding, as the index's).
+func containsFold(text, q string) bool {
+	return strings.Contains(strings.ToLower(text), strings.ToLower(q))
+}
+
 // SearchSessions finds the non-deleted sessions (of agentID, or all) whose
 // user or assistant messages contain q, case-insensitively, most recently
-// updated first, at most limit. Three characters or more use the trigram
-// index; shorter text is matched by a scan of the index's rows, which is
-// still bounded by the number of indexed messages.
+// updated first, at most limit (matchingMessages says how).
 func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int) ([]SearchHit, error) {
 	q = strings.TrimSpace(strings.ToValidUTF8(q, ""))
 	if q == "" {
@@ -36,16 +83,7 @@ func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int
 	if err := s.indexMessages(ctx); err != nil {
 		return nil, err
 	}
-	var where string
-	var args []any
-	if utf8.RuneCountInString(q) >= 3 {
-		// One quoted FTS5 string: the trigram tokenizer makes it a
-		// substring match, and no query syntax of the user's gets through.
-		where, args = `f.messages_fts MATCH ?`, []any{`"` + strings.ReplaceAll(q, `"`, `""`) + `"`}
-	} else {
-		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-		where, args = `f.content LIKE ? ESCAPE '\'`, []any{"%" + r.Replace(q) + "%"}
-	}
+	matches, args := matchingMessages(q)
 	// The subquery's columns (sid, mid, role, content) do not clash with the
 	// session's, so sessionCols reads as it does everywhere else.
 	query := `SELECT ` + sessionCols + `, x.mid, x.role, x.content
@@ -53,8 +91,7 @@ FROM sessions JOIN (
     SELECT m.session_id AS sid, m.id AS mid, m.role AS role, m.content AS content
     FROM messages m
     JOIN (SELECT m.session_id AS s, MAX(m.id) AS newest
-          FROM messages_fts f JOIN messages m ON m.id = f.rowid
-          WHERE ` + where + ` GROUP BY m.session_id) b ON m.id = b.newest
+          ` + matches + ` GROUP BY m.session_id) b ON m.id = b.newest
 ) x ON sessions.id = x.sid
 WHERE deleted_at IS NULL`
 	if agentID != "" {

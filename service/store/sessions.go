@@ -131,7 +131,8 @@ func (s *Store) UpdateSession(ctx context.Context, id string, name, attributes *
 	return nil
 }
 
-// ClearSession removes a session's transcript and keeps its identity.
+// ClearSession removes a session's transcript and stream and keeps its
+// identity (and its newest event, so that its seqs go on).
 func (s *Store) ClearSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -144,14 +145,20 @@ func (s *Store) ClearSession(ctx context.Context, id string) error {
 	if err := forgetContext(ctx, tx, id); err != nil {
 		return err
 	}
+	// The stream's copies of the text go too (but a running turn's).
+	if err := dropEventsBefore(ctx, tx, id, everything); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_snippet = '', updated_at = ? WHERE id = ?`, s.ts(), id); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// DeleteSession removes a session's transcript and marks it deleted; the row
-// stays as a tombstone so its id keeps its agent and can be revived.
+// DeleteSession removes a session's transcript, stream, turns and tool
+// calls and marks it deleted; the row stays as a tombstone so its id keeps
+// its agent and can be revived. The pages freed go back to the file system
+// at the next Reclaim (the store's background loop, compact.go).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -170,6 +177,17 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	if err := forgetContext(ctx, tx, id); err != nil {
+		return err
+	}
+	// Its stream, turns and tool calls (but a running turn's) go too; the
+	// newest event stays, so that a revived session's seqs go on.
+	if err := dropEventsBefore(ctx, tx, id, everything); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tool_calls WHERE session_id = ? AND status <> 'pending'`, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE session_id = ? AND status <> ?`, id, TurnRunning); err != nil {
 		return err
 	}
 	return tx.Commit()
