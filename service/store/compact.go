@@ -86,8 +86,8 @@ func dropEventsBefore(ctx context.Context, tx *sql.Tx, sessionID, cutoff string)
 	// The first event of a running turn, and of the window, bound what goes.
 	var limit int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MIN(seq), 1 << 62) FROM events WHERE session_id = ? AND (created_at >= ?
-    OR (type = 'user.message' AND json_extract(data, '$.turn_id') IN (SELECT id FROM turns WHERE session_id = ? AND status = ?)))`,
-		sessionID, cutoff, sessionID, TurnRunning).Scan(&limit); err != nil {
+    OR (type = 'user.message' AND json_extract(data, '$.turn_id') IN (SELECT id FROM turns WHERE session_id = ? AND status = 'running')))`,
+		sessionID, cutoff, sessionID).Scan(&limit); err != nil {
 		return err
 	}
 	return dropEvents(ctx, tx, sessionID, limit)

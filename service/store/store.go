@@ -88,6 +88,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// or power loss can lose the last transactions.
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
+	// Freed pages go back to the file system on Reclaim (compact.go); set
+	// before the journal mode, as a new database must have it.
+	q.Set("_auto_vacuum", "incremental")
 	// Keep the statements of ad-hoc queries prepared (mattn/go-sqlite3
 	// prepares each one anew otherwise); the hot ones are prepared below.
 	q.Set("_stmt_cache_size", "32")
@@ -126,7 +129,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		{&s.insertEvent, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`},
 		{&s.insertMessage, insertMessageSQL},
 		{&s.insertTurn, `INSERT INTO turns(id, session_id, status, started_at) VALUES (?,?,?,?)`},
-		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`},
+		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = 'running'`},
 		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
 		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
 		{&s.endTurn, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`},
@@ -219,10 +222,11 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 	return res, err
 }
 
-// incremental makes the database give freed pages back to the file system
-// on PRAGMA incremental_vacuum (Reclaim). A new database is created so; one
-// made before is rewritten once (VACUUM), which takes a moment at the first
-// start of a build that has this.
+// incremental makes a database made before the store reclaimed space
+// (auto_vacuum NONE) give freed pages back on PRAGMA incremental_vacuum
+// (Reclaim): it is rewritten once (VACUUM), which takes a moment at the
+// first start of a build that has this. A new database is made so (Open's
+// _auto_vacuum).
 func (s *Store) incremental(ctx context.Context) error {
 	var mode int
 	if err := s.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
@@ -233,13 +237,6 @@ func (s *Store) incremental(ctx context.Context) error {
 	}
 	if _, err := s.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
 		return err
-	}
-	var tables int
-	if err := s.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema`).Scan(&tables); err != nil {
-		return err
-	}
-	if tables == 0 {
-		return nil // takes effect as the first table is created
 	}
 	_, err := s.w.ExecContext(ctx, `VACUUM`)
 	return err

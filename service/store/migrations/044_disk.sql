@@ -1,38 +1,57 @@
 -- Bounded disk (numbered after the issue that added it).
 --
--- The search index keeps no copy of the text: a contentless FTS5 table whose
--- rows can still be deleted (contentless_delete), read back through
--- messages by rowid. The old index (032) stored every user and assistant
--- message a second time in messages_fts_content, and every position of
--- every trigram: this one keeps only which messages hold a trigram
--- (detail=none), a third of the size; a search asks for the messages holding
--- trigrams of the text and then checks their text (service/store/search.go). The messages it covered (up to
--- messages_fts_upto) are indexed again here; later ones by the next batch,
--- as before (033).
+-- The search index keeps no copy of the text: a contentless FTS5 table read
+-- back through messages by rowid. The old index (032) stored every user and
+-- assistant message a second time in messages_fts_content, and every
+-- position of every trigram: this one keeps only which messages hold a
+-- trigram (detail=none) and no sizes (columnsize=0), a fifth of the size; a
+-- search asks for the messages holding trigrams of the text and then checks
+-- their text (service/store/search.go). A row leaves the index by FTS5's
+-- 'delete' command, given the text it was indexed with: the message's text,
+-- which the triggers below see as it was. The messages the old index covered
+-- (up to messages_fts_upto) are indexed again here; later ones by the next
+-- batch, as before (033).
 DROP TRIGGER messages_fts_delete;
 DROP TRIGGER messages_fts_update;
 DROP TABLE messages_fts;
-CREATE VIRTUAL TABLE messages_fts USING fts5(content, content = '', contentless_delete = 1, tokenize = 'trigram', detail = none);
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, content = '', tokenize = 'trigram', detail = none, columnsize = 0);
 
 INSERT INTO messages_fts(rowid, content)
     SELECT id, content FROM messages
     WHERE id <= (SELECT upto FROM messages_fts_upto) AND role IN ('user', 'assistant') AND content <> '';
 
--- Only rows the index holds are deleted from it (a contentless index cannot
--- tell which rows it has).
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
     WHEN old.id <= (SELECT upto FROM messages_fts_upto) AND old.role IN ('user', 'assistant') AND old.content <> ''
 BEGIN
-    DELETE FROM messages_fts WHERE rowid = old.id;
+    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
 END;
 
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, role ON messages
     WHEN old.id <= (SELECT upto FROM messages_fts_upto)
 BEGIN
-    DELETE FROM messages_fts WHERE rowid = old.id AND old.role IN ('user', 'assistant') AND old.content <> '';
+    INSERT INTO messages_fts(messages_fts, rowid, content)
+        SELECT 'delete', old.id, old.content WHERE old.role IN ('user', 'assistant') AND old.content <> '';
     INSERT INTO messages_fts(rowid, content)
         SELECT new.id, new.content WHERE new.role IN ('user', 'assistant') AND new.content <> '';
 END;
+
+-- Turns keyed by their id alone (WITHOUT ROWID: no second copy of the id in
+-- an index), and the index of running turns holds only those.
+CREATE TABLE turns_new (
+    id                TEXT PRIMARY KEY,
+    session_id        TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    status            TEXT NOT NULL, -- running | done | failed | cancelled | interrupted
+    error_code        TEXT NOT NULL DEFAULT '',
+    started_at        TEXT NOT NULL,
+    ended_at          TEXT,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    requests          INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+INSERT INTO turns_new SELECT id, session_id, status, error_code, started_at, ended_at, prompt_tokens, completion_tokens, requests FROM turns;
+DROP TABLE turns;
+ALTER TABLE turns_new RENAME TO turns;
+CREATE INDEX turns_running ON turns(session_id) WHERE status = 'running';
 
 -- Events past the replay window are deleted but a session's newest
 -- (service/store/compact.go): how far, per session. A Last-Event-ID before
