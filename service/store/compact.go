@@ -14,7 +14,9 @@ import (
 // events are deleted (migration 044), except its newest, which keeps the
 // session's seqs going on from where they were: everything an event said is
 // in the transcript (messages, which the stream's user.message,
-// assistant.final and tool events were copies of). events_compacted.upto_seq
+// assistant.final and tool events were copies of). The turns that ended
+// well go with their events (nothing reads a finished turn's record); failed,
+// cancelled and interrupted ones stay. events_compacted.upto_seq
 // is the session's replay horizon: a Last-Event-ID before it gets
 // stream.reset (reload the transcript), as an unknown one does.
 
@@ -105,6 +107,13 @@ func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64) 
 		return err
 	}
 	if upto > 0 {
+		// The record of a turn that went well (its times and token
+		// counts) goes with its events; a failed, cancelled or
+		// interrupted turn's stays, with its error code.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE status = 'done' AND id IN
+    (SELECT json_extract(data, '$.turn_id') FROM events WHERE session_id = ? AND seq <= ? AND type = 'user.message')`, sessionID, upto); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq <= ?`, sessionID, upto); err != nil {
 			return err
 		}

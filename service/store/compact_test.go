@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -159,6 +160,13 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 	if h, err := st.ReplayHorizon(ctx, "g_1"); err != nil || h != 3 {
 		t.Fatalf("horizon %d %v, want 3", h, err)
 	}
+	// The turn that went well goes with its events; the recent one stays.
+	if _, err := st.Turn(ctx, "t_1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("t_1 past the window: %v, want not found", err)
+	}
+	if tu, err := st.Turn(ctx, "t_2"); err != nil || tu.Status != store.TurnDone {
+		t.Fatalf("t_2: %+v %v", tu, err)
+	}
 	// A turn still running past the window keeps its events and what follows.
 	turn("t_3", false) // 7-8, running
 	now = now.Add(3 * time.Hour)
@@ -189,6 +197,9 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 	}
 	if h, _ := st.ReplayHorizon(ctx, "g_1"); h != 7 {
 		t.Fatalf("horizon %d, want 7", h)
+	}
+	if tu, err := st.Turn(ctx, "t_3"); err != nil || tu.Status != store.TurnInterrupted {
+		t.Fatalf("an interrupted turn is kept: %+v %v", tu, err)
 	}
 }
 
