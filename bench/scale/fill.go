@@ -91,7 +91,7 @@ func fill(ctx context.Context, st *store.Store, c *clock, spec fillSpec) (filled
 	now := spec.Start
 	for i := range spec.Sessions {
 		c.Set(now)
-		sess, err := st.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), AgentID: "assistant", Name: fmt.Sprintf("Conversation %d", i+1)})
+		sess, err := st.CreateSession(ctx, store.Session{ID: turn.NewID("g_"), AgentID: "general", Name: fmt.Sprintf("Conversation %d", i+1)})
 		if err != nil {
 			return out, err
 		}

@@ -1,5 +1,15 @@
-// Command scale measures Jarvis at the size of years of use: the disk a
-// database of many messages takes, per table, against its text.
+// Command scale measures Jarvis at the size of years of use. It fills a
+// data dir with conversations directly through the store (service/store,
+// the rows a turn writes, many turns to a transaction: through the API a
+// million messages would take hours), plus one conversation of 200
+// messages, and reports the disk the database takes, per table, against
+// its text; then it runs the real jarvis-service on that data dir (the
+// scripted upstream as its model) and times, through HTTP: start to
+// listening, a page of the session list, the 200-message transcript,
+// conversation search, and the first turn after a start against warm ones.
+//
+//	go run -tags sqlite_fts5 ./bench/scale                       # 100,000 messages
+//	go run -tags sqlite_fts5 ./bench/scale -sessions 10000 -turns 50  # 1,000,000 (make bench)
 package main
 
 import (
@@ -11,26 +21,33 @@ import (
 	"path/filepath"
 	"time"
 
+	"jarvis/internal/measure"
 	"jarvis/service/store"
 )
 
 func main() {
 	sessions := flag.Int("sessions", 2000, "conversations")
 	turns := flag.Int("turns", 25, "turns per conversation")
+	restarts := flag.Int("restarts", 5, "service starts to time")
+	reps := flag.Int("reps", 100, "requests of each kind to time")
 	flag.Parse()
-	if err := run(*sessions, *turns); err != nil {
+	if err := run(*sessions, *turns, *restarts, *reps); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(sessions, turns int) error {
+func run(sessions, turns, restarts, reps int) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "jarvis-scale-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "jarvis.db")
+	dataDir := filepath.Join(dir, "data")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	path := filepath.Join(dataDir, "jarvis.db")
 	start := time.Date(2026, 1, 1, 8, 0, 0, 0, time.UTC)
 	c := &clock{t: start}
 	st, err := store.Open(ctx, path, store.Options{Now: c.Now})
@@ -43,7 +60,14 @@ func run(sessions, turns int) error {
 		st.Close()
 		return err
 	}
-	fmt.Printf("filled %d messages in %d conversations through the store in %s\n", f.Messages, sessions, time.Since(t0).Round(time.Millisecond))
+	longf, err := fill(ctx, st, c, fillSpec{Sessions: 1, Turns: 100, TextBytes: 200, Deltas: 6, Start: c.Now(), Seed: 2})
+	if err != nil {
+		st.Close()
+		return err
+	}
+	f.Messages += longf.Messages
+	f.TextBytes += longf.TextBytes
+	fmt.Printf("filled %d messages in %d conversations through the store in %s\n", f.Messages, sessions+1, time.Since(t0).Round(time.Millisecond))
 	if err := settle(ctx, st, c); err != nil {
 		st.Close()
 		return err
@@ -64,5 +88,19 @@ func run(sessions, turns int) error {
 	for _, s := range shares {
 		fmt.Printf("  %-24s %10d bytes %5.1f%%  %.2f x text\n", s.Table, s.Bytes, 100*float64(s.Bytes)/float64(whole), float64(s.Bytes)/float64(f.TextBytes))
 	}
+	a, err := measureAPI(dir, dataDir, longf.Sessions[0], f.Sessions[0], restarts, reps)
+	if err != nil {
+		return err
+	}
+	ms := measure.Ms
+	fmt.Printf("\n| figure (p50, through HTTP) | today | goal |\n|---|---|---|\n")
+	fmt.Printf("| start to listening (%d starts) | %s | < 1 s %s |\n", restarts, ms(a.Listen), measure.Verdict(a.Listen < time.Second))
+	fmt.Printf("| a page of the session list (50) | %s | < 20 ms %s |\n", ms(a.ListPage), measure.Verdict(a.ListPage < 20*time.Millisecond))
+	fmt.Printf("| the transcript of %d messages | %s | < 5 ms %s |\n", a.TranscriptLen, ms(a.Transcript), measure.Verdict(a.Transcript < 5*time.Millisecond))
+	fmt.Printf("| conversation search, common word (garden) | %s | < 50 ms %s |\n", ms(a.SearchCommon), measure.Verdict(a.SearchCommon < 50*time.Millisecond))
+	fmt.Printf("| conversation search, two rarer words | %s | < 50 ms %s |\n", ms(a.SearchRare), measure.Verdict(a.SearchRare < 50*time.Millisecond))
+	fmt.Printf("| first turn after a start | %s | |\n", ms(a.FirstTurn))
+	fmt.Printf("| a warm turn (baseline, same run) | %s | |\n", ms(a.WarmTurn))
+	fmt.Printf("| added by the start | %s | < 20 ms %s |\n", ms(a.FirstTurn-a.WarmTurn), measure.Verdict(a.FirstTurn-a.WarmTurn < 20*time.Millisecond))
 	return nil
 }

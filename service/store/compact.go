@@ -85,6 +85,21 @@ func (s *Store) compactSession(ctx context.Context, sessionID, cutoff string) er
 // dropEventsBefore deletes a session's events created before cutoff, up to
 // the first of a running turn, but its newest.
 func dropEventsBefore(ctx context.Context, tx *sql.Tx, sessionID, cutoff string) error {
+	return dropEventsOf(ctx, tx, sessionID, cutoff, "")
+}
+
+// textEvents are the event types that carry a conversation's text: a
+// cleared or deleted conversation's go at once, not after the window.
+const textEvents = `type IN ('user.message', 'assistant.delta', 'assistant.final', 'tool.request', 'tool.result', 'status', 'error')`
+
+// dropConversationEvents deletes the events of a session that carry its
+// text (but a running turn's, and the newest event); the others (the
+// session's own changes) stay for the replay window.
+func dropConversationEvents(ctx context.Context, tx *sql.Tx, sessionID string) error {
+	return dropEventsOf(ctx, tx, sessionID, everything, textEvents)
+}
+
+func dropEventsOf(ctx context.Context, tx *sql.Tx, sessionID, cutoff, only string) error {
 	// The first event of a running turn, and of the window, bound what goes.
 	var limit int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MIN(seq), 1 << 62) FROM events WHERE session_id = ? AND (created_at >= ?
@@ -92,15 +107,20 @@ func dropEventsBefore(ctx context.Context, tx *sql.Tx, sessionID, cutoff string)
 		sessionID, cutoff, sessionID).Scan(&limit); err != nil {
 		return err
 	}
-	return dropEvents(ctx, tx, sessionID, limit)
+	return dropEvents(ctx, tx, sessionID, limit, only)
 }
 
 // everything is a cutoff after every event's time.
 const everything = "9999"
 
-// dropEvents deletes a session's events before seq limit but its newest
-// event, and moves its replay horizon to the newest deleted one.
-func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64) error {
+// dropEvents deletes a session's events before seq limit (of the types
+// only says, when not empty) but its newest event, and moves its replay
+// horizon to the newest deleted one.
+func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64, only string) error {
+	and := ""
+	if only != "" {
+		and = " AND " + only
+	}
 	var newest, upto int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0), COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1 AND seq < ?2
     AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?1)), 0) FROM events WHERE session_id = ?1`, sessionID, limit).Scan(&newest, &upto); err != nil {
@@ -114,7 +134,7 @@ func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64) 
     (SELECT json_extract(data, '$.turn_id') FROM events WHERE session_id = ? AND seq <= ? AND type = 'user.message')`, sessionID, upto); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq <= ?`, sessionID, upto); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq <= ? AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?)`+and, sessionID, upto, sessionID); err != nil {
 			return err
 		}
 	}

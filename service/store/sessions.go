@@ -131,8 +131,9 @@ func (s *Store) UpdateSession(ctx context.Context, id string, name, attributes *
 	return nil
 }
 
-// ClearSession removes a session's transcript and stream and keeps its
-// identity (and its newest event, so that its seqs go on).
+// ClearSession removes a session's transcript and the events that copied
+// its text, and keeps its identity (and its newest event, so that its seqs
+// go on).
 func (s *Store) ClearSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -146,7 +147,7 @@ func (s *Store) ClearSession(ctx context.Context, id string) error {
 		return err
 	}
 	// The stream's copies of the text go too (but a running turn's).
-	if err := dropEventsBefore(ctx, tx, id, everything); err != nil {
+	if err := dropConversationEvents(ctx, tx, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_snippet = '', updated_at = ? WHERE id = ?`, s.ts(), id); err != nil {
@@ -155,8 +156,8 @@ func (s *Store) ClearSession(ctx context.Context, id string) error {
 	return tx.Commit()
 }
 
-// DeleteSession removes a session's transcript, stream, turns and tool
-// calls and marks it deleted; the row stays as a tombstone so its id keeps
+// DeleteSession removes a session's transcript, the events that copied its
+// text, its turns and tool calls, and marks it deleted; the row stays as a tombstone so its id keeps
 // its agent and can be revived. The pages freed go back to the file system
 // at the next Reclaim (the store's background loop, compact.go).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
@@ -179,9 +180,10 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if err := forgetContext(ctx, tx, id); err != nil {
 		return err
 	}
-	// Its stream, turns and tool calls (but a running turn's) go too; the
-	// newest event stays, so that a revived session's seqs go on.
-	if err := dropEventsBefore(ctx, tx, id, everything); err != nil {
+	// Its stream's copies of the text, turns and tool calls (but a running
+	// turn's) go too; the newest event stays, so that a revived session's
+	// seqs go on.
+	if err := dropConversationEvents(ctx, tx, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM tool_calls WHERE session_id = ? AND status <> 'pending'`, id); err != nil {
