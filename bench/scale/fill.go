@@ -99,7 +99,7 @@ func fill(ctx context.Context, st *store.Store, c *clock, spec fillSpec) (filled
 	}
 	seqs := make(map[string]int64, spec.Sessions)
 	next := func(sid string, _ func() (int64, error)) int64 { seqs[sid]++; return seqs[sid] }
-	const perTx = 50 // turns per transaction
+	const perTx = 500 // turns per transaction
 	var batch []store.EventWrite
 	flush := func() error {
 		if len(batch) == 0 {
