@@ -313,3 +313,33 @@ func TestExportAll(t *testing.T) {
 		t.Fatalf("unknown format: %v", err)
 	}
 }
+
+// An archive naming a file outside what a backup makes is refused whole:
+// nothing of it is written.
+func TestRestoreRefusesForeignNames(t *testing.T) {
+	ctx := context.Background()
+	dst := paths(t, t.TempDir())
+	for _, bad := range []string{"data/../../evil.sh", "config/other.json", "/etc/passwd", "data/memory/../../../x"} {
+		file := filepath.Join(t.TempDir(), "b.tar.gz")
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for _, e := range []struct{ name, body string }{
+			{"manifest.json", `{"format":1}`},
+			{"data/policy.json", `{}`},
+			{bad, "pwned"},
+		} {
+			tw.WriteHeader(&tar.Header{Name: e.name, Mode: 0o600, Size: int64(len(e.body)), Typeflag: tar.TypeReg})
+			tw.Write([]byte(e.body))
+		}
+		tw.Close()
+		zw.Close()
+		write(t, file, buf.String())
+		if _, err := backup.Restore(ctx, dst, file, true); err == nil || !strings.Contains(err.Error(), "not a path a backup makes") {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		if _, err := os.Stat(filepath.Join(dst.DataDir, "policy.json")); err == nil {
+			t.Fatalf("%s: a refused archive wrote policy.json", bad)
+		}
+	}
+}

@@ -8,8 +8,10 @@
 // listening, a page of the session list, the 200-message transcript,
 // conversation search, and the first turn after a start against warm ones.
 //
-//	go run -tags sqlite_fts5 ./bench/scale                       # 100,000 messages
-//	go run -tags sqlite_fts5 ./bench/scale -sessions 10000 -turns 50  # 1,000,000 (make bench)
+//	go run -tags sqlite_fts5 ./bench/scale                             # 1,000,000 messages (make bench)
+//	go run -tags sqlite_fts5 ./bench/scale -sessions 2000 -turns 25    # 100,000
+//
+// It prints a Markdown section.
 package main
 
 import (
@@ -26,8 +28,8 @@ import (
 )
 
 func main() {
-	sessions := flag.Int("sessions", 2000, "conversations")
-	turns := flag.Int("turns", 25, "turns per conversation")
+	sessions := flag.Int("sessions", 10000, "conversations")
+	turns := flag.Int("turns", 50, "turns per conversation (two messages each)")
 	restarts := flag.Int("restarts", 5, "service starts to time")
 	reps := flag.Int("reps", 100, "requests of each kind to time")
 	flag.Parse()
@@ -67,7 +69,9 @@ func run(sessions, turns, restarts, reps int) error {
 	}
 	f.Messages += longf.Messages
 	f.TextBytes += longf.TextBytes
-	fmt.Printf("filled %d messages in %d conversations through the store in %s\n", f.Messages, sessions+1, time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("## Scale: %d messages in %d conversations (bench/scale)\n\n", f.Messages, sessions+1)
+	fmt.Printf("Filled directly through the store (the rows a turn writes, %d turns to a transaction) in %s, about %d bytes of text a message.\n\n",
+		500, time.Since(t0).Round(time.Millisecond), f.TextBytes/int64(f.Messages))
 	if err := settle(ctx, st, c); err != nil {
 		st.Close()
 		return err
@@ -83,10 +87,14 @@ func run(sessions, turns, restarts, reps int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("text %d bytes; jarvis.db %d bytes = %.2f x text, %.0f bytes a message (vacuumed copy %d)\n",
-		f.TextBytes, size, float64(size)/float64(f.TextBytes), float64(size)/float64(f.Messages), whole)
+	fmt.Printf("| disk | today | goal |\n|---|---|---|\n")
+	fmt.Printf("| text of the messages | %d bytes | |\n", f.TextBytes)
+	fmt.Printf("| jarvis.db after the replay window, compaction and reclaim | %d bytes = %.2f x the text, %.0f bytes a message | <= 3 x %s |\n",
+		size, float64(size)/float64(f.TextBytes), float64(size)/float64(f.Messages), measure.Verdict(float64(size) <= 3*float64(f.TextBytes)))
+	fmt.Printf("\nEach table's share (its rows, indexes and shadow tables; a vacuumed copy of %d bytes less the copy without it):\n\n", whole)
+	fmt.Printf("| table | bytes | share | x text |\n|---|---|---|---|\n")
 	for _, s := range shares {
-		fmt.Printf("  %-24s %10d bytes %5.1f%%  %.2f x text\n", s.Table, s.Bytes, 100*float64(s.Bytes)/float64(whole), float64(s.Bytes)/float64(f.TextBytes))
+		fmt.Printf("| %s | %d | %.1f%% | %.2f |\n", s.Table, s.Bytes, 100*float64(s.Bytes)/float64(whole), float64(s.Bytes)/float64(f.TextBytes))
 	}
 	a, err := measureAPI(dir, dataDir, longf.Sessions[0], f.Sessions[0], restarts, reps)
 	if err != nil {
