@@ -22,8 +22,8 @@ const snippetRunes = 40
 // matchingMessages returns the FROM and WHERE of the user and assistant
 // messages whose text contains q, case-insensitively, with its arguments.
 // Three characters or more ask the trigram index (migration 044) for the
-// messages holding every third trigram of q and its last one, which every
-// match holds, and then check each such message's text; shorter text is
+// messages holding trigrams of q, which every match holds, and then check
+// each such message's text; shorter text is
 // looked for in every message. The check is SQLite's LIKE for ASCII text
 // (which folds ASCII case, as the index does) and contains_fold for the rest.
 func matchingMessages(q string) (string, []any) {
@@ -45,13 +45,24 @@ func matchingMessages(q string) (string, []any) {
 			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
 		}
 	}
-	for i := 0; i+3 <= len(rs); i += 3 {
+	// Every trigram of q, or maxTrigrams of them spread over it from its
+	// first to its last: the more the index intersects, the fewer messages
+	// are read to check (a common word's pieces each occur in many words).
+	n := len(rs) - 2
+	k := min(n, maxTrigrams)
+	for j := range k {
+		i := 0
+		if k > 1 {
+			i = j * (n - 1) / (k - 1)
+		}
 		add(string(rs[i : i+3]))
 	}
-	add(string(rs[len(rs)-3:]))
 	return `FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE f.messages_fts MATCH ? AND ` + check,
 		[]any{strings.Join(terms, " AND "), arg}
 }
+
+// maxTrigrams bounds the trigrams of a query the index is asked for.
+const maxTrigrams = 12
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

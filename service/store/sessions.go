@@ -80,6 +80,14 @@ func (s *Store) ReleaseJarvisID(ctx context.Context, jid string) error {
 // ListSessions returns non-deleted sessions, most recently updated first,
 // optionally of one agent.
 func (s *Store) ListSessions(ctx context.Context, agentID string, limit int) ([]Session, error) {
+	return s.ListSessionsAfter(ctx, agentID, limit, nil)
+}
+
+// ListSessionsAfter is ListSessions from the session after `after` in that
+// order (its updated_at and id, as a page's last row had them), nil: from
+// the first. Pages are read by the position, not by an offset: a page costs
+// the same however deep it is.
+func (s *Store) ListSessionsAfter(ctx context.Context, agentID string, limit int, after *Session) ([]Session, error) {
 	if limit <= 0 {
 		limit = 500
 	}
@@ -88,6 +96,10 @@ func (s *Store) ListSessions(ctx context.Context, agentID string, limit int) ([]
 	if agentID != "" {
 		q += ` AND agent_id = ?`
 		args = append(args, agentID)
+	}
+	if after != nil {
+		q += ` AND (updated_at < ? OR (updated_at = ? AND id > ?))`
+		args = append(args, after.UpdatedAt, after.UpdatedAt, after.ID)
 	}
 	q += ` ORDER BY updated_at DESC, id LIMIT ?`
 	args = append(args, limit)
