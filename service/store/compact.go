@@ -121,9 +121,9 @@ func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64, 
 	if only != "" {
 		and = " AND " + only
 	}
-	var newest, upto int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0), COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1 AND seq < ?2
-    AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?1)), 0) FROM events WHERE session_id = ?1`, sessionID, limit).Scan(&newest, &upto); err != nil {
+	var upto int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?1 AND seq < ?2
+    AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?1)`, sessionID, limit).Scan(&upto); err != nil {
 		return err
 	}
 	if upto > 0 {
@@ -149,21 +149,6 @@ func (s *Store) ReplayHorizon(ctx context.Context, sessionID string) (int64, err
 	var n int64
 	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(upto_seq), 0) FROM events_compacted WHERE session_id = ?`, sessionID).Scan(&n)
 	return n, err
-}
-
-// eachRow runs a query in tx and calls fn for each row.
-func eachRow(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // Reclaim gives the database's free pages back to the file system
