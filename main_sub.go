@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"jarvis/app"
+	"jarvis/app/audit"
+	"jarvis/app/backup"
 	"jarvis/internal/instance"
 	"jarvis/service"
 	"jarvis/service/secrets"
@@ -14,7 +16,8 @@ import (
 )
 
 // subcommand runs the subcommands that are not the window: `jarvis undo
-// list|turn …` (app.UndoCommand), `jarvis config approve` and the hidden confinement helper
+// list|turn …` (app.UndoCommand), `jarvis config approve`, `jarvis backup|restore|export`
+// (app/backup) and the hidden confinement helper
 // run_command starts programs through (tools.ConfineMain). handled is
 // false for a normal launch.
 func subcommand(args []string, stderr io.Writer, getenv func(string) string) (code int, handled bool) {
@@ -30,6 +33,8 @@ func subcommand(args []string, stderr io.Writer, getenv func(string) string) (co
 		if len(args) > 1 && args[1] == "approve" { // service/config_approval.go
 			return service.ApproveConfigCommand("jarvis", args[2:], os.Stdin, os.Stdout, stderr, getenv), true
 		}
+	case "backup", "restore", "export":
+		return runBackup(args, stderr, getenv), true
 	case tools.ConfineSubcommand:
 		err := tools.ConfineMain(args[1:]) // returns only on failure
 		fmt.Fprintln(stderr, "jarvis:", err)
@@ -50,6 +55,32 @@ func runUndo(args []string, stderr io.Writer, getenv func(string) string) int {
 		Notify: func(dataDir string, a []string) error {
 			return instance.Handover(instance.UniqueID(dataDir), a)
 		},
+	})
+}
+
+// runBackup is `jarvis backup FILE`, `jarvis restore [--force] FILE` and
+// `jarvis export [--format md|json] FILE` (package app/backup), over the
+// folders the window uses.
+func runBackup(args []string, stderr io.Writer, getenv func(string) string) int {
+	return backup.Command(args, backup.CommandOptions{
+		Paths: func() (backup.Paths, error) {
+			var p backup.Paths
+			var err error
+			if p.DataDir, err = service.DefaultDataDir(getenv); err != nil {
+				return p, err
+			}
+			if p.ConfigPath, err = service.DefaultConfigPath(); err != nil {
+				return p, err
+			}
+			if p.MCPConfig, err = defaultMCPConfig(); err != nil {
+				return p, err
+			}
+			p.AuditKeyDir, err = audit.DefaultKeyDir()
+			return p, err
+		},
+		Keyring: secrets.New(getenv),
+		Stdout:  os.Stdout,
+		Stderr:  stderr,
 	})
 }
 

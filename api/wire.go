@@ -237,6 +237,8 @@ type SessionSummary struct {
 // SessionList answers GET /v1/sessions.
 type SessionList struct {
 	Sessions []SessionSummary `json:"sessions"`
+	// NextCursor, on a full page, is the cursor of the page after it.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // SessionEvent is the data of a session event.

@@ -223,6 +223,11 @@ func (s *Service) handleStream(w http.ResponseWriter, r *http.Request) error {
 		n, err := strconv.ParseInt(lastID, 10, 64)
 		if err != nil || n < 0 || n > latest {
 			reset = &api.ResetEvent{Reason: "unknown_last_event_id", LastEventID: lastID, LatestID: latest}
+		} else if horizon, err := s.st.ReplayHorizon(r.Context(), sess.ID); err != nil {
+			return err
+		} else if n < horizon {
+			// The events after n are past the replay window and gone.
+			reset = &api.ResetEvent{Reason: "expired_last_event_id", LastEventID: lastID, LatestID: latest}
 		} else {
 			after = n
 		}

@@ -246,3 +246,13 @@ func writeFileSync(file string, data []byte) error {
 	}
 	return fsperm.SyncDir(filepath.Dir(file))
 }
+
+// AnchorFile is where the head anchor of the log at logPath is kept in
+// keyDir (a backup carries it beside the log, a restore puts it back here).
+func AnchorFile(keyDir, logPath string) (string, error) {
+	abs, err := filepath.Abs(logPath)
+	if err != nil {
+		return "", err
+	}
+	return anchorPath(keyDir, abs), nil
+}

@@ -398,6 +398,16 @@ export class Actions {
     }
   }
 
+  /** Exports every conversation as Markdown ("md") or JSON; says where it went in a notice. */
+  async exportAll(format: "md" | "json"): Promise<void> {
+    try {
+      const x = await this.api().ExportAllConversations(format);
+      if (!x.cancelled) this.notice(`Exported ${x.conversations ?? 0} conversations to ${x.path}`, true);
+    } catch (ex) {
+      this.notice(errText(ex));
+    }
+  }
+
   async stop(): Promise<void> {
     if (!this.store.sessionId) return;
     try {

@@ -219,6 +219,8 @@ export interface AppAPI {
   SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
   /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
   ExportConversation(sessionId: string, format: string, content: string): Promise<{ path?: string; bytes: number; cancelled?: boolean }>;
+  /** Writes every conversation ("md" or "json"), read from the data dir, where the user chooses. */
+  ExportAllConversations(format: string): Promise<{ path?: string; bytes: number; cancelled?: boolean; conversations?: number }>;
   PinSession(sessionId: string, pinned: boolean): Promise<void>;
   PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[] }>;
   AddRule(next: PolicyRule): Promise<void>;

@@ -83,6 +83,7 @@ export function fakeBridge(): FakeBridge {
       s.pinnedAt = pinned ? "2026-11-25T12:00:00Z" : undefined;
     },
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
+    ExportAllConversations: (format: string) => ({ path: `/home/ada/conversations.${format}`, bytes: 120, conversations: fb.sessions.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],
     PermissionRules: () => ({
       workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })),

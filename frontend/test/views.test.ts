@@ -474,4 +474,18 @@ describe("date groups", () => {
     await flush();
     expect(titles().at(-1)).toBe("old one");
   });
+
+  it("exports every conversation from the sidebar, as Markdown or JSON, and says where", async () => {
+    await actions.newSession();
+    $('[data-action="export-all-md"]').click();
+    await flush();
+    expect($("#notice").textContent).toContain("Exported 1 conversations to /home/ada/conversations.md");
+    $('[data-action="export-all-json"]').click();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "ExportAllConversations").map((c) => c.args[0])).toEqual(["md", "json"]);
+    fb.failNext("ExportAllConversations", "there are no conversations at /x");
+    $('[data-action="export-all-md"]').click();
+    await flush();
+    expect($("#notice").textContent).toContain("there are no conversations at /x");
+  });
 });

@@ -3,6 +3,7 @@ package sessionsapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -11,15 +12,41 @@ import (
 	"jarvis/service/store"
 )
 
-// List is GET /v1/sessions[?agentId=].
+// List is GET /v1/sessions[?agentId=&limit=&cursor=].
+//
+// limit (1–500, default 500) makes it a page; a page that may have more
+// after it says where the next one starts (nextCursor, passed back as
+// cursor): the last session's updated_at and id, so that a page costs the
+// same however deep it is.
 func (a *API) List(w http.ResponseWriter, r *http.Request) error {
-	rows, err := a.Store.ListSessions(r.Context(), r.URL.Query().Get("agentId"), 0)
+	v := r.URL.Query()
+	limit := 500
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "limit must be an integer from 1 to 500").With("field", "limit")
+		}
+		limit = n
+	}
+	var after *store.Session
+	if c := v.Get("cursor"); c != "" {
+		at, id, ok := strings.Cut(c, " ")
+		if !ok || at == "" || id == "" {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "cursor is not one this list gave (pass nextCursor back as it is)").With("field", "cursor")
+		}
+		after = &store.Session{UpdatedAt: at, ID: id}
+	}
+	rows, err := a.Store.ListSessionsAfter(r.Context(), v.Get("agentId"), limit, after)
 	if err != nil {
 		return err
 	}
 	out := api.SessionList{Sessions: []api.SessionSummary{}}
 	for _, row := range rows {
 		out.Sessions = append(out.Sessions, Summary(row))
+	}
+	if len(rows) == limit {
+		last := rows[len(rows)-1]
+		out.NextCursor = last.UpdatedAt + " " + last.ID
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

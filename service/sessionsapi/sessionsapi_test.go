@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"fmt"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -298,4 +300,47 @@ func TestValidateSessionID(t *testing.T) {
 			t.Errorf("ValidateSessionID(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+}
+
+// The session list pages by position: limit and the nextCursor of each
+// page give every session once, in order, also when they share a time.
+func TestSessionListPages(t *testing.T) {
+	e := newEnv(t, twoAgents)
+	var all []string
+	for i := range 7 {
+		var cr api.CreateSessionResponse
+		e.do(t, "POST", "/v1/sessions", fmt.Sprintf(`{"jarvis_session_id": "j-%d"}`, i), http.StatusCreated, &cr)
+		all = append(all, cr.GeneralSessionID)
+	}
+	var whole api.SessionList
+	e.do(t, "GET", "/v1/sessions", "", http.StatusOK, &whole)
+	if len(whole.Sessions) != 7 || whole.NextCursor != "" {
+		t.Fatalf("whole list: %d sessions, cursor %q", len(whole.Sessions), whole.NextCursor)
+	}
+	var paged []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 4 {
+			t.Fatal("more pages than sessions")
+		}
+		var page api.SessionList
+		e.do(t, "GET", "/v1/sessions?limit=3&cursor="+url.QueryEscape(cursor), "", http.StatusOK, &page)
+		for _, s := range page.Sessions {
+			paged = append(paged, s.SessionID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	var want []string
+	for _, s := range whole.Sessions {
+		want = append(want, s.SessionID)
+	}
+	if strings.Join(paged, ",") != strings.Join(want, ",") {
+		t.Fatalf("pages %v, want %v", paged, want)
+	}
+	e.fails(t, "GET", "/v1/sessions?limit=0", "", http.StatusBadRequest, "invalid_field")
+	e.fails(t, "GET", "/v1/sessions?limit=501", "", http.StatusBadRequest, "invalid_field")
+	e.fails(t, "GET", "/v1/sessions?cursor=nonsense", "", http.StatusBadRequest, "invalid_field")
 }

@@ -19,11 +19,74 @@ type SearchHit struct {
 // snippetRunes is how much text a hit shows on each side of the match.
 const snippetRunes = 40
 
+// matchingMessages returns the FROM, the WHERE and the newest-first order
+// column of the user and assistant messages (m) whose text contains q,
+// case-insensitively, with the arguments.
+// Three characters or more ask the trigram index (migration 044) for the
+// messages holding trigrams of q, which every match holds, and then check
+// each such message's text; shorter text is
+// looked for in every message. The check is SQLite's LIKE for ASCII text
+// (which folds ASCII case, as the index does) and contains_fold for the rest.
+func matchingMessages(q string) (from, where, order string, args []any) {
+	check, arg := `contains_fold(m.content, ?)`, any(q)
+	if isASCII(q) {
+		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+		check, arg = `m.content LIKE ? ESCAPE '\'`, "%"+r.Replace(q)+"%"
+	}
+	rs := []rune(q)
+	if len(rs) < 3 {
+		return `FROM messages m`, `m.role IN ('user', 'assistant') AND ` + check, `m.id`, []any{arg}
+	}
+	var terms []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			// Each trigram one quoted FTS5 string: no query syntax of the user's gets through.
+			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		}
+	}
+	// Every trigram of q, or maxTrigrams of them spread over it from its
+	// first to its last: the more the index intersects, the fewer messages
+	// are read to check (a common word's pieces each occur in many words).
+	n := len(rs) - 2
+	k := min(n, maxTrigrams)
+	for j := range k {
+		i := 0
+		if k > 1 {
+			i = j * (n - 1) / (k - 1)
+		}
+		add(string(rs[i : i+3]))
+	}
+	// The index gives its rows newest first (ORDER BY its rowid).
+	return `FROM messages_fts f JOIN messages m ON m.id = f.rowid`, `f.messages_fts MATCH ? AND ` + check, `f.rowid`,
+		[]any{strings.Join(terms, " AND "), arg}
+}
+
+// maxTrigrams bounds the trigrams of a query the index is asked for.
+const maxTrigrams = 12
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold is the SQL function contains_fold(text, q): whether text
+// contains q, any case (Unicode simple case folding, as the index's).
+func containsFold(text, q string) bool {
+	return strings.Contains(strings.ToLower(text), strings.ToLower(q))
+}
+
 // SearchSessions finds the non-deleted sessions (of agentID, or all) whose
-// user or assistant messages contain q, case-insensitively, most recently
-// updated first, at most limit. Three characters or more use the trigram
-// index; shorter text is matched by a scan of the index's rows, which is
-// still bounded by the number of indexed messages.
+// user or assistant messages contain q, case-insensitively: at most limit,
+// the one whose newest matching message is newest first
+// (matchingMessages says how messages match). The matches are read newest
+// first and the reading stops at the limit-th session: a common word costs
+// what a rare one does, however many messages hold it.
 func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int) ([]SearchHit, error) {
 	q = strings.TrimSpace(strings.ToValidUTF8(q, ""))
 	if q == "" {
@@ -36,46 +99,34 @@ func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int
 	if err := s.indexMessages(ctx); err != nil {
 		return nil, err
 	}
-	var where string
-	var args []any
-	if utf8.RuneCountInString(q) >= 3 {
-		// One quoted FTS5 string: the trigram tokenizer makes it a
-		// substring match, and no query syntax of the user's gets through.
-		where, args = `f.messages_fts MATCH ?`, []any{`"` + strings.ReplaceAll(q, `"`, `""`) + `"`}
-	} else {
-		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-		where, args = `f.content LIKE ? ESCAPE '\'`, []any{"%" + r.Replace(q) + "%"}
-	}
-	// The subquery's columns (sid, mid, role, content) do not clash with the
-	// session's, so sessionCols reads as it does everywhere else.
-	query := `SELECT ` + sessionCols + `, x.mid, x.role, x.content
-FROM sessions JOIN (
-    SELECT m.session_id AS sid, m.id AS mid, m.role AS role, m.content AS content
-    FROM messages m
-    JOIN (SELECT m.session_id AS s, MAX(m.id) AS newest
-          FROM messages_fts f JOIN messages m ON m.id = f.rowid
-          WHERE ` + where + ` GROUP BY m.session_id) b ON m.id = b.newest
-) x ON sessions.id = x.sid
-WHERE deleted_at IS NULL`
+	from, where, order, args := matchingMessages(q)
+	query := `SELECT s.id, COALESCE(s.jarvis_session_id,''), s.agent_id, s.name, s.attributes, s.last_snippet, COALESCE(s.pinned_at,''), s.created_at, s.updated_at, COALESCE(s.deleted_at,''),
+    m.id, m.role, m.content
+` + from + ` JOIN sessions s ON s.id = m.session_id
+WHERE ` + where + ` AND s.deleted_at IS NULL`
 	if agentID != "" {
-		query += ` AND agent_id = ?`
+		query += ` AND s.agent_id = ?`
 		args = append(args, agentID)
 	}
-	query += ` ORDER BY updated_at DESC, id LIMIT ?`
-	args = append(args, limit)
+	query += ` ORDER BY ` + order + ` DESC`
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() // also ends the reading once the page is full
 	var out []SearchHit
-	for rows.Next() {
+	seen := map[string]bool{}
+	for len(out) < limit && rows.Next() {
 		var h SearchHit
 		var content string
 		ss := &h.Session
 		if err := rows.Scan(&ss.ID, &ss.JarvisSessionID, &ss.AgentID, &ss.Name, &ss.Attributes, &ss.LastSnippet, &ss.PinnedAt, &ss.CreatedAt, &ss.UpdatedAt, &ss.DeletedAt, &h.MessageID, &h.Role, &content); err != nil {
 			return nil, err
 		}
+		if seen[ss.ID] {
+			continue // an older match of a session already found
+		}
+		seen[ss.ID] = true
 		h.Snippet = snippetAround(content, q, snippetRunes)
 		out = append(out, h)
 	}

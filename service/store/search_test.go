@@ -126,3 +126,42 @@ func TestSearchIndexesOlderMessages(t *testing.T) {
 		t.Fatalf("%+v %v", hits, err)
 	}
 }
+
+// A page of results is the sessions whose newest matching message is
+// newest, each once however many of its messages match, and ends at the
+// limit.
+func TestSearchPageByNewestMatch(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "jarvis.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	add := func(sid, text string) {
+		t.Helper()
+		if _, err := st.AddMessage(ctx, store.Message{SessionID: sid, Role: "user", Content: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sid := range []string{"g_old", "g_busy", "g_new"} {
+		if _, err := st.CreateSession(ctx, store.Session{ID: sid, AgentID: "general"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("g_old", "the garden in spring")
+	for range 30 {
+		add("g_busy", "more about the garden")
+	}
+	add("g_new", "a garden party")
+	add("g_old", "nothing to find here") // newer, but not a match
+	hits, err := st.SearchSessions(ctx, "garden", "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Session.ID != "g_new" || hits[1].Session.ID != "g_busy" {
+		t.Fatalf("page of 2: %+v", hits)
+	}
+	if hits, err = st.SearchSessions(ctx, "GARDEN", "", 10); err != nil || len(hits) != 3 || hits[2].Session.ID != "g_old" || hits[2].Snippet != "the garden in spring" {
+		t.Fatalf("all: %+v %v", hits, err)
+	}
+}

@@ -80,6 +80,14 @@ func (s *Store) ReleaseJarvisID(ctx context.Context, jid string) error {
 // ListSessions returns non-deleted sessions, most recently updated first,
 // optionally of one agent.
 func (s *Store) ListSessions(ctx context.Context, agentID string, limit int) ([]Session, error) {
+	return s.ListSessionsAfter(ctx, agentID, limit, nil)
+}
+
+// ListSessionsAfter is ListSessions from the session after `after` in that
+// order (its updated_at and id, as a page's last row had them), nil: from
+// the first. Pages are read by the position, not by an offset: a page costs
+// the same however deep it is.
+func (s *Store) ListSessionsAfter(ctx context.Context, agentID string, limit int, after *Session) ([]Session, error) {
 	if limit <= 0 {
 		limit = 500
 	}
@@ -88,6 +96,10 @@ func (s *Store) ListSessions(ctx context.Context, agentID string, limit int) ([]
 	if agentID != "" {
 		q += ` AND agent_id = ?`
 		args = append(args, agentID)
+	}
+	if after != nil {
+		q += ` AND (updated_at < ? OR (updated_at = ? AND id > ?))`
+		args = append(args, after.UpdatedAt, after.UpdatedAt, after.ID)
 	}
 	q += ` ORDER BY updated_at DESC, id LIMIT ?`
 	args = append(args, limit)
@@ -131,7 +143,9 @@ func (s *Store) UpdateSession(ctx context.Context, id string, name, attributes *
 	return nil
 }
 
-// ClearSession removes a session's transcript and keeps its identity.
+// ClearSession removes a session's transcript and the events that copied
+// its text, and keeps its identity (and its newest event, so that its seqs
+// go on).
 func (s *Store) ClearSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -144,14 +158,20 @@ func (s *Store) ClearSession(ctx context.Context, id string) error {
 	if err := forgetContext(ctx, tx, id); err != nil {
 		return err
 	}
+	// The stream's copies of the text go too (but a running turn's).
+	if err := dropConversationEvents(ctx, tx, id); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_snippet = '', updated_at = ? WHERE id = ?`, s.ts(), id); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// DeleteSession removes a session's transcript and marks it deleted; the row
-// stays as a tombstone so its id keeps its agent and can be revived.
+// DeleteSession removes a session's transcript, the events that copied its
+// text, its turns and tool calls, and marks it deleted; the row stays as a tombstone so its id keeps
+// its agent and can be revived. The pages freed go back to the file system
+// at the next Reclaim (the store's background loop, compact.go).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -170,6 +190,18 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	if err := forgetContext(ctx, tx, id); err != nil {
+		return err
+	}
+	// Its stream's copies of the text, turns and tool calls (but a running
+	// turn's) go too; the newest event stays, so that a revived session's
+	// seqs go on.
+	if err := dropConversationEvents(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tool_calls WHERE session_id = ? AND status <> 'pending'`, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE session_id = ? AND status <> ?`, id, TurnRunning); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -23,8 +23,18 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3"
 )
+
+// readDriver is the readers' driver: SQLite with the store's own SQL
+// functions (contains_fold, search.go).
+const readDriver = "sqlite3_jarvis_store"
+
+func init() {
+	sql.Register(readDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		return c.RegisterFunc("contains_fold", containsFold, true)
+	}})
+}
 
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -41,6 +51,8 @@ type Store struct {
 	r   *sql.DB // read-only pool
 	ck  *sql.DB // one connection for WAL checkpoints, off the write path
 	now func() time.Time
+	// window is how long events are kept whole (compact.go).
+	window time.Duration
 
 	stop chan struct{} // closed by Close: ends the checkpoint loop
 	wg   sync.WaitGroup
@@ -57,6 +69,10 @@ type Store struct {
 type Options struct {
 	Now    func() time.Time // clock for timestamps; default time.Now
 	Logger *slog.Logger     // for checkpoint errors; default none
+	// ReplayWindow is how long a session's events are kept whole for a
+	// Last-Event-ID replay before they are compacted; default
+	// DefaultReplayWindow.
+	ReplayWindow time.Duration
 }
 
 // Open opens (creating if needed) the database at path and applies pending migrations.
@@ -72,6 +88,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// or power loss can lose the last transactions.
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
+	// Freed pages go back to the file system on Reclaim (compact.go); set
+	// before the journal mode, as a new database must have it.
+	q.Set("_auto_vacuum", "incremental")
 	// Keep the statements of ad-hoc queries prepared (mattn/go-sqlite3
 	// prepares each one anew otherwise); the hot ones are prepared below.
 	q.Set("_stmt_cache_size", "32")
@@ -85,7 +104,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{w: w, now: opts.Now, stop: make(chan struct{})}
+	if opts.ReplayWindow <= 0 {
+		opts.ReplayWindow = DefaultReplayWindow
+	}
+	s := &Store{w: w, now: opts.Now, window: opts.ReplayWindow, stop: make(chan struct{})}
+	if err := s.incremental(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -103,7 +129,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		{&s.insertEvent, `INSERT INTO events(session_id, seq, type, data, created_at) VALUES (?,?,?,?,?)`},
 		{&s.insertMessage, insertMessageSQL},
 		{&s.insertTurn, `INSERT INTO turns(id, session_id, status, started_at, parent_id) VALUES (?,?,?,?,?)`},
-		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = ?`},
+		{&s.countRunning, `SELECT COUNT(*) FROM turns WHERE session_id = ? AND status = 'running'`},
 		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
 		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
 		{&s.endTurn, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`},
@@ -119,7 +145,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	rq.Set("_busy_timeout", "10000")
 	rq.Set("_query_only", "1")
 	rq.Set("_stmt_cache_size", "32")
-	r, err := sql.Open("sqlite3", "file:"+path+"?"+rq.Encode())
+	r, err := sql.Open(readDriver, "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -148,6 +174,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}()
 	s.wg.Add(1)
 	go s.indexLoop(log) // searchindex.go
+	s.wg.Add(1)
+	go s.maintainLoop(log) // compact.go
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
@@ -192,6 +220,26 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 	var res string
 	err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res)
 	return res, err
+}
+
+// incremental makes a database made before the store reclaimed space
+// (auto_vacuum NONE) give freed pages back on PRAGMA incremental_vacuum
+// (Reclaim): it is rewritten once (VACUUM), which takes a moment at the
+// first start of a build that has this. A new database is made so (Open's
+// _auto_vacuum).
+func (s *Store) incremental(ctx context.Context) error {
+	var mode int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
+		return err
+	}
+	if mode == 2 {
+		return nil
+	}
+	if _, err := s.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `VACUUM`)
+	return err
 }
 
 func (s *Store) migrate(ctx context.Context) error {

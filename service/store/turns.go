@@ -33,7 +33,7 @@ func (s *Store) StartTurn(id, replaces string, user *Message, snippet string) Wr
 
 func (s *Store) startTurn(ctx context.Context, tx *sql.Tx, id, replaces string, user *Message, snippet string) error {
 	var n int
-	if err := tx.StmtContext(ctx, s.countRunning).QueryRowContext(ctx, user.SessionID, TurnRunning).Scan(&n); err != nil {
+	if err := tx.StmtContext(ctx, s.countRunning).QueryRowContext(ctx, user.SessionID).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -101,7 +101,7 @@ func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT id, session_id FROM turns WHERE status = ?`, TurnRunning)
+	rows, err := tx.QueryContext(ctx, `SELECT id, session_id FROM turns WHERE status = 'running'`) // the turns_running index
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Store) InterruptRunning(ctx context.Context) ([]Turn, error) {
 	}
 	rows.Close()
 	now := s.ts()
-	if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = 'interrupted', ended_at = ? WHERE status = ?`, TurnInterrupted, now, TurnRunning); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, error_code = 'interrupted', ended_at = ? WHERE status = 'running'`, TurnInterrupted, now); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET status = 'interrupted', resolved_at = ? WHERE status = 'pending'`, now); err != nil {

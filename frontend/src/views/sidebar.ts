@@ -15,6 +15,14 @@ export function mountSidebar(actions: Actions): void {
   // (docs/BENCHMARKS.md, production binary); Escape clears it (below).
   const filter = h("input", { id: "session-filter", class: "session-filter", type: "text", role: "searchbox", autocomplete: "off", placeholder: "Find a conversation (Ctrl+K)", "aria-label": "Find a conversation" }) as HTMLInputElement;
   box.before(filter);
+  // Every conversation at once, from the data dir (app/backup), under the list.
+  const exportAll = h("div", { class: "export-all" },
+    h("button", { class: "small", "data-action": "export-all-md", title: "Export all conversations as Markdown" }, "⇩ Export all"),
+    h("button", { class: "small", "data-action": "export-all-json", title: "Export all conversations as JSON" }, "{} JSON"),
+  );
+  exportAll.querySelector('[data-action="export-all-md"]')!.addEventListener("click", () => void actions.exportAll("md"));
+  exportAll.querySelector('[data-action="export-all-json"]')!.addEventListener("click", () => void actions.exportAll("json"));
+  box.after(exportAll);
   const search = mountSearch(actions, filter, () => render());
   filter.addEventListener("input", () => {
     render();
