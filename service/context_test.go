@@ -526,9 +526,9 @@ func TestCLIContextOverflowIsClear(t *testing.T) {
 // tail, with a marker, in later turns; a message too large for the window
 // is sent the same way instead of failing the turn.
 func TestLargeContentIsTrimmed(t *testing.T) {
-	// The window holds the system prompt and every OS tool's schema (15 tools)
-	// and the service's own (schedule_task among them) besides the 4 KB result.
-	e := newEnv(t, withContextLimit(10496, ""))
+	// The window holds the system prompt and every OS tool's schema and the
+	// service's own (schedule_task among them) besides the 4 KB result.
+	e := newEnv(t, withContextLimit(11264, ""))
 	sid := e.session("j1")
 	big := "HEAD " + strings.Repeat("middle ", 560) + " TAIL"
 	var got collect
@@ -649,7 +649,7 @@ func TestFailedTurnsCountTowardTheBudget(t *testing.T) {
 func TestDelegatedReplyFitsTheCaller(t *testing.T) {
 	e := newEnv(t)
 	e.setAgents(`[
- {"agentId":"general","displayName":"General","chat":{"contextWindow":6144}},
+ {"agentId":"general","displayName":"General","chat":{"contextWindow":8192}},
  {"agentId":"notes","displayName":"Notes","description":"keeps notes","toolAllowlist":["read_file"]}
 ]`, "")
 	sid := e.session("j1")
@@ -659,8 +659,8 @@ func TestDelegatedReplyFitsTheCaller(t *testing.T) {
 		t.Fatalf("events %v: %+v", types(evs), failure(evs))
 	}
 	r := delegationResult(t, ds[0])
-	// 6,144 less a 1,536 reserve is 4,608 tokens; a third is 1,536 tokens, 4,608 bytes.
-	if r.Status != "complete" || !r.Truncated || len(r.Response) > 4608 || len(r.Response) < 4500 {
+	// 8,192 less a 2,048 reserve is 6,144 tokens; a third is 2,048 tokens, 6,144 bytes.
+	if r.Status != "complete" || !r.Truncated || len(r.Response) > 6144 || len(r.Response) < 6000 {
 		t.Fatalf("result: %s, truncated %v, %d bytes", r.Status, r.Truncated, len(r.Response))
 	}
 }

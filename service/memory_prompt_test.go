@@ -123,7 +123,8 @@ func TestMemoryCannotForgeSystemPromptSections(t *testing.T) {
 // appended at the end is still inside the block, quoted, after a label
 // saying the start was cut.
 func TestDailyNoteTailCutStaysMarked(t *testing.T) {
-	e := newEnv(t)
+	// A window that holds the prompt's tools, with memory capped at a fifth of it.
+	e := newEnv(t, withContextLimit(10240, ""))
 	ctx := context.Background()
 	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: strings.Repeat("Walked the dog and read a book.\n", 800)}, nil); err != nil {
 		t.Fatal(err)
