@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -160,9 +159,10 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 	if h, err := st.ReplayHorizon(ctx, "g_1"); err != nil || h != 3 {
 		t.Fatalf("horizon %d %v, want 3", h, err)
 	}
-	// The turn that went well goes with its events; the recent one stays.
-	if _, err := st.Turn(ctx, "t_1"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("t_1 past the window: %v, want not found", err)
+	// Turns stay with their events gone: a session's branches are the
+	// chain of their parents.
+	if tu, err := st.Turn(ctx, "t_1"); err != nil || tu.Status != store.TurnDone {
+		t.Fatalf("t_1 past the window: %+v %v, want kept", tu, err)
 	}
 	if tu, err := st.Turn(ctx, "t_2"); err != nil || tu.Status != store.TurnDone {
 		t.Fatalf("t_2: %+v %v", tu, err)
