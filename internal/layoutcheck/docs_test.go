@@ -1,4 +1,4 @@
-package docscheck
+package layoutcheck
 
 import (
 	"context"
@@ -19,26 +19,6 @@ import (
 	"jarvis/service"
 	"jarvis/service/config"
 )
-
-// repoRoot is the directory holding go.mod, found upwards from the test's
-// working directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
 
 func read(t *testing.T, path string) string {
 	t.Helper()
