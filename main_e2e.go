@@ -34,7 +34,9 @@ import (
 
 	"jarvis/app"
 	"jarvis/app/audit"
+	"jarvis/internal/approved"
 	"jarvis/internal/testpeer"
+	"jarvis/service"
 	"jarvis/service/config"
 )
 
@@ -143,6 +145,14 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 	if l.configPath != "" {
 		if e.phase != "restart" {
 			if err := os.WriteFile(l.configPath, []byte(written), 0o600); err != nil {
+				return nil, err
+			}
+			// Jarvis's own write, as the setup page's: approved as written.
+			store, err := approved.Open(l.dataDir)
+			if err != nil {
+				return nil, err
+			}
+			if err := store.Approve(service.ConfigApproval, []byte(written)); err != nil {
 				return nil, err
 			}
 		}

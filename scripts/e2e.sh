@@ -105,8 +105,9 @@ if [ -x build/bin/jarvis ] && [ -x build/bin/jarvis-service ]; then
 fi
 INNER
 # The README's pictures: the conversation with a permission prompt, light and
-# dark, at the Xvfb screen's fixed 1280x900, taken by this run.
+# dark, taken by this run (the window at its fixed size on the Xvfb screen,
+# the screen's empty border cut off).
 mkdir -p "$ROOT/docs/images"
-cp "$OUT/prompt.png" "$ROOT/docs/images/conversation-prompt.png"
-cp "$OUT/prompt-dark.png" "$ROOT/docs/images/conversation-prompt-dark.png"
+convert "$OUT/prompt.png" -trim +repage "$ROOT/docs/images/conversation-prompt.png"
+convert "$OUT/prompt-dark.png" -trim +repage "$ROOT/docs/images/conversation-prompt-dark.png"
 echo "e2e: 1 passed, 0 failed (screenshots and bench.md in ${OUT#$ROOT/})"

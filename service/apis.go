@@ -25,7 +25,7 @@ func (s *Service) sessionsAPI() *sessionsapi.API {
 
 // providersAPI is built once (routes): it serialises rewrites of the config file.
 func (s *Service) providersAPI() *providersapi.API {
-	return &providersapi.API{Config: s.cfg, ConfigPath: s.configPath, SetConfig: s.SetConfig, Reload: s.ReloadConfig, Approved: s.approved, ApprovalName: configApproval,
+	return &providersapi.API{Config: s.cfg, ConfigPath: s.configPath, SetConfig: s.SetConfig, Reload: s.ReloadConfig, Approved: s.approved, ApprovalName: ConfigApproval,
 		Keys: s.secretKeys(), HTTPClient: s.hc, Problem: func() error {
 			a, err := s.agentForNewSession("")
 			if err == nil {

@@ -29,8 +29,8 @@ import (
 	"jarvis/service/httpapi"
 )
 
-// configApproval is the config file's name in the approved store.
-const configApproval = "config.json"
+// ConfigApproval is the config file's name in the approved store.
+const ConfigApproval = "config.json"
 
 // ErrConfigNotApproved: the config file changed outside Jarvis and waits
 // for the user's approval.
@@ -53,7 +53,7 @@ func LoadConfig(path string, store *approved.Store) (cfg *config.Config, warning
 		c, err := config.Parse(path, b)
 		return c, "", err
 	}
-	ok, err := store.Check(configApproval, b)
+	ok, err := store.Check(ConfigApproval, b)
 	if err != nil {
 		return nil, "", err
 	}
@@ -62,7 +62,7 @@ func LoadConfig(path string, store *approved.Store) (cfg *config.Config, warning
 		return c, "", err
 	}
 	warning = notApproved(path, b)
-	last, had, err := store.Last(configApproval)
+	last, had, err := store.Last(ConfigApproval)
 	if err != nil {
 		return nil, "", err
 	}
@@ -110,7 +110,7 @@ func (s *Service) handleApproveConfig(w http.ResponseWriter, r *http.Request) er
 	if _, err := config.Parse(s.configPath, b); err != nil {
 		return httpapi.Errorf(http.StatusConflict, "config_invalid", "the config file cannot be applied: %v", err)
 	}
-	if err := s.approved.ApproveHash(configApproval, b, req.Hash); errors.Is(err, approved.ErrChanged) {
+	if err := s.approved.ApproveHash(ConfigApproval, b, req.Hash); errors.Is(err, approved.ErrChanged) {
 		if s.pendingConf.Load() != nil {
 			s.markPending(s.configPath, b)
 		}
@@ -165,7 +165,7 @@ func ApproveConfigCommand(prog string, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return fail(err)
 	}
-	if ok, _ := store.Check(configApproval, b); ok {
+	if ok, _ := store.Check(ConfigApproval, b); ok {
 		fmt.Fprintf(stdout, "%s is already approved.\n", *configPath)
 		return 0
 	}
@@ -182,7 +182,7 @@ func ApproveConfigCommand(prog string, args []string, stdin io.Reader, stdout, s
 			return 1
 		}
 	}
-	if err := store.ApproveHash(configApproval, b, hash); err != nil {
+	if err := store.ApproveHash(ConfigApproval, b, hash); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(stdout, "Approved %s.\n", *configPath)

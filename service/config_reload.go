@@ -41,7 +41,7 @@ func (s *Service) ReloadConfig(path string) error {
 	if err == nil && s.approved != nil {
 		// Only content the user approved is applied (config_approval.go).
 		var ok bool
-		if ok, err = s.approved.Check(configApproval, b); err == nil && !ok {
+		if ok, err = s.approved.Check(ConfigApproval, b); err == nil && !ok {
 			w := notApproved(path, b)
 			s.confWarning.Store(&w)
 			s.markPending(path, b)
@@ -103,7 +103,7 @@ func (s *Service) WatchConfig(ctx context.Context, path string) error {
 	if s.approved != nil && s.dataDir != "" {
 		adir := approved.Dir(s.dataDir)
 		if err := w.Add(adir); err == nil {
-			approval = filepath.Join(adir, configApproval)
+			approval = filepath.Join(adir, ConfigApproval)
 		}
 	}
 	s.wg.Add(1)

@@ -282,7 +282,10 @@
     await waitFor(() => $("#prompt").hidden, "the prompt to close after Always allow");
     await waitFor(() => $$('.tool-card[data-decision="allowed"]').length >= 2, "the second allowed card");
     const rules = await window.go.app.App.PermissionRules();
-    assert(rules.rules.length === 1 && rules.rules[0].args?.path === "e2e-always.txt", "the saved rule covers that file only: " + JSON.stringify(rules.rules));
+    // Besides the default rules for credential stores (each with its note), one rule: that file.
+    const mine = rules.rules.filter((r) => !r.note);
+    const mineAt = rules.rules.findIndex((r) => !r.note);
+    assert(mine.length === 1 && mine[0].args?.path === "e2e-always.txt", "the saved rule covers that file only: " + JSON.stringify(mine));
     await say('Another file [[tool write_file {"path":"e2e-other.txt","content":"x"}]]');
     await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-other.txt"), "a prompt for another file: the rule does not cover it");
     $('#prompt button[data-choice="deny"]').click();
@@ -290,7 +293,7 @@
     const box = $("#messages");
     await waitFor(() => lastAssistantDone("Tool results:") && box.scrollHeight - box.scrollTop - box.clientHeight < 80, "the view to follow the end after the tool cards");
     $("#open-permissions").click();
-    const prow = await waitFor(() => $('#permissions .permission-row[data-index="0"]'), "the rule on the Permissions page");
+    const prow = await waitFor(() => $(`#permissions .permission-row[data-index="${mineAt}"]`), "the rule on the Permissions page");
     assert(prow.textContent.includes("e2e-always.txt"), "the page lists the rule in words: " + prow.textContent);
     await frames(2);
     await E.Screenshot("permissions");
@@ -312,9 +315,9 @@
     await frames(3);
     await E.Screenshot("rich-reply");
     $("#open-permissions").click();
-    $('#permissions .permission-row[data-index="0"] [data-action="revoke"]').click();
-    await waitFor(() => !$("#permissions .permission-row"), "the revoked rule to leave the page");
-    assert((await window.go.app.App.PermissionRules()).rules.length === 0, "the rule is revoked in the gate");
+    $(`#permissions .permission-row[data-index="${mineAt}"] [data-action="revoke"]`).click();
+    await waitFor(() => !$$("#permissions .permission-row").some((r) => r.textContent.includes("e2e-always.txt")), "the revoked rule to leave the page");
+    assert(!(await window.go.app.App.PermissionRules()).rules.some((r) => !r.note), "the rule is revoked in the gate");
     $("#permissions").hidden = true;
     log("scoped Always allow rule shown, listed and revoked; the view followed the end");
 
