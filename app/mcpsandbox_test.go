@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"jarvis/app/mcp"
+	"jarvis/internal/approved"
 	"jarvis/internal/testwait"
 	"jarvis/tools"
 )
@@ -40,7 +41,15 @@ func TestMCPServerSandboxed(t *testing.T) {
 		}})
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o600)
-		opts := mcp.Options{ConfigPath: filepath.Join(dir, "mcp.json"), InitTimeout: 20 * time.Second}
+		// The file as the user approved it (app/mcp/approval.go).
+		store, err := approved.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Approve(mcp.ApprovedName, cfg); err != nil {
+			t.Fatal(err)
+		}
+		opts := mcp.Options{ConfigPath: filepath.Join(dir, "mcp.json"), InitTimeout: 20 * time.Second, Approved: store}
 		if confined {
 			opts.Confine = MCPSandbox(helper, nil)
 		}
@@ -72,8 +81,16 @@ func TestMCPServerSandboxed(t *testing.T) {
 
 	// "sandbox": false: not started, in plain words.
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers":{"fs":{"command":"`+bin+`","args":["`+dir+`"],"sandbox":false}}}`), 0o600)
-	m, err := mcp.New(mcp.Options{ConfigPath: filepath.Join(dir, "mcp.json"), Confine: MCPSandbox(helper, nil), Backoff: time.Hour})
+	unboxed := []byte(`{"mcpServers":{"fs":{"command":"` + bin + `","args":["` + dir + `"],"sandbox":false}}}`)
+	os.WriteFile(filepath.Join(dir, "mcp.json"), unboxed, 0o600)
+	store, err := approved.Open(t.TempDir()) // approved: the sandbox, not the approval, refuses it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Approve(mcp.ApprovedName, unboxed); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mcp.New(mcp.Options{ConfigPath: filepath.Join(dir, "mcp.json"), Confine: MCPSandbox(helper, nil), Backoff: time.Hour, Approved: store})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"jarvis/app/gate"
 	"jarvis/internal/testwait"
 )
 
@@ -26,9 +27,20 @@ func TestPolicyEditedOnDisk(t *testing.T) {
 	if err := os.WriteFile(policy, []byte(`{"rules":[{"tool":"mcp__every__echo","action":"allow"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The user's rules, besides the default ones for credential stores
+	// (each with its note, gate/credentials.go).
+	own := func() []gate.Rule {
+		var out []gate.Rule
+		for _, rule := range r.Policy().Rules {
+			if rule.Note == "" {
+				out = append(out, rule)
+			}
+		}
+		return out
+	}
 	testwait.Until(t, "the edited policy in force", 10*time.Second, func() bool {
-		p := r.Policy()
-		return len(p.Rules) == 1 && p.Rules[0].Tool == "mcp__every__echo"
+		p := own()
+		return len(p) == 1 && p[0].Tool == "mcp__every__echo"
 	})
 	if err := os.WriteFile(policy, []byte(`{"rules":[`), 0o600); err != nil {
 		t.Fatal(err)
@@ -37,7 +49,7 @@ func TestPolicyEditedOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Until(t, "the second edit in force", 10*time.Second, func() bool {
-		p := r.Policy()
-		return len(p.Rules) == 1 && p.Rules[0].Tool == "mcp__every__add"
+		p := own()
+		return len(p) == 1 && p[0].Tool == "mcp__every__add"
 	})
 }
