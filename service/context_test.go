@@ -124,13 +124,13 @@ func sentText(r openai.ChatCompletionRequest) string {
 	return b.String()
 }
 
-// A session of ~1 KB messages against a model with an 8,192-token window
+// A session of ~1 KB messages against a model with a 9,216-token window
 // (taken from the server's /models) is compacted before a request would pass
 // its budget: every turn succeeds, no request passes the window, the
 // summary goes in the system prompt in place of the turns it covers, the
 // transcript keeps every message, and GET /v1/sessions/{id} reports the use.
 func TestCompactionOnBudget(t *testing.T) {
-	e := newEnv(t, withContextLimit(8192, ""))
+	e := newEnv(t, withContextLimit(9216, ""))
 	sid := e.session("j1")
 	var got []api.CompactedEvent
 	turns := 0
@@ -145,11 +145,11 @@ func TestCompactionOnBudget(t *testing.T) {
 	if len(got) < 2 {
 		t.Fatalf("no two compactions in %d turns", turns)
 	}
-	if largest, over := e.upstream.MaxPromptTokens(); over != 0 || largest > 8192 {
+	if largest, over := e.upstream.MaxPromptTokens(); over != 0 || largest > 9216 {
 		t.Fatalf("largest prompt %d tokens, %d refused for passing the window", largest, over)
 	}
 	c := got[0]
-	if c.Reason != "budget" || c.TokensAfter >= c.TokensBefore || c.Window != 8192 || c.UptoMessageID < c.FromMessageID || c.Messages < 2 {
+	if c.Reason != "budget" || c.TokensAfter >= c.TokensBefore || c.Window != 9216 || c.UptoMessageID < c.FromMessageID || c.Messages < 2 {
 		t.Fatalf("compaction event %+v", c)
 	}
 	if got[1].FromMessageID <= got[0].UptoMessageID {
@@ -200,7 +200,7 @@ func TestCompactionOnBudget(t *testing.T) {
 	if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid, nil, &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Context == nil || d.Context.Window != 8192 || d.Context.Source != "server" || d.Context.Tokens <= 0 || d.Context.Tokens > d.Context.Limit || d.Context.Compactions != len(got) {
+	if d.Context == nil || d.Context.Window != 9216 || d.Context.Source != "server" || d.Context.Tokens <= 0 || d.Context.Tokens > d.Context.Limit || d.Context.Compactions != len(got) {
 		t.Fatalf("context %+v", d.Context)
 	}
 }
@@ -300,7 +300,7 @@ func hasCall(m openai.ChatCompletionMessage, id string) bool {
 // The summary is stored: after a restart the next request sends it and not
 // the turns it covers (history is read from the summary on).
 func TestSummaryUsedAfterRestart(t *testing.T) {
-	e := newEnv(t, withContextLimit(8192, ""))
+	e := newEnv(t, withContextLimit(9216, ""))
 	sid := e.session("j1")
 	e.untilCompacted(sid)
 	before := lastChat(t, e.upstream).Messages[0].Content
@@ -324,7 +324,7 @@ func TestSummaryUsedAfterRestart(t *testing.T) {
 		t.Fatalf("%d covered messages", n)
 	}
 	db.Close()
-	e.start(withContextLimit(8192, ""))
+	e.start(withContextLimit(9216, ""))
 	if f := failure(e.turnEvents(sid, "after the restart")); f != nil {
 		t.Fatalf("turn failed: %+v", f)
 	}
@@ -430,7 +430,7 @@ func doJSON(t *testing.T, e *env, method, path, body string, out any) (int, api.
 // succeeds. A failed manual compaction leaves the session unchanged.
 func TestCompactionFailureLeavesSessionUsable(t *testing.T) {
 	var broken atomic.Bool
-	e := newEnv(t, withContextLimit(8192, ""))
+	e := newEnv(t, withContextLimit(9216, ""))
 	e.upstream.Respond = func(r openai.ChatCompletionRequest) testpeer.Script {
 		if broken.Load() && isSummaryRequest(r) {
 			return testpeer.Script{Status: http.StatusServiceUnavailable}

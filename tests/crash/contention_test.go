@@ -35,7 +35,7 @@ func TestNoDatabaseLockedUnderContention(t *testing.T) {
 	up := httptest.NewServer(testpeer.NewOpenAI())
 	defer up.Close()
 	cfg := filepath.Join(dir, "config.json")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}}}`, up.URL+"/v1")), 0o600)
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"m","contextWindow":32768}}}`, up.URL+"/v1")), 0o600)
 	d := start(t, bin, filepath.Join(dir, "data"), cfg)
 	defer func() { d.Kill() }()
 	c := api.NewClient(d.URL, token, nil)
