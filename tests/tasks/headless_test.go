@@ -82,6 +82,10 @@ func TestHeadlessRunsTasksWithTheWindowClosed(t *testing.T) {
 		}
 	}
 	h.env = append(h.env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
+	// A config written by hand is applied once approved, as a user does.
+	if out, err := h.jarvis(t, "config", "approve", "--yes", "--data-dir", h.dataDir, "--config", h.cfg); err != nil {
+		t.Fatalf("jarvis config approve: %v\n%s", err, out)
+	}
 
 	h.cmd = exec.Command(bin, "--headless", "--data-dir", h.dataDir, "--config", h.cfg, "--workspace", h.ws)
 	h.cmd.Env = h.env
