@@ -28,7 +28,7 @@ func TestPolicyEditedOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The user's rules, besides the default ones for credential stores
-	// (each with its note, gate/credentials.go).
+	// (each with its note, app/gate/credentials.go).
 	own := func() []gate.Rule {
 		var out []gate.Rule
 		for _, rule := range r.Policy().Rules {
