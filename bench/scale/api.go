@@ -19,7 +19,7 @@ import (
 // filled data dir.
 type apiFigures struct {
 	Listen, ListPage, Transcript, SearchCommon, SearchRare, FirstTurn, WarmTurn time.Duration
-	TranscriptLen                                                                 int
+	TranscriptLen                                                               int
 }
 
 // measureAPI starts jarvis-service on dataDir (the scripted upstream as its
