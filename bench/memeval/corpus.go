@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -106,48 +104,7 @@ func corpus(dir string, seed uint64, perDay int) ([]question, int64, error) {
 		}
 	}
 
-	mem := filepath.Join(dir, "memory")
-	if err := os.MkdirAll(mem, 0o700); err != nil {
-		return nil, 0, err
-	}
-	var total int64
-	for d := 0; d < days; d++ {
-		entries := byDay[d]
-		for len(entries) < perDay {
-			entries = append(entries, entry{text: filler(rng), qi: -1})
-		}
-		rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
-		rel := dayName(d)
-		var b strings.Builder
-		b.WriteString("# " + strings.TrimSuffix(filepath.Base(rel), ".md") + "\n")
-		line := 1
-		for _, e := range entries {
-			b.WriteString("\n" + e.text + "\n")
-			line += 2
-			if e.qi >= 0 {
-				if e.gold {
-					qs[e.qi].Path, qs[e.qi].Line = rel, line
-				}
-				if e.older {
-					qs[e.qi].Older = append(qs[e.qi].Older, loc{rel, line})
-				}
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(b.String()), 0o600); err != nil {
-			return nil, 0, err
-		}
-		total += int64(b.Len())
-	}
-	var lt strings.Builder
-	lt.WriteString("# Long-term memory\n")
-	for i := 0; i < 40; i++ {
-		lt.WriteString("\n- " + filler(rng) + "\n")
-	}
-	if err := os.WriteFile(filepath.Join(mem, "MEMORY.md"), []byte(lt.String()), 0o600); err != nil {
-		return nil, 0, err
-	}
-	total += int64(lt.Len())
-	return qs, total, nil
+	return writeDays(dir, rng, byDay, perDay, qs, filler) // ledger.go
 }
 
 func pickN(rng *rand.Rand, from []string, n int) []string {

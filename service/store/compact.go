@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"log/slog"
 	"time"
 )
 
@@ -165,23 +164,6 @@ func (s *Store) FreePages(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.r.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&n)
 	return n, err
-}
-
-// maintainLoop compacts events and reclaims free pages every compactEvery until Close.
-func (s *Store) maintainLoop(log *slog.Logger) {
-	defer s.wg.Done()
-	t := time.NewTicker(compactEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if err := s.Maintain(context.Background()); err != nil {
-				log.Warn("database maintenance", "err", err)
-			}
-		}
-	}
 }
 
 // Maintain compacts every session's events past the replay window and

@@ -67,18 +67,20 @@ func (s *Store) indexNext(ctx context.Context) error {
 	return tx.Commit()
 }
 
-// indexLoop runs indexMessages every indexEvery until Close.
-func (s *Store) indexLoop(log *slog.Logger) {
+// every runs job every d until Close, logging its failures as what: the
+// search index's batches (searchindex.go) and the maintenance of events and
+// free pages (compact.go).
+func (s *Store) every(d time.Duration, what string, job func(context.Context) error, log *slog.Logger) {
 	defer s.wg.Done()
-	t := time.NewTicker(indexEvery)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if err := s.indexMessages(context.Background()); err != nil {
-				log.Warn("search index", "err", err)
+			if err := job(context.Background()); err != nil {
+				log.Warn(what, "err", err)
 			}
 		}
 	}

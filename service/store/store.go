@@ -173,9 +173,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		walcheckpoint.Loop(s.stop, s.ck, s.w, checkpointEvery, nil, func(err error) { log.Warn("database checkpoint", "err", err) })
 	}()
 	s.wg.Add(1)
-	go s.indexLoop(log) // searchindex.go
+	go s.every(indexEvery, "search index", s.indexMessages, log) // searchindex.go
 	s.wg.Add(1)
-	go s.maintainLoop(log) // compact.go
+	go s.every(compactEvery, "database maintenance", s.Maintain, log) // compact.go
 	for _, p := range []struct {
 		st  **sql.Stmt
 		sql string
