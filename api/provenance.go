@@ -66,14 +66,17 @@ func (s Source) MarshalJSON() ([]byte, error) {
 	}{plain(s), s.String()})
 }
 
-// Sources says a list of sources in words, joined with "; ".
-func Sources(list []Source) string {
-	parts := make([]string, len(list))
+// SourceWords says each source of list in words.
+func SourceWords(list []Source) []string {
+	out := make([]string, len(list))
 	for i, s := range list {
-		parts[i] = s.String()
+		out[i] = s.String()
 	}
-	return strings.Join(parts, "; ")
+	return out
 }
+
+// Sources says a list of sources in words, joined with "; ".
+func Sources(list []Source) string { return strings.Join(SourceWords(list), "; ") }
 
 // Trust values of ToolResult.Trust: whether the desktop vouches for a
 // result's text.

@@ -511,7 +511,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
 		Choices:   []Choice{Once, Session, Always, Refuse},
 		Decisive:  decisive(req.Name, args, req.Target),
-		Untrusted: sourcesInWords(r.Untrusted), Destination: r.Destination,
+		Untrusted: api.SourceWords(r.Untrusted), Destination: r.Destination,
 	}
 	if r.Sandbox != "" {
 		p.Decisive = append(p.Decisive, Field{Name: "sandbox", Value: r.Sandbox})

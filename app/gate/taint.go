@@ -75,12 +75,3 @@ func untrustedRule(req Request, def tools.Definition, args map[string]json.RawMe
 	d.Action, d.DecidedBy, d.Tainted = AskUser, audit.ByPolicy, true
 	d.Reason += "; it would send data to " + dest + ", so it asks even where a rule allows it"
 }
-
-// sourcesInWords is the prompt's lines naming what the conversation read.
-func sourcesInWords(list []api.Source) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = s.String()
-	}
-	return out
-}
