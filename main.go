@@ -5,14 +5,7 @@
 // window talks to the service only over its HTTP API (package app).
 //
 //	jarvis [--service-url http://127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--workspace DIR] [--mcp-config FILE] [--version] [--headless]
-//	jarvis undo list [--session ID] | jarvis undo turn TURN_ID [--force]   (app.UndoCommand)
-//	jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
-//	jarvis inbox [--all] | jarvis inbox done|allow|deny ID   (main_inbox.go)
-//	jarvis mcp list | approve [NAME] [--yes] | enable NAME | disable NAME | secret set SERVER NAME   (app.MCPCommand)
-//
-// --mcp-config names the MCP servers file (default <user config
-// dir>/jarvis/mcp.json); `jarvis mcp import` fills it from Claude
-// Desktop's or Cursor's config (main_mcp.go).
+//	jarvis help | undo | mcp | config approve | inbox | backup | restore | export   (the table of internal/cli)
 //
 // --headless runs the gate, executor and audit log with no window
 // (app.RunHeadless): prompts are answered by the policy alone until SIGINT
@@ -21,15 +14,17 @@
 //
 // With --service-url the token is JARVIS_TOKEN, else <data-dir>/token.
 //
-// This is the only package that imports Wails. Build with the tags
-// desktop,production,webkit2_41 (see the Makefile); the e2e tag adds the
-// in-window self-test of main_e2e.go, the blankpage tag swaps the UI for an
-// empty page (assets_blank.go).
+// This is the only package that imports Wails, and it holds only what must
+// be here: this file, the embedded UI (assets_ui.go, or the empty page of
+// the blankpage tag, assets_blank.go) and the seam of the e2e tag's
+// self-test (e2e_on.go, e2e_off.go). Build with the tags
+// desktop,production,webkit2_41 (see the Makefile).
 package main
 
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -56,6 +52,9 @@ import (
 	"jarvis/app"
 	"jarvis/app/mcp"
 	"jarvis/internal/approved"
+	"jarvis/internal/cli"
+	"jarvis/internal/instance"
+	"jarvis/internal/webkit"
 	"jarvis/service"
 	"jarvis/service/config"
 	"jarvis/service/listener"
@@ -63,6 +62,9 @@ import (
 )
 
 func main() {
+	if code, ok := cli.Run(os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}); ok {
+		os.Exit(code) // jarvis undo, mcp, inbox, … (internal/cli)
+	}
 	code, err := run(os.Args[1:], os.Stderr, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jarvis:", err)
@@ -95,15 +97,14 @@ type launch struct {
 }
 
 func run(args []string, stderr io.Writer, getenv func(string) string) (int, error) {
-	if code, ok := subcommand(args, stderr, getenv); ok { // jarvis undo …, the confinement helper (main_sub.go)
-		return code, nil
-	}
 	started := time.Now()
-	if len(args) > 0 && args[0] == "mcp" {
-		return runMCPCommand(args[1:], os.Stdout, stderr, getenv) // main_mcp.go
-	}
 	fs := flag.NewFlagSet("jarvis", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		cli.Usage(stderr)
+		fmt.Fprintln(stderr, "\nThe window's flags:")
+		fs.PrintDefaults()
+	}
 	serviceURL := fs.String("service-url", "", "use a running service at this URL instead of starting one (token: JARVIS_TOKEN or <data-dir>/token)")
 	dataDir := fs.String("data-dir", "", "data directory (default: the platform data dir, e.g. $XDG_DATA_HOME/jarvis)")
 	configPath := fs.String("config", "", "service config file (default: <user config dir>/jarvis/config.json)")
@@ -127,7 +128,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), getenv: getenv, headless: *headless}
 	// WebKit's memory settings go first: they set C environment variables,
 	// which is only safe before other threads (the service's SQLite, GTK) run.
-	if leanWebKit() {
+	if webkit.Lean() {
 		l.log.Debug("webkit: the UI process runs without OpenGL (JARVIS_WEBKIT_LEAN=0 restores it)")
 	}
 	var err error
@@ -144,7 +145,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			return 1, err
 		}
 	}
-	lock, done, err := oneInstance(l, args) // one process per data dir (main_about.go)
+	lock, done, err := app.OneInstance(l.dataDir, l.headless, args, l.log) // one process per data dir
 	if done {
 		return 0, err
 	}
@@ -160,21 +161,21 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	if err != nil {
 		return 1, err
 	}
-	defer hooks.close()
+	defer hooks.Close()
 
 	base, token, stopService, err := startService(l)
 	if err != nil {
 		return 1, err
 	}
 	defer stopService()
-	hooks.service(base, token)
+	hooks.Service(base, token)
 
 	mcpCtx, stopMCP := context.WithCancel(context.Background())
 	defer stopMCP()
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	ropts := app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: confineHelper(l.log),
-		ConfigFiles: []string{l.configPath, *mcpConfig, secretsFile(l)},
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: cli.ConfineHelper(l.log),
+		ConfigFiles: []string{l.configPath, *mcpConfig, cli.SecretsFile(l.configPath)},
 		Redact: func(text string) (string, bool) {
 			if svc := l.svc.Load(); svc != nil {
 				return svc.RedactSecrets(text)
@@ -186,7 +187,16 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 				(*e)("mcp:progress", p)
 			}
 		}}
-	mcpm, err := startMCP(mcpCtx, l, *mcpConfig, base, token, ropts.ProtectedPaths()) // main_mcp.go
+	if *mcpConfig == "" {
+		if *mcpConfig, err = cli.DefaultMCPConfig(); err != nil {
+			return 1, err
+		}
+	}
+	// Every stdio server runs in the sandbox of run_command's programs, with
+	// the same protected folders (app.MCPSandbox).
+	keys := secrets.New(l.getenv, secrets.WithFile(cli.SecretsFile(l.configPath), l.log))
+	mcpm, err := app.StartMCP(mcpCtx, mcp.Options{ConfigPath: *mcpConfig, Logger: l.log, Secret: keys.Get, SetSecret: keys.Set,
+		Roots: []string{l.workspace}, Confine: app.MCPSandbox(cli.ConfineHelper(l.log), ropts.ProtectedPaths())}, l.dataDir, base, token)
 	if err != nil {
 		return 1, err
 	}
@@ -255,13 +265,13 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 		StreamClient: api.NewClient(base, token, app.NewStreamHTTPClient()),
 		Emit:         emit, Logger: l.log, Tools: runner, Prompts: runner.Prompts(),
 		Audit: runner.Audit(), DataDir: l.dataDir, SaveFile: saveFile, About: aboutOptions(l),
-		Approvals: runner.Approvals(), Unit: unitOptions(l), // Inbox and "Run tasks when Jarvis is closed" (main_inbox.go)
+		Approvals: runner.Approvals(), Unit: cli.Unit(l.dataDir, l.configPath, l.workspace), // Inbox and "Run tasks when Jarvis is closed"
 	})
 	if err != nil {
 		return 1, err
 	}
 	defer app.Shutdown(a)
-	hooks.attach(a, runner)
+	hooks.Attach(runner)
 
 	err = wails.Run(&options.App{
 		Title:            "Jarvis",
@@ -275,11 +285,11 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			wctx.Store(&ctx)
 			app.Start(a)
 			go app.WatchMCP(mcpCtx, mcpPanel)
-			hooks.startup(ctx)
+			hooks.Startup(ctx)
 		},
-		OnDomReady: hooks.domReady,
+		OnDomReady: hooks.DomReady,
 		OnShutdown: func(context.Context) { app.Shutdown(a) },
-		Bind:       append([]any{a, mcpPanel}, hooks.bind()...),
+		Bind:       append([]any{a, mcpPanel}, hooks.Bind()...),
 		Linux:      &linux.Options{ProgramName: "jarvis", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 		// A second launch on this data dir hands over to this window.
 		SingleInstanceLock: singleInstance(l, &wctx, emit),
@@ -287,7 +297,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	if err != nil {
 		return 1, err
 	}
-	return hooks.exitCode(), nil
+	return hooks.ExitCode(), nil
 }
 
 // startService starts the in-process service, or checks the one at
@@ -342,9 +352,9 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 	go func() {
 		defer close(ready)
 		svc, svcErr = service.New(context.Background(), service.Options{DataDir: l.dataDir, Config: l.config, Token: token,
-			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(secretsFile(l), l.log)), ConfigPath: cfgFile, Window: true,
-			// This process runs the scheduled tasks: it holds the data dir's lock (main_inbox.go).
-			RunTasks: true, TasksFile: tasksFile(l), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid()),
+			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(cli.SecretsFile(l.configPath), l.log)), ConfigPath: cfgFile, Window: true,
+			// This process runs the scheduled tasks: it holds the data dir's lock.
+			RunTasks: true, TasksFile: cli.TasksFile(l.configPath), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid()),
 			Approved: store, ConfigWarning: warning})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
@@ -381,4 +391,61 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 		}
 		listener.Shutdown(srv, 3*time.Second)
 	}, nil
+}
+
+// wailsJSON is the project file: its "info" names the product and version
+// (the same values wails build writes into the macOS and Windows metadata).
+//
+//go:embed wails.json
+var wailsJSON []byte
+
+// commit is the source revision, set at build time with
+// -ldflags "-X main.commit=<hash>" (make build and the documented wails build do).
+var commit = "unknown"
+
+// product returns the product name and version of wails.json.
+func product() (name, version string) {
+	var p struct {
+		Info struct {
+			ProductName    string `json:"productName"`
+			ProductVersion string `json:"productVersion"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(wailsJSON, &p); err != nil || p.Info.ProductName == "" {
+		return "Jarvis", "unknown"
+	}
+	return p.Info.ProductName, p.Info.ProductVersion
+}
+
+func versionLine() string {
+	name, v := product()
+	return fmt.Sprintf("%s %s (commit %s, %s, %s/%s)", name, v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// aboutOptions is what the About view shows; keys without an OS keyring go
+// next to the config file.
+func aboutOptions(l *launch) app.AboutOptions {
+	name, v := product()
+	o := app.AboutOptions{Product: name, Version: v, Commit: commit, DataDir: l.dataDir, ConfigPath: l.configPath,
+		SecretsFile: cli.SecretsFile(l.configPath)}
+	if runtime.GOOS == "linux" {
+		if d, err := os.UserConfigDir(); err == nil {
+			o.AutostartDir = filepath.Join(d, "autostart")
+		}
+		o.Executable, _ = os.Executable()
+	}
+	return o
+}
+
+// singleInstance is Wails' lock for the first instance's window: a second
+// launch (app.OneInstance) reaches it and the window comes to the front.
+func singleInstance(l *launch, wctx *atomic.Pointer[context.Context], emit func(string, any)) *options.SingleInstanceLock {
+	return &options.SingleInstanceLock{UniqueId: instance.UniqueID(l.dataDir), OnSecondInstanceLaunch: func(d options.SecondInstanceData) {
+		l.log.Info("a second launch handed over to this window", "args", d.Args, "working_directory", d.WorkingDirectory)
+		if c := wctx.Load(); c != nil {
+			wruntime.WindowUnminimise(*c)
+			wruntime.WindowShow(*c)
+		}
+		emit("app:second-instance", map[string]any{"args": d.Args, "workingDirectory": d.WorkingDirectory})
+	}}
 }

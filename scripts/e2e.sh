@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the desktop app in the real WebKitGTK window, headless.
 # Runs after `make build`: it builds the e2e binary (build tag e2e: the
-# in-window self-test of main_e2e.go and frontend/e2e/selftest.js), starts
+# in-window self-test of internal/e2e and frontend/e2e/selftest.js), starts
 # Xvfb inside a private D-Bus session with private XDG dirs, runs the self-test
 # under a watchdog, and smoke-starts the production binary. Screenshots and
 # bench.md are kept in build/e2e/. Exits non-zero on any failure.

@@ -1,7 +1,7 @@
-// The in-window end-to-end self-test, run by the e2e build (main_e2e.go) on
-// DOM ready. It drives the real UI like a user and reports to window.go.main.E2E.
+// The in-window end-to-end self-test, run by the e2e build (internal/e2e) on
+// DOM ready. It drives the real UI like a user and reports to window.go.e2e.E2E.
 (async () => {
-  const E = window.go.main.E2E;
+  const E = window.go.e2e.E2E;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const frames = (n) => new Promise((r) => { const f = () => (n-- <= 0 ? r() : requestAnimationFrame(f)); requestAnimationFrame(f); });
   // The dark palette's variables (the window follows the system's scheme;
@@ -66,7 +66,7 @@
     const idleRSSMB = await E.RSSMB();
     log(`ready; idle memory ${idleMB.toFixed(0)} MB PSS, ${idleRSSMB.toFixed(0)} MB RSS: ${await E.MemoryBreakdown()}`);
     // The page runs without JavaScriptCore's JIT and with two malloc
-    // arenas (main_webkit_linux.go).
+    // arenas (internal/webkit/lean_linux.go).
     await E.CheckWebProcessEnv();
 
     // Restart phase (scripts/e2e.sh starts the app a second time on the same

@@ -1,7 +1,7 @@
 // Benchmark hooks for the e2e build's measurements (frontend/e2e/selftest.js):
 // they act on a synthetic transcript shown in the window and reach nothing on
 // the Go side. main.ts loads this module only when the e2e build's E2E
-// object is bound (window.go.main.E2E), so a shipped window never runs it.
+// object is bound (window.go.e2e.E2E), so a shipped window never runs it.
 import type { Store } from "./store";
 import { loadMarkdown, renderReply, showReply } from "./reply";
 import { Transcript } from "./transcript";

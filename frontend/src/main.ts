@@ -48,7 +48,7 @@ async function start(): Promise<void> {
   on("send:error", (d) => actions.onSendError(d));
 
   // Benchmark hooks exist in the e2e build only (its E2E object is bound).
-  if ((window.go as any)?.main?.E2E) (await import("./bench")).installBench(store, conversation);
+  if ((window.go as any)?.e2e?.E2E) (await import("./bench")).installBench(store, conversation);
   await actions.start();
   document.body.dataset.ready = "1";
 }

@@ -52,7 +52,7 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
     }
   });
   // The configuration is read once here, not at every call: the window runs
-  // JavaScript without a JIT (main_webkit_linux.go), and a streamed reply is
+  // JavaScript without a JIT (internal/webkit/lean_linux.go), and a streamed reply is
   // sanitized at every delta.
   p.setConfig({
     ALLOWED_TAGS,

@@ -117,7 +117,7 @@ export class Transcript {
   // How many items are status lines (transient) and round tables: a delta
   // looks through the items for them only when there are some, as a session
   // can hold thousands of items and the window's JavaScript runs without a
-  // JIT (main_webkit_linux.go).
+  // JIT (internal/webkit/lean_linux.go).
   private transients = 0;
   private roundTables = 0;
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"jarvis/api"
+	"jarvis/internal/cli"
 	"jarvis/service"
 	"jarvis/service/config"
 )
@@ -336,7 +337,7 @@ func flagNames(t *testing.T, root string) map[string]string {
 	re := regexp.MustCompile(`\.(?:String|Bool|Int|Int64|Duration|Float64|Uint|Var|StringVar|BoolVar|IntVar|Int64Var|DurationVar|Func)\((?:[^,()"]+, )?"([a-z][a-z0-9-]*)",`)
 	out := map[string]string{}
 	var files []string
-	for _, pat := range []string{"*.go", "cmd/*/*.go", "app/*.go", "app/audit/cmd/*/*.go"} {
+	for _, pat := range []string{"*.go", "internal/cli/*.go", "cmd/*/*.go", "app/*.go", "app/backup/*.go", "app/audit/cmd/*/*.go"} {
 		m, err := filepath.Glob(filepath.Join(root, pat))
 		if err != nil {
 			t.Fatal(err)
@@ -369,6 +370,21 @@ func TestEveryFlagIsInTheReference(t *testing.T) {
 	for name, where := range flags {
 		if !strings.Contains(text, "`--"+name+"`") && !strings.Contains(text, "`-"+name+"`") && !strings.Contains(text, "`-"+name+"`,") {
 			t.Errorf("the flag %q (%s) is not in docs/reference/cli.md", name, where)
+		}
+	}
+}
+
+// TestEveryCommandIsInTheReference: every subcommand of the jarvis binary's
+// one table (internal/cli) has its section in docs/reference/cli.md.
+func TestEveryCommandIsInTheReference(t *testing.T) {
+	text := read(t, filepath.Join(repoRoot(t), "docs/reference/cli.md"))
+	names := cli.Names()
+	if len(names) < 8 {
+		t.Fatalf("the command table lists only %v", names)
+	}
+	for _, n := range names {
+		if !strings.Contains(text, "`jarvis "+n) {
+			t.Errorf("the command %q is not in docs/reference/cli.md", n)
 		}
 	}
 }

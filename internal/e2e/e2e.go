@@ -1,19 +1,18 @@
-//go:build e2e
-
-package main
-
-// The in-window end-to-end self-test (build tag e2e). It starts a scripted
+// Package e2e is the in-window end-to-end self-test that the e2e build of
+// the desktop binary carries (the root's e2e_on.go wires it; normal builds
+// carry none of it). It starts a scripted
 // OpenAI-compatible upstream (internal/testpeer) and a scripted external
 // agent on loopback, configures the in-process service with them, and on
 // DOM ready runs frontend/e2e/selftest.js inside the real WebKitGTK window.
 // The script drives the DOM like a user and reports through the bound E2E
 // object; Done ends the app with the test's verdict as its exit code. A
 // watchdog fails a hung run. Screenshots and bench.md go to JARVIS_E2E_OUT
-// (default build/e2e).
+// (default build/e2e). The window's functions come in as Window, so that
+// only main imports Wails.
+package e2e
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,8 +29,6 @@ import (
 	"sync"
 	"time"
 
-	wruntime "github.com/wailsapp/wails/v2/pkg/runtime"
-
 	"jarvis/app"
 	"jarvis/app/audit"
 	"jarvis/internal/approved"
@@ -40,11 +37,31 @@ import (
 	"jarvis/service/config"
 )
 
-//go:embed frontend/e2e/selftest.js
-var selftestJS string
+// Window is what the harness does to the window (Wails' runtime, given by
+// main).
+type Window struct {
+	ExecJS      func(ctx context.Context, js string)
+	Quit        func(ctx context.Context)
+	SetSize     func(ctx context.Context, w, h int)
+	SetPosition func(ctx context.Context, x, y int)
+}
 
-type hooks struct {
+// Launch is what the harness is given by main.
+type Launch struct {
+	DataDir, ConfigPath string
+	Getenv              func(string) string
+	Started             time.Time
+	Window              Window
+	// Selftest is frontend/e2e/selftest.js, embedded by main.
+	Selftest string
+}
+
+// Harness is the self-test's side of the launch: the scripted peers, the
+// watchdog and the hooks main calls.
+type Harness struct {
 	e2e      *E2E
+	selftest string
+	config   *config.Config
 	peer     *http.Server
 	ext      *http.Server
 	rt       *http.Server
@@ -52,8 +69,9 @@ type hooks struct {
 	watchdog *time.Timer
 }
 
-// E2E is bound to the window as window.go.main.E2E.
+// E2E is bound to the window as window.go.e2e.E2E.
 type E2E struct {
+	win     Window
 	out     string
 	started time.Time
 	runner  *app.Runner
@@ -76,16 +94,19 @@ type E2E struct {
 // second start that checks the setup was saved.
 func (e *E2E) Phase() string { return e.phase }
 
-func newHooks(l *launch, started time.Time) (*hooks, error) {
-	out := l.getenv("JARVIS_E2E_OUT")
+// New starts the scripted peers and writes the run's configuration. The
+// service is started with Config (nil: main loads the --config file the
+// harness wrote); the window makes no native dialogs.
+func New(l Launch) (*Harness, error) {
+	out := l.Getenv("JARVIS_E2E_OUT")
 	if out == "" {
 		out = filepath.Join("build", "e2e")
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	e := &E2E{out: out, started: started, marks: map[string]time.Duration{}, dataDir: l.dataDir}
-	h := &hooks{e2e: e}
+	e := &E2E{win: l.Window, out: out, started: l.Started, marks: map[string]time.Duration{}, dataDir: l.DataDir}
+	h := &Harness{e2e: e, selftest: l.Selftest}
 
 	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +133,6 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 
 	// No provider at first: the self-test configures the scripted upstream
 	// through the setup form, as a user on first run would.
-	l.noDialogs = true
 	conf := fmt.Sprintf(`{
   "toolResultTimeoutSeconds": 60,
   "agents": [
@@ -137,18 +157,18 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 		}
 		written = conf2
 	}
-	l.config = c
+	h.config = c
 	// The config goes to the --config file, which the first run's setup
 	// rewrites as a user's would be; a second start with
 	// JARVIS_E2E_PHASE=restart reads the provider saved there.
-	e.phase = l.getenv("JARVIS_E2E_PHASE")
-	if l.configPath != "" {
+	e.phase = l.Getenv("JARVIS_E2E_PHASE")
+	if l.ConfigPath != "" {
 		if e.phase != "restart" {
-			if err := os.WriteFile(l.configPath, []byte(written), 0o600); err != nil {
+			if err := os.WriteFile(l.ConfigPath, []byte(written), 0o600); err != nil {
 				return nil, err
 			}
 			// Jarvis's own write, as the setup page's: approved as written.
-			store, err := approved.Open(l.dataDir)
+			store, err := approved.Open(l.DataDir)
 			if err != nil {
 				return nil, err
 			}
@@ -156,13 +176,13 @@ func newHooks(l *launch, started time.Time) (*hooks, error) {
 				return nil, err
 			}
 		}
-		l.config = nil // main loads the file and lets the setup save to it
+		h.config = nil // main loads the file and lets the setup save to it
 	}
 
 	// JARVIS_E2E_WATCHDOG (seconds, default 150) gives a loaded machine
 	// more time; scripts/e2e.sh sizes its own timeouts from it.
 	limit := 150
-	if n, err := strconv.Atoi(l.getenv("JARVIS_E2E_WATCHDOG")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(l.Getenv("JARVIS_E2E_WATCHDOG")); err == nil && n > 0 {
 		limit = n
 	}
 	h.watchdog = time.AfterFunc(time.Duration(limit)*time.Second, func() {
@@ -214,10 +234,15 @@ func (e *E2E) externalAgent(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-func (h *hooks) attach(_ *app.App, r *app.Runner) { h.e2e.runner = r }
+// Config is the service's configuration for this run; nil when main
+// loads the --config file the harness wrote.
+func (h *Harness) Config() *config.Config { return h.config }
 
-// service registers the scripted round-table agents once the service answers.
-func (h *hooks) service(base, token string) {
+// Attach gives the harness the tool runner (the audit log, the workspace).
+func (h *Harness) Attach(r *app.Runner) { h.e2e.runner = r }
+
+// Service registers the scripted round-table agents once the service answers.
+func (h *Harness) Service(base, token string) {
 	go func() {
 		for _, name := range []string{"security", "performance"} {
 			body := fmt.Sprintf(`{"name":%q,"domain":"code review","base_url":"http://%s/%s","capabilities":["review"],"timeout_seconds":10}`, name, h.rtAddr, name)
@@ -317,26 +342,30 @@ func roundTableAgent(w http.ResponseWriter, r *http.Request) {
 // PeerURL is the scripted upstream's base URL, for the setup form.
 func (e *E2E) PeerURL() string { return e.peerURL }
 
-func (h *hooks) startup(ctx context.Context) {
+// Startup is the window starting (OnStartup).
+func (h *Harness) Startup(ctx context.Context) {
 	h.e2e.Log("window starting (OnStartup)")
 	h.e2e.mu.Lock()
 	h.e2e.ctx = ctx
 	h.e2e.mu.Unlock()
 }
 
-func (h *hooks) domReady(ctx context.Context) {
+// DomReady runs the self-test in the page.
+func (h *Harness) DomReady(ctx context.Context) {
 	h.e2e.mu.Lock()
 	if h.e2e.domAt == 0 {
 		h.e2e.domAt = time.Since(h.e2e.started)
 	}
 	h.e2e.mu.Unlock()
 	h.e2e.Log("DOM ready")
-	wruntime.WindowExecJS(ctx, selftestJS)
+	h.e2e.win.ExecJS(ctx, h.selftest)
 }
 
-func (h *hooks) bind() []any { return []any{h.e2e} }
+// Bind is what the window binds: the E2E object.
+func (h *Harness) Bind() []any { return []any{h.e2e} }
 
-func (h *hooks) exitCode() int {
+// ExitCode is the self-test's verdict.
+func (h *Harness) ExitCode() int {
 	h.e2e.mu.Lock()
 	defer h.e2e.mu.Unlock()
 	if !h.e2e.done {
@@ -351,7 +380,8 @@ func (h *hooks) exitCode() int {
 	return 0
 }
 
-func (h *hooks) close() {
+// Close stops the watchdog and the scripted peers.
+func (h *Harness) Close() {
 	h.watchdog.Stop()
 	h.peer.Close()
 	h.ext.Close()
@@ -381,7 +411,7 @@ func (e *E2E) finish(ok bool, msg string) {
 		e.Screenshot("failure")
 	}
 	if ctx != nil {
-		go wruntime.Quit(ctx)
+		go e.win.Quit(ctx)
 	}
 }
 
@@ -410,8 +440,8 @@ func (e *E2E) Resize(w, h int) {
 	ctx := e.ctx
 	e.mu.Unlock()
 	if ctx != nil {
-		wruntime.WindowSetSize(ctx, w, h)
-		wruntime.WindowSetPosition(ctx, 0, 0)
+		e.win.SetSize(ctx, w, h)
+		e.win.SetPosition(ctx, 0, 0)
 	}
 }
 
@@ -509,7 +539,7 @@ func (e *E2E) MemoryBreakdown() string {
 }
 
 // CheckWebProcessEnv fails unless the web process that runs the page was
-// started with the settings of main_webkit_linux.go: JavaScriptCore's JIT
+// started with the settings of internal/webkit/lean_linux.go: JavaScriptCore's JIT
 // off and two malloc arenas, each unless the environment chose otherwise.
 func (e *E2E) CheckWebProcessEnv() error {
 	if os.Getenv("JARVIS_WEBKIT_LEAN") == "0" {

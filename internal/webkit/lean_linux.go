@@ -1,6 +1,6 @@
 //go:build desktop && linux
 
-package main
+package webkit
 
 // Memory settings for WebKitGTK that Wails does not expose. The window loads
 // one local page with the hardware-acceleration policy "never" (main.go), so
@@ -117,10 +117,10 @@ import "C"
 
 import "os"
 
-// leanWebKit applies the memory settings. It runs at the start of run,
+// Lean applies the memory settings. It runs at the start of run,
 // before the service, GTK or WebKit start any thread that reads the
 // environment, and reports whether the UI process was kept free of OpenGL.
-func leanWebKit() (noGL bool) {
+func Lean() (noGL bool) {
 	if os.Getenv("JARVIS_WEBKIT_LEAN") == "0" {
 		return false
 	}

@@ -1,5 +1,0 @@
-//go:build !(desktop && linux)
-
-package main
-
-func leanWebKit() bool { return false }
