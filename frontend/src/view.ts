@@ -49,9 +49,22 @@ export function titleFrom(text: string): string {
   return (at > 30 ? cut.slice(0, at) : cut) + "…";
 }
 
-/** Copies text to the clipboard: the async API where the window has it, else a selection. */
+/**
+ * Copies text to the clipboard: the app's own (native) clipboard where the
+ * window has it, else the async API, else a selection. WebKit refuses the
+ * async API when the page lacks focus or a user activation, so each way
+ * falls back to the next.
+ */
 export async function copyText(text: string): Promise<void> {
-  if (navigator.clipboard?.writeText) return navigator.clipboard.writeText(text);
+  const native = (window as any).runtime?.ClipboardSetText as ((t: string) => Promise<boolean>) | undefined;
+  if (native && (await native(text).catch(() => false))) return;
+  if (navigator.clipboard?.writeText) {
+    try {
+      return await navigator.clipboard.writeText(text);
+    } catch {
+      // the selection below
+    }
+  }
   const ta = h("textarea", { "aria-hidden": "true" }) as HTMLTextAreaElement;
   ta.value = text;
   ta.style.position = "fixed";

@@ -489,3 +489,19 @@ describe("date groups", () => {
     expect($("#notice").textContent).toContain("there are no conversations at /x");
   });
 });
+
+describe("copyText", () => {
+  it("uses the app's native clipboard first, and the async API when that fails", async () => {
+    const { copyText } = await import("../src/view");
+    let native = "";
+    let web = "";
+    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText: async (t: string) => void (web = t) } });
+    (window as any).runtime = { ClipboardSetText: async (t: string) => ((native = t), true) };
+    await copyText("one");
+    expect([native, web]).toEqual(["one", ""]);
+    (window as any).runtime = { ClipboardSetText: async () => false };
+    await copyText("two");
+    expect(web).toBe("two");
+    delete (window as any).runtime;
+  });
+});
