@@ -797,6 +797,14 @@ type ProvidersInfo struct {
 	Discovered  []DiscoveredServer `json:"discovered"`
 }
 
+// SetEmbeddingRequest is PUT /v1/memory/embeddings (and its answer): the
+// embedding model of a local OpenAI-compatible server memory search uses
+// to find notes by meaning; an empty Model turns it off (keyword search).
+type SetEmbeddingRequest struct {
+	BaseURL string `json:"baseUrl,omitempty"`
+	Model   string `json:"model"`
+}
+
 // SetProviderRequest is PUT /v1/providers: "openai" with an apiKey (stored in
 // the OS keyring, never in the file) and optional model, or
 // "openai-compatible" with baseUrl and model (and an optional apiKey).

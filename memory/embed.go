@@ -54,12 +54,70 @@ type EmbeddingStatus struct {
 
 type embedState struct {
 	kick   chan struct{}
+	cur    atomic.Pointer[embedRun] // the embedder in use and its loop; nil: keyword search
+	swap   sync.Mutex               // serialises SetEmbedder
 	snap   atomic.Pointer[vecIndex]
 	paused atomic.Bool
 
 	mu     sync.Mutex
 	status EmbeddingStatus
 	qcache map[string][]float32
+}
+
+// embedRun is one embedder's background loop.
+type embedRun struct {
+	e      Embedder
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// embedder is the embedding model in use, nil without one.
+func (s *Store) embedder() Embedder {
+	if r := s.emb.cur.Load(); r != nil {
+		return r.e
+	}
+	return nil
+}
+
+// SetEmbedder changes the embedding model while the store runs (nil: keyword
+// search only). The old model's loop stops first; vectors of another model
+// are recomputed in the background with progress (EmbeddingStatus), and
+// keyword search answers throughout.
+func (s *Store) SetEmbedder(e Embedder) error {
+	if s.closed() {
+		return ErrClosed
+	}
+	s.emb.swap.Lock()
+	defer s.emb.swap.Unlock()
+	if old := s.emb.cur.Swap(nil); old != nil {
+		old.cancel()
+		<-old.done
+	}
+	s.emb.snap.Store(nil)
+	s.emb.paused.Store(false)
+	s.emb.mu.Lock()
+	s.emb.status, s.emb.qcache = EmbeddingStatus{}, nil
+	s.emb.mu.Unlock()
+	if e != nil {
+		s.startEmbedding(e)
+	}
+	return nil
+}
+
+// startEmbedding runs e's loop until Close or the next SetEmbedder.
+func (s *Store) startEmbedding(e Embedder) {
+	ctx, cancel := s.untilClose()
+	r := &embedRun{e: e, cancel: cancel, done: make(chan struct{})}
+	s.emb.mu.Lock()
+	s.emb.status.Model = e.Model()
+	s.emb.mu.Unlock()
+	s.emb.cur.Store(r)
+	s.wg.Add(1)
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		s.embedLoop(ctx, e)
+	}()
 }
 
 // vecIndex is a snapshot of the chunks that have vectors, for the scan:
@@ -90,9 +148,6 @@ func textKey(text string) int64 {
 }
 
 func (s *Store) kickEmbedder() {
-	if s.emb.kick == nil {
-		return
-	}
 	select {
 	case s.emb.kick <- struct{}{}:
 	default:
@@ -112,7 +167,7 @@ func (s *Store) EmbeddingStatus() EmbeddingStatus {
 // vectors made so far are used by Search, and chunks without one are found
 // by their words only. Keyword search works throughout.
 func (s *Store) PauseEmbedding(pause bool) {
-	if s.opts.Embedder == nil {
+	if s.embedder() == nil {
 		return
 	}
 	s.emb.paused.Store(pause)
@@ -127,7 +182,7 @@ func (s *Store) PauseEmbedding(pause bool) {
 // Retrieval says how Search matches notes: "hybrid" (keyword and
 // embeddings), "keyword+synonyms" (WordNet) or "keyword".
 func (s *Store) Retrieval() string {
-	if s.opts.Embedder != nil {
+	if s.embedder() != nil {
 		if idx := s.emb.snap.Load(); idx != nil && len(idx.ids) > 0 && s.EmbeddingStatus().Error == "" {
 			return "hybrid"
 		}
@@ -138,12 +193,11 @@ func (s *Store) Retrieval() string {
 	return "keyword"
 }
 
-// embedLoop keeps the vectors in step with the index. It runs until Close.
-func (s *Store) embedLoop() {
+// embedLoop keeps the vectors in step with the index, with e, until ctx
+// ends (Close, or another embedder).
+func (s *Store) embedLoop(ctx context.Context, e Embedder) {
 	defer s.wg.Done()
-	ctx, cancel := s.untilClose()
-	defer cancel()
-	byKey, err := s.loadEmbeddings(ctx)
+	byKey, err := s.loadEmbeddings(ctx, e)
 	if err != nil {
 		s.setEmbedError(err)
 		return
@@ -151,7 +205,7 @@ func (s *Store) embedLoop() {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	for {
-		if err := s.embedPass(ctx, byKey); err != nil {
+		if err := s.embedPass(ctx, e, byKey); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -160,7 +214,7 @@ func (s *Store) embedLoop() {
 			retry.Reset(embedRetry)
 		}
 		select {
-		case <-s.done:
+		case <-ctx.Done():
 			return
 		case <-s.emb.kick:
 		case <-retry.C:
@@ -175,8 +229,8 @@ func (s *Store) setEmbedError(err error) {
 }
 
 // loadEmbeddings drops vectors of another model and reads the rest.
-func (s *Store) loadEmbeddings(ctx context.Context) (map[int64][]float32, error) {
-	model := s.opts.Embedder.Model()
+func (s *Store) loadEmbeddings(ctx context.Context, e Embedder) (map[int64][]float32, error) {
+	model := e.Model()
 	s.emb.mu.Lock()
 	s.emb.status.Model = model
 	s.emb.mu.Unlock()
@@ -212,7 +266,7 @@ func (s *Store) loadEmbeddings(ctx context.Context) (map[int64][]float32, error)
 
 // embedPass embeds every chunk text that has no vector yet, in batches,
 // then publishes a new snapshot and forgets vectors no chunk uses.
-func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error {
+func (s *Store) embedPass(ctx context.Context, e Embedder, byKey map[int64][]float32) error {
 	if err := s.countEmbedded(ctx); err != nil {
 		return err
 	}
@@ -252,7 +306,7 @@ func (s *Store) embedPass(ctx context.Context, byKey map[int64][]float32) error 
 		if len(keys) == 0 {
 			break
 		}
-		vecs, err := s.opts.Embedder.Embed(ctx, texts)
+		vecs, err := e.Embed(ctx, texts)
 		if err != nil {
 			return err
 		}
@@ -361,7 +415,11 @@ func (s *Store) queryVector(ctx context.Context, q string) ([]float32, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	vecs, err := s.opts.Embedder.Embed(ctx, []string{q})
+	e := s.embedder()
+	if e == nil {
+		return nil, errors.New("no embedding model")
+	}
+	vecs, err := e.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +485,7 @@ func dot(a, b []float32) float32 {
 // embedder, before any vector exists, or when the model cannot be reached
 // (logged: search goes on keyword-only).
 func (s *Store) vectorHits(ctx context.Context, q string) []vecHit {
-	if s.opts.Embedder == nil {
+	if s.embedder() == nil {
 		return nil
 	}
 	idx := s.emb.snap.Load()

@@ -97,3 +97,53 @@ func TestKeywordSearchDuringEmbeddingAndPause(t *testing.T) {
 		return !st.Paused && st.Embedded == 101 && st.Total == 101
 	})
 }
+
+// The embedding model is chosen while the store runs (the window's "Use …
+// for memory"): keyword search before it, meaning after its background
+// pass, keyword again when it is turned off; a second model recomputes
+// every vector.
+func TestSetEmbedderWhileRunning(t *testing.T) {
+	wn, err := wordnet.Open(wordnet.DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs wordnet-base)", err)
+	}
+	defer wn.Close()
+	srv := httptest.NewServer(embedpeer.New(wn, 64))
+	defer srv.Close()
+	root := t.TempDir()
+	writeNote(t, root, "memory/2026-02-10.md", "# 2026-02-10\n\nSaw the physician about my knee.\n\nRepotted the tomatoes in the garden shed.\n")
+	s, err := memory.Open(context.Background(), memory.Options{Root: root, Now: clock, DisableWatcher: true, WordNetDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, st := s.Retrieval(), s.EmbeddingStatus(); r != "keyword" || st.Model != "" {
+		t.Fatalf("before a model: retrieval %q status %+v", r, st)
+	}
+	for _, model := range []string{"concepts-64", "concepts-64b"} {
+		if err := s.SetEmbedder(llm.NewEmbedder(llm.OpenAIOptions{BaseURL: srv.URL + "/v1"}, model)); err != nil {
+			t.Fatal(err)
+		}
+		testwait.Until(t, "every chunk embedded by "+model, 20*time.Second, func() bool {
+			st := s.EmbeddingStatus()
+			return st.Model == model && st.Total > 0 && st.Embedded == st.Total && s.Retrieval() == "hybrid"
+		})
+		res, err := s.Search(context.Background(), "doctor visit", "", 3)
+		if err != nil || len(res) == 0 || !strings.Contains(res[0].Excerpt, "physician") {
+			t.Fatalf("search by meaning with %s: %v %+v", model, err, res)
+		}
+	}
+	if err := s.SetEmbedder(nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, st := s.Retrieval(), s.EmbeddingStatus(); r != "keyword" || st != (memory.EmbeddingStatus{}) {
+		t.Fatalf("after turning it off: retrieval %q status %+v", r, st)
+	}
+	if res, err := s.Search(context.Background(), "physician knee", "", 3); err != nil || len(res) != 1 {
+		t.Fatalf("keyword search after turning embeddings off: %v %+v", err, res)
+	}
+	s.Close()
+	if err := s.SetEmbedder(nil); err == nil {
+		t.Fatal("SetEmbedder on a closed store did not fail")
+	}
+}

@@ -192,10 +192,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	go s.checkpointLoop()
 	s.wg.Add(1)
 	go s.mergeLoop()
+	s.emb.kick = make(chan struct{}, 1)
 	if opts.Embedder != nil {
-		s.emb.kick = make(chan struct{}, 1)
-		s.wg.Add(1)
-		go s.embedLoop()
+		s.startEmbedding(opts.Embedder)
 	}
 	ok = true
 	return s, nil

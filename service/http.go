@@ -22,6 +22,7 @@ func (s *Service) routes() http.Handler {
 	mux.Handle("GET /v1/agents", adapt(sessions.Agents))
 	mux.Handle("GET /v1/providers", adapt(providers.List))
 	mux.Handle("PUT /v1/providers", adapt(providers.Set))
+	mux.Handle("PUT /v1/memory/embeddings", adapt(providers.SetEmbedding)) // the model memory finds notes by meaning with
 	mux.Handle("POST /v1/config/approve", adapt(s.handleApproveConfig))
 	mux.Handle("POST /v1/providers/test", adapt(providers.Test))
 	mux.Handle("POST /v1/agents/{agentId}/session", adapt(s.handleAgentSession))

@@ -470,3 +470,50 @@ func TestMemoryEmbeddingsRoute(t *testing.T) {
 		t.Fatalf("POST {}: %d %+v", status, eb)
 	}
 }
+
+// The window's "Use … for memory": PUT /v1/memory/embeddings gives memory a
+// local server's embedding model while the service runs; the note written
+// before is embedded in the background, and an empty model turns it off.
+func TestChooseEmbeddingModelWhileRunning(t *testing.T) {
+	wn, err := wordnet.Open(wordnet.DefaultDir)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs wordnet-base)", err)
+	}
+	defer wn.Close()
+	peerSrv := httptest.NewServer(embedpeer.New(wn, 64))
+	defer peerSrv.Close()
+	e := newEnv(t)
+	ctx := context.Background()
+	var w api.MemoryWriteResponse
+	if err := e.c.Do(ctx, "POST", "/v1/memory/write", api.MemoryWriteRequest{Target: "daily", Content: "Saw the physician about my knee."}, &w); err != nil {
+		t.Fatal(err)
+	}
+	var set api.SetEmbeddingRequest
+	if err := e.c.Do(ctx, "PUT", "/v1/memory/embeddings", api.SetEmbeddingRequest{BaseURL: peerSrv.URL + "/v1", Model: "concepts-64"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if set.Model != "concepts-64" || set.BaseURL != peerSrv.URL+"/v1" {
+		t.Fatalf("PUT answered %+v", set)
+	}
+	var mr api.MemoryRetrieval
+	testwait.Until(t, "the note embedded with the chosen model", 15*time.Second, func() bool {
+		if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+			t.Fatal(err)
+		}
+		return mr.Retrieval == "hybrid" && mr.Embeddings != nil && mr.Embeddings.Model == "concepts-64" && mr.Embeddings.Embedded == 1
+	})
+	if err := e.c.Do(ctx, "PUT", "/v1/memory/embeddings", api.SetEmbeddingRequest{Model: ""}, &set); err != nil {
+		t.Fatal(err)
+	}
+	mr = api.MemoryRetrieval{}
+	if err := e.c.Do(ctx, "GET", "/v1/memory/embeddings", nil, &mr); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Embeddings != nil || !strings.HasPrefix(mr.Retrieval, "keyword") {
+		t.Fatalf("after turning it off: %+v %+v", mr, mr.Embeddings)
+	}
+	status, eb, _ := raw(t, "PUT", e.srv.URL+"/v1/memory/embeddings", testToken, `{"baseUrl":"not a url","model":"x"}`, nil)
+	if status != 400 || eb.Error.Code == "" {
+		t.Fatalf("a bad server address: %d %+v", status, eb)
+	}
+}

@@ -284,8 +284,31 @@ func (s *Service) cfg() *config.Config { return s.conf.Load() }
 // SetConfig replaces the configuration; running turns keep the one they started with.
 func (s *Service) SetConfig(c *config.Config) {
 	s.parseSettings(c)
-	s.conf.Store(c)
+	old := s.conf.Swap(c)
 	s.chat.ConfigChanged() // servers are asked for their windows again (one may have been reloaded too)
+	s.applyEmbedding(old, c)
+}
+
+// applyEmbedding gives memory the embedding model of c when it differs from
+// old's (the window's "Use … for memory", or an edit of the config file):
+// the vectors are made again in the background while keyword search
+// answers.
+func (s *Service) applyEmbedding(old, c *config.Config) {
+	type where struct{ base, model, ref string }
+	var was, now where
+	var ok bool
+	if old != nil {
+		was.base, was.model, was.ref, _ = old.ResolvedEmbedding()
+	}
+	if now.base, now.model, now.ref, ok = c.ResolvedEmbedding(); !ok {
+		now = where{}
+	}
+	if was == now || s.mem == nil {
+		return
+	}
+	if err := s.mem.SetEmbedder(chatrt.Embedder(c, s.secrets, s.models, s.log)); err != nil {
+		s.log.Warn("memory embedding model not changed", "err", err)
+	}
 }
 
 // Close stops running turns (they are recorded as interrupted), flushes

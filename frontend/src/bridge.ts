@@ -123,7 +123,13 @@ export interface ProvidersInfo {
   openaiKeyStored: boolean;
   keyStorage?: "env" | "keyring" | "file";
   secretsFile?: string;
-  discovered: { name: string; baseUrl: string; models: string[] }[];
+  discovered: { name: string; baseUrl: string; models: string[]; embeddingModels?: string[] }[];
+}
+
+/** How memory search finds notes (GET /v1/memory/embeddings). */
+export interface MemoryRetrieval {
+  retrieval: "hybrid" | "keyword+synonyms" | "keyword" | string;
+  embeddings?: { model: string; embedded: number; total: number; paused?: boolean; error?: string };
 }
 
 export interface About {
@@ -235,6 +241,10 @@ export interface AppAPI {
   /** Checks a provider before saving it (POST /v1/providers/test); nothing is saved. */
   TestProvider(req: SetProviderRequest): Promise<{ ok: boolean; kind: string; message: string; baseUrl: string; models?: string[] }>;
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
+  MemoryStatus(): Promise<MemoryRetrieval>;
+  PauseMemoryEmbedding(paused: boolean): Promise<MemoryRetrieval>;
+  /** Memory finds notes by meaning with this model of a local server; "" and "": by words only. */
+  UseMemoryEmbedding(baseUrl: string, model: string): Promise<MemoryRetrieval>;
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;
   SetAutostart(on: boolean): Promise<About>;

@@ -8,6 +8,7 @@ import { Actions } from "./actions";
 import { api, on } from "./bridge";
 import { wireAbout } from "./about";
 import { mountInbox } from "./inbox";
+import { mountMemory } from "./memory";
 import { mountReplyNotice } from "./notify";
 import { mountLazyPanels } from "./lazy";
 import { loadMarkdown } from "./reply";
@@ -37,6 +38,7 @@ async function start(): Promise<void> {
   wireAbout(flash);
   mountReplyNotice(store); // a long reply finished in the background (notify.ts)
   mountInbox(actions, flash); // tasks' results and approvals (inbox.ts)
+  mountMemory(flash); // how memory finds notes, the embedding model (memory.ts)
   // Audit, Permissions, MCP, agent test and the changed-files blocks (undo.ts): loaded on first use (lazy.ts).
   mountLazyPanels(actions, flash);
 

@@ -162,17 +162,38 @@ func (a *API) Set(w http.ResponseWriter, r *http.Request) error {
 // there is one (other fields untouched, written atomically) and in the
 // running config.
 func (a *API) save(name string, p config.Provider) error {
+	return a.rewrite(func(c *config.Config) {
+		providers := map[string]config.Provider{}
+		for k, v := range c.Providers {
+			providers[k] = v
+		}
+		providers[name] = keepWindow(providers[name], p)
+		c.Providers, c.DefaultProvider = providers, name
+	}, func(doc map[string]json.RawMessage) error {
+		providers := map[string]config.Provider{}
+		if raw, ok := doc["providers"]; ok {
+			if err := json.Unmarshal(raw, &providers); err != nil {
+				return err // never replace providers the file has but this cannot read
+			}
+		}
+		providers[name] = keepWindow(providers[name], p)
+		doc["providers"], _ = json.Marshal(providers)
+		doc["defaultProvider"], _ = json.Marshal(name)
+		return nil
+	})
+}
+
+// rewrite changes the configuration: the running one (running, on a copy)
+// when there is no config file, else the file's JSON object (file; other
+// fields untouched), checked, approved and written atomically, then
+// reloaded. A file the user is fixing or changed without approval is never
+// overwritten.
+func (a *API) rewrite(running func(*config.Config), file func(map[string]json.RawMessage) error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ConfigPath == "" {
-		cur := a.Config()
-		c := *cur
-		c.Providers = map[string]config.Provider{}
-		for k, v := range cur.Providers {
-			c.Providers[k] = v
-		}
-		c.Providers[name] = keepWindow(c.Providers[name], p)
-		c.DefaultProvider = name
+		c := *a.Config()
+		running(&c)
 		a.SetConfig(&c)
 		return nil
 	}
@@ -198,15 +219,9 @@ func (a *API) save(name string, p config.Provider) error {
 			return err
 		}
 	}
-	providers := map[string]config.Provider{}
-	if raw, ok := doc["providers"]; ok {
-		if err := json.Unmarshal(raw, &providers); err != nil {
-			return err // never replace providers the file has but this cannot read
-		}
+	if err := file(doc); err != nil {
+		return err
 	}
-	providers[name] = keepWindow(providers[name], p)
-	doc["providers"], _ = json.Marshal(providers)
-	doc["defaultProvider"], _ = json.Marshal(name)
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -232,6 +247,53 @@ func (a *API) save(name string, p config.Provider) error {
 		return err
 	}
 	return a.Reload(a.ConfigPath)
+}
+
+// SetEmbedding is PUT /v1/memory/embeddings: memory finds notes by meaning
+// with this model of a local (OpenAI-compatible) server, or by their words
+// only when model is empty. Memory makes its vectors in the background
+// (GET /v1/memory/embeddings shows the progress).
+func (a *API) SetEmbedding(w http.ResponseWriter, r *http.Request) error {
+	var req api.SetEmbeddingRequest
+	if err := httpapi.DecodeJSON(w, r, &req, a.Config().MaxBodyBytes); err != nil {
+		return err
+	}
+	m := config.Memory{}
+	if model := strings.TrimSpace(req.Model); model != "" {
+		base, err := serverBaseURL(req.BaseURL)
+		if err != nil {
+			return err
+		}
+		m = config.Memory{EmbeddingProvider: config.ProviderOpenAICompatible, EmbeddingModel: model, EmbeddingBaseURL: base}
+	}
+	err := a.rewrite(func(c *config.Config) {
+		c.Memory.EmbeddingProvider, c.Memory.EmbeddingModel, c.Memory.EmbeddingBaseURL = m.EmbeddingProvider, m.EmbeddingModel, m.EmbeddingBaseURL
+	}, func(doc map[string]json.RawMessage) error {
+		mem := map[string]json.RawMessage{}
+		if raw, ok := doc["memory"]; ok {
+			if err := json.Unmarshal(raw, &mem); err != nil {
+				return err // never replace a memory section this cannot read
+			}
+		}
+		delete(mem, "embeddingProvider")
+		delete(mem, "embeddingModel")
+		delete(mem, "embeddingBaseUrl")
+		if m.EmbeddingModel != "" {
+			mem["embeddingProvider"], _ = json.Marshal(m.EmbeddingProvider)
+			mem["embeddingModel"], _ = json.Marshal(m.EmbeddingModel)
+			mem["embeddingBaseUrl"], _ = json.Marshal(m.EmbeddingBaseURL)
+		}
+		doc["memory"], _ = json.Marshal(mem)
+		return nil
+	})
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return httpapi.Errorf(http.StatusConflict, "config_invalid", "the config file cannot be updated: %v", err)
+		}
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, api.SetEmbeddingRequest{BaseURL: m.EmbeddingBaseURL, Model: m.EmbeddingModel})
 }
 
 // keepWindow keeps the contextWindow of a provider entry that the setup

@@ -41,6 +41,7 @@ export function mountSetup(actions: Actions, flash: (text: string, good?: boolea
   };
 
   const render = (p: ProvidersInfo) => {
+    document.dispatchEvent(new CustomEvent("jarvis:providers", { detail: p })); // the memory offer (memory.ts)
     $("setup-discovered").replaceChildren(discoveredList(p, (baseUrl, model) => {
       $<HTMLInputElement>("setup-baseurl").value = baseUrl;
       $<HTMLInputElement>("setup-model").value = model;
