@@ -187,6 +187,15 @@
     $("#open-about").click();
     log("About view and start-at-login checked");
 
+    // Memory: how notes are found, in words (no embedding model runs here).
+    $("#open-memory").click();
+    await waitFor(() => !$("#memory-view").hidden && $('[data-memory="retrieval"]'), "the Memory view");
+    assert(/^By their words/.test($('[data-memory="retrieval"]').textContent), "Memory says it finds notes by their words: " + $('[data-memory="retrieval"]').textContent);
+    await frames(2);
+    await E.Screenshot("memory");
+    $("#open-memory").click();
+    log("Memory view says how notes are found");
+
     // Shift+Enter must not send.
     const input = $("#input");
     input.value = "draft";
