@@ -325,12 +325,23 @@ function editInPlace(el: HTMLElement | null, it: Item, actions: Actions): void {
   ta.focus();
 }
 
-// A finished reply's code blocks get highlighting, a label and Copy (the
+// A reply's code blocks get highlighting, a label and Copy from the first
+// delta on, so nothing moves when the reply ends (codeblocks.ts; the
 // highlighter loads on the first reply that has code).
-function decorate(b: HTMLElement, actions: Actions): void {
+let codeblocks: typeof import("../codeblocks") | undefined;
+
+function decorate(b: HTMLElement, actions: Actions, final = true): void {
   if (!b.querySelector("pre")) return;
+  const onErr = (text: string) => actions.store.publish("notice", { text, good: false });
+  if (codeblocks) {
+    codeblocks.decorateCode(b, onErr, final);
+    return;
+  }
   void import("../codeblocks").then(
-    (m) => m.decorateCode(b, (text) => actions.store.publish("notice", { text, good: false })),
+    (m) => {
+      codeblocks = m;
+      m.decorateCode(b, onErr, final);
+    },
     () => undefined, // left plain
   );
 }
@@ -363,7 +374,7 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       const b = body(el);
       if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text).then(() => decorate(b, actions)); // sanitized
       else showReply(b, it.text, !!it.final); // sanitized
-      if (it.final) decorate(b, actions);
+      decorate(b, actions, !!it.final);
       el.classList.toggle("streaming", !it.final);
       if (it.final) withActions(el, it, actions);
       else el.querySelector(":scope > .msg-actions")?.remove();
