@@ -10,7 +10,7 @@ import { planCard } from "./plan";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
-import { mountAttachments, withTextFiles } from "../attach";
+import { fileIcon, mountAttachments, splitTextFiles, withTextFiles, type SentFile } from "../attach";
 import { plainError } from "../errors";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
@@ -346,6 +346,27 @@ function decorate(b: HTMLElement, actions: Actions, final = true): void {
   );
 }
 
+/** A sent message's text files: a chip each; a click shows or hides the file under them. */
+function sentFiles(files: SentFile[]): HTMLElement {
+  const box = h("div", { class: "sent-files" });
+  const chips = h("div", { class: "attachments" });
+  const preview = h("pre", { class: "sent-file-preview", hidden: "" });
+  let open = -1;
+  files.forEach((f, i) => {
+    const chip = h("button", { class: "attachment", type: "button", "data-kind": "text", "aria-expanded": "false", title: `Show ${f.name}` }, h("span", { class: "attachment-name" }, f.name), h("span", { class: "attachment-size" }, f.size));
+    chip.prepend(fileIcon("text"));
+    chip.addEventListener("click", () => {
+      open = open === i ? -1 : i;
+      preview.hidden = open < 0;
+      preview.textContent = open < 0 ? "" : files[open].content;
+      chips.querySelectorAll("button").forEach((b, j) => b.setAttribute("aria-expanded", String(j === open)));
+    });
+    chips.append(chip);
+  });
+  box.append(chips, preview);
+  return box;
+}
+
 /** The part of a message element that holds its text (the actions sit beside it). */
 function body(el: HTMLElement, tag = "div"): HTMLElement {
   let b = el.querySelector<HTMLElement>(":scope > .msg-text");
@@ -363,11 +384,15 @@ function withActions(el: HTMLElement, it: Item, actions: Actions): void {
 
 function fill(el: HTMLElement, it: Item, actions: Actions): void {
   switch (it.kind) {
-    case "user":
-      body(el).textContent = it.text;
-      if (it.images) body(el).append(h("div", { class: "msg-images" }, `🖼 ${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
+    case "user": {
+      // Attached text files as chips (name, size; a click shows the file), not as fenced text.
+      const { text, files } = splitTextFiles(it.text);
+      body(el).textContent = text;
+      if (files.length) body(el).append(sentFiles(files));
+      if (it.images) body(el).append(h("div", { class: "msg-images" }, fileIcon("image"), `${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
       withActions(el, it, actions);
       break;
+    }
     case "assistant": {
       // A complete reply shown for the first time (opening a session) is
       // parsed off the window's thread; a streaming one as it grows.
@@ -401,9 +426,13 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       el.setAttribute("role", "alert");
       withActions(el, it, actions);
       break;
-    case "tool":
-      el.replaceChildren(toolCard(it));
+    case "tool": {
+      const open = el.querySelector(":scope > details.tool-card")?.hasAttribute("open");
+      const card = toolCard(it);
+      if (open) card.setAttribute("open", ""); // an update keeps a card the user opened open
+      el.replaceChildren(card);
       break;
+    }
     case "roundtable":
       el.replaceChildren(roundTableCard(it.rt!));
       if (it.rt!.done) el.firstElementChild!.append(runDetailsButton(actions, it.rt!.runId));
@@ -449,7 +478,26 @@ export function commandRun(tool: string, result?: string): string | undefined {
   }
 }
 
-/** A tool call's card: name, risk and decision badges, arguments, result. */
+/**
+ * What a tool call acts on, in one short line for its collapsed card: the
+ * path, address, command or query among its arguments ("" if none).
+ */
+export function toolTarget(args: unknown): string {
+  if (!args || typeof args !== "object") return "";
+  const a = args as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : Array.isArray(v) ? v.filter((x) => typeof x === "string").join(" ") : "");
+  if (typeof a.program === "string") return [a.program, str(a.args)].filter(Boolean).join(" ");
+  for (const k of ["path", "file_path", "file", "url", "uri", "command", "cmd", "query", "pattern", "dir", "directory", "name", "to"]) {
+    const v = str(a[k]);
+    if (v) return v;
+  }
+  return "";
+}
+
+/**
+ * A tool call's card: one line (tool, what it acts on, risk and decision
+ * badges) that opens on a click to the arguments and the result.
+ */
 export function toolCard(it: Item): HTMLElement {
   const t = it.tool!;
   const badges = h("span", { class: "badges" });
@@ -459,16 +507,22 @@ export function toolCard(it: Item): HTMLElement {
   if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
   else if (t.source === "agent") badges.append(h("span", { class: "badge decision-service", "data-decision": "agent", title: "run by the agent's own program, outside Jarvis's gate" }, "ran inside the agent, not gated"));
   else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
+  if (decision === "allowed" && !t.pending && t.ok === false && (t.error || t.result)) badges.append(h("span", { class: "badge decision-denied", title: "the tool ran and reported an error (open the card)" }, "failed"));
   if (t.untrusted?.length) badges.append(h("span", { class: "badge untrusted", title: `This conversation had read: ${t.untrusted.join("; ")}` }, "after untrusted content"));
-  const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
-    h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
+  const target = toolTarget(t.arguments);
+  const card = h("details", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
+    h("summary", { class: "tool-head", title: "Show the arguments and the result" },
+      h("span", { class: "tool-name" }, t.name),
+      h("span", { class: "tool-target", title: target }, target),
+      badges,
+    ),
   );
   const ran = commandRun(t.name, t.ok ? t.result : undefined);
   if (ran) badges.append(h("span", { class: "badge command-run", title: "how the program ran" }, ran));
   if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
-  card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
+  card.append(h("div", { class: "tool-label" }, "Arguments"), h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
   if (!t.pending && (t.result || t.error)) {
-    card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+    card.append(h("div", { class: "tool-label" }, t.ok ? "Result" : "Error"), h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
   }
   if (t.redacted) card.append(h("div", { class: "hint tool-redacted" }, "Secrets were removed from this result (shown as [redacted]) before it was saved or sent to the model."));
   return card;
