@@ -269,6 +269,7 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   if (it.kind === "assistant" && it.turnId) add("regenerate", "Regenerate", "Answer again in place; the earlier answer stays as a version", () => void actions.askAgain(it.key));
   if (it.kind === "error") {
     const pe = plainError(it.code, it.text);
+    if (pe.actions.includes("ollama")) add("start-ollama", "Start Ollama", "Start the Ollama model server on this computer", (b) => void startOllama(b, actions));
     if (pe.actions.includes("setup")) add("setup", "Set up a model", "Choose the model that answers", () => actions.store.publish("setup", { message: pe.text }));
     if (pe.actions.includes("retry") && it.turnId) add("retry", "Retry", "Ask again in place of this error", () => void actions.askAgain(it.key));
   }
@@ -279,6 +280,28 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   }
   if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
   return bar;
+}
+
+/**
+ * "Start Ollama" (the user's click): the app starts it and waits until it
+ * answers; the button says so meanwhile, and the notice says what came of
+ * it (running: Retry sends again; not installed: how to install it).
+ */
+async function startOllama(b: HTMLElement, actions: Actions): Promise<void> {
+  const notice = (text: string, good = false) => actions.store.publish("notice", { text, good });
+  b.setAttribute("disabled", "");
+  b.textContent = "Starting Ollama…";
+  try {
+    const r = await actions.api().StartOllama();
+    if (r.running) notice(`${r.message} Choose Retry to ask again.`, true);
+    else notice(r.message);
+    b.textContent = r.running ? "Ollama is running" : "Start Ollama";
+    if (!r.running) b.removeAttribute("disabled");
+  } catch (ex) {
+    notice(errText(ex));
+    b.textContent = "Start Ollama";
+    b.removeAttribute("disabled");
+  }
 }
 
 /** "< 1/2 >": the versions of a message, each the branch of the conversation through it. */
