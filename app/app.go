@@ -144,6 +144,9 @@ func (a *App) reqCtx() (context.Context, context.CancelFunc) {
 func friendly(err error) error {
 	var se *api.StatusError
 	if errors.As(err, &se) {
+		if w, ok := fieldWords[fmt.Sprint(se.Err.Details["field"])]; ok && se.Err.Code == "invalid_field" {
+			return errors.New(w)
+		}
 		if se.Err.Message != "" {
 			return errors.New(se.Err.Message)
 		}
@@ -153,6 +156,12 @@ func friendly(err error) error {
 		return errors.New("the service did not answer in time")
 	}
 	return err
+}
+
+// fieldWords says in words what a field the window's forms fill was
+// refused for: the service's own message names the config file's key.
+var fieldWords = map[string]string{
+	"baseUrl": "The server address must start with http:// or https://, for example http://127.0.0.1:11434/v1 for Ollama.",
 }
 
 // Info is what the frontend needs at start.
