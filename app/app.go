@@ -147,6 +147,9 @@ func friendly(err error) error {
 		if w, ok := fieldWords[fmt.Sprint(se.Err.Details["field"])]; ok && se.Err.Code == "invalid_field" {
 			return errors.New(w)
 		}
+		if w, ok := codeWords[se.Err.Code]; ok {
+			return errors.New(w)
+		}
 		if se.Err.Message != "" {
 			return errors.New(se.Err.Message)
 		}
@@ -156,6 +159,12 @@ func friendly(err error) error {
 		return errors.New("the service did not answer in time")
 	}
 	return err
+}
+
+// codeWords says in words what the service's message for programs says
+// with a session id and a route.
+var codeWords = map[string]string{
+	"turn_in_progress": "This conversation is still answering your last message. Wait for it, or press Stop.",
 }
 
 // fieldWords says in words what a field the window's forms fill was

@@ -52,3 +52,13 @@ func TestProviderErrorsInPlainWords(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyConversationInPlainWords: a message sent while the conversation
+// still answers is refused in words, without the session id and the route
+// the service's message names for programs.
+func TestBusyConversationInPlainWords(t *testing.T) {
+	err := friendly(&api.StatusError{Status: 409, Err: api.Error{Code: "turn_in_progress", Message: "session g_1 is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)"}})
+	if err == nil || strings.Contains(err.Error(), "/v1/") || strings.Contains(err.Error(), "g_1") || !strings.Contains(err.Error(), "press Stop") {
+		t.Fatalf("%v", err)
+	}
+}

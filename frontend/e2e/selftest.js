@@ -290,6 +290,7 @@
     $('#prompt button[data-choice="always"]').click();
     await waitFor(() => $("#prompt").hidden, "the prompt to close after Always allow");
     await waitFor(() => $$('.tool-card[data-decision="allowed"]').length >= 2, "the second allowed card");
+    await waitFor(() => $("#stop").hidden, "the turn after the second allowed card to end"); // else the next message finds it busy
     const rules = await window.go.app.App.PermissionRules();
     // Besides the default rules for credential stores (each with its note), one rule: that file.
     const mine = rules.rules.filter((r) => !r.note);

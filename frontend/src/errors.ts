@@ -23,7 +23,7 @@ const BY_CODE: Record<string, PlainError> = {
 };
 
 // Words a person should not have to read: variables, config files and keys, protocol fields.
-const TECHNICAL = /\bJARVIS_[A-Z_]+|config\.json|"[a-zA-Z]+":|\bfinish_reason\b|\bbaseUrl\b|\bapiKeyRef\b|\bdefaultProvider\b/;
+const TECHNICAL = /\bJARVIS_[A-Z_]+|config\.json|"[a-zA-Z]+":|\bfinish_reason\b|\bbaseUrl\b|\bapiKeyRef\b|\bdefaultProvider\b|\b(?:GET|POST|PUT|DELETE) \/|\/v1\/|\bsession [a-z]_[0-9a-f]{6,}/;
 
 // The model server that did not answer is Ollama (its port, or its name).
 const OLLAMA = /:11434\b|\bollama\b/i;

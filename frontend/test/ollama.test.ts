@@ -32,6 +32,11 @@ describe("Start Ollama", () => {
     expect(plainError("upstream_error", "ollama said HTTP 500").actions).not.toContain("ollama");
   });
 
+  it("(and any error) never shows a route or a session id", () => {
+    const busy = plainError("send_failed", "session g_2d3099b1518d275e28a7d6e3 is already answering a message; wait for it or cancel it (POST /v1/chat/cancel)");
+    expect(busy.text).not.toMatch(/\/v1\/|g_2d30/);
+  });
+
   it("starts it on a click, shows that it is starting, then that it runs", async () => {
     let calls = 0;
     let answer!: (v: { installed: boolean; running: boolean; started: boolean; message: string }) => void;
