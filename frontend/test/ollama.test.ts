@@ -6,6 +6,7 @@ import { Actions } from "../src/actions";
 import { plainError } from "../src/errors";
 import { Store } from "../src/store";
 import { mountConversation } from "../src/views/conversation";
+import { mountHeader } from "../src/views/header";
 import { mountNotice } from "../src/views/notice";
 import { bridgeOf, fakeBridge, flush, loadPage, type FakeBridge } from "./fakebridge";
 
@@ -18,7 +19,8 @@ beforeEach(async () => {
   fb = fakeBridge();
   const store = new Store();
   actions = new Actions(store, bridgeOf(fb));
-  mountNotice(store);
+  const flash = mountNotice(store);
+  mountHeader(actions, flash);
   mountConversation(actions);
   await actions.start();
 });
@@ -46,7 +48,9 @@ describe("Start Ollama", () => {
     };
     await actions.newSession();
     const id = actions.store.sessionId;
+    actions.onStreamState({ sessionId: id, state: "live", attempt: 0 });
     actions.onStreamEvent({ sessionId: id, id: "1", type: "error", data: { code: "upstream_unreachable", message: refused, turn_id: "t" } });
+    expect($("#conn").textContent).toBe("Model unreachable");
     const err = $("#messages .msg.error");
     expect(err.querySelector(".msg-text")!.textContent).toBe("Ollama, the model server, did not answer: it is probably not running.");
     expect(err.textContent).not.toMatch(/11434|connection refused/);
@@ -61,6 +65,7 @@ describe("Start Ollama", () => {
     expect(start.textContent).toBe("Ollama is running");
     expect($("#notice").textContent).toBe("Ollama started and is answering. Choose Retry to ask again.");
     expect(err.querySelector('[data-action="retry"]')).not.toBeNull();
+    expect($("#conn").textContent).toBe("Live"); // re-checked: it answers
   });
 
   it("says how to install it when it is not installed, and can be tried again", async () => {

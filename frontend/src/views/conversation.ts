@@ -293,8 +293,13 @@ async function startOllama(b: HTMLElement, actions: Actions): Promise<void> {
   b.textContent = "Starting Ollama…";
   try {
     const r = await actions.api().StartOllama();
-    if (r.running) notice(`${r.message} Choose Retry to ask again.`, true);
-    else notice(r.message);
+    if (r.running) {
+      notice(`${r.message} Choose Retry to ask again.`, true);
+      // It answers now (checked): the header no longer says "Model unreachable".
+      const st = actions.store;
+      const agentId = st.current()?.agentId;
+      if (agentId && st.modelDown.delete(agentId)) st.publish("conn", st.sessionId);
+    } else notice(r.message);
     b.textContent = r.running ? "Ollama is running" : "Start Ollama";
     if (!r.running) b.removeAttribute("disabled");
   } catch (ex) {
