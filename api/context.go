@@ -41,6 +41,15 @@ type ContextInfo struct {
 	Limit       int    `json:"limit"`
 	Source      string `json:"source"` // where window came from: config, server, model, default
 	Compactions int    `json:"compactions"`
+	// What every request sends before the conversation, estimated: the
+	// system prompt (instructions, memory, skills) and the definitions of
+	// the agent's tools. An empty conversation uses their sum.
+	System    int `json:"system"`
+	Tools     int `json:"tools"`
+	ToolCount int `json:"tool_count"`
+	// Compactable: POST /v1/sessions/{id}/compact would summarize something
+	// now (false: it would answer nothing_to_compact).
+	Compactable bool `json:"compactable"`
 }
 
 // SessionDetail answers GET /v1/sessions/{id}.

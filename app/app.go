@@ -144,6 +144,12 @@ func (a *App) reqCtx() (context.Context, context.CancelFunc) {
 func friendly(err error) error {
 	var se *api.StatusError
 	if errors.As(err, &se) {
+		if w, ok := fieldWords[fmt.Sprint(se.Err.Details["field"])]; ok && se.Err.Code == "invalid_field" {
+			return errors.New(w)
+		}
+		if w, ok := codeWords[se.Err.Code]; ok {
+			return errors.New(w)
+		}
 		if se.Err.Message != "" {
 			return errors.New(se.Err.Message)
 		}
@@ -153,6 +159,18 @@ func friendly(err error) error {
 		return errors.New("the service did not answer in time")
 	}
 	return err
+}
+
+// codeWords says in words what the service's message for programs says
+// with a session id and a route.
+var codeWords = map[string]string{
+	"turn_in_progress": "This conversation is still answering your last message. Wait for it, or press Stop.",
+}
+
+// fieldWords says in words what a field the window's forms fill was
+// refused for: the service's own message names the config file's key.
+var fieldWords = map[string]string{
+	"baseUrl": "The server address must start with http:// or https://, for example http://127.0.0.1:11434/v1 for Ollama.",
 }
 
 // Info is what the frontend needs at start.

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -254,9 +255,20 @@ func (a *App) TurnFileDiff(turnID, path string) (FileDiff, error) {
 		return FileDiff{}, err
 	}
 	for _, f := range t.Files {
-		if f.Path != path {
+		// A path inside a folder the turn changed (a file written into a
+		// new folder is recorded as that folder): its states are found in
+		// the folder's.
+		before, after, ok := f.Before, f.After, f.Path == path
+		if !ok {
+			if rel, in := strings.CutPrefix(path, f.Path+"/"); in && f.After.Kind == checkpoint.Dir {
+				before, after, ok = childState(f.Before, rel), childState(f.After, rel), true
+				ok = ok && (before.Kind != checkpoint.None || after.Kind != checkpoint.None)
+			}
+		}
+		if !ok {
 			continue
 		}
+		f.Before, f.After = before, after
 		d := FileDiff{Path: path, BeforeKind: f.Before.Kind, AfterKind: f.After.Kind, BeforeSize: f.Before.Size, AfterSize: f.After.Size}
 		side := func(s checkpoint.State) string {
 			if s.Kind != checkpoint.File {
@@ -281,4 +293,25 @@ func (a *App) TurnFileDiff(turnID, path string) (FileDiff, error) {
 		return d, nil
 	}
 	return FileDiff{}, fmt.Errorf("%s is not among the files turn %s changed", path, turnID)
+}
+
+// childState is the state of rel (slash-separated, no "." or "..") inside
+// a folder's state; none when it is not there.
+func childState(st checkpoint.State, rel string) checkpoint.State {
+	for _, name := range strings.Split(rel, "/") {
+		if name == "" || name == "." || name == ".." || st.Kind != checkpoint.Dir {
+			return checkpoint.State{Kind: checkpoint.None}
+		}
+		found := false
+		for _, c := range st.Children {
+			if c.Name == name {
+				st, found = c.State, true
+				break
+			}
+		}
+		if !found {
+			return checkpoint.State{Kind: checkpoint.None}
+		}
+	}
+	return st
 }

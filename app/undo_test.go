@@ -223,3 +223,41 @@ func TestUndoCommandTellsTheRunningWindow(t *testing.T) {
 		t.Fatalf("a.txt after undoing the undo = %q", b)
 	}
 }
+
+// TestDiffOfAFileInANewFolder: write_file into a folder that did not exist
+// records the folder (undo removes it); the window lists the file inside it
+// by name and previews it as a new file, so the diff of that path gives the
+// file's content (it said "not among the files", and the folder's diff was
+// empty).
+func TestDiffOfAFileInANewFolder(t *testing.T) {
+	d := newRealDesktop(t, 60, `{"rules":[{"tool":"write_file","action":"allow"}]}`)
+	s, err := d.app.NewSession("general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.app.OpenSession(s.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.Chat(context.Background(), s.SessionID, `[[tool write_file {"path":"plans/lake/list.md","content":"tent\nstove\n"}]]`); err != nil {
+		t.Fatal(err)
+	}
+	var turns []checkpoint.Turn
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if turns, err = d.app.ChangedTurns(s.SessionID); err == nil && len(turns) == 1 {
+			break
+		}
+	}
+	if len(turns) != 1 || len(turns[0].Files) != 1 || turns[0].Files[0].Path != "plans" || turns[0].Files[0].After.Kind != checkpoint.Dir {
+		t.Fatalf("changed turns %+v %v: want the new folder plans", turns, err)
+	}
+	diff, err := d.app.TurnFileDiff(turns[0].TurnID, "plans/lake/list.md")
+	if err != nil || diff.BeforeKind != checkpoint.None || diff.AfterKind != checkpoint.File || diff.Before != "" || diff.After != "tent\nstove\n" || diff.AfterSize != 11 {
+		t.Fatalf("diff of the new file %+v %v", diff, err)
+	}
+	if _, err := d.app.TurnFileDiff(turns[0].TurnID, "plans/other.md"); err == nil {
+		t.Fatal("a path the turn did not create has a diff")
+	}
+	if _, err := d.app.TurnFileDiff(turns[0].TurnID, "plans/../a.txt"); err == nil {
+		t.Fatal("a path out of the folder has a diff")
+	}
+}

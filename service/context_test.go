@@ -348,6 +348,22 @@ func TestManualCompaction(t *testing.T) {
 			t.Fatalf("turn %d: %+v", i, f)
 		}
 	}
+	// The window's meter: what the base of every request is, and whether
+	// Compact has anything to do.
+	info := func(sid string) *api.ContextInfo {
+		var d api.SessionDetail
+		if err := e.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+sid, nil, &d); err != nil || d.Context == nil {
+			t.Fatalf("session detail: %+v %v", d, err)
+		}
+		return d.Context
+	}
+	if c := info(sid); !c.Compactable || c.System <= 0 || c.Tools <= 0 || c.ToolCount == 0 || c.Tokens <= c.System+c.Tools {
+		t.Fatalf("context of 12 exchanges: %+v", c)
+	}
+	empty := e.session("j0")
+	if c := info(empty); c.Compactable || c.Tokens != c.System+c.Tools || c.System <= 0 {
+		t.Fatalf("context of an empty conversation: %+v (want tokens = system + tools, nothing to compact)", c)
+	}
 	var got collect
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -396,6 +412,9 @@ func TestManualCompaction(t *testing.T) {
 	code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/"+one+"/compact", ``, nil)
 	if code != http.StatusConflict || eb.Error.Code != "nothing_to_compact" {
 		t.Fatalf("compact of one exchange: %d %+v", code, eb)
+	}
+	if c := info(one); c.Compactable {
+		t.Fatalf("one exchange reported compactable: %+v", c)
 	}
 	code, eb = doJSON(t, e, http.MethodPost, "/v1/sessions/nope/compact", ``, nil)
 	if code != http.StatusNotFound {

@@ -101,6 +101,15 @@
         await frames(3);
         await E.Screenshot(`conversation-${w}`);
         await shootDark(`conversation-${w}`);
+        if (w === 720) {
+          // The sidebar folded away (Ctrl+B), then back.
+          $("#sidebar-toggle").click();
+          await frames(3);
+          assert($("#shell").classList.contains("sidebar-collapsed"), "the sidebar folds away");
+          await E.Screenshot("conversation-720-collapsed");
+          $("#sidebar-toggle").click();
+          await frames(2);
+        }
         $("#session-filter").value = "lake";
         $("#session-filter").dispatchEvent(new Event("input"));
         await waitFor(() => $(".session-snippet mark"), "a search snippet with the words marked");
@@ -290,6 +299,7 @@
     $('#prompt button[data-choice="always"]').click();
     await waitFor(() => $("#prompt").hidden, "the prompt to close after Always allow");
     await waitFor(() => $$('.tool-card[data-decision="allowed"]').length >= 2, "the second allowed card");
+    await waitFor(() => $("#stop").hidden, "the turn after the second allowed card to end"); // else the next message finds it busy
     const rules = await window.go.app.App.PermissionRules();
     // Besides the default rules for credential stores (each with its note), one rule: that file.
     const mine = rules.rules.filter((r) => !r.note);
@@ -563,6 +573,13 @@
     $("#stop").click();
     await waitFor(() => $$("#messages .msg.stopped").length === 1 && $("#stop").hidden, "the stopped line");
     log("denied call, retried error and stopped turn in " + actSid);
+    // An attached file (as the composer sends it) and a reply with a code
+    // block, for the restart phase's screenshots: the file is a chip with
+    // its size in bytes, the code highlighted.
+    await say("My list, and a script for it:\n\n```python\nfor item in open('list.txt'):\n    print(item.strip())  # one a line\n```\n\nAttached file list.txt (52 B):\n```\ntent\nstove\nsleeping bags\nlanterns\nwater filter\nmaps\n```");
+    await waitFor(() => lastAssistantDone("My list, and a script") && lastAssistantDone("My list, and a script").querySelector(".code-block .hljs-keyword"), "the reply with its code block highlighted");
+    const chip = await waitFor(() => $("#messages .msg.user button.attachment"), "the attached file as a chip");
+    assert(chip.textContent === "list.txt52 B" && chip.querySelector("svg.file-icon"), "the chip names the file and its size in bytes: " + chip.textContent);
     const exported = async (format) => {
       $("#notice").hidden = true;
       $(`.session[data-session="${actSid}"] [data-action="export-${format}"]`).click();

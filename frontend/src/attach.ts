@@ -18,7 +18,31 @@ export interface Attachment {
 }
 
 const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
-const size = (n: number) => (n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : mb(n));
+
+/** A size in words: "52 B", "1.5 KB", "12 KB", "3.4 MB". */
+export function byteSize(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KB`;
+  return mb(n);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/**
+ * A file or image icon drawn inline (the window's fonts need not have 📄 or
+ * 🖼: without an emoji font they showed an empty box).
+ */
+export function fileIcon(kind: "text" | "image"): SVGElement {
+  const svg = document.createElementNS(SVG, "svg");
+  for (const [k, v] of Object.entries({ viewBox: "0 0 16 16", width: "14", height: "14", class: "file-icon", "aria-hidden": "true", fill: "none", stroke: "currentColor", "stroke-width": "1.4", "stroke-linejoin": "round" })) svg.setAttribute(k, v);
+  const shapes = kind === "image" ? ["M2.5 3.5h11v9h-11z", "M2.5 11l3.5-3.5 3 3 2-2 2.5 2.5"] : ["M3.5 1.5h6l3 3v10h-9z", "M9.5 1.5v3h3", "M5.5 8h5M5.5 10.5h5"];
+  for (const d of shapes) {
+    const p = document.createElementNS(SVG, "path");
+    p.setAttribute("d", d);
+    svg.append(p);
+  }
+  return svg;
+}
 
 function read(file: File, as: "text" | "url"): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -42,6 +66,33 @@ export async function readAttachment(file: File): Promise<Attachment> {
   return { name: file.name, size: file.size, kind: "text", content: text };
 }
 
+/** A text file attached to a sent message, as splitTextFiles finds it. */
+export interface SentFile {
+  name: string;
+  content: string;
+  size: string; // in words, as it was attached ("52 B")
+}
+
+/**
+ * A sent message split back into the user's words and the text files
+ * withTextFiles put after them, so the conversation shows the files as
+ * chips, not as fenced text. A message without them comes back whole.
+ */
+export function splitTextFiles(message: string): { text: string; files: SentFile[] } {
+  const files: SentFile[] = [];
+  const block = /(?:^|\n\n)Attached file ([^\n]+?)(?: \(([\d.]+ [KM]?B)\))?:\n(`{3,})\n([\s\S]*?)\n?\3(?=\n\nAttached file |$)/g;
+  let first = -1;
+  let end = 0;
+  for (let m = block.exec(message); m; m = block.exec(message)) {
+    if (first < 0) first = m.index;
+    else if (m.index !== end) return { text: message, files: [] }; // not only files after the words
+    end = m.index + m[0].length;
+    files.push({ name: m[1], content: m[4], size: m[2] ?? byteSize(new TextEncoder().encode(m[4]).length) });
+  }
+  if (!files.length || end !== message.length) return { text: message, files: [] };
+  return { text: message.slice(0, first), files };
+}
+
 /** The message's text with the attached text files after it, each in a fence longer than any in it. */
 export function withTextFiles(text: string, files: Attachment[]): string {
   const blocks = files
@@ -49,7 +100,7 @@ export function withTextFiles(text: string, files: Attachment[]): string {
     .map((f) => {
       const longest = Math.max(2, ...(f.content.match(/`+/g) ?? []).map((m) => m.length));
       const fence = "`".repeat(longest + 1);
-      return `Attached file ${f.name}:\n${fence}\n${f.content.replace(/\n$/, "")}\n${fence}`;
+      return `Attached file ${f.name} (${byteSize(f.size)}):\n${fence}\n${f.content.replace(/\n$/, "")}\n${fence}`;
     });
   return [text.trim() ? text : "", ...blocks].filter(Boolean).join("\n\n");
 }
@@ -81,7 +132,9 @@ export function mountAttachments(composer: HTMLElement, onRefused: (text: string
           files.splice(i, 1);
           render();
         });
-        return h("span", { class: "attachment", "data-kind": f.kind }, `${f.kind === "image" ? "🖼" : "📄"} ${f.name} (${size(f.size)})`, remove);
+        const chip = h("span", { class: "attachment", "data-kind": f.kind, title: f.name }, h("span", { class: "attachment-name" }, f.name), h("span", { class: "attachment-size" }, byteSize(f.size)), remove);
+        chip.prepend(fileIcon(f.kind));
+        return chip;
       }),
     );
   };

@@ -240,6 +240,8 @@ export interface AppAPI {
   SetProvider(req: SetProviderRequest): Promise<ProvidersInfo>;
   /** Checks a provider before saving it (POST /v1/providers/test); nothing is saved. */
   TestProvider(req: SetProviderRequest): Promise<{ ok: boolean; kind: string; message: string; baseUrl: string; models?: string[] }>;
+  /** Starts Ollama for the user (app/ollama.go): installed, running now, started by this call, in words. */
+  StartOllama(): Promise<{ installed: boolean; running: boolean; started: boolean; message: string }>;
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
   MemoryStatus(): Promise<MemoryRetrieval>;
   PauseMemoryEmbedding(paused: boolean): Promise<MemoryRetrieval>;

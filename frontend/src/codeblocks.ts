@@ -1,4 +1,5 @@
-// Code blocks of a finished reply: syntax highlighting (highlight.js core
+// Code blocks of a reply, while it streams and when it is complete: syntax
+// highlighting (highlight.js core
 // with the languages people paste most; it emits class names only, so the
 // window's Content-Security-Policy, which allows no inline style, holds),
 // a language label and a copy button. Loaded on first need, like the
@@ -37,22 +38,67 @@ export function languageOf(code: Element): string {
   return m ? m[1].toLowerCase() : "";
 }
 
-/** Decorates every code block under root once: highlight, language label, copy button. */
-export function decorateCode(root: Element, onCopyError: (msg: string) => void = () => {}): void {
-  for (const pre of Array.from(root.querySelectorAll("pre"))) {
-    if (pre.parentElement?.classList.contains("code-block")) continue;
+// While a reply streams its last code block is rendered again at every
+// delta. Highlighting it again each time would cost in proportion to its
+// length at every delta (the window runs JavaScript without a JIT), so the
+// block is highlighted again at most every STREAM_HIGHLIGHT_MS; in between,
+// the highlighted part of the last pass is kept and the text added since is
+// shown plain after it (marked data-partial), highlighted on the next pass or
+// when the reply ends. The label and Copy are there from the first delta, so
+// nothing moves when the reply ends.
+const STREAM_HIGHLIGHT_MS = 250;
+
+interface LastPass {
+  lang: string;
+  text: string;
+  html: string;
+  at: number;
+}
+
+const lastPass = new WeakMap<Element, LastPass>();
+
+function escapeHTML(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function highlight(root: Element, code: Element, text: string, lang: string, final: boolean, now: number): void {
+  const last = lastPass.get(root);
+  if (!final && last && last.lang === lang && text.startsWith(last.text) && now - last.at < STREAM_HIGHLIGHT_MS) {
+    code.innerHTML = last.html + escapeHTML(text.slice(last.text.length)); // sanitized when cached; the rest escaped
+    if (text.length > last.text.length) code.setAttribute("data-partial", "");
+  } else {
+    const html = DOMPurify.sanitize(hljs.highlight(text, { language: lang, ignoreIllegals: true }).value, { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"] }) as string;
+    code.innerHTML = html; // sanitized
+    code.removeAttribute("data-partial");
+    if (!final) lastPass.set(root, { lang, text, html, at: now });
+  }
+  code.classList.add("hljs");
+}
+
+/**
+ * Decorates every code block under root once: highlight, language label,
+ * copy button. final: the reply is complete (a block left partly plain while
+ * it streamed is highlighted whole now); a reply still streaming is
+ * decorated at each delta (its last block is new each time).
+ */
+export function decorateCode(root: Element, onCopyError: (msg: string) => void = () => {}, final = true, now: () => number = () => performance.now()): void {
+  const pres = Array.from(root.querySelectorAll("pre"));
+  for (const pre of pres) {
+    // A block with another after it no longer grows: highlighted whole.
+    const settled = final || pre !== pres[pres.length - 1];
     const code = pre.querySelector(":scope > code");
     if (!code) continue;
     const text = code.textContent ?? "";
     const lang = languageOf(code);
-    if (lang && hljs.getLanguage(lang) && text.length <= MAX_HIGHLIGHT) {
-      const html = hljs.highlight(text, { language: lang, ignoreIllegals: true }).value;
-      code.innerHTML = DOMPurify.sanitize(html, { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"] }); // sanitized
-      code.classList.add("hljs");
+    const known = !!lang && !!hljs.getLanguage(lang) && text.length <= MAX_HIGHLIGHT;
+    if (pre.parentElement?.classList.contains("code-block")) {
+      if (settled && known && code.hasAttribute("data-partial")) highlight(root, code, text, lang, true, now());
+      continue;
     }
+    if (known) highlight(root, code, text, lang, settled, now());
     const copy = h("button", { class: "icon code-copy", type: "button", "data-action": "copy-code", title: "Copy the code" }, "Copy");
     copy.addEventListener("click", () => {
-      copyText(text).then(
+      copyText(code.textContent ?? text).then(
         () => {
           copy.textContent = "Copied";
           setTimeout(() => (copy.textContent = "Copy"), 1500);

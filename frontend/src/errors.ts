@@ -1,8 +1,8 @@
 // A turn's error in plain words with what the user can do about it (Set up
-// a model, Retry), from the error's code: the window never shows an
+// a model, Start Ollama, Retry), from the error's code: the window never shows an
 // environment variable, a config key or a protocol field.
 
-export type ErrorAction = "setup" | "retry";
+export type ErrorAction = "setup" | "retry" | "ollama";
 
 export interface PlainError {
   text: string;
@@ -23,10 +23,16 @@ const BY_CODE: Record<string, PlainError> = {
 };
 
 // Words a person should not have to read: variables, config files and keys, protocol fields.
-const TECHNICAL = /\bJARVIS_[A-Z_]+|config\.json|"[a-zA-Z]+":|\bfinish_reason\b|\bbaseUrl\b|\bapiKeyRef\b|\bdefaultProvider\b/;
+const TECHNICAL = /\bJARVIS_[A-Z_]+|config\.json|"[a-zA-Z]+":|\bfinish_reason\b|\bbaseUrl\b|\bapiKeyRef\b|\bdefaultProvider\b|\b(?:GET|POST|PUT|DELETE) \/|\/v1\/|\bsession [a-z]_[0-9a-f]{6,}/;
+
+// The model server that did not answer is Ollama (its port, or its name).
+const OLLAMA = /:11434\b|\bollama\b/i;
 
 /** The error of a turn, as the window shows it. */
 export function plainError(code: string | undefined, message: string): PlainError {
+  if (code === "upstream_unreachable" && OLLAMA.test(message)) {
+    return { text: "Ollama, the model server, did not answer: it is probably not running.", actions: ["ollama", "retry", "setup"] };
+  }
   const known = code ? BY_CODE[code] : undefined;
   if (known) return known;
   if (TECHNICAL.test(message)) return { text: "Something went wrong while answering.", actions: ["retry"] };

@@ -17,6 +17,7 @@ import { mountConfigApproval } from "./views/configapproval";
 import { mountConversation } from "./views/conversation";
 import { mountHeader } from "./views/header";
 import { mountKeys } from "./views/keys";
+import { mountSidebarToggle } from "./views/layout";
 import { mountModel } from "./views/model";
 import { mountNotice } from "./views/notice";
 import { mountPrompt } from "./views/prompt";
@@ -28,6 +29,7 @@ async function start(): Promise<void> {
   const actions = new Actions(store, api, loadMarkdown);
   const flash = mountNotice(store);
   mountSidebar(actions);
+  mountSidebarToggle(); // the sidebar folds away (views/layout.ts)
   mountHeader(actions, flash);
   mountModel(actions, flash); // the model switch (views/model.ts)
   const conversation = mountConversation(actions);

@@ -16,6 +16,19 @@ export interface FileState {
   mode?: number;
   size?: number;
   target?: string;
+  /** A folder's entries, sorted by name. */
+  children?: { name: string; state: FileState }[];
+}
+
+/** The files in a folder's state, as paths under dir ("plans/lake/list.md"). */
+export function filesIn(dir: string, st: FileState): string[] {
+  const out: string[] = [];
+  for (const c of st.children ?? []) {
+    const p = `${dir}/${c.name}`;
+    if (c.state.kind === "dir") out.push(...filesIn(p, c.state));
+    else out.push(p);
+  }
+  return out;
 }
 
 export interface ChangedFile {
@@ -78,7 +91,7 @@ export interface UndoAPI {
 
 /** What happened to a file, in a word. */
 export function changeWord(f: ChangedFile): string {
-  if (f.before.kind === "none") return "created";
+  if (f.before.kind === "none") return f.after.kind === "file" ? "new file" : f.after.kind === "dir" ? "new folder" : "created";
   if (f.after.kind === "none") return "deleted";
   if (f.before.kind !== f.after.kind) return `${f.before.kind} → ${f.after.kind}`;
   if (f.before.mode !== f.after.mode && f.before.size === f.after.size) return "mode changed";
@@ -124,6 +137,13 @@ export function diffView(d: FileDiff): HTMLElement {
     return h("div", { class: "undo-diff binary" },
       `Binary or large file: ${d.beforeKind === "none" ? "did not exist" : d.beforeSize + " bytes"} → ${d.afterKind === "none" ? "deleted" : d.afterSize + " bytes"}.`);
   }
+  if (d.beforeKind === "none" && d.afterKind === "file") {
+    // A new file: its content, as it was written (a preview, not a diff).
+    const pre = h("pre", { class: "undo-diff new-file" });
+    pre.append(h("span", { class: "hint" }, `New file · ${d.afterSize === 1 ? "1 byte" : `${d.afterSize} bytes`}\n`));
+    if (d.after) pre.append(h("span", { class: "add" }, d.after.endsWith("\n") ? d.after : d.after + "\n"));
+    return pre;
+  }
   const pre = h("pre", { class: "undo-diff" });
   for (const l of lineDiff(d.before, d.after)) {
     pre.append(h("span", { class: l.op === "+" ? "add" : l.op === "-" ? "del" : "same" }, `${l.op} ${l.text}\n`));
@@ -147,9 +167,30 @@ export function turnBlock(t: ChangedTurn, act: BlockActions): HTMLElement {
   undoAll.hidden = !!t.undone;
   head.append(undoAll);
   const list = h("ul", { class: "undo-files" });
+  // A file written into a new folder is recorded as the folder: the
+  // files in it are listed by name, each with its preview.
+  const newFolder = (f: ChangedFile) => f.before.kind === "none" && f.after.kind === "dir";
   for (const f of t.files) {
-    const li = h("li", { "data-path": f.path }, h("code", {}, f.path), " ", h("span", { class: "hint" }, changeWord(f)));
-    const diffBtn = h("button", { class: "small", type: "button", "data-undo": "diff" }, "Diff");
+    const inside = newFolder(f) ? filesIn(f.path, f.after) : [];
+    for (const path of inside) {
+      const li = h("li", { "data-path": path, "data-in": f.path }, h("code", {}, path), " ", h("span", { class: "hint" }, `new file (in the new folder ${f.path}/)`));
+      const show = h("button", { class: "small", type: "button", "data-undo": "diff" }, "Show");
+      let shown: HTMLElement | undefined;
+      show.addEventListener("click", async () => {
+        if (shown) { shown.remove(); shown = undefined; return; }
+        try {
+          shown = diffView(await act.diff(path));
+          li.append(shown);
+        } catch (ex) {
+          status.textContent = errText(ex);
+        }
+      });
+      li.append(" ", show);
+      list.append(li);
+    }
+    const li = h("li", { "data-path": f.path }, h("code", {}, f.path + (newFolder(f) ? "/" : "")), " ", h("span", { class: "hint" }, changeWord(f)));
+    const diffBtn = h("button", { class: "small", type: "button", "data-undo": "diff" }, f.before.kind === "none" ? "Show" : "Diff");
+    if (f.after.kind === "dir" || f.before.kind === "dir") diffBtn.hidden = true; // a folder: no text to show (its files are listed)
     const restore = h("button", { class: "small", type: "button", "data-undo": "file" }, "Restore");
     restore.hidden = !!t.undone;
     let shown: HTMLElement | undefined;

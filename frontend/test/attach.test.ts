@@ -67,7 +67,7 @@ describe("reading an attachment", () => {
 
   it("puts text files after the message in a fence longer than any inside", () => {
     const f = { name: "x.md", size: 9, kind: "text" as const, content: "```js\n1\n```\n" };
-    expect(withTextFiles("see", [f])).toBe("see\n\nAttached file x.md:\n````\n```js\n1\n```\n````");
+    expect(withTextFiles("see", [f])).toBe("see\n\nAttached file x.md (9 B):\n````\n```js\n1\n```\n````");
   });
 });
 
@@ -75,16 +75,17 @@ describe("the composer", () => {
   it("sends dropped text files in the text and images as data URLs, then clears the list", async () => {
     drop(new File(["hello\n"], "notes.txt", { type: "text/plain" }), new File([PNG], "dot.png", { type: "image/png" }));
     await settle();
-    expect(Array.from(document.querySelectorAll("#attachments .attachment")).map((e) => e.textContent)).toEqual(["📄 notes.txt (1 KB)✕", "🖼 dot.png (1 KB)✕"]);
+    expect(Array.from(document.querySelectorAll("#attachments .attachment")).map((e) => e.textContent)).toEqual(["notes.txt6 B✕", "dot.png8 B✕"]); // name, size in bytes (was "1 KB"), Remove
+    expect(document.querySelectorAll("#attachments .attachment > svg.file-icon")).toHaveLength(2); // drawn, not an emoji
     enter("look at these");
     await settle();
     expect(withImages).toHaveLength(1);
     const [sid, text, images] = withImages[0] as [string, string, string[]];
     expect(sid).toBe(store.sessionId);
-    expect(text).toBe("look at these\n\nAttached file notes.txt:\n```\nhello\n```");
+    expect(text).toBe("look at these\n\nAttached file notes.txt (6 B):\n```\nhello\n```");
     expect(images).toEqual(["data:image/png;base64,iVBORw0KGgo="]);
     expect($("#attachments").hidden).toBe(true);
-    expect(fb.calls.some((c) => c.method === "Send")).toBe(false);    expect($("#messages .msg.user .msg-images").textContent).toBe("🖼 1 image attached");
+    expect(fb.calls.some((c) => c.method === "Send")).toBe(false);    expect($("#messages .msg.user .msg-images").textContent).toBe("1 image attached");
   });
 
   it("says a stored message had images when the conversation is opened again", async () => {
@@ -92,7 +93,7 @@ describe("the composer", () => {
     fb.sessions.push({ sessionId: "s9", agentId: "general" });
     await actions.openSession("s9");
     await settle();
-    expect($("#messages .msg.user .msg-images").textContent).toBe("🖼 2 images attached");
+    expect($("#messages .msg.user .msg-images").textContent).toBe("2 images attached");
   });
 
   it("refuses a file over the limit with a notice, keeps the others, and sends text alone through Send", async () => {

@@ -22,6 +22,8 @@ export interface FakeBridge {
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
   failNext(method: string, message: string): void;
+  /** What StartOllama answers (app/ollama.go); not installed when unset. */
+  startOllama?: () => unknown;
 }
 
 export function fakeBridge(): FakeBridge {
@@ -45,6 +47,7 @@ export function fakeBridge(): FakeBridge {
     api: undefined as unknown as AppAPI,
   };
   const impl: Partial<Record<keyof AppAPI, (...a: any[]) => unknown>> = {
+    StartOllama: () => (fb.startOllama ? fb.startOllama() : { installed: false, running: false, started: false, message: "Ollama is not installed on this computer." }),
     Info: () => ({ serviceUrl: "http://127.0.0.1:1", version: "test", healthy: true, pendingConfig: fb.pendingConfig }),
     // As the service: only the content shown, by its hash.
     ApproveConfig: (hash: string) => {

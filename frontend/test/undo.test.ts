@@ -18,7 +18,7 @@ describe("undo block", () => {
     expect(summary(turn())).toBe("2 files changed");
     expect(summary(turn({ undone: true, files: turn().files.slice(0, 1) }))).toBe("1 file changed · undone");
     expect(changeWord(turn().files[0])).toBe("changed");
-    expect(changeWord(turn().files[1])).toBe("created");
+    expect(changeWord(turn().files[1])).toBe("new file");
     expect(changeWord({ path: "x", before: { kind: "file" }, after: { kind: "none" } })).toBe("deleted");
   });
 
@@ -116,5 +116,35 @@ describe("undo block", () => {
     expect(el.textContent).toContain("3 checkpoints, 2.0 KiB of 1 GiB");
     expect(el.textContent).toContain("older than 30 days");
     expect(el.textContent).toContain("cannot be undone");
+  });
+});
+
+describe("a file written into a new folder", () => {
+  // What ChangedTurns gives for write_file of plans/lake/list.md when plans/ did not exist.
+  const created: ChangedTurn = {
+    turn_id: "t_2", time: "2026-11-25T15:00:00Z", tools: ["write_file"],
+    files: [{ path: "plans", before: { kind: "none" }, after: { kind: "dir", mode: 493, children: [{ name: "lake", state: { kind: "dir", mode: 493, children: [{ name: "list.md", state: { kind: "file", mode: 420, size: 11 } }] } }] } }],
+  };
+
+  it("is listed by name with a new-file preview, the folder beside it without an empty diff", async () => {
+    const asked: string[] = [];
+    const block = turnBlock(created, {
+      undo: async () => ({ turn_id: "t_2", restored: [] }),
+      diff: async (path) => {
+        asked.push(path);
+        return { path, before: "", after: "tent\nstove\n", beforeKind: "none", afterKind: "file", beforeSize: 0, afterSize: 11 };
+      },
+      changed: () => {},
+    });
+    const rows = Array.from(block.querySelectorAll<HTMLElement>(".undo-files > li"));
+    expect(rows.map((r) => r.querySelector("code")!.textContent)).toEqual(["plans/lake/list.md", "plans/"]);
+    expect(rows[0].querySelector(".hint")!.textContent).toBe("new file (in the new folder plans/)");
+    expect(rows[1].querySelector(".hint")!.textContent).toBe("new folder");
+    expect(rows[1].querySelector<HTMLElement>('[data-undo="diff"]')!.hidden).toBe(true);
+    rows[0].querySelector<HTMLElement>('[data-undo="diff"]')!.click();
+    await tick();
+    expect(asked).toEqual(["plans/lake/list.md"]);
+    const preview = rows[0].querySelector(".undo-diff.new-file")!;
+    expect(preview.textContent).toBe("New file · 11 bytes\ntent\nstove\n");
   });
 });

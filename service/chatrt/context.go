@@ -164,7 +164,14 @@ func estimateMessage(m llm.Message) int {
 
 // estimateStatic counts the system prompt and the tool schemas.
 func estimateStatic(system string, specs []llm.ToolSpec) int {
-	n := 8 + estimateText(system)
+	return estimateSystem(system) + estimateTools(specs)
+}
+
+// estimateSystem and estimateTools are estimateStatic's two parts.
+func estimateSystem(system string) int { return 8 + estimateText(system) }
+
+func estimateTools(specs []llm.ToolSpec) int {
+	n := 0
 	for _, t := range specs {
 		n += 12 + estimateText(t.Name) + estimateText(t.Description) + estimateText(string(t.Parameters))
 	}
@@ -576,9 +583,8 @@ func (rt *Runtime) handleCompact(w http.ResponseWriter, r *http.Request) error {
 	specs := rt.toolSpecs(agent)
 	b.static = estimateStatic(rt.systemPrompt(rt.env.Config(), agent, specs), specs)
 	before := b.static + c.tokens(b)
-	// Asked for, compaction keeps less than the share: at most a quarter
-	// of the conversation (at least the newest exchange stays).
-	b.keep = min(b.keep, c.tokens(b)/4)
+	// Asked for, compaction keeps less than the share (manualKeep).
+	b.keep = manualKeep(b, c)
 	ev, err := rt.compact(ctx, sess.ID, agent, provider, model, b, c, compactOpts{reason: "manual", instructions: strings.TrimSpace(req.Instructions), before: before})
 	switch {
 	case errors.Is(err, errNothingToCompact):
@@ -601,15 +607,24 @@ func (rt *Runtime) ContextInfo(ctx context.Context, sess store.Session) *api.Con
 		return nil
 	}
 	specs := rt.toolSpecs(agent)
-	b := rt.budgetFor(ctx, agent).withStatic(estimateStatic(rt.systemPrompt(rt.env.Config(), agent, specs), specs))
-	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source}
+	system, tools := estimateSystem(rt.systemPrompt(rt.env.Config(), agent, specs)), estimateTools(specs)
+	b := rt.budgetFor(ctx, agent).withStatic(system + tools)
+	info := &api.ContextInfo{Window: b.window, Limit: b.limit(), Source: b.source, System: system, Tools: tools, ToolCount: len(specs)}
 	info.Compactions, _ = rt.env.Store.CountSummaries(ctx, sess.ID)
 	if c, err := rt.loadConvo(ctx, &turn.Turn{SessionID: sess.ID}); err == nil {
 		c.entries = c.entries[:c.cur] // no message of a next turn yet
 		info.Tokens = rt.contextUsed(ctx, sess.ID, c, b)
+		// As the Compact route would decide (handleCompact).
+		kb := b
+		kb.keep = manualKeep(b, c)
+		info.Compactable = c.cutPoint(kb) > 0
 	}
 	return info
 }
+
+// manualKeep is how much of c a compaction asked for keeps: at most a
+// quarter of the conversation (at least the newest exchange stays).
+func manualKeep(b budget, c *convo) int { return min(b.keep, c.tokens(b)/4) }
 
 // contextUsed is the context c uses: the server's count for the session's
 // last measured request, when it was made on the same summary, plus an

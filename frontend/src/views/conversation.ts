@@ -10,7 +10,7 @@ import { planCard } from "./plan";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
-import { mountAttachments, withTextFiles } from "../attach";
+import { fileIcon, mountAttachments, splitTextFiles, withTextFiles, type SentFile } from "../attach";
 import { plainError } from "../errors";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
@@ -269,6 +269,7 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   if (it.kind === "assistant" && it.turnId) add("regenerate", "Regenerate", "Answer again in place; the earlier answer stays as a version", () => void actions.askAgain(it.key));
   if (it.kind === "error") {
     const pe = plainError(it.code, it.text);
+    if (pe.actions.includes("ollama")) add("start-ollama", "Start Ollama", "Start the Ollama model server on this computer", (b) => void startOllama(b, actions));
     if (pe.actions.includes("setup")) add("setup", "Set up a model", "Choose the model that answers", () => actions.store.publish("setup", { message: pe.text }));
     if (pe.actions.includes("retry") && it.turnId) add("retry", "Retry", "Ask again in place of this error", () => void actions.askAgain(it.key));
   }
@@ -279,6 +280,33 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
   }
   if (it.kind === "stopped") add("continue", "Continue", "Ask the agent to go on from where it stopped", () => void actions.send("Continue from where you stopped."));
   return bar;
+}
+
+/**
+ * "Start Ollama" (the user's click): the app starts it and waits until it
+ * answers; the button says so meanwhile, and the notice says what came of
+ * it (running: Retry sends again; not installed: how to install it).
+ */
+async function startOllama(b: HTMLElement, actions: Actions): Promise<void> {
+  const notice = (text: string, good = false) => actions.store.publish("notice", { text, good });
+  b.setAttribute("disabled", "");
+  b.textContent = "Starting Ollama…";
+  try {
+    const r = await actions.api().StartOllama();
+    if (r.running) {
+      notice(`${r.message} Choose Retry to ask again.`, true);
+      // It answers now (checked): the header no longer says "Model unreachable".
+      const st = actions.store;
+      const agentId = st.current()?.agentId;
+      if (agentId && st.modelDown.delete(agentId)) st.publish("conn", st.sessionId);
+    } else notice(r.message);
+    b.textContent = r.running ? "Ollama is running" : "Start Ollama";
+    if (!r.running) b.removeAttribute("disabled");
+  } catch (ex) {
+    notice(errText(ex));
+    b.textContent = "Start Ollama";
+    b.removeAttribute("disabled");
+  }
 }
 
 /** "< 1/2 >": the versions of a message, each the branch of the conversation through it. */
@@ -325,14 +353,46 @@ function editInPlace(el: HTMLElement | null, it: Item, actions: Actions): void {
   ta.focus();
 }
 
-// A finished reply's code blocks get highlighting, a label and Copy (the
+// A reply's code blocks get highlighting, a label and Copy from the first
+// delta on, so nothing moves when the reply ends (codeblocks.ts; the
 // highlighter loads on the first reply that has code).
-function decorate(b: HTMLElement, actions: Actions): void {
+let codeblocks: typeof import("../codeblocks") | undefined;
+
+function decorate(b: HTMLElement, actions: Actions, final = true): void {
   if (!b.querySelector("pre")) return;
+  const onErr = (text: string) => actions.store.publish("notice", { text, good: false });
+  if (codeblocks) {
+    codeblocks.decorateCode(b, onErr, final);
+    return;
+  }
   void import("../codeblocks").then(
-    (m) => m.decorateCode(b, (text) => actions.store.publish("notice", { text, good: false })),
+    (m) => {
+      codeblocks = m;
+      m.decorateCode(b, onErr, final);
+    },
     () => undefined, // left plain
   );
+}
+
+/** A sent message's text files: a chip each; a click shows or hides the file under them. */
+function sentFiles(files: SentFile[]): HTMLElement {
+  const box = h("div", { class: "sent-files" });
+  const chips = h("div", { class: "attachments" });
+  const preview = h("pre", { class: "sent-file-preview", hidden: "" });
+  let open = -1;
+  files.forEach((f, i) => {
+    const chip = h("button", { class: "attachment", type: "button", "data-kind": "text", "aria-expanded": "false", title: `Show ${f.name}` }, h("span", { class: "attachment-name" }, f.name), h("span", { class: "attachment-size" }, f.size));
+    chip.prepend(fileIcon("text"));
+    chip.addEventListener("click", () => {
+      open = open === i ? -1 : i;
+      preview.hidden = open < 0;
+      preview.textContent = open < 0 ? "" : files[open].content;
+      chips.querySelectorAll("button").forEach((b, j) => b.setAttribute("aria-expanded", String(j === open)));
+    });
+    chips.append(chip);
+  });
+  box.append(chips, preview);
+  return box;
 }
 
 /** The part of a message element that holds its text (the actions sit beside it). */
@@ -352,18 +412,22 @@ function withActions(el: HTMLElement, it: Item, actions: Actions): void {
 
 function fill(el: HTMLElement, it: Item, actions: Actions): void {
   switch (it.kind) {
-    case "user":
-      body(el).textContent = it.text;
-      if (it.images) body(el).append(h("div", { class: "msg-images" }, `🖼 ${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
+    case "user": {
+      // Attached text files as chips (name, size; a click shows the file), not as fenced text.
+      const { text, files } = splitTextFiles(it.text);
+      body(el).textContent = text;
+      if (files.length) body(el).append(sentFiles(files));
+      if (it.images) body(el).append(h("div", { class: "msg-images" }, fileIcon("image"), `${it.images === 1 ? "1 image" : `${it.images} images`} attached`));
       withActions(el, it, actions);
       break;
+    }
     case "assistant": {
       // A complete reply shown for the first time (opening a session) is
       // parsed off the window's thread; a streaming one as it grows.
       const b = body(el);
       if (it.final && !b.hasChildNodes()) void showReplyLater(b, it.text).then(() => decorate(b, actions)); // sanitized
       else showReply(b, it.text, !!it.final); // sanitized
-      if (it.final) decorate(b, actions);
+      decorate(b, actions, !!it.final);
       el.classList.toggle("streaming", !it.final);
       if (it.final) withActions(el, it, actions);
       else el.querySelector(":scope > .msg-actions")?.remove();
@@ -390,9 +454,13 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       el.setAttribute("role", "alert");
       withActions(el, it, actions);
       break;
-    case "tool":
-      el.replaceChildren(toolCard(it));
+    case "tool": {
+      const open = el.querySelector(":scope > details.tool-card")?.hasAttribute("open");
+      const card = toolCard(it);
+      if (open) card.setAttribute("open", ""); // an update keeps a card the user opened open
+      el.replaceChildren(card);
       break;
+    }
     case "roundtable":
       el.replaceChildren(roundTableCard(it.rt!));
       if (it.rt!.done) el.firstElementChild!.append(runDetailsButton(actions, it.rt!.runId));
@@ -438,7 +506,26 @@ export function commandRun(tool: string, result?: string): string | undefined {
   }
 }
 
-/** A tool call's card: name, risk and decision badges, arguments, result. */
+/**
+ * What a tool call acts on, in one short line for its collapsed card: the
+ * path, address, command or query among its arguments ("" if none).
+ */
+export function toolTarget(args: unknown): string {
+  if (!args || typeof args !== "object") return "";
+  const a = args as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === "string" ? v : Array.isArray(v) ? v.filter((x) => typeof x === "string").join(" ") : "");
+  if (typeof a.program === "string") return [a.program, str(a.args)].filter(Boolean).join(" ");
+  for (const k of ["path", "file_path", "file", "url", "uri", "command", "cmd", "query", "pattern", "dir", "directory", "name", "to"]) {
+    const v = str(a[k]);
+    if (v) return v;
+  }
+  return "";
+}
+
+/**
+ * A tool call's card: one line (tool, what it acts on, risk and decision
+ * badges) that opens on a click to the arguments and the result.
+ */
 export function toolCard(it: Item): HTMLElement {
   const t = it.tool!;
   const badges = h("span", { class: "badges" });
@@ -448,16 +535,22 @@ export function toolCard(it: Item): HTMLElement {
   if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
   else if (t.source === "agent") badges.append(h("span", { class: "badge decision-service", "data-decision": "agent", title: "run by the agent's own program, outside Jarvis's gate" }, "ran inside the agent, not gated"));
   else if (decision) badges.append(h("span", { class: `badge decision-${decision}`, "data-decision": decision }, decision + (t.decidedBy ? ` · ${t.decidedBy}` : "")));
+  if (decision === "allowed" && !t.pending && t.ok === false && (t.error || t.result)) badges.append(h("span", { class: "badge decision-denied", title: "the tool ran and reported an error (open the card)" }, "failed"));
   if (t.untrusted?.length) badges.append(h("span", { class: "badge untrusted", title: `This conversation had read: ${t.untrusted.join("; ")}` }, "after untrusted content"));
-  const card = h("div", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
-    h("div", { class: "tool-head" }, h("span", { class: "tool-name" }, `⚙ ${t.name}`), badges),
+  const target = toolTarget(t.arguments);
+  const card = h("details", { class: "tool-card" + (t.source === "service" ? " service" : ""), "data-call": t.id, "data-decision": decision, "data-tool": t.name },
+    h("summary", { class: "tool-head", title: "Show the arguments and the result" },
+      h("span", { class: "tool-name" }, t.name),
+      h("span", { class: "tool-target", title: target }, target),
+      badges,
+    ),
   );
   const ran = commandRun(t.name, t.ok ? t.result : undefined);
   if (ran) badges.append(h("span", { class: "badge command-run", title: "how the program ran" }, ran));
   if (t.reason) card.append(h("div", { class: "tool-reason" }, t.reason));
-  card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
+  card.append(h("div", { class: "tool-label" }, "Arguments"), h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
   if (!t.pending && (t.result || t.error)) {
-    card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+    card.append(h("div", { class: "tool-label" }, t.ok ? "Result" : "Error"), h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
   }
   if (t.redacted) card.append(h("div", { class: "hint tool-redacted" }, "Secrets were removed from this result (shown as [redacted]) before it was saved or sent to the model."));
   return card;
