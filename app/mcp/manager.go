@@ -136,6 +136,12 @@ type ServerStatus struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Log: the server's last log notifications ("level logger: message").
 	Log []string `json:"log,omitempty"`
+	// SignIn: the server is reached at a url, so it may ask for a sign-in
+	// (the panel's Sign in / Sign out). SignedIn: a sign-in is stored.
+	// SigningIn: one is under way (waiting for the browser).
+	SignIn    bool `json:"signIn,omitempty"`
+	SignedIn  bool `json:"signedIn,omitempty"`
+	SigningIn bool `json:"signingIn,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -669,7 +675,8 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	for name, s := range m.servers {
 		s.mu.Lock()
 		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
-			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...)}
+			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...),
+			SignIn: s.cfg.IsHTTP(), SignedIn: s.signedIn, SigningIn: s.signingIn}
 		s.mu.Unlock()
 		if ss.Label == "" {
 			ss.Label = name

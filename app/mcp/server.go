@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,6 +73,14 @@ type server struct {
 	tools    []*sdk.Tool
 	restarts int
 	logs     []string // the server's last log notifications, oldest first
+	// signingIn: the user's sign-in (OAuth) is under way.
+	signingIn bool
+	// signedIn: a sign-in was stored when it last connected.
+	signedIn bool
+
+	// signIn: why the server waits for a sign-in (set by the bearer
+	// transport on a 401 it could not answer); nil: it does not.
+	signIn atomic.Pointer[string]
 }
 
 // maxLogs is how many of a server's log notifications the panel keeps.
@@ -122,8 +131,16 @@ func (s *server) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		s.set(StateStarting, "")
 		started := time.Now()
+		s.signIn.Store(nil)
 		err := s.connectOnce(ctx)
 		if ctx.Err() != nil {
+			return
+		}
+		if why := s.signIn.Load(); why != nil {
+			// Nothing to retry until the user signs in (SignIn restarts it).
+			s.m.log.Warn("mcp server waits for a sign-in", "server", s.cfg.Label, "why", *why)
+			s.set(StateSignIn, *why)
+			<-ctx.Done()
 			return
 		}
 		msg := err.Error()
@@ -274,6 +291,9 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		}
 		c := *hc
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
+		if c.Transport, err = s.oauthTransport(c.Transport, hc); err != nil {
+			return nil, nil, nil, err
+		}
 		if s.cfg.IsSSE() {
 			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
 			return t, func() {}, func(time.Duration) string { return "" }, nil
