@@ -288,6 +288,9 @@ type SignInOptions struct {
 // the tokens (SecretRef(server, OAuthSecret)). It waits for the browser's
 // redirect until ctx ends.
 func SignIn(ctx context.Context, cfg ServerConfig, o SignInOptions) error {
+	if cfg.Label == "" {
+		cfg.Label = cfg.Name
+	}
 	if !cfg.IsHTTP() {
 		return fmt.Errorf("%s is started by Jarvis (a command), not reached at a url: there is nothing to sign in to", cfg.Label)
 	}

@@ -1,0 +1,360 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goauth "github.com/go-oauth2/oauth2/v4"
+	"github.com/go-oauth2/oauth2/v4/manage"
+	"github.com/go-oauth2/oauth2/v4/models"
+	asserver "github.com/go-oauth2/oauth2/v4/server"
+	asstore "github.com/go-oauth2/oauth2/v4/store"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"jarvis/internal/testpeer"
+	"jarvis/service/secrets"
+)
+
+// testAS is an authorization server built on go-oauth2 (a maintained
+// OAuth 2 server library): authorization code with PKCE S256 forced,
+// refresh tokens that rotate, RFC 8414 metadata and RFC 7591 registration
+// in front of its client store. It approves the one test user without a
+// login page; everything else (client, redirect URI, code, verifier,
+// refresh token) it checks as it would for anyone.
+type testAS struct {
+	URL    string
+	mgr    *manage.Manager
+	mu     sync.Mutex
+	log    []string // "register <redirect>", "authorize <challenge method>", "token <grant>"
+	tokens goauth.TokenStore
+}
+
+func (a *testAS) record(s string) { a.mu.Lock(); a.log = append(a.log, s); a.mu.Unlock() }
+
+func (a *testAS) seen(prefix string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, l := range a.log {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func newTestAS(t *testing.T, accessExp time.Duration) *testAS {
+	a := &testAS{}
+	a.mgr = manage.NewDefaultManager()
+	a.mgr.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: accessExp, RefreshTokenExp: time.Hour, IsGenerateRefresh: true})
+	a.mgr.SetRefreshTokenCfg(&manage.RefreshingConfig{AccessTokenExp: accessExp, IsGenerateRefresh: true, IsRemoveAccess: true, IsRemoveRefreshing: true})
+	ts, err := asstore.NewMemoryTokenStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.tokens = ts
+	a.mgr.MapTokenStorage(ts)
+	clients := asstore.NewClientStore()
+	a.mgr.MapClientStorage(clients)
+	srv := asserver.NewServer(&asserver.Config{TokenType: "Bearer",
+		AllowedResponseTypes:        []goauth.ResponseType{goauth.Code},
+		AllowedGrantTypes:           []goauth.GrantType{goauth.AuthorizationCode, goauth.Refreshing},
+		AllowedCodeChallengeMethods: []goauth.CodeChallengeMethod{goauth.CodeChallengeS256},
+		ForcePKCE:                   true}, a.mgr)
+	srv.SetClientInfoHandler(asserver.ClientFormHandler)
+	srv.SetUserAuthorizationHandler(func(http.ResponseWriter, *http.Request) (string, error) { return "test-user", nil })
+
+	mux := http.NewServeMux()
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	a.URL = hs.URL
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": a.URL, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
+			"registration_endpoint": a.URL + "/register", "response_types_supported": []string{"code"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"tools", "offline_access"},
+		})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		var meta oauthex.ClientRegistrationMetadata
+		if err := json.NewDecoder(r.Body).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
+			http.Error(w, `{"error":"invalid_client_metadata"}`, http.StatusBadRequest)
+			return
+		}
+		id := rand.Text()
+		u, _ := url.Parse(meta.RedirectURIs[0])
+		clients.Set(id, &models.Client{ID: id, Domain: u.Scheme + "://" + u.Host, Public: true})
+		a.record("register " + meta.RedirectURIs[0])
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs,
+			"token_endpoint_auth_method": "none", "grant_types": meta.GrantTypes})
+	})
+	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		a.record("authorize " + r.FormValue("code_challenge_method") + " resource=" + r.FormValue("resource"))
+		if err := srv.HandleAuthorizeRequest(w, r); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		a.record("token " + r.PostForm.Get("grant_type"))
+		srv.HandleTokenRequest(w, r)
+	})
+	return a
+}
+
+// protectedMCP serves testpeer's MCP server behind go-sdk's bearer-token
+// check against the AS's token store, with its RFC 9728 metadata.
+func protectedMCP(t *testing.T, as *testAS) (url string, unauthorized func() int) {
+	var mu sync.Mutex
+	n401 := 0
+	verify := func(ctx context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		ti, err := as.mgr.LoadAccessToken(ctx, tok)
+		if err != nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: ti.GetUserID(), Expiration: ti.GetAccessCreateAt().Add(ti.GetAccessExpiresIn())}, nil
+	}
+	peer := testpeer.NewMCPPeer().Server
+	mux := http.NewServeMux()
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	prm := hs.URL + "/.well-known/oauth-protected-resource/mcp"
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: hs.URL + "/mcp", AuthorizationServers: []string{as.URL}, ScopesSupported: []string{"tools"}}))
+	guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm})(
+		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return peer }, nil))
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusWriter{ResponseWriter: w}
+		guarded.ServeHTTP(rec, r)
+		if rec.code == http.StatusUnauthorized {
+			mu.Lock()
+			n401++
+			mu.Unlock()
+		}
+	}))
+	return hs.URL + "/mcp", func() int { mu.Lock(); defer mu.Unlock(); return n401 }
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(c int) { s.code = c; s.ResponseWriter.WriteHeader(c) }
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// browser is the user's browser: it follows the authorization URL (the
+// AS approves the test user) back to Jarvis's loopback redirect.
+func browser(t *testing.T, opened *[]string) func(string) {
+	return func(u string) {
+		*opened = append(*opened, u)
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Errorf("the browser: %v", err)
+			return
+		}
+		resp.Body.Close()
+	}
+}
+
+// oauthManager: a Manager with a real secret store (the OS keyring when a
+// session bus runs, else its fallback file).
+func oauthManager(t *testing.T, sc ServerConfig) (*Manager, *secrets.Store) {
+	store := secrets.New(func(string) string { return "" }, secrets.WithFile(filepath.Join(t.TempDir(), "secrets.json"), nil))
+	t.Cleanup(func() { store.Delete(SecretRef(sc.Name, OAuthSecret)) })
+	m, err := New(Options{InitTimeout: 10 * time.Second, Backoff: time.Hour, Secret: store.Get, SetSecret: store.Set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	m.Apply(m.Trust(Config{Servers: []ServerConfig{sc}}))
+	return m, store
+}
+
+func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()[:8]) }
+
+// TestOAuthSignInRefreshRevoke: a server behind OAuth waits for a sign-in;
+// signing in discovers the AS from the server's 401, registers Jarvis,
+// sends the user through PKCE S256 and a loopback redirect and stores the
+// tokens; an access token the AS revoked is renewed on the 401; a revoked
+// refresh token leads back to "sign in"; Sign out forgets the sign-in.
+func TestOAuthSignInRefreshRevoke(t *testing.T) {
+	as := newTestAS(t, time.Hour)
+	mcpURL, unauthorized := protectedMCP(t, as)
+	name := uniqueName("sec")
+	m, store := oauthManager(t, ServerConfig{Name: name, URL: mcpURL})
+
+	waitFor(t, m, "the sign-in request", func() bool { return serverState(m, name).State == StateSignIn })
+	if st := serverState(m, name); !st.SignIn || st.SignedIn {
+		t.Fatalf("before sign-in: %+v", st)
+	}
+
+	var opened []string
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.SignIn(ctx, name, browser(t, &opened)); err != nil {
+		t.Fatalf("sign-in: %v", err)
+	}
+	waitFor(t, m, "the signed-in server", func() bool { return hasTool(m, "mcp__"+name+"__echo") })
+	if st := serverState(m, name); !st.SignedIn {
+		t.Errorf("after sign-in SignedIn is false: %+v", st)
+	}
+	if len(opened) != 1 || !strings.HasPrefix(opened[0], as.URL+"/authorize?") || !strings.Contains(opened[0], "code_challenge_method=S256") {
+		t.Errorf("the browser was sent to %q", opened)
+	}
+	if reg := as.seen("register "); len(reg) != 1 || !strings.HasPrefix(reg[0], "register http://127.0.0.1:") {
+		t.Errorf("registrations: %q", reg)
+	}
+	if a := as.seen("authorize "); len(a) != 1 || a[0] != "authorize S256 resource="+mcpURL {
+		t.Errorf("authorization requests: %q", a)
+	}
+	raw, err := store.Get(SecretRef(name, OAuthSecret))
+	if err != nil || !strings.Contains(raw, `"refresh_token"`) {
+		t.Fatalf("stored sign-in: %q %v", raw, err)
+	}
+	var rec signInRecord
+	json.Unmarshal([]byte(raw), &rec)
+
+	// The AS revokes the access token: the next call gets a 401, Jarvis
+	// renews with the refresh token and sends the call again.
+	if err := as.mgr.RemoveAccessToken(ctx, rec.Token.AccessToken); err != nil {
+		t.Fatal(err)
+	}
+	before := unauthorized()
+	out, err := m.Call(ctx, "c1", "mcp__"+name+"__echo", json.RawMessage(`{"text":"after revoke"}`), nil)
+	if err != nil || !strings.Contains(out, "after revoke") {
+		t.Fatalf("call after the access token was revoked: %q %v", out, err)
+	}
+	if unauthorized() <= before || len(as.seen("token refresh_token")) != 1 {
+		t.Errorf("want a 401 and one refresh: 401s %d→%d, token requests %q", before, unauthorized(), as.seen("token "))
+	}
+
+	// The refresh token is revoked too: Jarvis asks to sign in again.
+	raw, _ = store.Get(SecretRef(name, OAuthSecret))
+	json.Unmarshal([]byte(raw), &rec)
+	as.mgr.RemoveAccessToken(ctx, rec.Token.AccessToken)
+	as.mgr.RemoveRefreshToken(ctx, rec.Token.RefreshToken)
+	if err := m.Restart(name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "sign in again", func() bool { return serverState(m, name).State == StateSignIn })
+	if e := serverState(m, name).Error; !strings.Contains(e, "sign in again") || !strings.Contains(e, "invalid_grant") {
+		t.Errorf("after the refresh token was revoked: %q", e)
+	}
+
+	// Sign in again, then out.
+	if err := m.SignIn(ctx, name, browser(t, &opened)); err != nil {
+		t.Fatalf("second sign-in: %v", err)
+	}
+	waitFor(t, m, "signed in again", func() bool { return serverState(m, name).State == StateReady })
+	if err := m.SignOut(name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, "signed out", func() bool {
+		st := serverState(m, name)
+		return st.State == StateSignIn && !st.SignedIn
+	})
+}
+
+// TestOAuthRefreshBeforeExpiry: an access token that expires within a
+// minute is renewed before it is sent (no 401 needed); a fixed redirect
+// port is the one registered.
+func TestOAuthRefreshBeforeExpiry(t *testing.T) {
+	as := newTestAS(t, 30*time.Second)
+	mcpURL, unauthorized := protectedMCP(t, as)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	name := uniqueName("exp")
+	m, _ := oauthManager(t, ServerConfig{Name: name, URL: mcpURL, OAuth: &OAuthConfig{RedirectPort: port}})
+	waitFor(t, m, "the sign-in request", func() bool { return serverState(m, name).State == StateSignIn })
+	n := unauthorized()
+	var opened []string
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.SignIn(ctx, name, browser(t, &opened)); err != nil {
+		t.Fatalf("sign-in: %v", err)
+	}
+	waitFor(t, m, "the signed-in server", func() bool { return hasTool(m, "mcp__"+name+"__echo") })
+	if reg := as.seen("register "); len(reg) != 1 || reg[0] != "register http://127.0.0.1:"+strconv.Itoa(port)+"/callback" {
+		t.Errorf("registered %q, want the fixed port %d", reg, port)
+	}
+	if len(as.seen("token refresh_token")) == 0 {
+		t.Errorf("a token that expires in 30 s was sent without renewal: %q", as.seen("token "))
+	}
+	if got := unauthorized(); got != n+1 { // the sign-in's own probe only
+		t.Errorf("401s after the sign-in: %d, want %d", got, n+1)
+	}
+}
+
+// TestOAuthWrongVerifierRefused: the authorization server of these tests
+// is not one that accepts anything: a code exchanged with another PKCE
+// verifier than the one it was issued for is refused.
+func TestOAuthWrongVerifierRefused(t *testing.T) {
+	as := newTestAS(t, time.Hour)
+	ctx := context.Background()
+	reg, err := oauthex.RegisterClient(ctx, as.URL+"/register", &oauthex.ClientRegistrationMetadata{
+		RedirectURIs: []string{"http://127.0.0.1:9/callback"}, TokenEndpointAuthMethod: "none"}, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &oauth2.Config{ClientID: reg.ClientID, RedirectURL: "http://127.0.0.1:9/callback",
+		Endpoint: oauth2.Endpoint{AuthURL: as.URL + "/authorize", TokenURL: as.URL + "/token", AuthStyle: oauth2.AuthStyleInParams}}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	code := func(verifier string) string {
+		resp, err := noFollow.Get(cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if loc == nil || loc.Query().Get("code") == "" {
+			t.Fatalf("no code: %s %q", resp.Status, resp.Header.Get("Location"))
+		}
+		return loc.Query().Get("code")
+	}
+	v := oauth2.GenerateVerifier()
+	_, err = cfg.Exchange(ctx, code(v), oauth2.VerifierOption(oauth2.GenerateVerifier()))
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.ErrorCode != "invalid_grant" {
+		t.Fatalf("a wrong verifier: %v", err)
+	}
+	if _, err := cfg.Exchange(ctx, code(v), oauth2.VerifierOption(v)); err != nil {
+		t.Fatalf("the right verifier: %v", err)
+	}
+	// Without PKCE at all, no code is issued.
+	resp, err := noFollow.Get(cfg.AuthCodeURL("st"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); strings.Contains(loc, "code=") {
+		t.Fatalf("a code without PKCE: %q", loc)
+	}
+}
