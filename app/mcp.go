@@ -150,6 +150,32 @@ func (p *MCPPanel) MCPSetSecret(server, name, value string) error {
 	return p.m.SetSecret(server, name, value)
 }
 
+// MCPSignIn starts signing in to a server that asks for it (OAuth) and
+// returns the authorization URL, which the window opens in the browser;
+// the sign-in goes on until the browser comes back to Jarvis (at most
+// five minutes), then the server starts again. A failure before the URL is
+// known is returned; one after it is shown on the server (signInError).
+func (p *MCPPanel) MCPSignIn(name string) (string, error) {
+	urlc, errc := make(chan string, 1), make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), signInWait)
+		defer cancel()
+		errc <- p.m.SignIn(ctx, name, func(u string) { urlc <- u })
+	}()
+	select {
+	case u := <-urlc:
+		return u, nil
+	case err := <-errc:
+		return "", err
+	}
+}
+
+// signInWait is how long a sign-in waits for the browser.
+const signInWait = 5 * time.Minute
+
+// MCPSignOut forgets a server's sign-in.
+func (p *MCPPanel) MCPSignOut(name string) error { return p.m.SignOut(name) }
+
 // MCPSetToolEnabled is a tool's switch.
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }
 

@@ -142,6 +142,8 @@ type ServerStatus struct {
 	SignIn    bool `json:"signIn,omitempty"`
 	SignedIn  bool `json:"signedIn,omitempty"`
 	SigningIn bool `json:"signingIn,omitempty"`
+	// SignInError: why the last sign-in did not succeed.
+	SignInError string `json:"signInError,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -676,7 +678,7 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 		s.mu.Lock()
 		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
 			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...),
-			SignIn: s.cfg.IsHTTP(), SignedIn: s.signedIn, SigningIn: s.signingIn}
+			SignIn: s.cfg.IsHTTP(), SignedIn: s.signedIn, SigningIn: s.signingIn, SignInError: s.signInErr}
 		s.mu.Unlock()
 		if ss.Label == "" {
 			ss.Label = name

@@ -61,11 +61,11 @@ type OAuthConfig struct {
 
 // signInRecord is what OAuthSecret holds.
 type signInRecord struct {
-	ClientID     string          `json:"client_id,omitempty"`
-	ClientSecret string          `json:"client_secret,omitempty"`
-	TokenURL     string          `json:"token_url,omitempty"`
+	ClientID     string           `json:"client_id,omitempty"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	TokenURL     string           `json:"token_url,omitempty"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
-	Token        *oauth2.Token   `json:"token,omitempty"`
+	Token        *oauth2.Token    `json:"token,omitempty"`
 }
 
 // refreshEarly: an access token is refreshed this long before it expires.
@@ -458,12 +458,19 @@ func (m *Manager) SignIn(ctx context.Context, name string, open func(url string)
 		return fmt.Errorf("no MCP server %q", name)
 	}
 	s.mu.Lock()
-	s.signingIn = true
+	if s.signingIn {
+		s.mu.Unlock()
+		return fmt.Errorf("a sign-in to %s is already under way: finish it in the browser", s.cfg.Label)
+	}
+	s.signingIn, s.signInErr = true, ""
 	s.mu.Unlock()
 	m.changed()
 	err := SignIn(ctx, s.cfg, SignInOptions{Secret: m.opts.Secret, SetSecret: m.opts.SetSecret, HTTPClient: m.opts.HTTPClient, Open: open})
 	s.mu.Lock()
 	s.signingIn = false
+	if err != nil {
+		s.signInErr = err.Error()
+	}
 	s.mu.Unlock()
 	m.changed()
 	if err != nil {

@@ -7,22 +7,13 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	goauth "github.com/go-oauth2/oauth2/v4"
-	"github.com/go-oauth2/oauth2/v4/manage"
-	"github.com/go-oauth2/oauth2/v4/models"
-	asserver "github.com/go-oauth2/oauth2/v4/server"
-	asstore "github.com/go-oauth2/oauth2/v4/store"
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
@@ -30,153 +21,14 @@ import (
 	"jarvis/service/secrets"
 )
 
-// testAS is an authorization server built on go-oauth2 (a maintained
-// OAuth 2 server library): authorization code with PKCE S256 forced,
-// refresh tokens that rotate, RFC 8414 metadata and RFC 7591 registration
-// in front of its client store. It approves the one test user without a
-// login page; everything else (client, redirect URI, code, verifier,
-// refresh token) it checks as it would for anyone.
-type testAS struct {
-	URL    string
-	mgr    *manage.Manager
-	mu     sync.Mutex
-	log    []string // "register <redirect>", "authorize <challenge method>", "token <grant>"
-	tokens goauth.TokenStore
-}
-
-func (a *testAS) record(s string) { a.mu.Lock(); a.log = append(a.log, s); a.mu.Unlock() }
-
-func (a *testAS) seen(prefix string) []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []string
-	for _, l := range a.log {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func newTestAS(t *testing.T, accessExp time.Duration) *testAS {
-	a := &testAS{}
-	a.mgr = manage.NewDefaultManager()
-	a.mgr.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: accessExp, RefreshTokenExp: time.Hour, IsGenerateRefresh: true})
-	a.mgr.SetRefreshTokenCfg(&manage.RefreshingConfig{AccessTokenExp: accessExp, IsGenerateRefresh: true, IsRemoveAccess: true, IsRemoveRefreshing: true})
-	ts, err := asstore.NewMemoryTokenStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.tokens = ts
-	a.mgr.MapTokenStorage(ts)
-	clients := asstore.NewClientStore()
-	a.mgr.MapClientStorage(clients)
-	srv := asserver.NewServer(&asserver.Config{TokenType: "Bearer",
-		AllowedResponseTypes:        []goauth.ResponseType{goauth.Code},
-		AllowedGrantTypes:           []goauth.GrantType{goauth.AuthorizationCode, goauth.Refreshing},
-		AllowedCodeChallengeMethods: []goauth.CodeChallengeMethod{goauth.CodeChallengeS256},
-		ForcePKCE:                   true}, a.mgr)
-	srv.SetClientInfoHandler(asserver.ClientFormHandler)
-	srv.SetUserAuthorizationHandler(func(http.ResponseWriter, *http.Request) (string, error) { return "test-user", nil })
-
-	mux := http.NewServeMux()
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-	a.URL = hs.URL
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": a.URL, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
-			"registration_endpoint": a.URL + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"tools", "offline_access"},
-		})
-	})
-	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
-		var meta oauthex.ClientRegistrationMetadata
-		if err := json.NewDecoder(r.Body).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
-			http.Error(w, `{"error":"invalid_client_metadata"}`, http.StatusBadRequest)
-			return
-		}
-		id := rand.Text()
-		u, _ := url.Parse(meta.RedirectURIs[0])
-		clients.Set(id, &models.Client{ID: id, Domain: u.Scheme + "://" + u.Host, Public: true})
-		a.record("register " + meta.RedirectURIs[0])
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs,
-			"token_endpoint_auth_method": "none", "grant_types": meta.GrantTypes})
-	})
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		a.record("authorize " + r.FormValue("code_challenge_method") + " resource=" + r.FormValue("resource"))
-		if err := srv.HandleAuthorizeRequest(w, r); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-		}
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		a.record("token " + r.PostForm.Get("grant_type"))
-		srv.HandleTokenRequest(w, r)
-	})
-	return a
-}
-
-// protectedMCP serves testpeer's MCP server behind go-sdk's bearer-token
-// check against the AS's token store, with its RFC 9728 metadata.
-func protectedMCP(t *testing.T, as *testAS) (url string, unauthorized func() int) {
-	var mu sync.Mutex
-	n401 := 0
-	verify := func(ctx context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		ti, err := as.mgr.LoadAccessToken(ctx, tok)
-		if err != nil {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: ti.GetUserID(), Expiration: ti.GetAccessCreateAt().Add(ti.GetAccessExpiresIn())}, nil
-	}
-	peer := testpeer.NewMCPPeer().Server
-	mux := http.NewServeMux()
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-	prm := hs.URL + "/.well-known/oauth-protected-resource/mcp"
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: hs.URL + "/mcp", AuthorizationServers: []string{as.URL}, ScopesSupported: []string{"tools"}}))
-	guarded := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm})(
-		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return peer }, nil))
-	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusWriter{ResponseWriter: w}
-		guarded.ServeHTTP(rec, r)
-		if rec.code == http.StatusUnauthorized {
-			mu.Lock()
-			n401++
-			mu.Unlock()
-		}
-	}))
-	return hs.URL + "/mcp", func() int { mu.Lock(); defer mu.Unlock(); return n401 }
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (s *statusWriter) WriteHeader(c int) { s.code = c; s.ResponseWriter.WriteHeader(c) }
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 // browser is the user's browser: it follows the authorization URL (the
 // AS approves the test user) back to Jarvis's loopback redirect.
 func browser(t *testing.T, opened *[]string) func(string) {
 	return func(u string) {
 		*opened = append(*opened, u)
-		resp, err := http.Get(u)
-		if err != nil {
+		if err := testpeer.Browser(u); err != nil {
 			t.Errorf("the browser: %v", err)
-			return
 		}
-		resp.Body.Close()
 	}
 }
 
@@ -194,6 +46,21 @@ func oauthManager(t *testing.T, sc ServerConfig) (*Manager, *secrets.Store) {
 	return m, store
 }
 
+func newAS(t *testing.T, exp time.Duration) *testpeer.AuthServer {
+	as, err := testpeer.NewAuthServer(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(as.Close)
+	return as
+}
+
+func newProtected(t *testing.T, as *testpeer.AuthServer) (string, func() int) {
+	p := testpeer.NewProtectedMCP(as)
+	t.Cleanup(p.Close)
+	return p.URL, p.Unauthorized
+}
+
 func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Text()[:8]) }
 
 // TestOAuthSignInRefreshRevoke: a server behind OAuth waits for a sign-in;
@@ -202,8 +69,8 @@ func uniqueName(prefix string) string { return prefix + strings.ToLower(rand.Tex
 // tokens; an access token the AS revoked is renewed on the 401; a revoked
 // refresh token leads back to "sign in"; Sign out forgets the sign-in.
 func TestOAuthSignInRefreshRevoke(t *testing.T) {
-	as := newTestAS(t, time.Hour)
-	mcpURL, unauthorized := protectedMCP(t, as)
+	as := newAS(t, time.Hour)
+	mcpURL, unauthorized := newProtected(t, as)
 	name := uniqueName("sec")
 	m, store := oauthManager(t, ServerConfig{Name: name, URL: mcpURL})
 
@@ -225,10 +92,10 @@ func TestOAuthSignInRefreshRevoke(t *testing.T) {
 	if len(opened) != 1 || !strings.HasPrefix(opened[0], as.URL+"/authorize?") || !strings.Contains(opened[0], "code_challenge_method=S256") {
 		t.Errorf("the browser was sent to %q", opened)
 	}
-	if reg := as.seen("register "); len(reg) != 1 || !strings.HasPrefix(reg[0], "register http://127.0.0.1:") {
+	if reg := as.Seen("register "); len(reg) != 1 || !strings.HasPrefix(reg[0], "register http://127.0.0.1:") {
 		t.Errorf("registrations: %q", reg)
 	}
-	if a := as.seen("authorize "); len(a) != 1 || a[0] != "authorize S256 resource="+mcpURL {
+	if a := as.Seen("authorize "); len(a) != 1 || a[0] != "authorize S256 resource="+mcpURL {
 		t.Errorf("authorization requests: %q", a)
 	}
 	raw, err := store.Get(SecretRef(name, OAuthSecret))
@@ -240,7 +107,7 @@ func TestOAuthSignInRefreshRevoke(t *testing.T) {
 
 	// The AS revokes the access token: the next call gets a 401, Jarvis
 	// renews with the refresh token and sends the call again.
-	if err := as.mgr.RemoveAccessToken(ctx, rec.Token.AccessToken); err != nil {
+	if err := as.Manager.RemoveAccessToken(ctx, rec.Token.AccessToken); err != nil {
 		t.Fatal(err)
 	}
 	before := unauthorized()
@@ -248,15 +115,15 @@ func TestOAuthSignInRefreshRevoke(t *testing.T) {
 	if err != nil || !strings.Contains(out, "after revoke") {
 		t.Fatalf("call after the access token was revoked: %q %v", out, err)
 	}
-	if unauthorized() <= before || len(as.seen("token refresh_token")) != 1 {
-		t.Errorf("want a 401 and one refresh: 401s %d→%d, token requests %q", before, unauthorized(), as.seen("token "))
+	if unauthorized() <= before || len(as.Seen("token refresh_token")) != 1 {
+		t.Errorf("want a 401 and one refresh: 401s %d→%d, token requests %q", before, unauthorized(), as.Seen("token "))
 	}
 
 	// The refresh token is revoked too: Jarvis asks to sign in again.
 	raw, _ = store.Get(SecretRef(name, OAuthSecret))
 	json.Unmarshal([]byte(raw), &rec)
-	as.mgr.RemoveAccessToken(ctx, rec.Token.AccessToken)
-	as.mgr.RemoveRefreshToken(ctx, rec.Token.RefreshToken)
+	as.Manager.RemoveAccessToken(ctx, rec.Token.AccessToken)
+	as.Manager.RemoveRefreshToken(ctx, rec.Token.RefreshToken)
 	if err := m.Restart(name); err != nil {
 		t.Fatal(err)
 	}
@@ -283,8 +150,8 @@ func TestOAuthSignInRefreshRevoke(t *testing.T) {
 // minute is renewed before it is sent (no 401 needed); a fixed redirect
 // port is the one registered.
 func TestOAuthRefreshBeforeExpiry(t *testing.T) {
-	as := newTestAS(t, 30*time.Second)
-	mcpURL, unauthorized := protectedMCP(t, as)
+	as := newAS(t, 30*time.Second)
+	mcpURL, unauthorized := newProtected(t, as)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -302,11 +169,11 @@ func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 		t.Fatalf("sign-in: %v", err)
 	}
 	waitFor(t, m, "the signed-in server", func() bool { return hasTool(m, "mcp__"+name+"__echo") })
-	if reg := as.seen("register "); len(reg) != 1 || reg[0] != "register http://127.0.0.1:"+strconv.Itoa(port)+"/callback" {
+	if reg := as.Seen("register "); len(reg) != 1 || reg[0] != "register http://127.0.0.1:"+strconv.Itoa(port)+"/callback" {
 		t.Errorf("registered %q, want the fixed port %d", reg, port)
 	}
-	if len(as.seen("token refresh_token")) == 0 {
-		t.Errorf("a token that expires in 30 s was sent without renewal: %q", as.seen("token "))
+	if len(as.Seen("token refresh_token")) == 0 {
+		t.Errorf("a token that expires in 30 s was sent without renewal: %q", as.Seen("token "))
 	}
 	if got := unauthorized(); got != n+1 { // the sign-in's own probe only
 		t.Errorf("401s after the sign-in: %d, want %d", got, n+1)
@@ -317,7 +184,7 @@ func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 // is not one that accepts anything: a code exchanged with another PKCE
 // verifier than the one it was issued for is refused.
 func TestOAuthWrongVerifierRefused(t *testing.T) {
-	as := newTestAS(t, time.Hour)
+	as := newAS(t, time.Hour)
 	ctx := context.Background()
 	reg, err := oauthex.RegisterClient(ctx, as.URL+"/register", &oauthex.ClientRegistrationMetadata{
 		RedirectURIs: []string{"http://127.0.0.1:9/callback"}, TokenEndpointAuthMethod: "none"}, http.DefaultClient)

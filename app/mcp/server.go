@@ -75,6 +75,7 @@ type server struct {
 	logs     []string // the server's last log notifications, oldest first
 	// signingIn: the user's sign-in (OAuth) is under way.
 	signingIn bool
+	signInErr string // why the last sign-in failed
 	// signedIn: a sign-in was stored when it last connected.
 	signedIn bool
 
