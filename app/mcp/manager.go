@@ -79,8 +79,9 @@ type Options struct {
 	// (roots/list): the workspace, and nothing else.
 	Roots []string
 	// Elicit answers a server's elicitation/create (a form or a URL to
-	// open, asked of the user). Nil: every request is declined and logged,
-	// which is also the answer of a headless Jarvis.
+	// open, asked of the user); server is the name as written. Nil: every
+	// request is declined and logged, which is also the answer of a
+	// headless Jarvis. SetElicit sets it later (the window's panel).
 	Elicit func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
 	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
 	// in a terminal while no Jarvis runs).
@@ -449,6 +450,14 @@ func (m *Manager) SetSecret(server, name, value string) error {
 // Restart stops a configured server and starts it again (the panel's
 // Restart); one switched off or waiting for approval stays so.
 func (m *Manager) Restart(name string) error { return m.restart(name) }
+
+// SetElicit sets who answers servers' elicitation requests from now on
+// (Options.Elicit): the window's dialog.
+func (m *Manager) SetElicit(f func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)) {
+	m.mu.Lock()
+	m.opts.Elicit = f
+	m.mu.Unlock()
+}
 
 // ConfigPath is the mcp.json the Manager reads.
 func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }

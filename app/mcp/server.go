@@ -175,7 +175,9 @@ func (s *server) connectOnce(ctx context.Context) error {
 		return err
 	}
 	defer stop()
-	caps := &sdk.ClientCapabilities{} // no sampling, no elicitation
+	// Elicitation in both modes (the window asks the user; headless
+	// declines).
+	caps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
 	if len(s.m.opts.Roots) > 0 {
 		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
@@ -248,8 +250,23 @@ func (s *server) connectOnce(ctx context.Context) error {
 // declined (decline is the default: nothing reaches a server unless the
 // user gives it).
 func (s *server) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	if s.m.opts.Elicit != nil {
-		return s.m.opts.Elicit(ctx, s.cfg.Name, p)
+	s.m.mu.Lock()
+	ask := s.m.opts.Elicit
+	s.m.mu.Unlock()
+	if ask != nil {
+		// The question goes away when the server is stopped (or Jarvis
+		// closes), not only when the server withdraws it.
+		if s.ctx != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.ctx, cancel)()
+		}
+		label := s.cfg.Label
+		if label == "" {
+			label = s.cfg.Name
+		}
+		return ask(ctx, label, p)
 	}
 	s.m.log.Warn("mcp: a server asked for the user's input; declined (no one to ask here)", "server", s.cfg.Label, "mode", p.Mode, "message", p.Message, "url", p.URL)
 	return &sdk.ElicitResult{Action: "decline"}, nil
