@@ -225,3 +225,29 @@ func TestOAuthWrongVerifierRefused(t *testing.T) {
 		t.Fatalf("a code without PKCE: %q", loc)
 	}
 }
+
+// TestOAuthSignInLegacySSE: a server on the legacy HTTP+SSE transport that
+// asks for a sign-in is signed in to the same way, and its stream and
+// messages carry the token.
+func TestOAuthSignInLegacySSE(t *testing.T) {
+	as := newAS(t, time.Hour)
+	p := testpeer.NewProtectedMCP(as)
+	t.Cleanup(p.Close)
+	name := uniqueName("sse")
+	m, _ := oauthManager(t, ServerConfig{Name: name, URL: p.SSEURL, Type: "sse"})
+	waitFor(t, m, "the sign-in request", func() bool { return serverState(m, name).State == StateSignIn })
+	var opened []string
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.SignIn(ctx, name, browser(t, &opened)); err != nil {
+		t.Fatalf("sign-in: %v", err)
+	}
+	waitFor(t, m, "the signed-in server", func() bool { return hasTool(m, "mcp__"+name+"__echo") })
+	out, err := m.Call(ctx, "c", "mcp__"+name+"__echo", json.RawMessage(`{"text":"over sse"}`), nil)
+	if err != nil || !strings.Contains(out, "over sse") {
+		t.Fatalf("call: %q %v", out, err)
+	}
+	if a := as.Seen("authorize "); len(a) != 1 || a[0] != "authorize S256 resource="+p.SSEURL {
+		t.Errorf("authorization requests: %q", a)
+	}
+}

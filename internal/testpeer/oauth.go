@@ -120,9 +120,10 @@ func (a *AuthServer) Close() { a.hs.Close() }
 // against an AuthServer's tokens, with its RFC 9728 metadata; URL is the
 // MCP endpoint.
 type ProtectedMCP struct {
-	URL  string
-	hs   *httptest.Server
-	n401 atomicCounter
+	URL    string
+	SSEURL string
+	hs     *httptest.Server
+	n401   atomicCounter
 }
 
 type atomicCounter struct {
@@ -167,6 +168,12 @@ func NewProtectedMCP(as *AuthServer) *ProtectedMCP {
 			p.n401.mu.Unlock()
 		}
 	}))
+	// The same server over the legacy HTTP+SSE transport, at SSEURL.
+	p.SSEURL = p.hs.URL + "/sse"
+	mux.Handle("/.well-known/oauth-protected-resource/sse", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: p.SSEURL, AuthorizationServers: []string{as.URL}, ScopesSupported: []string{"tools"}}))
+	mux.Handle("/sse", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: p.hs.URL + "/.well-known/oauth-protected-resource/sse"})(
+		mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return peer }, nil)))
 	return p
 }
 
