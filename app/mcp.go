@@ -3,9 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"jarvis/api"
 	"jarvis/app/mcp"
@@ -105,6 +110,10 @@ func CatalogOf(ts []mcp.Tool) api.ToolCatalog {
 type MCPPanel struct {
 	m    *mcp.Manager
 	emit func(string, any)
+
+	mu     sync.Mutex
+	asking map[string]chan *sdk.ElicitResult // elicitation id → its answer
+	askSeq int
 }
 
 // MCPState is what the panel shows.
@@ -114,9 +123,77 @@ type MCPState struct {
 	ConfigPath  string             `json:"configPath"`
 }
 
-// NewMCPPanel returns the panel's binding; emit sends "mcp:servers".
+// NewMCPPanel returns the panel's binding; emit sends "mcp:servers" and
+// "mcp:elicit". From now on the servers' elicitation requests are asked of
+// the user in the window (a headless Jarvis has no panel: it declines).
 func NewMCPPanel(m *mcp.Manager, emit func(string, any)) *MCPPanel {
-	return &MCPPanel{m: m, emit: emit}
+	p := &MCPPanel{m: m, emit: emit, asking: map[string]chan *sdk.ElicitResult{}}
+	m.SetElicit(p.elicit)
+	return p
+}
+
+// MCPElicitation is a server's request for the user's input, as the window
+// shows it ("mcp:elicit"): a form built from Schema (flat: strings,
+// numbers, booleans, enums), or a URL to open on the user's click.
+type MCPElicitation struct {
+	ID      string `json:"id"`
+	Server  string `json:"server"` // the name as written in mcp.json
+	Mode    string `json:"mode"`   // form | url
+	Message string `json:"message"`
+	Schema  any    `json:"schema,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
+
+// elicit asks the user in the window and waits for the answer
+// (MCPElicitAnswer); the server giving up (its request's context) takes the
+// dialog away ("mcp:elicit-done").
+func (p *MCPPanel) elicit(ctx context.Context, server string, e *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	mode := e.Mode
+	if mode == "" {
+		mode = "form"
+	}
+	ch := make(chan *sdk.ElicitResult, 1)
+	p.mu.Lock()
+	p.askSeq++
+	id := fmt.Sprintf("elicit-%d", p.askSeq)
+	p.asking[id] = ch
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.asking, id)
+		p.mu.Unlock()
+	}()
+	p.emit("mcp:elicit", MCPElicitation{ID: id, Server: server, Mode: mode, Message: e.Message, Schema: e.RequestedSchema, URL: e.URL})
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		p.emit("mcp:elicit-done", id)
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+}
+
+// MCPElicitAnswer is the user's answer to an elicitation: "accept" (with
+// the form's content; for a URL, the user opened it), "decline" or
+// "cancel" (the dialog closed). The server checks the content against the
+// schema it sent.
+func (p *MCPPanel) MCPElicitAnswer(id, action string, content map[string]any) error {
+	switch action {
+	case "accept":
+	case "decline", "cancel":
+		content = nil
+	default:
+		return fmt.Errorf("unknown answer %q (accept, decline or cancel)", action)
+	}
+	p.mu.Lock()
+	ch, ok := p.asking[id]
+	delete(p.asking, id)
+	p.mu.Unlock()
+	if !ok {
+		return errors.New("the server no longer waits for this answer")
+	}
+	ch <- &sdk.ElicitResult{Action: action, Content: content}
+	return nil
 }
 
 // MCPServers returns the servers, their tools and the configuration error.
@@ -149,6 +226,32 @@ func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name
 func (p *MCPPanel) MCPSetSecret(server, name, value string) error {
 	return p.m.SetSecret(server, name, value)
 }
+
+// MCPSignIn starts signing in to a server that asks for it (OAuth) and
+// returns the authorization URL, which the window opens in the browser;
+// the sign-in goes on until the browser comes back to Jarvis (at most
+// five minutes), then the server starts again. A failure before the URL is
+// known is returned; one after it is shown on the server (signInError).
+func (p *MCPPanel) MCPSignIn(name string) (string, error) {
+	urlc, errc := make(chan string, 1), make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), signInWait)
+		defer cancel()
+		errc <- p.m.SignIn(ctx, name, func(u string) { urlc <- u })
+	}()
+	select {
+	case u := <-urlc:
+		return u, nil
+	case err := <-errc:
+		return "", err
+	}
+}
+
+// signInWait is how long a sign-in waits for the browser.
+const signInWait = 5 * time.Minute
+
+// MCPSignOut forgets a server's sign-in.
+func (p *MCPPanel) MCPSignOut(name string) error { return p.m.SignOut(name) }
 
 // MCPSetToolEnabled is a tool's switch.
 func (p *MCPPanel) MCPSetToolEnabled(name string, on bool) error { return p.m.SetToolEnabled(name, on) }

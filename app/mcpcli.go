@@ -21,6 +21,7 @@ const mcpUsage = `usage:
   jarvis mcp approve [SERVER | mcp__SERVER__TOOL] [--yes] [--data-dir DIR] [--mcp-config FILE]
   jarvis mcp enable SERVER | jarvis mcp disable SERVER
   jarvis mcp secret set SERVER NAME   (the value is read from standard input)
+  jarvis mcp login SERVER | jarvis mcp logout SERVER
   jarvis mcp import [--from claude|cursor|FILE] [--mcp-config FILE]
 `
 
@@ -62,11 +63,14 @@ func mcpControl(m *mcp.Manager, req mcpRequest) (MCPState, error) {
 type MCPCommandOptions struct {
 	DefaultDataDir   func() (string, error)
 	DefaultMCPConfig func() (string, error)
-	// SetSecret stores a secret in the secret store (`secret set`).
+	// SetSecret stores a secret in the secret store (`secret set`, login).
 	SetSecret func(ref, value string) error
-	Stdin     io.Reader
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// Secret reads one (login: the entry's "${keyring:NAME}" headers and
+	// client secret).
+	Secret func(ref string) (string, error)
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
 }
 
 // MCPCommand runs `jarvis mcp list|approve|enable|disable|secret set` and
@@ -116,6 +120,13 @@ func MCPCommand(args []string, o MCPCommandOptions) int {
 			return 2
 		}
 		return mcpSecretSet(pos[1], pos[2], *dataDir, o)
+	}
+	if sub == "login" || sub == "logout" {
+		if len(pos) != 1 {
+			io.WriteString(o.Stderr, mcpUsage)
+			return 2
+		}
+		return mcpLogin(sub == "login", pos[0], *cfgPath, *dataDir, o)
 	}
 	do, closeFn, err := mcpDoer(*dataDir, *cfgPath)
 	if err != nil {
@@ -342,6 +353,52 @@ func mcpSecretSet(server, name, dataDir string, o MCPCommandOptions) int {
 	var st MCPState
 	if err := instance.Call(ctx, dataDir, mcpOp, mcpRequest{Cmd: "restart", Name: server}, &st); err == nil {
 		fmt.Fprintf(o.Stdout, "the running Jarvis started %s again\n", server)
+	}
+	return 0
+}
+
+// mcpLogin signs in to (or out of) a url server of mcp.json here in the
+// terminal: the authorization URL is printed to open in any browser on
+// this computer (the redirect comes back to 127.0.0.1), the sign-in is
+// stored with the server's secrets, and a running Jarvis starts the
+// server again.
+func mcpLogin(in bool, name, cfgPath, dataDir string, o MCPCommandOptions) int {
+	fail := func(err error) int { fmt.Fprintln(o.Stderr, "jarvis mcp:", err); return 1 }
+	cfg, err := mcp.LoadConfig(cfgPath)
+	if err != nil {
+		return fail(err)
+	}
+	var sc *mcp.ServerConfig
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Name == name || cfg.Servers[i].Label == name {
+			sc = &cfg.Servers[i]
+		}
+	}
+	if sc == nil {
+		return fail(fmt.Errorf("no server %q in %s", name, cfgPath))
+	}
+	if in {
+		ctx, cancel := context.WithTimeout(context.Background(), signInWait)
+		defer cancel()
+		err = mcp.SignIn(ctx, *sc, mcp.SignInOptions{Secret: o.Secret, SetSecret: o.SetSecret, Open: func(u string) {
+			fmt.Fprintf(o.Stdout, "To sign in to %s, open this address in a browser on this computer:\n\n  %s\n\nWaiting for the browser (up to %s)...\n", sc.Label, u, signInWait)
+		}})
+	} else {
+		err = mcp.SignOut(sc.Name, o.SetSecret)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if in {
+		fmt.Fprintf(o.Stdout, "signed in to %s\n", sc.Label)
+	} else {
+		fmt.Fprintf(o.Stdout, "signed out of %s\n", sc.Label)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var st MCPState
+	if err := instance.Call(ctx, dataDir, mcpOp, mcpRequest{Cmd: "restart", Name: sc.Name}, &st); err == nil {
+		fmt.Fprintf(o.Stdout, "the running Jarvis started %s again\n", sc.Label)
 	}
 	return 0
 }

@@ -49,7 +49,9 @@ type ServerConfig struct {
 	// sandboxed server reach the network.
 	Sandbox *bool `json:"sandbox,omitempty"`
 	Network bool  `json:"network,omitempty"`
-	line    int
+	// OAuth tunes the sign-in of a url server that asks for one (oauth.go).
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
+	line  int
 }
 
 // transport is the entry's transport, as approved and shown: stdio,
@@ -228,7 +230,7 @@ func ParseConfig(name string, b []byte) (Config, error) {
 
 // knownKeys are the keys of an entry Jarvis reads.
 var knownKeys = map[string]bool{"command": true, "args": true, "env": true, "cwd": true, "url": true, "headers": true,
-	"type": true, "disabled": true, "timeout": true}
+	"type": true, "disabled": true, "timeout": true, "oauth": true}
 
 // parseServer decodes one server and checks it; problem is what keeps it
 // from running, in plain words ("" when fine). Keys Jarvis does not read
@@ -269,6 +271,10 @@ func parseServer(raw json.RawMessage) (sc ServerConfig, problem string) {
 		return sc, "an sse server needs a url"
 	case sc.Timeout < 0:
 		return sc, "timeout must be a positive number of seconds"
+	case sc.OAuth != nil && sc.URL == "":
+		return sc, "oauth applies only to a url server"
+	case sc.OAuth != nil && (sc.OAuth.RedirectPort < 0 || sc.OAuth.RedirectPort > 65535):
+		return sc, "oauth.redirectPort must be a port number (1-65535), or 0 for any free port"
 	case sc.URL != "" && (sc.Sandbox != nil || sc.Network):
 		return sc, "sandbox and network apply only to a server Jarvis starts (command)"
 	}

@@ -79,8 +79,9 @@ type Options struct {
 	// (roots/list): the workspace, and nothing else.
 	Roots []string
 	// Elicit answers a server's elicitation/create (a form or a URL to
-	// open, asked of the user). Nil: every request is declined and logged,
-	// which is also the answer of a headless Jarvis.
+	// open, asked of the user); server is the name as written. Nil: every
+	// request is declined and logged, which is also the answer of a
+	// headless Jarvis. SetElicit sets it later (the window's panel).
 	Elicit func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)
 	// Inspect: read and judge the configuration, start nothing (`jarvis mcp`
 	// in a terminal while no Jarvis runs).
@@ -136,6 +137,14 @@ type ServerStatus struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Log: the server's last log notifications ("level logger: message").
 	Log []string `json:"log,omitempty"`
+	// SignIn: the server is reached at a url, so it may ask for a sign-in
+	// (the panel's Sign in / Sign out). SignedIn: a sign-in is stored.
+	// SigningIn: one is under way (waiting for the browser).
+	SignIn    bool `json:"signIn,omitempty"`
+	SignedIn  bool `json:"signedIn,omitempty"`
+	SigningIn bool `json:"signingIn,omitempty"`
+	// SignInError: why the last sign-in did not succeed.
+	SignInError string `json:"signInError,omitempty"`
 }
 
 // Progress is one progress notification of a running call.
@@ -442,6 +451,14 @@ func (m *Manager) SetSecret(server, name, value string) error {
 // Restart); one switched off or waiting for approval stays so.
 func (m *Manager) Restart(name string) error { return m.restart(name) }
 
+// SetElicit sets who answers servers' elicitation requests from now on
+// (Options.Elicit): the window's dialog.
+func (m *Manager) SetElicit(f func(ctx context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error)) {
+	m.mu.Lock()
+	m.opts.Elicit = f
+	m.mu.Unlock()
+}
+
 // ConfigPath is the mcp.json the Manager reads.
 func (m *Manager) ConfigPath() string { return m.opts.ConfigPath }
 
@@ -669,7 +686,8 @@ func (m *Manager) Servers() ([]ServerStatus, string) {
 	for name, s := range m.servers {
 		s.mu.Lock()
 		ss := ServerStatus{Name: name, Label: s.cfg.Label, Transport: s.cfg.transport(), State: s.state, Error: s.err, Restarts: s.restarts,
-			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...)}
+			Tools: []Tool{}, Approval: s.approval, Warnings: s.cfg.Warnings, Log: append([]string(nil), s.logs...),
+			SignIn: s.cfg.IsHTTP(), SignedIn: s.signedIn, SigningIn: s.signingIn, SignInError: s.signInErr}
 		s.mu.Unlock()
 		if ss.Label == "" {
 			ss.Label = name

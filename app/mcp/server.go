@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -72,6 +73,15 @@ type server struct {
 	tools    []*sdk.Tool
 	restarts int
 	logs     []string // the server's last log notifications, oldest first
+	// signingIn: the user's sign-in (OAuth) is under way.
+	signingIn bool
+	signInErr string // why the last sign-in failed
+	// signedIn: a sign-in was stored when it last connected.
+	signedIn bool
+
+	// signIn: why the server waits for a sign-in (set by the bearer
+	// transport on a 401 it could not answer); nil: it does not.
+	signIn atomic.Pointer[string]
 }
 
 // maxLogs is how many of a server's log notifications the panel keeps.
@@ -122,8 +132,16 @@ func (s *server) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		s.set(StateStarting, "")
 		started := time.Now()
+		s.signIn.Store(nil)
 		err := s.connectOnce(ctx)
 		if ctx.Err() != nil {
+			return
+		}
+		if why := s.signIn.Load(); why != nil {
+			// Nothing to retry until the user signs in (SignIn restarts it).
+			s.m.log.Warn("mcp server waits for a sign-in", "server", s.cfg.Label, "why", *why)
+			s.set(StateSignIn, *why)
+			<-ctx.Done()
 			return
 		}
 		msg := err.Error()
@@ -157,7 +175,9 @@ func (s *server) connectOnce(ctx context.Context) error {
 		return err
 	}
 	defer stop()
-	caps := &sdk.ClientCapabilities{} // no sampling, no elicitation
+	// Elicitation in both modes (the window asks the user; headless
+	// declines).
+	caps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
 	if len(s.m.opts.Roots) > 0 {
 		caps.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
@@ -230,8 +250,23 @@ func (s *server) connectOnce(ctx context.Context) error {
 // declined (decline is the default: nothing reaches a server unless the
 // user gives it).
 func (s *server) elicit(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
-	if s.m.opts.Elicit != nil {
-		return s.m.opts.Elicit(ctx, s.cfg.Name, p)
+	s.m.mu.Lock()
+	ask := s.m.opts.Elicit
+	s.m.mu.Unlock()
+	if ask != nil {
+		// The question goes away when the server is stopped (or Jarvis
+		// closes), not only when the server withdraws it.
+		if s.ctx != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(s.ctx, cancel)()
+		}
+		label := s.cfg.Label
+		if label == "" {
+			label = s.cfg.Name
+		}
+		return ask(ctx, label, p)
 	}
 	s.m.log.Warn("mcp: a server asked for the user's input; declined (no one to ask here)", "server", s.cfg.Label, "mode", p.Mode, "message", p.Message, "url", p.URL)
 	return &sdk.ElicitResult{Action: "decline"}, nil
@@ -274,6 +309,9 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		}
 		c := *hc
 		c.Transport = headerTransport{base: hc.Transport, headers: headers}
+		if c.Transport, err = s.oauthTransport(c.Transport, hc); err != nil {
+			return nil, nil, nil, err
+		}
 		if s.cfg.IsSSE() {
 			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
 			return t, func() {}, func(time.Duration) string { return "" }, nil

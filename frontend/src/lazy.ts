@@ -87,6 +87,12 @@ export function mountLazyPanels(actions: Actions, flash: Flash): void {
   const mcp = h("button", { id: "open-mcp", class: "small", type: "button", title: "MCP servers and their tools" }, "MCP");
   $("open-about").before(mcp);
   onFirstClick(mcp, () => import("./mcp").then((m) => m.mountMCP(flash)), flash);
+  // A server's question (elicitation) can come at any time: its dialog
+  // loads with the first one.
+  on("mcp:elicit", (e: unknown) => {
+    import("./elicit").then((m) => m.showElicit(e as import("./elicit").Elicitation, flash), (err) => flash(`Could not show a server's question: ${errText(err)}`));
+  });
+  on("mcp:elicit-done", (id: string) => document.querySelector(`[data-elicit-id="${CSS.escape(id)}"]`)?.remove());
   on("mcp:progress", (p: MCPProgress) => {
     flash(progressLine(p), true);
     showOnCard(p);

@@ -3,7 +3,7 @@
 // and per tool, and the approval of a tool whose definition changed. It
 // mounts itself (mountMCP): a button beside About and its own section, fed
 // by the MCPPanel binding (app/mcp.go) and its "mcp:servers" events.
-import { errText, on } from "./bridge";
+import { errText, on, openExternal } from "./bridge";
 import { h } from "./view";
 
 export { progressLine, type MCPProgress } from "./lazy";
@@ -40,6 +40,11 @@ export interface MCPServer {
   error?: string;
   restarts: number;
   tools: MCPTool[];
+  /** Reached at a url: it may ask for a sign-in (OAuth). */
+  signIn?: boolean;
+  signedIn?: boolean;
+  signingIn?: boolean;
+  signInError?: string;
 }
 export interface MCPState {
   servers: MCPServer[];
@@ -56,6 +61,9 @@ interface MCPPanelAPI {
   MCPRestartServer(name: string): Promise<void>;
   MCPAddServer(name: string, entry: string): Promise<void>;
   MCPSetSecret(server: string, name: string, value: string): Promise<void>;
+  /** Starts the sign-in; resolves to the address to open in the browser. */
+  MCPSignIn(name: string): Promise<string>;
+  MCPSignOut(name: string): Promise<void>;
 }
 
 function panelAPI(): MCPPanelAPI {
@@ -72,6 +80,30 @@ export interface MCPActions {
   restart(server: string): void;
   add(name: string, entry: string): void;
   secret(server: string, name: string, value: string): void;
+  signIn?(server: string): void;
+  signOut?(server: string): void;
+}
+
+/** Sign in / Sign out of a server that asks for a sign-in (OAuth). */
+function signInRow(s: MCPServer, act: MCPActions): HTMLElement | null {
+  if (!s.signIn) return null;
+  const row = h("div", { class: "mcp-signin", "data-mcp-signin": s.name });
+  if (s.signingIn) {
+    row.append(h("span", { class: "hint" }, "Finish signing in in your browser…"));
+  } else if (s.state === "signin") {
+    const again = (s.error ?? "").includes("sign in again");
+    row.append(h("span", { class: "warn" }, again ? `${s.label || s.name}: your sign-in expired or was revoked. ` : `${s.label || s.name} asks you to sign in. `));
+    const b = h("button", { class: "small", type: "button", "data-mcp-signin-go": s.name }, again ? "Sign in again" : "Sign in");
+    b.addEventListener("click", () => act.signIn?.(s.name));
+    row.append(b);
+  }
+  if (s.signedIn && !s.signingIn) {
+    const out = h("button", { class: "small", type: "button", "data-mcp-signout": s.name }, "Sign out");
+    out.addEventListener("click", () => act.signOut?.(s.name));
+    row.append(out);
+  }
+  if (s.signInError) row.append(h("p", { class: "warn" }, `The last sign-in did not succeed: ${s.signInError}`));
+  return row.childNodes.length ? row : null;
 }
 
 /** A server's secret: what "${keyring:NAME}" in its entry resolves to (stored for that server only). */
@@ -154,7 +186,9 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
       head.append(again);
     }
     const box = h("section", { class: "mcp-server", "data-mcp-server": s.name }, head);
-    if (s.error) box.append(h("pre", { class: "mcp-error" }, s.error));
+    const sign = signInRow(s, act);
+    if (sign) box.append(sign);
+    if (s.error && s.state !== "signin") box.append(h("pre", { class: "mcp-error" }, s.error));
     for (const w of s.warnings ?? []) box.append(h("p", { class: "hint", "data-mcp-warning": s.name }, w));
     if (s.log?.length) box.append(h("details", { class: "mcp-log", "data-mcp-log": s.name }, h("summary", {}, `Log (${s.log.length})`), h("pre", {}, s.log.join("\n"))));
     const list = h("ul", { class: "mcp-tools" });
@@ -207,6 +241,18 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     restart: (s) => run(panelAPI().MCPRestartServer(s)),
     add: (n, e) => run(panelAPI().MCPAddServer(n, e).then(() => flash(`Added ${n}.`, true))),
     secret: (srv, n, v) => run(panelAPI().MCPSetSecret(srv, n, v).then(() => flash(`Stored the secret ${n} for ${srv}.`, true))),
+    // The desktop opens the authorization address in the user's browser;
+    // the browser comes back to Jarvis on 127.0.0.1 and the server starts.
+    signIn: (srv) =>
+      run(
+        panelAPI()
+          .MCPSignIn(srv)
+          .then((u) => {
+            openExternal(u);
+            flash(`Finish signing in to ${srv} in your browser.`, true);
+          }),
+      ),
+    signOut: (srv) => run(panelAPI().MCPSignOut(srv).then(() => flash(`Signed out of ${srv}.`, true))),
   };
   const draw = () => {
     if (!state) return;
