@@ -39,6 +39,7 @@ var commands = map[string]command{
 	"mcp": {usage: []string{
 		"jarvis mcp list | approve [NAME] [--yes] | enable NAME | disable NAME",
 		"jarvis mcp secret set SERVER NAME             store a server's secret in the keyring",
+		"jarvis mcp login SERVER | logout SERVER       sign in to a remote server (OAuth) or forget its tokens",
 		"jarvis mcp import [--from claude|cursor|FILE] copy another app's MCP servers",
 	}, run: runMCP},
 	"config": {usage: []string{

@@ -89,11 +89,12 @@ func runMCP(args []string, env Env) int {
 		if p, err := DefaultMCPConfig(); err == nil { // the fallback file beside config.json, as the window's
 			opts = append(opts, secrets.WithFile(SecretsFile(p), nil))
 		}
+		keys := secrets.New(env.Getenv, opts...)
 		return app.MCPCommand(args, app.MCPCommandOptions{
 			DefaultDataDir:   func() (string, error) { return service.DefaultDataDir(env.Getenv) },
 			DefaultMCPConfig: DefaultMCPConfig,
-			SetSecret:        secrets.New(env.Getenv, opts...).Set,
-			Stdin:            env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+			SetSecret:        keys.Set, Secret: keys.Get,
+			Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
 		})
 	}
 	fs := flag.NewFlagSet("jarvis mcp import", flag.ContinueOnError)
