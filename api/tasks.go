@@ -96,6 +96,40 @@ type InboxUpdate struct {
 	Body  *string `json:"body,omitempty"`
 }
 
+// TaskPreview is POST /v1/tasks/preview's answer: a schedule in words and
+// its next occurrences (RFC 3339, in the schedule's time zone).
+type TaskPreview struct {
+	ScheduleWords string   `json:"schedule_words"`
+	NextRuns      []string `json:"next_runs"`
+}
+
+// TaskTool is a tool a task of an agent may be given, and what it lets the
+// task do in words (GET /v1/tasks/tools).
+type TaskTool struct {
+	Name  string `json:"name"`
+	Words string `json:"words"`
+}
+
+// PreviewSchedule calls POST /v1/tasks/preview.
+func (c *Client) PreviewSchedule(ctx context.Context, schedule, timeZone string) (TaskPreview, error) {
+	var out TaskPreview
+	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/preview", map[string]string{"schedule": schedule, "time_zone": timeZone}, &out)
+}
+
+// TaskTools calls GET /v1/tasks/tools: the tools a task run by agent may use.
+func (c *Client) TaskTools(ctx context.Context, agent string) ([]TaskTool, error) {
+	var out struct {
+		Tools []TaskTool `json:"tools"`
+	}
+	return out.Tools, c.Do(ctx, http.MethodGet, "/v1/tasks/tools?agent="+url.QueryEscape(agent), nil, &out)
+}
+
+// RunTaskNow calls POST /v1/tasks/{id}/run: the task runs at once.
+func (c *Client) RunTaskNow(ctx context.Context, id string) (TaskRun, error) {
+	var out TaskRun
+	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/run", nil, &out)
+}
+
 // Tasks calls GET /v1/tasks.
 func (c *Client) Tasks(ctx context.Context) ([]Task, error) {
 	var out struct {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,19 @@ func (s *Service) tasksAPI() *tasks.API {
 			if s.sched != nil {
 				s.sched.Poke()
 			}
+		},
+		Tools: func(id string) ([]string, error) {
+			a, err := s.agentForNewSession(id)
+			if err != nil {
+				return nil, err
+			}
+			return s.chat.ToolNames(a), nil
+		},
+		RunNow: func(ctx context.Context, t api.Task) (store.RunRow, error) {
+			if s.sched == nil {
+				return store.RunRow{}, httpapi.Errorf(http.StatusConflict, "tasks_not_run_here", "task %q cannot be run now: this Jarvis does not run tasks", t.Name)
+			}
+			return s.sched.RunNow(ctx, t)
 		}}
 }
 

@@ -111,6 +111,21 @@ func (s *Store) ClaimRun(ctx context.Context, r RunRow) error {
 	return tx.Commit()
 }
 
+// AddRun records a run asked for by hand ("Run now"): its occurrence is the
+// moment it was asked for, and the task's settled occurrences stay as they
+// are (its schedule goes on). ErrConflict if the same moment was taken.
+func (s *Store) AddRun(ctx context.Context, r RunRow) error {
+	if r.StartedAt == "" {
+		r.StartedAt = s.ts()
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO task_runs(task_id, occurrence, id, status, caught_up, owner, started_at, summary) VALUES (?,?,?,?,0,?,?,?)`,
+		r.TaskID, r.Occurrence, r.ID, r.Status, r.Owner, r.StartedAt, r.Summary)
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("occurrence %s of task %s: %w", r.Occurrence, r.TaskID, ErrConflict)
+	}
+	return err
+}
+
 // UpdateRun records a run's session, turn, status and summary.
 func (s *Store) UpdateRun(ctx context.Context, id, status, sessionID, turnID, summary string, ended bool) error {
 	end := ""

@@ -132,6 +132,24 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Time, error) {
 	return next, errors.Join(errs...)
 }
 
+// RunNow runs t at once ("Run now"), whatever its schedule says, and
+// returns the run it recorded; the schedule's own occurrences are not
+// touched. A paused task runs too: asking is the user's decision.
+func (s *Scheduler) RunNow(ctx context.Context, t api.Task) (store.RunRow, error) {
+	run := store.RunRow{ID: turn.NewID("run_"), TaskID: t.ID, Occurrence: store.Timestamp(s.o.Now()), Status: "running", Owner: s.o.Owner,
+		Summary: "run by hand"}
+	if err := s.o.Store.AddRun(ctx, run); err != nil {
+		return run, err
+	}
+	s.o.Log.Info("tasks: run by hand", "task", t.ID, "run", run.ID)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.o.Run(context.WithoutCancel(ctx), t, run)
+	}()
+	return run, nil
+}
+
 // claim claims p's occurrence of t and starts its run when p says to run
 // it; an occurrence another process claimed first is left to it.
 func (s *Scheduler) claim(ctx context.Context, t api.Task, p Plan) {
