@@ -187,3 +187,51 @@ func (a *App) Tasks() ([]api.Task, error) {
 	}
 	return ts, friendly(err)
 }
+
+// SaveTask creates a task (no id) or changes one from the window's task
+// form; the service checks it and answers with its schedule and tools in
+// words and its next run.
+func (a *App) SaveTask(t api.Task) (api.Task, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.PutTask(ctx, t)
+	return out, friendly(err)
+}
+
+// DeleteTask removes a task (its past runs and their conversations stay).
+func (a *App) DeleteTask(id string) error {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	return friendly(a.c.DeleteTask(ctx, id))
+}
+
+// RunTaskNow runs a task at once ("Run now"); its outcome comes to the Inbox.
+func (a *App) RunTaskNow(id string) (api.TaskRun, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.RunTaskNow(ctx, id)
+	return out, friendly(err)
+}
+
+// PreviewSchedule says a schedule in words with its next three runs, for
+// the task form (timeZone "" is the machine's).
+func (a *App) PreviewSchedule(schedule, timeZone string) (api.TaskPreview, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.PreviewSchedule(ctx, schedule, timeZone)
+	if out.NextRuns == nil {
+		out.NextRuns = []string{}
+	}
+	return out, friendly(err)
+}
+
+// TaskTools lists the tools a task run by agent may be given, in words.
+func (a *App) TaskTools(agent string) ([]api.TaskTool, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.TaskTools(ctx, agent)
+	if out == nil {
+		out = []api.TaskTool{}
+	}
+	return out, friendly(err)
+}
