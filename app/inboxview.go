@@ -23,9 +23,16 @@ import (
 // Runs that existed when the window started are followed from their end.
 func (a *App) followTaskRuns(poll time.Duration) {
 	var atStart map[string]bool
+	seen := ""
 	for {
 		if known, err := a.followAll(atStart, isTaskRun); err == nil && atStart == nil {
 			atStart = known
+		}
+		// What the service added to the Inbox (results, answers that
+		// arrived) reaches the window's unread count.
+		if now := a.inboxMark(); now != seen {
+			seen = now
+			a.emit("inbox:changed", nil)
 		}
 		t := time.NewTimer(poll)
 		select {
@@ -35,6 +42,22 @@ func (a *App) followTaskRuns(poll time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// inboxMark sums up the Inbox's state (its newest item and unread count):
+// a change means something to show.
+func (a *App) inboxMark() string {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	in, err := a.c.Inbox(ctx, false)
+	if err != nil {
+		return ""
+	}
+	newest := ""
+	if len(in.Items) > 0 {
+		newest = in.Items[0].ID + in.Items[0].UpdatedAt
+	}
+	return fmt.Sprintf("%d %d %s", in.Unread, len(in.Items), newest)
 }
 
 // isTaskRun says whether a session is a task's run (the service marks it

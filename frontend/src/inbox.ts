@@ -15,6 +15,13 @@ export function inboxLabel(unread: number): string {
   return unread > 0 ? `Inbox (${unread})` : "Inbox";
 }
 
+/** The unread items of the conversation open in the window (answers and
+ *  results that arrived there): you are reading them, so they are read. */
+export function readHere(items: InboxItem[], openSessionId: string): InboxItem[] {
+  if (!openSessionId) return [];
+  return items.filter((it) => !it.read && it.session_id === openSessionId && it.kind !== "approval");
+}
+
 export interface InboxHandlers {
   open(it: InboxItem): void;
   decide(it: InboxItem, choice: "allow" | "deny"): void;
@@ -119,6 +126,11 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
     } catch {
       return; // the service is not up yet: the next change tells again
     }
+    const here = readHere(inbox.items ?? [], actions.store.sessionId);
+    if (here.length) {
+      const marked = await Promise.all(here.map((it) => api().InboxMark(it.id, true, false).then(() => true, () => false)));
+      if (marked.every(Boolean)) return; // marking emits inbox:changed: the next refresh shows them read
+    }
     button.textContent = inboxLabel(inbox.unread);
     if (box.hidden) return;
     const items = inbox.items ?? [];
@@ -202,6 +214,7 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
     void refresh();
   });
   on("inbox:changed", () => void refresh());
+  actions.store.subscribe("opened", () => void refresh());
   void refresh();
   return { refresh };
 }

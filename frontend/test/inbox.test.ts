@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { InboxItem, Task } from "../src/bridge";
-import { inboxLabel, renderInbox, renderTasks } from "../src/inbox";
+import { inboxLabel, readHere, renderInbox, renderTasks } from "../src/inbox";
 
 const item = (x: Partial<InboxItem>): InboxItem => ({ id: "in_1", kind: "result", title: "Morning note", state: "open", read: false, created_at: "2026-06-01T08:00:05Z", ...x });
 
@@ -59,5 +59,18 @@ describe("the task list", () => {
     expect(rows[2].querySelector("[data-action=edit]")).toBeNull();
     expect(rows[2].textContent).toContain("from tasks.json");
     expect(got).toEqual(["run a", "pause a true", "edit a", "delete a", "pause b false", "run c"]);
+  });
+});
+
+describe("answers that arrived while away", () => {
+  it("are read once their conversation is open; a waiting approval stays to be decided", () => {
+    const items = [
+      item({ id: "a1", kind: "answer", title: "Researcher answered", session_id: "g_open" }),
+      item({ id: "a2", kind: "answer", title: "Researcher answered", session_id: "g_other" }),
+      item({ id: "a3", kind: "answer", session_id: "g_open", read: true }),
+      item({ id: "p1", kind: "approval", state: "pending", session_id: "g_open" }),
+    ];
+    expect(readHere(items, "g_open").map((x) => x.id)).toEqual(["a1"]);
+    expect(readHere(items, "")).toEqual([]);
   });
 });

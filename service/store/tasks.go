@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -195,6 +197,29 @@ func (s *Store) AddInbox(ctx context.Context, it InboxRow) (InboxRow, error) {
 		return it, fmt.Errorf("inbox item %s: %w", it.ID, ErrConflict)
 	}
 	return it, err
+}
+
+// AnswerID is the Inbox id of an answer that arrived while you were away,
+// from what identifies its delivery (the runtime, the agent, the delivery
+// id or call): a delivery sent again names the same item.
+func AnswerID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return "in_ans_" + hex.EncodeToString(h[:12])
+}
+
+// AddAnswer adds an answer of a delegated or external agent to the Inbox
+// (kind "answer", state "open") unless an item with its id is there
+// already; added says whether it was new.
+func (s *Store) AddAnswer(ctx context.Context, it InboxRow) (added bool, err error) {
+	now := s.ts()
+	res, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at)
+		VALUES (?,'answer',?,?,?,'','',?,'open',?,?) ON CONFLICT(id) DO NOTHING`,
+		it.ID, it.Title, it.Body, it.SessionID, it.CallID, now, now)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 const inboxCols = `id, kind, title, body, session_id, task_id, run_id, call_id, state, read, done, created_at, updated_at`
