@@ -364,7 +364,7 @@ func TestProxyAsyncLateAnswerAfterTimeout(t *testing.T) {
 	}
 	if st := e.agentInfo("slowcb").Status; st.State != "failing" || !strings.Contains(st.Detail, "timed out") {
 		t.Fatalf("status %+v", st)
-	}	// The late answer, delivered by the agent's HTTP callback after the turn
+	} // The late answer, delivered by the agent's HTTP callback after the turn
 	// ended, is one Inbox item of that conversation.
 	if a := e.answers(); len(a) != 1 || a[0].Body != "echo: late" || a[0].SessionID != sid || a[0].CallID == "" || a[0].Title != "Agent slowcb answered" {
 		t.Fatalf("inbox answers %+v", a)
