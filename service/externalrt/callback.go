@@ -227,7 +227,7 @@ func (rt *Runtime) handleExternalMessage(w http.ResponseWriter, r *http.Request)
 	if key == "" {
 		key = fmt.Sprint("message ", msg.ID) // no delivery id: each accepted message is its own
 	}
-	rt.env.AnswerArrived(ctx, agent, sid, "", text, "external", agent.AgentID, sid, key)
+	rt.env.AnswerArrived(ctx, agent, sid, "", rt.red.String(text), "external", agent.AgentID, sid, key)
 	rt.pruneExternal()
 	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.Changed()})
 }

@@ -457,7 +457,7 @@ func (rt *Runtime) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, 
 		return
 	}
 	rt.env.Log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
-	rt.env.AnswerArrived(context.Background(), agent, sessionID, meta.CallID, r.Output, "proxy", agent.AgentID, sessionID, lateKey(meta.CallID, msg.ID))
+	rt.env.AnswerArrived(context.Background(), agent, sessionID, meta.CallID, rt.red.String(r.Output), "proxy", agent.AgentID, sessionID, lateKey(meta.CallID, msg.ID))
 	rt.env.Publisher.Publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
 		Text: fmt.Sprintf("%s answered after the turn had timed out; the answer was recorded in the transcript.", agent.DisplayName)})
 }
