@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 )
@@ -80,6 +81,16 @@ type InboxItem struct {
 	Read      bool   `json:"read"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
+	// Call is an approval's call, kept so that it outlives the process that
+	// held it; Deadline (RFC 3339) is when it expires.
+	Call     *InboxCall `json:"call,omitempty"`
+	Deadline string     `json:"deadline,omitempty"`
+}
+
+// InboxCall is the call an approval holds.
+type InboxCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // Inbox is GET /v1/inbox: newest first, and the unread count.

@@ -6,6 +6,7 @@ package app
 // lists the Inbox, decides approvals, marks items read or done.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +76,7 @@ func (a *App) watchApprovals() {
 	if a.approvals == nil {
 		return
 	}
+	a.approvals.HandleHeld(decideHeld(a.c, a.approvals)) // approvals a stopped process left
 	announced := map[string]bool{}
 	for {
 		ch := a.approvals.Changed()
@@ -88,6 +90,11 @@ func (a *App) watchApprovals() {
 		for _, p := range a.approvals.Drain() {
 			delete(announced, p.ID)
 			state := p.Outcome
+			if state == "withdrawn" {
+				// The service withdrew the call: it settles the item
+				// itself (kept when it stops, withdrawn when the run ended).
+				continue
+			}
 			ctx, cancel := a.reqCtx()
 			if _, err := a.c.UpdateInbox(ctx, p.ID, api.InboxUpdate{State: &state}); err != nil {
 				a.log.Warn("inbox: recording an approval's outcome", "item", p.ID, "err", err)
@@ -116,13 +123,59 @@ func (a *App) announceApproval(p inbox.Pending) {
 	ctx, cancel := a.reqCtx()
 	defer cancel()
 	if _, err := a.c.AddInbox(ctx, api.InboxItem{ID: p.ID, Kind: "approval", Title: title, Body: body.String(),
-		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID}); err != nil {
+		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID,
+		Call: &api.InboxCall{Tool: p.Prompt.Tool, Arguments: p.Prompt.Arguments}, Deadline: p.Deadline.UTC().Format(time.RFC3339Nano)}); err != nil {
 		a.log.Warn("inbox: announcing an approval", "item", p.ID, "err", err)
 	}
 	if n, ok := a.tools.(userNotifier); ok {
 		if err := n.NotifyUser(ctx, "Jarvis: approval needed", title); err != nil {
 			a.log.Info("inbox: no desktop notification", "err", err)
 		}
+	}
+}
+
+// decideHeld decides an approval whose call was held by a process that
+// stopped (the Inbox kept the call and its deadline): denied, it is marked
+// so; allowed, the call is allowed ahead in q (once, until its deadline)
+// and the task runs again, reaching that call without waiting: the run
+// that held it ended with its process, so it is started again, not
+// resumed.
+func decideHeld(c *api.Client, q *inbox.Approvals) func(id string, choice gate.Choice) error {
+	return func(id string, choice gate.Choice) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		in, err := c.Inbox(ctx, false)
+		if err != nil {
+			return friendly(err)
+		}
+		var it *api.InboxItem
+		for i := range in.Items {
+			if in.Items[i].ID == id {
+				it = &in.Items[i]
+			}
+		}
+		if it == nil || it.Kind != "approval" || it.State != "pending" || it.Call == nil || it.TaskID == "" {
+			return inbox.ErrNoSuchApproval
+		}
+		state := "denied"
+		if choice == gate.Once {
+			deadline, err := time.Parse(time.RFC3339Nano, it.Deadline)
+			if err != nil || !deadline.After(time.Now()) {
+				return inbox.ErrNoSuchApproval // expired meanwhile
+			}
+			q.Predecide(it.TaskID, it.Call.Tool, it.Call.Arguments, deadline)
+			state = "allowed"
+		}
+		if _, err := c.UpdateInbox(ctx, id, api.InboxUpdate{State: &state}); err != nil {
+			return friendly(err)
+		}
+		if choice != gate.Once {
+			return nil
+		}
+		if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
+			return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
+		}
+		return nil
 	}
 }
 

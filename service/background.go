@@ -187,6 +187,15 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 	}
 	s.log.Info("tasks: run started", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID)
 	runFn()
+	select {
+	case <-s.closing:
+		// Stopped with the process: an approval its call waited for stays
+		// in the Inbox (WithdrawPendingApprovals at the next start).
+	default:
+		if err := s.st.WithdrawRunApprovals(ctx, run.ID); err != nil {
+			s.log.Error("tasks: settling a run's approvals", "run", run.ID, "err", err)
+		}
+	}
 	status, kind, title, body := "done", "result", t.Name, tt.Final
 	if tt.Fail != nil {
 		status, kind, title, body = "failed", "failure", t.Name+" failed", tt.Fail.Message

@@ -185,14 +185,16 @@ func (s *Store) InterruptRuns(ctx context.Context) ([]RunRow, error) {
 type InboxRow struct {
 	ID, Kind, Title, Body, SessionID, TaskID, RunID, CallID, State, CreatedAt, UpdatedAt string
 	Read, Done                                                                           bool
+	// Call and Deadline: an approval's call (JSON) and when it expires.
+	Call, Deadline string
 }
 
 // AddInbox stores a new Inbox item.
 func (s *Store) AddInbox(ctx context.Context, it InboxRow) (InboxRow, error) {
 	now := s.ts()
 	it.CreatedAt, it.UpdatedAt = now, now
-	_, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		it.ID, it.Kind, it.Title, it.Body, it.SessionID, it.TaskID, it.RunID, it.CallID, it.State, now, now)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at, call, deadline) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		it.ID, it.Kind, it.Title, it.Body, it.SessionID, it.TaskID, it.RunID, it.CallID, it.State, now, now, it.Call, it.Deadline)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return it, fmt.Errorf("inbox item %s: %w", it.ID, ErrConflict)
 	}
@@ -222,11 +224,11 @@ func (s *Store) AddAnswer(ctx context.Context, it InboxRow) (added bool, err err
 	return n == 1, nil
 }
 
-const inboxCols = `id, kind, title, body, session_id, task_id, run_id, call_id, state, read, done, created_at, updated_at`
+const inboxCols = `id, kind, title, body, session_id, task_id, run_id, call_id, state, read, done, created_at, updated_at, call, deadline`
 
 func scanInbox(row interface{ Scan(...any) error }) (InboxRow, error) {
 	var it InboxRow
-	err := row.Scan(&it.ID, &it.Kind, &it.Title, &it.Body, &it.SessionID, &it.TaskID, &it.RunID, &it.CallID, &it.State, &it.Read, &it.Done, &it.CreatedAt, &it.UpdatedAt)
+	err := row.Scan(&it.ID, &it.Kind, &it.Title, &it.Body, &it.SessionID, &it.TaskID, &it.RunID, &it.CallID, &it.State, &it.Read, &it.Done, &it.CreatedAt, &it.UpdatedAt, &it.Call, &it.Deadline)
 	if errors.Is(err, sql.ErrNoRows) {
 		return it, ErrNotFound
 	}
@@ -292,9 +294,33 @@ func strArg(s *string) any {
 	return *s
 }
 
-// WithdrawPendingApprovals marks approvals a stopped process left pending
-// as withdrawn: the call they held ended with that process.
+// WithdrawPendingApprovals settles the approvals a stopped process left
+// pending: one whose call was kept (Call) stays pending until its deadline
+// (allowed then, its task's run is started again with that call allowed),
+// then expired; one without is withdrawn (its call ended with the process).
 func (s *Store) WithdrawPendingApprovals(ctx context.Context) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending'`, s.ts())
+	now := s.ts()
+	if _, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND call = ''`, now); err != nil {
+		return err
+	}
+	_, err := s.ExpireApprovals(ctx)
 	return err
+}
+
+// WithdrawRunApprovals marks the approvals still pending for a run that
+// ended as withdrawn (nothing waits for them any more).
+func (s *Store) WithdrawRunApprovals(ctx context.Context, runID string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND run_id = ?`, s.ts(), runID)
+	return err
+}
+
+// ExpireApprovals marks the pending approvals whose deadline has passed as
+// expired; n is how many.
+func (s *Store) ExpireApprovals(ctx context.Context) (n int64, err error) {
+	now := s.ts()
+	res, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'expired', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND deadline != '' AND deadline <= ?`, now, now)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -306,8 +306,18 @@ func Item(it store.InboxRow) api.InboxItem {
 	if it.Done {
 		state = "done"
 	}
-	return api.InboxItem{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID, TaskID: it.TaskID,
+	out := api.InboxItem{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID, TaskID: it.TaskID,
 		RunID: it.RunID, CallID: it.CallID, State: state, Read: it.Read, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+	if it.Call != "" {
+		var c api.InboxCall
+		if json.Unmarshal([]byte(it.Call), &c) == nil {
+			out.Call = &c
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, it.Deadline); err == nil {
+		out.Deadline = t.Format(time.RFC3339Nano)
+	}
+	return out
 }
 
 func (a *API) inbox(w http.ResponseWriter, r *http.Request) error {
@@ -337,8 +347,23 @@ func (a *API) addInbox(w http.ResponseWriter, r *http.Request) error {
 	if it.ID == "" {
 		it.ID = turn.NewID("in_")
 	}
-	row, err := a.Store.AddInbox(r.Context(), store.InboxRow{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID,
-		TaskID: it.TaskID, RunID: it.RunID, CallID: it.CallID, State: "pending"})
+	row := store.InboxRow{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID,
+		TaskID: it.TaskID, RunID: it.RunID, CallID: it.CallID, State: "pending"}
+	if it.Call != nil {
+		if it.Call.Tool == "" || !json.Valid(it.Call.Arguments) {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_item", "an approval's call needs its tool and its arguments as JSON").With("field", "call")
+		}
+		b, _ := json.Marshal(it.Call)
+		row.Call = string(b)
+	}
+	if it.Deadline != "" {
+		d, err := time.Parse(time.RFC3339Nano, it.Deadline)
+		if err != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_item", "the deadline %q is not a date and time (RFC 3339)", it.Deadline).With("field", "deadline")
+		}
+		row.Deadline = store.Timestamp(d)
+	}
+	row, err := a.Store.AddInbox(r.Context(), row)
 	if err != nil {
 		return err
 	}

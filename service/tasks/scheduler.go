@@ -93,6 +93,12 @@ func (s *Scheduler) Loop(ctx context.Context) {
 // missed ones is one run, or none with "skip") and starts the runs; it
 // returns the earliest next occurrence of any task.
 func (s *Scheduler) Tick(ctx context.Context) (time.Time, error) {
+	// Approvals left by a stopped process expire at their deadline here.
+	if n, err := s.o.Store.ExpireApprovals(ctx); err != nil {
+		s.o.Log.Warn("tasks: expiring approvals", "err", err)
+	} else if n > 0 {
+		s.o.Log.Info("tasks: approvals expired at their deadline", "count", n)
+	}
 	rows, err := s.o.Store.Tasks(ctx)
 	if err != nil {
 		return time.Time{}, err
