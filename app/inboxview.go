@@ -204,7 +204,7 @@ func (a *App) InboxDecide(id, choice string) error {
 	}
 	if err := a.approvals.Decide(id, c); err != nil {
 		if errors.Is(err, inbox.ErrNoSuchApproval) {
-			return errors.New("this approval is no longer waiting: it was decided, it expired, or Jarvis restarted since")
+			return errors.New("this approval is no longer waiting: it was decided, it expired, or its run ended")
 		}
 		return err
 	}
