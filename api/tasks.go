@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 )
@@ -80,6 +81,16 @@ type InboxItem struct {
 	Read      bool   `json:"read"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
+	// Call is an approval's call, kept so that it outlives the process that
+	// held it; Deadline (RFC 3339) is when it expires.
+	Call     *InboxCall `json:"call,omitempty"`
+	Deadline string     `json:"deadline,omitempty"`
+}
+
+// InboxCall is the call an approval holds.
+type InboxCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // Inbox is GET /v1/inbox: newest first, and the unread count.
@@ -94,6 +105,40 @@ type InboxUpdate struct {
 	Done  *bool   `json:"done,omitempty"`
 	State *string `json:"state,omitempty"`
 	Body  *string `json:"body,omitempty"`
+}
+
+// TaskPreview is POST /v1/tasks/preview's answer: a schedule in words and
+// its next occurrences (RFC 3339, in the schedule's time zone).
+type TaskPreview struct {
+	ScheduleWords string   `json:"schedule_words"`
+	NextRuns      []string `json:"next_runs"`
+}
+
+// TaskTool is a tool a task of an agent may be given, and what it lets the
+// task do in words (GET /v1/tasks/tools).
+type TaskTool struct {
+	Name  string `json:"name"`
+	Words string `json:"words"`
+}
+
+// PreviewSchedule calls POST /v1/tasks/preview.
+func (c *Client) PreviewSchedule(ctx context.Context, schedule, timeZone string) (TaskPreview, error) {
+	var out TaskPreview
+	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/preview", map[string]string{"schedule": schedule, "time_zone": timeZone}, &out)
+}
+
+// TaskTools calls GET /v1/tasks/tools: the tools a task run by agent may use.
+func (c *Client) TaskTools(ctx context.Context, agent string) ([]TaskTool, error) {
+	var out struct {
+		Tools []TaskTool `json:"tools"`
+	}
+	return out.Tools, c.Do(ctx, http.MethodGet, "/v1/tasks/tools?agent="+url.QueryEscape(agent), nil, &out)
+}
+
+// RunTaskNow calls POST /v1/tasks/{id}/run: the task runs at once.
+func (c *Client) RunTaskNow(ctx context.Context, id string) (TaskRun, error) {
+	var out TaskRun
+	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/run", nil, &out)
 }
 
 // Tasks calls GET /v1/tasks.

@@ -40,7 +40,7 @@ func decideFromControl(r *Runner, body json.RawMessage) (any, error) {
 	}
 	if err := r.approvals.Decide(req.ID, c); err != nil {
 		if errors.Is(err, inbox.ErrNoSuchApproval) {
-			return nil, errors.New("nothing waits for approval under that id in the running Jarvis (decided, expired, or it restarted since)")
+			return nil, errors.New("nothing waits for approval under that id (it was decided, it expired, or its run ended)")
 		}
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package app
 // lists the Inbox, decides approvals, marks items read or done.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,9 +24,16 @@ import (
 // Runs that existed when the window started are followed from their end.
 func (a *App) followTaskRuns(poll time.Duration) {
 	var atStart map[string]bool
+	seen := ""
 	for {
 		if known, err := a.followAll(atStart, isTaskRun); err == nil && atStart == nil {
 			atStart = known
+		}
+		// What the service added to the Inbox (results, answers that
+		// arrived) reaches the window's unread count.
+		if now := a.inboxMark(); now != seen {
+			seen = now
+			a.emit("inbox:changed", nil)
 		}
 		t := time.NewTimer(poll)
 		select {
@@ -35,6 +43,22 @@ func (a *App) followTaskRuns(poll time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// inboxMark sums up the Inbox's state (its newest item and unread count):
+// a change means something to show.
+func (a *App) inboxMark() string {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	in, err := a.c.Inbox(ctx, false)
+	if err != nil {
+		return ""
+	}
+	newest := ""
+	if len(in.Items) > 0 {
+		newest = in.Items[0].ID + in.Items[0].UpdatedAt
+	}
+	return fmt.Sprintf("%d %d %s", in.Unread, len(in.Items), newest)
 }
 
 // isTaskRun says whether a session is a task's run (the service marks it
@@ -52,6 +76,7 @@ func (a *App) watchApprovals() {
 	if a.approvals == nil {
 		return
 	}
+	a.approvals.HandleHeld(decideHeld(a.c, a.approvals)) // approvals a stopped process left
 	announced := map[string]bool{}
 	for {
 		ch := a.approvals.Changed()
@@ -65,6 +90,11 @@ func (a *App) watchApprovals() {
 		for _, p := range a.approvals.Drain() {
 			delete(announced, p.ID)
 			state := p.Outcome
+			if state == "withdrawn" {
+				// The service withdrew the call: it settles the item
+				// itself (kept when it stops, withdrawn when the run ended).
+				continue
+			}
 			ctx, cancel := a.reqCtx()
 			if _, err := a.c.UpdateInbox(ctx, p.ID, api.InboxUpdate{State: &state}); err != nil {
 				a.log.Warn("inbox: recording an approval's outcome", "item", p.ID, "err", err)
@@ -93,13 +123,59 @@ func (a *App) announceApproval(p inbox.Pending) {
 	ctx, cancel := a.reqCtx()
 	defer cancel()
 	if _, err := a.c.AddInbox(ctx, api.InboxItem{ID: p.ID, Kind: "approval", Title: title, Body: body.String(),
-		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID}); err != nil {
+		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID,
+		Call: &api.InboxCall{Tool: p.Prompt.Tool, Arguments: p.Prompt.Arguments}, Deadline: p.Deadline.UTC().Format(time.RFC3339Nano)}); err != nil {
 		a.log.Warn("inbox: announcing an approval", "item", p.ID, "err", err)
 	}
 	if n, ok := a.tools.(userNotifier); ok {
 		if err := n.NotifyUser(ctx, "Jarvis: approval needed", title); err != nil {
 			a.log.Info("inbox: no desktop notification", "err", err)
 		}
+	}
+}
+
+// decideHeld decides an approval whose call was held by a process that
+// stopped (the Inbox kept the call and its deadline): denied, it is marked
+// so; allowed, the call is allowed ahead in q (once, until its deadline)
+// and the task runs again, reaching that call without waiting: the run
+// that held it ended with its process, so it is started again, not
+// resumed.
+func decideHeld(c *api.Client, q *inbox.Approvals) func(id string, choice gate.Choice) error {
+	return func(id string, choice gate.Choice) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		in, err := c.Inbox(ctx, false)
+		if err != nil {
+			return friendly(err)
+		}
+		var it *api.InboxItem
+		for i := range in.Items {
+			if in.Items[i].ID == id {
+				it = &in.Items[i]
+			}
+		}
+		if it == nil || it.Kind != "approval" || it.State != "pending" || it.Call == nil || it.TaskID == "" {
+			return inbox.ErrNoSuchApproval
+		}
+		state := "denied"
+		if choice == gate.Once {
+			deadline, err := time.Parse(time.RFC3339Nano, it.Deadline)
+			if err != nil || !deadline.After(time.Now()) {
+				return inbox.ErrNoSuchApproval // expired meanwhile
+			}
+			q.Predecide(it.TaskID, it.Call.Tool, it.Call.Arguments, deadline)
+			state = "allowed"
+		}
+		if _, err := c.UpdateInbox(ctx, id, api.InboxUpdate{State: &state}); err != nil {
+			return friendly(err)
+		}
+		if choice != gate.Once {
+			return nil
+		}
+		if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
+			return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
+		}
+		return nil
 	}
 }
 
@@ -128,7 +204,7 @@ func (a *App) InboxDecide(id, choice string) error {
 	}
 	if err := a.approvals.Decide(id, c); err != nil {
 		if errors.Is(err, inbox.ErrNoSuchApproval) {
-			return errors.New("this approval is no longer waiting: it was decided, it expired, or Jarvis restarted since")
+			return errors.New("this approval is no longer waiting: it was decided, it expired, or its run ended")
 		}
 		return err
 	}
@@ -186,4 +262,52 @@ func (a *App) Tasks() ([]api.Task, error) {
 		ts = []api.Task{}
 	}
 	return ts, friendly(err)
+}
+
+// SaveTask creates a task (no id) or changes one from the window's task
+// form; the service checks it and answers with its schedule and tools in
+// words and its next run.
+func (a *App) SaveTask(t api.Task) (api.Task, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.PutTask(ctx, t)
+	return out, friendly(err)
+}
+
+// DeleteTask removes a task (its past runs and their conversations stay).
+func (a *App) DeleteTask(id string) error {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	return friendly(a.c.DeleteTask(ctx, id))
+}
+
+// RunTaskNow runs a task at once ("Run now"); its outcome comes to the Inbox.
+func (a *App) RunTaskNow(id string) (api.TaskRun, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.RunTaskNow(ctx, id)
+	return out, friendly(err)
+}
+
+// PreviewSchedule says a schedule in words with its next three runs, for
+// the task form (timeZone "" is the machine's).
+func (a *App) PreviewSchedule(schedule, timeZone string) (api.TaskPreview, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.PreviewSchedule(ctx, schedule, timeZone)
+	if out.NextRuns == nil {
+		out.NextRuns = []string{}
+	}
+	return out, friendly(err)
+}
+
+// TaskTools lists the tools a task run by agent may be given, in words.
+func (a *App) TaskTools(agent string) ([]api.TaskTool, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	out, err := a.c.TaskTools(ctx, agent)
+	if out == nil {
+		out = []api.TaskTool{}
+	}
+	return out, friendly(err)
 }

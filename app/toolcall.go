@@ -151,6 +151,13 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
+	if call.Task != nil && !d.OK && a.ctx.Err() != nil {
+		// A task's call cut off by this process stopping: no answer, so
+		// that its approval stays in the Inbox for after the restart (the
+		// run stops with the service).
+		a.log.Info("a task's call is left to the Inbox: this process stops", "session", sessionID, "call", call.ID)
+		return
+	}
 	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted}
 	if !d.OK {
 		e := d.Error

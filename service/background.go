@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,19 @@ func (s *Service) tasksAPI() *tasks.API {
 			if s.sched != nil {
 				s.sched.Poke()
 			}
+		},
+		Tools: func(id string) ([]string, error) {
+			a, err := s.agentForNewSession(id)
+			if err != nil {
+				return nil, err
+			}
+			return s.chat.ToolNames(a), nil
+		},
+		RunNow: func(ctx context.Context, t api.Task) (store.RunRow, error) {
+			if s.sched == nil {
+				return store.RunRow{}, httpapi.Errorf(http.StatusConflict, "tasks_not_run_here", "task %q cannot be run now: this Jarvis does not run tasks", t.Name)
+			}
+			return s.sched.RunNow(ctx, t)
 		}}
 }
 
@@ -173,6 +187,15 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 	}
 	s.log.Info("tasks: run started", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID)
 	runFn()
+	select {
+	case <-s.closing:
+		// Stopped with the process: an approval its call waited for stays
+		// in the Inbox (WithdrawPendingApprovals at the next start).
+	default:
+		if err := s.st.WithdrawRunApprovals(ctx, run.ID); err != nil {
+			s.log.Error("tasks: settling a run's approvals", "run", run.ID, "err", err)
+		}
+	}
 	status, kind, title, body := "done", "result", t.Name, tt.Final
 	if tt.Fail != nil {
 		status, kind, title, body = "failed", "failure", t.Name+" failed", tt.Fail.Message

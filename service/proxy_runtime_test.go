@@ -306,6 +306,10 @@ func TestProxyAsyncCallback(t *testing.T) {
 	if code != http.StatusConflict || eb.Error.Code != "proxy_turn_complete" {
 		t.Fatalf("callback after completion: %d %+v", code, eb)
 	}
+	// An answer that came within its turn is no Inbox item.
+	if a := e.answers(); len(a) != 0 {
+		t.Fatalf("inbox answers %+v", a)
+	}
 }
 
 func TestProxyAsyncLateAnswerAfterTimeout(t *testing.T) {
@@ -360,6 +364,10 @@ func TestProxyAsyncLateAnswerAfterTimeout(t *testing.T) {
 	}
 	if st := e.agentInfo("slowcb").Status; st.State != "failing" || !strings.Contains(st.Detail, "timed out") {
 		t.Fatalf("status %+v", st)
+	} // The late answer, delivered by the agent's HTTP callback after the turn
+	// ended, is one Inbox item of that conversation.
+	if a := e.answers(); len(a) != 1 || a[0].Body != "echo: late" || a[0].SessionID != sid || a[0].CallID == "" || a[0].Title != "Agent slowcb answered" {
+		t.Fatalf("inbox answers %+v", a)
 	}
 }
 

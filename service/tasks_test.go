@@ -252,3 +252,76 @@ func TestARestartWithdrawsTheApprovalsItsCallsHeld(t *testing.T) {
 		t.Fatalf("after a restart: %+v", in)
 	}
 }
+
+// TestTaskFormRoutes: what the window's task form uses. A schedule's next
+// three runs in its time zone (across Berlin's change to winter time), a bad
+// schedule refused in plain words, the tools a task of the agent may be
+// given (in words; never schedule_task), and "Run now": a run at once, its
+// result in the Inbox, the schedule's own next run unchanged.
+func TestTaskFormRoutes(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 10, 23, 9, 0, 0, 0, time.UTC)} // a Friday, 11:00 in Berlin
+	e := newEnv(t, withTasks(clock))
+	p, err := e.c.PreviewSchedule(ctx, "every weekday at 8:00", "Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"2026-10-26T08:00:00+01:00", "2026-10-27T08:00:00+01:00", "2026-10-28T08:00:00+01:00"}
+	if p.ScheduleWords != "every weekday (Monday to Friday) at 8:00 (Europe/Berlin)" || strings.Join(p.NextRuns, " ") != strings.Join(want, " ") {
+		t.Fatalf("preview: %+v", p)
+	}
+	if p, err := e.c.PreviewSchedule(ctx, "at 2026-10-01 09:00", "UTC"); err != nil || len(p.NextRuns) != 0 {
+		t.Fatalf("a one-off already past: %+v %v", p, err)
+	}
+	_, err = e.c.PreviewSchedule(ctx, "now and then", "")
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Status != 400 || se.Err.Code != "invalid_task" || !strings.Contains(se.Err.Message, "neither a known schedule") {
+		t.Fatalf("bad schedule: %v", err)
+	}
+
+	tl, err := e.c.TaskTools(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]string{}
+	for _, x := range tl {
+		words[x.Name] = x.Words
+	}
+	if words["read_file"] != "read files in the workspace" || words["memory_search"] == "" {
+		t.Fatalf("tools: %+v", tl)
+	}
+	if _, ok := words["schedule_task"]; ok {
+		t.Fatal("a task is offered schedule_task")
+	}
+	if _, err := e.c.TaskTools(ctx, "nobody"); !errors.As(err, &se) || se.Status != 400 || !strings.Contains(se.Err.Message, `no agent "nobody"`) {
+		t.Fatalf("tools of an unknown agent: %v", err)
+	}
+
+	task := e.addTask(api.Task{Name: "Digest", Prompt: "summarise", Schedule: "every weekday at 8:00", TimeZone: "Europe/Berlin", Tools: []string{}})
+	run, err := e.c.RunTaskNow(ctx, task.ID)
+	if err != nil || run.Status != "running" {
+		t.Fatalf("run now: %+v %v", run, err)
+	}
+	e.tick() // waits for the runs started
+	runs := e.runs(task.ID)
+	if len(runs) != 1 || runs[0].ID != run.ID || runs[0].Status != "done" || runs[0].SessionID == "" {
+		t.Fatalf("runs: %+v", runs)
+	}
+	if in := e.inbox(); len(in.Items) != 1 || in.Items[0].Body != "You said: summarise" || in.Items[0].RunID != run.ID {
+		t.Fatalf("inbox: %+v", in)
+	}
+	ts, err := e.c.Tasks(ctx)
+	if err != nil || len(ts) != 1 || ts[0].NextRun != "2026-10-26T07:00:00Z" {
+		t.Fatalf("the schedule after run now: %+v %v", ts, err)
+	}
+	if _, err := e.c.RunTaskNow(ctx, "task_none"); !errors.As(err, &se) || se.Status != 404 {
+		t.Fatalf("run now of no task: %v", err)
+	}
+
+	// A service that does not run tasks says so.
+	plain := newEnv(t)
+	other := plain.addTask(api.Task{Name: "Elsewhere", Prompt: "p", Schedule: "hourly"})
+	if _, err := plain.c.RunTaskNow(ctx, other.ID); !errors.As(err, &se) || se.Status != 409 || se.Err.Code != "tasks_not_run_here" {
+		t.Fatalf("run now where tasks do not run: %v", err)
+	}
+}

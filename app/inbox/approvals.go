@@ -6,7 +6,9 @@
 package inbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -52,6 +54,8 @@ type Approvals struct {
 
 	mu      sync.Mutex
 	waits   map[string]*waiting
+	given   []given // decisions given ahead, after a restart (Predecide)
+	held    func(id string, choice gate.Choice) error
 	settled []Pending // settled since the last Drain, for the Inbox's states
 	changed chan struct{}
 	closed  bool
@@ -81,6 +85,10 @@ func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (g
 		q.mu.Unlock()
 		return gate.Answer{Choice: gate.Refuse}, gate.ErrPromptClosed
 	}
+	if q.takeGiven(task.TaskID, p.Tool, p.Arguments) {
+		q.mu.Unlock()
+		return gate.Answer{Choice: gate.Once}, nil
+	}
 	id := "ap_" + p.ToolCallID
 	p.ID, p.Deadline = id, deadline
 	w := &waiting{p: Pending{ID: id, Prompt: p, Task: task, Deadline: deadline, Since: q.now()}, ch: make(chan gate.Answer, 1)}
@@ -102,6 +110,51 @@ func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (g
 		q.settle(id, "withdrawn")
 		return gate.Answer{Choice: gate.Refuse}, context.Cause(ctx)
 	}
+}
+
+// given is a decision given ahead for one call of a task's run.
+type given struct {
+	task, tool, args string
+	until            time.Time
+}
+
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// Predecide allows, once and until the deadline, the call (tool with these
+// arguments) of a task's run: a call that waited for approval in a process
+// that stopped, allowed after the restart; the task's run started again
+// gets it without waiting again. Any other call waits as usual.
+func (q *Approvals) Predecide(taskID, tool string, args []byte, until time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.given = append(q.given, given{task: taskID, tool: tool, args: compactJSON(args), until: until})
+}
+
+// takeGiven consumes a decision given ahead for this call; q.mu is held.
+func (q *Approvals) takeGiven(taskID, tool string, args []byte) bool {
+	now, a := q.now(), compactJSON(args)
+	for i, g := range q.given {
+		if g.task == taskID && g.tool == tool && g.args == a && now.Before(g.until) {
+			q.given = slices.Delete(q.given, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// HandleHeld sets what Decide does with an id nothing in this process
+// waits under: an approval whose call was held by a process that stopped
+// (the Inbox kept it); f returns ErrNoSuchApproval when there is none.
+func (q *Approvals) HandleHeld(f func(id string, choice gate.Choice) error) {
+	q.mu.Lock()
+	q.held = f
+	q.mu.Unlock()
 }
 
 // settle takes id off the queue with an outcome; false if it was not there.
@@ -127,7 +180,11 @@ func (q *Approvals) Decide(id string, choice gate.Choice) error {
 	q.mu.Lock()
 	w, ok := q.waits[id]
 	if !ok {
+		held := q.held
 		q.mu.Unlock()
+		if held != nil {
+			return held(id, choice)
+		}
 		return ErrNoSuchApproval
 	}
 	delete(q.waits, id)

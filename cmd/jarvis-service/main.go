@@ -1,5 +1,8 @@
 // Command jarvis-service runs the General Agent Service alone (no window):
-// for scripts, tests and users who run agents without the desktop.
+// for scripts, tests and users who run agents without the desktop. It runs
+// the scheduled tasks (tasks.json beside the config file, and the API's); a
+// window or `jarvis --headless` attached with --service-url executes and
+// approves their calls.
 //
 //	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--trust-config] [--allow-non-loopback] [--log-level info]
 //	jarvis-service config approve [--config FILE] [--data-dir DIR] [--yes]   (apply a config file changed outside Jarvis)
@@ -101,7 +104,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 	defer stop()
 	svc, err := service.New(ctx, service.Options{DataDir: *dataDir, Config: cfg, Token: token, Logger: log,
 		Secrets: secrets.New(getenv, secrets.WithFile(filepath.Join(filepath.Dir(*configPath), "secrets.json"), log)), AllowNonLoopbackHost: *allowNonLoopback, ConfigPath: *configPath,
-		Approved: store, ConfigWarning: warning})
+		Approved: store, ConfigWarning: warning,
+		// Scheduled tasks run here: a window or `jarvis --headless` attached
+		// with --service-url gets their calls, and approves them.
+		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid())})
 	if err != nil {
 		ln.Close()
 		return err

@@ -188,12 +188,29 @@ export interface Task {
   id: string;
   name: string;
   prompt: string;
+  agent?: string;
   schedule: string;
+  time_zone?: string;
+  catch_up?: string;
+  tools?: string[];
+  approval_wait_minutes?: number;
   schedule_words?: string;
   policy?: string;
   next_run?: string;
   source?: string;
   disabled?: boolean;
+}
+
+/** A schedule in words and its next runs (POST /v1/tasks/preview). */
+export interface TaskPreview {
+  schedule_words: string;
+  next_runs: string[];
+}
+
+/** A tool a task may be given, and what it lets the task do in words. */
+export interface TaskTool {
+  name: string;
+  words: string;
 }
 
 export interface AppAPI {
@@ -256,6 +273,13 @@ export interface AppAPI {
   InboxDecide(id: string, choice: string): Promise<void>;
   InboxMark(id: string, read: boolean, done: boolean): Promise<void>;
   Tasks(): Promise<Task[]>;
+  /** Creates (no id) or changes a task; answers with it as stored. */
+  SaveTask(t: Partial<Task>): Promise<Task>;
+  DeleteTask(id: string): Promise<void>;
+  /** Runs a task at once; its outcome comes to the Inbox. */
+  RunTaskNow(id: string): Promise<{ id: string; status: string }>;
+  PreviewSchedule(schedule: string, timeZone: string): Promise<TaskPreview>;
+  TaskTools(agentId: string): Promise<TaskTool[]>;
   RunTasksWhenClosed(): Promise<boolean>;
   SetRunTasksWhenClosed(on: boolean): Promise<void>;
 }

@@ -2,15 +2,24 @@
 // and failures, calls of tasks' runs waiting for your approval), newest
 // first, with the unread count on its sidebar button; each item opens its
 // conversation, approvals are given or refused here, results marked done.
-// Below it, the scheduled tasks (schedule and tools in words) and "Run tasks
+// Below it, the scheduled tasks (schedule and tools in words; Run now, Pause,
+// Edit, Delete, and New task through the form of taskform.ts) and "Run tasks
 // when Jarvis is closed" (docs/guide/tasks.md).
 import type { Actions } from "./actions";
-import { api, errText, on, type InboxItem, type Task } from "./bridge";
+import { api, errText, on, type Agent, type InboxItem, type Task } from "./bridge";
+import { renderTaskForm } from "./taskform";
 import { h } from "./view";
 
 /** The sidebar button's label: "Inbox", or "Inbox (3)" with unread items. */
 export function inboxLabel(unread: number): string {
   return unread > 0 ? `Inbox (${unread})` : "Inbox";
+}
+
+/** The unread items of the conversation open in the window (answers and
+ *  results that arrived there): you are reading them, so they are read. */
+export function readHere(items: InboxItem[], openSessionId: string): InboxItem[] {
+  if (!openSessionId) return [];
+  return items.filter((it) => !it.read && it.session_id === openSessionId && it.kind !== "approval");
 }
 
 export interface InboxHandlers {
@@ -58,18 +67,45 @@ export function renderInbox(items: InboxItem[], on: InboxHandlers): HTMLElement 
   return list;
 }
 
-/** The scheduled tasks, each with its schedule, next run and tools in words. */
-export function renderTasks(tasks: Task[]): HTMLElement {
+export interface TaskHandlers {
+  edit(t: Task): void;
+  pause(t: Task, paused: boolean): void;
+  remove(t: Task): void;
+  runNow(t: Task): void;
+}
+
+function button(label: string, action: string, f: () => void, cls = "small"): HTMLElement {
+  const b = h("button", { class: cls, type: "button", "data-action": action }, label);
+  b.addEventListener("click", f);
+  return b;
+}
+
+/** The scheduled tasks, each with its schedule, next run and tools in words,
+ *  and (with handlers) Run now, Pause/Resume, Edit and Delete; a task of
+ *  tasks.json is changed there. */
+export function renderTasks(tasks: Task[], on?: TaskHandlers): HTMLElement {
   const list = h("ul", { class: "task-list" });
-  if (tasks.length === 0) list.append(h("li", { class: "hint" }, "No scheduled tasks. Ask in a conversation (\u201cevery weekday at 8:00, …\u201d) or add them to tasks.json."));
+  if (tasks.length === 0) list.append(h("li", { class: "hint" }, "No scheduled tasks. Add one with \u201cNew task\u201d, ask in a conversation (\u201cevery weekday at 8:00, …\u201d) or add them to tasks.json."));
   for (const t of tasks) {
     const next = t.next_run ? ` — next ${when(t.next_run)}` : "";
-    list.append(
-      h("li", { class: "task", "data-id": t.id },
-        h("div", { class: "inbox-title" }, t.name),
-        h("div", { class: "hint" }, `${t.schedule_words ?? t.schedule}${t.disabled ? " (paused)" : next}`),
-        h("div", { class: "inbox-body" }, t.policy ?? "")),
-    );
+    const li = h("li", { class: "task" + (t.disabled ? " paused" : ""), "data-id": t.id },
+      h("div", { class: "inbox-title" }, t.name),
+      h("div", { class: "hint" }, `${t.schedule_words ?? t.schedule}${t.disabled ? " (paused)" : next}`),
+      h("div", { class: "inbox-body" }, t.policy ?? ""));
+    if (on) {
+      const acts = h("div", { class: "inbox-actions" }, button("Run now", "run", () => on.runNow(t)));
+      if (t.source === "file") {
+        acts.append(h("span", { class: "hint" }, "from tasks.json: change it there"));
+      } else {
+        acts.append(
+          button(t.disabled ? "Resume" : "Pause", t.disabled ? "resume" : "pause", () => on.pause(t, !t.disabled)),
+          button("Edit", "edit", () => on.edit(t)),
+          button("Delete", "delete", () => on.remove(t), "small danger"),
+        );
+      }
+      li.append(acts);
+    }
+    list.append(li);
   }
   return list;
 }
@@ -81,6 +117,7 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
   const box = h("section", { id: "inbox", role: "region", "aria-label": "Inbox" });
   box.hidden = true;
   document.getElementById("notice")?.before(box);
+  const formSlot = h("div", { class: "task-form-slot" }); // kept across refreshes: an open form stays open
 
   async function refresh(): Promise<void> {
     let inbox;
@@ -88,6 +125,11 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
       inbox = await api().Inbox(false);
     } catch {
       return; // the service is not up yet: the next change tells again
+    }
+    const here = readHere(inbox.items ?? [], actions.store.sessionId);
+    if (here.length) {
+      const marked = await Promise.all(here.map((it) => api().InboxMark(it.id, true, false).then(() => true, () => false)));
+      if (marked.every(Boolean)) return; // marking emits inbox:changed: the next refresh shows them read
     }
     button.textContent = inboxLabel(inbox.unread);
     if (box.hidden) return;
@@ -125,11 +167,44 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
     );
     const close = h("button", { class: "icon", type: "button", "aria-label": "Close" }, "\u2715");
     close.addEventListener("click", () => (box.hidden = true));
+    const openForm = async (t: Task | null) => {
+      let agents: Agent[] = [];
+      try {
+        agents = await api().Agents();
+      } catch (ex) {
+        flash(errText(ex));
+      }
+      const form = renderTaskForm(t, {
+        agents,
+        preview: (sched, tz) => api().PreviewSchedule(sched, tz),
+        tools: (agent) => api().TaskTools(agent),
+        save: (x) => api().SaveTask(x),
+        saved: (x) => {
+          formSlot.replaceChildren();
+          flash(`Saved \u201c${x.name}\u201d: ${x.schedule_words ?? x.schedule}.`, true);
+          void refresh();
+        },
+        cancel: () => formSlot.replaceChildren(),
+      });
+      formSlot.replaceChildren(form);
+      form.querySelector("input")?.focus();
+    };
+    const taskList = renderTasks(tasks, {
+      edit: (t) => void openForm(t),
+      pause: (t, paused) => void act(() => api().SaveTask({ ...t, disabled: paused }), paused ? `Paused \u201c${t.name}\u201d.` : `Resumed \u201c${t.name}\u201d.`),
+      remove: (t) => {
+        if (confirm(`Delete the task \u201c${t.name}\u201d? Its past runs and their conversations stay.`)) void act(() => api().DeleteTask(t.id), `Deleted \u201c${t.name}\u201d.`);
+      },
+      runNow: (t) => void act(() => api().RunTaskNow(t.id), `\u201c${t.name}\u201d runs now; its result comes to the Inbox.`),
+    });
+    const add = h("button", { class: "small", type: "button", "data-action": "new-task" }, "New task");
+    add.addEventListener("click", () => void openForm(null));
     box.replaceChildren(
       h("div", { class: "panel-head" }, h("h2", {}, "Inbox"), close),
       list,
-      h("h3", {}, "Scheduled tasks"),
-      renderTasks(tasks),
+      h("div", { class: "panel-head" }, h("h3", {}, "Scheduled tasks"), add),
+      formSlot,
+      taskList,
       h("label", { class: "run-closed" }, bg, " Run tasks when Jarvis is closed"),
     );
   }
@@ -139,6 +214,7 @@ export function mountInbox(actions: Actions, flash: (msg: string, good?: boolean
     void refresh();
   });
   on("inbox:changed", () => void refresh());
+  actions.store.subscribe("opened", () => void refresh());
   void refresh();
   return { refresh };
 }

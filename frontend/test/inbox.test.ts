@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { InboxItem } from "../src/bridge";
-import { inboxLabel, renderInbox, renderTasks } from "../src/inbox";
+import type { InboxItem, Task } from "../src/bridge";
+import { inboxLabel, readHere, renderInbox, renderTasks } from "../src/inbox";
 
 const item = (x: Partial<InboxItem>): InboxItem => ({ id: "in_1", kind: "result", title: "Morning note", state: "open", read: false, created_at: "2026-06-01T08:00:05Z", ...x });
 
@@ -35,5 +35,42 @@ describe("the Inbox", () => {
     expect(el.textContent).toContain("every weekday (Monday to Friday) at 8:00");
     expect(el.textContent).toContain("This task may read files in the workspace; nothing else.");
     expect(renderTasks([]).textContent).toMatch(/No scheduled tasks/);
+  });
+});
+
+describe("the task list", () => {
+  it("offers Run now, Pause, Edit and Delete, and only Run now on a task of tasks.json", () => {
+    const got: string[] = [];
+    const on = { edit: (t: Task) => got.push("edit " + t.id), pause: (t: Task, p: boolean) => got.push(`pause ${t.id} ${p}`), remove: (t: Task) => got.push("delete " + t.id), runNow: (t: Task) => got.push("run " + t.id) };
+    const el = renderTasks([
+      { id: "a", name: "Digest", prompt: "p", schedule: "hourly", source: "api" },
+      { id: "b", name: "Paused", prompt: "p", schedule: "hourly", source: "conversation", disabled: true },
+      { id: "c", name: "From file", prompt: "p", schedule: "hourly", source: "file" },
+    ], on);
+    const rows = el.querySelectorAll("li.task");
+    const click = (i: number, a: string) => (rows[i].querySelector(`[data-action=${a}]`) as HTMLButtonElement).click();
+    click(0, "run");
+    click(0, "pause");
+    click(0, "edit");
+    click(0, "delete");
+    click(1, "resume");
+    click(2, "run");
+    expect(rows[1].textContent).toContain("(paused)");
+    expect(rows[2].querySelector("[data-action=edit]")).toBeNull();
+    expect(rows[2].textContent).toContain("from tasks.json");
+    expect(got).toEqual(["run a", "pause a true", "edit a", "delete a", "pause b false", "run c"]);
+  });
+});
+
+describe("answers that arrived while away", () => {
+  it("are read once their conversation is open; a waiting approval stays to be decided", () => {
+    const items = [
+      item({ id: "a1", kind: "answer", title: "Researcher answered", session_id: "g_open" }),
+      item({ id: "a2", kind: "answer", title: "Researcher answered", session_id: "g_other" }),
+      item({ id: "a3", kind: "answer", session_id: "g_open", read: true }),
+      item({ id: "p1", kind: "approval", state: "pending", session_id: "g_open" }),
+    ];
+    expect(readHere(items, "g_open").map((x) => x.id)).toEqual(["a1"]);
+    expect(readHere(items, "")).toEqual([]);
   });
 });

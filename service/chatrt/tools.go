@@ -82,6 +82,17 @@ func (rt *Runtime) toolSpecs(a config.Agent) []llm.ToolSpec {
 	return out
 }
 
+// ToolNames are the names of the tools a's model is offered (a task's tools
+// are chosen among them).
+func (rt *Runtime) ToolNames(a config.Agent) []string {
+	specs := rt.toolSpecs(a)
+	out := make([]string, 0, len(specs))
+	for _, sp := range specs {
+		out = append(out, sp.Name)
+	}
+	return out
+}
+
 func withReason(schema json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(schema, &m); err != nil {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -222,6 +223,11 @@ func (rt *Runtime) handleExternalMessage(w http.ResponseWriter, r *http.Request)
 	}
 	au.Accepted, au.MessageID = true, msg.ID
 	rt.auditExternal(au, false)
+	key := delivery
+	if key == "" {
+		key = fmt.Sprint("message ", msg.ID) // no delivery id: each accepted message is its own
+	}
+	rt.env.AnswerArrived(ctx, agent, sid, "", rt.red.String(text), "external", agent.AgentID, sid, key)
 	rt.pruneExternal()
 	return httpapi.WriteJSON(w, http.StatusOK, api.ExternalMessageResponse{OK: true, MessageID: msg.ID, EventID: seq, TurnID: replyID, Sanitized: rep.Changed()})
 }

@@ -451,13 +451,24 @@ func (rt *Runtime) recordLate(w *proxyWait, agent config.Agent, pc proxyConfig, 
 	} else if sess, err := rt.env.Store.Session(context.Background(), sessionID); err == nil && sess.AgentID == agent.AgentID {
 		role = "assistant"
 	}
-	if _, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: rt.red.String(r.Output), Meta: rt.red.String(meta.json())}); err != nil {
+	msg, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: role, Content: rt.red.String(r.Output), Meta: rt.red.String(meta.json())})
+	if err != nil {
 		rt.env.Log.Error("store late proxy answer", "agent", agent.AgentID, "session", sessionID, "err", err)
 		return
 	}
 	rt.env.Log.Info("late proxy answer recorded", "agent", agent.AgentID, "session", sessionID, "turn", turnID)
+	rt.env.AnswerArrived(context.Background(), agent, sessionID, meta.CallID, rt.red.String(r.Output), "proxy", agent.AgentID, sessionID, lateKey(meta.CallID, msg.ID))
 	rt.env.Publisher.Publish(sessionID, api.EventStatus, api.StatusEvent{Kind: "late", TurnID: turnID,
 		Text: fmt.Sprintf("%s answered after the turn had timed out; the answer was recorded in the transcript.", agent.DisplayName)})
+}
+
+// lateKey names a late answer's delivery for the Inbox: its call (a call
+// has one final answer), else the message it was stored as.
+func lateKey(callID string, msgID int64) string {
+	if callID != "" {
+		return "call " + callID
+	}
+	return fmt.Sprint("message ", msgID)
 }
 
 // Describe fills the status and proxy details of a proxy agent in GET /v1/agents.

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -111,6 +113,21 @@ func (s *Store) ClaimRun(ctx context.Context, r RunRow) error {
 	return tx.Commit()
 }
 
+// AddRun records a run asked for by hand ("Run now"): its occurrence is the
+// moment it was asked for, and the task's settled occurrences stay as they
+// are (its schedule goes on). ErrConflict if the same moment was taken.
+func (s *Store) AddRun(ctx context.Context, r RunRow) error {
+	if r.StartedAt == "" {
+		r.StartedAt = s.ts()
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO task_runs(task_id, occurrence, id, status, caught_up, owner, started_at, summary) VALUES (?,?,?,?,0,?,?,?)`,
+		r.TaskID, r.Occurrence, r.ID, r.Status, r.Owner, r.StartedAt, r.Summary)
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("occurrence %s of task %s: %w", r.Occurrence, r.TaskID, ErrConflict)
+	}
+	return err
+}
+
 // UpdateRun records a run's session, turn, status and summary.
 func (s *Store) UpdateRun(ctx context.Context, id, status, sessionID, turnID, summary string, ended bool) error {
 	end := ""
@@ -168,25 +185,50 @@ func (s *Store) InterruptRuns(ctx context.Context) ([]RunRow, error) {
 type InboxRow struct {
 	ID, Kind, Title, Body, SessionID, TaskID, RunID, CallID, State, CreatedAt, UpdatedAt string
 	Read, Done                                                                           bool
+	// Call and Deadline: an approval's call (JSON) and when it expires.
+	Call, Deadline string
 }
 
 // AddInbox stores a new Inbox item.
 func (s *Store) AddInbox(ctx context.Context, it InboxRow) (InboxRow, error) {
 	now := s.ts()
 	it.CreatedAt, it.UpdatedAt = now, now
-	_, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		it.ID, it.Kind, it.Title, it.Body, it.SessionID, it.TaskID, it.RunID, it.CallID, it.State, now, now)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at, call, deadline) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		it.ID, it.Kind, it.Title, it.Body, it.SessionID, it.TaskID, it.RunID, it.CallID, it.State, now, now, it.Call, it.Deadline)
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return it, fmt.Errorf("inbox item %s: %w", it.ID, ErrConflict)
 	}
 	return it, err
 }
 
-const inboxCols = `id, kind, title, body, session_id, task_id, run_id, call_id, state, read, done, created_at, updated_at`
+// AnswerID is the Inbox id of an answer that arrived while you were away,
+// from what identifies its delivery (the runtime, the agent, the delivery
+// id or call): a delivery sent again names the same item.
+func AnswerID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return "in_ans_" + hex.EncodeToString(h[:12])
+}
+
+// AddAnswer adds an answer of a delegated or external agent to the Inbox
+// (kind "answer", state "open") unless an item with its id is there
+// already; added says whether it was new.
+func (s *Store) AddAnswer(ctx context.Context, it InboxRow) (added bool, err error) {
+	now := s.ts()
+	res, err := s.w.ExecContext(ctx, `INSERT INTO inbox(id, kind, title, body, session_id, task_id, run_id, call_id, state, created_at, updated_at)
+		VALUES (?,'answer',?,?,?,'','',?,'open',?,?) ON CONFLICT(id) DO NOTHING`,
+		it.ID, it.Title, it.Body, it.SessionID, it.CallID, now, now)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+const inboxCols = `id, kind, title, body, session_id, task_id, run_id, call_id, state, read, done, created_at, updated_at, call, deadline`
 
 func scanInbox(row interface{ Scan(...any) error }) (InboxRow, error) {
 	var it InboxRow
-	err := row.Scan(&it.ID, &it.Kind, &it.Title, &it.Body, &it.SessionID, &it.TaskID, &it.RunID, &it.CallID, &it.State, &it.Read, &it.Done, &it.CreatedAt, &it.UpdatedAt)
+	err := row.Scan(&it.ID, &it.Kind, &it.Title, &it.Body, &it.SessionID, &it.TaskID, &it.RunID, &it.CallID, &it.State, &it.Read, &it.Done, &it.CreatedAt, &it.UpdatedAt, &it.Call, &it.Deadline)
 	if errors.Is(err, sql.ErrNoRows) {
 		return it, ErrNotFound
 	}
@@ -252,9 +294,33 @@ func strArg(s *string) any {
 	return *s
 }
 
-// WithdrawPendingApprovals marks approvals a stopped process left pending
-// as withdrawn: the call they held ended with that process.
+// WithdrawPendingApprovals settles the approvals a stopped process left
+// pending: one whose call was kept (Call) stays pending until its deadline
+// (allowed then, its task's run is started again with that call allowed),
+// then expired; one without is withdrawn (its call ended with the process).
 func (s *Store) WithdrawPendingApprovals(ctx context.Context) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending'`, s.ts())
+	now := s.ts()
+	if _, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND call = ''`, now); err != nil {
+		return err
+	}
+	_, err := s.ExpireApprovals(ctx)
 	return err
+}
+
+// WithdrawRunApprovals marks the approvals still pending for a run that
+// ended as withdrawn (nothing waits for them any more).
+func (s *Store) WithdrawRunApprovals(ctx context.Context, runID string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'withdrawn', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND run_id = ?`, s.ts(), runID)
+	return err
+}
+
+// ExpireApprovals marks the pending approvals whose deadline has passed as
+// expired; n is how many.
+func (s *Store) ExpireApprovals(ctx context.Context) (n int64, err error) {
+	now := s.ts()
+	res, err := s.w.ExecContext(ctx, `UPDATE inbox SET state = 'expired', updated_at = ? WHERE kind = 'approval' AND state = 'pending' AND deadline != '' AND deadline <= ?`, now, now)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

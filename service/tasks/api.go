@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"jarvis/api"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
 	"jarvis/service/turn"
+	"jarvis/tools"
 )
 
 // API serves the tasks and the Inbox: GET/POST /v1/tasks, PUT/DELETE
@@ -23,6 +25,12 @@ type API struct {
 	CheckAgent func(id string) error
 	// Changed is called after a task is added, changed or removed.
 	Changed func()
+	// Tools lists the tools agent offers its model (a task's tools are
+	// chosen among them).
+	Tools func(agent string) ([]string, error)
+	// RunNow runs a task at once (an *httpapi.Error when this process does
+	// not run tasks).
+	RunNow  func(ctx context.Context, t api.Task) (store.RunRow, error)
 	MaxBody int64
 }
 
@@ -34,6 +42,9 @@ func (a *API) Routes() []turn.Route {
 		{Pattern: "PUT /v1/tasks/{id}", Handle: a.update},
 		{Pattern: "DELETE /v1/tasks/{id}", Handle: a.remove},
 		{Pattern: "GET /v1/tasks/{id}/runs", Handle: a.runs},
+		{Pattern: "POST /v1/tasks/{id}/run", Handle: a.runNow},
+		{Pattern: "POST /v1/tasks/preview", Handle: a.preview},
+		{Pattern: "GET /v1/tasks/tools", Handle: a.tools},
 		{Pattern: "GET /v1/inbox", Handle: a.inbox},
 		{Pattern: "POST /v1/inbox", Handle: a.addInbox},
 		{Pattern: "PATCH /v1/inbox/{id}", Handle: a.patchInbox},
@@ -172,6 +183,9 @@ func notFound(err error, id string) error {
 
 func (a *API) remove(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if old, err := a.Store.Task(r.Context(), id); err == nil && old.Source == "file" {
+		return httpapi.Errorf(http.StatusConflict, "task_from_file", "task %q comes from tasks.json: remove it there", old.Name)
+	}
 	if err := a.Store.DeleteTask(r.Context(), id); err != nil {
 		return notFound(err, id)
 	}
@@ -198,14 +212,112 @@ func (a *API) runs(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"runs": out})
 }
 
+// PreviewCount is how many next occurrences a preview shows.
+const PreviewCount = 3
+
+// Preview is a schedule's next n occurrences after now.
+func Preview(schedule, tz string, now time.Time, n int) (api.TaskPreview, error) {
+	s, err := Parse(schedule, tz)
+	if err != nil {
+		return api.TaskPreview{}, err
+	}
+	out := api.TaskPreview{ScheduleWords: s.Summary, NextRuns: []string{}}
+	for t := now; len(out.NextRuns) < n; {
+		t = s.Next(t)
+		if t.IsZero() {
+			break
+		}
+		out.NextRuns = append(out.NextRuns, t.In(s.loc).Format(time.RFC3339))
+	}
+	return out, nil
+}
+
+func (a *API) preview(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Schedule string `json:"schedule"`
+		TimeZone string `json:"time_zone"`
+	}
+	if err := httpapi.DecodeJSON(w, r, &in, a.MaxBody); err != nil {
+		return err
+	}
+	out, err := Preview(in.Schedule, in.TimeZone, a.Now(), PreviewCount)
+	if err != nil {
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_task", "%s", err.Error()).With("field", "schedule")
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// Usable says whether a task may be given the tool name (schedule_task
+// never: a task does not make tasks).
+func Usable(name string) bool {
+	if name == "schedule_task" {
+		return false
+	}
+	_, ok := tools.Lookup(name)
+	return ok || strings.HasPrefix(name, "mcp__") || serviceTool(name)
+}
+
+func (a *API) tools(w http.ResponseWriter, r *http.Request) error {
+	agent := r.URL.Query().Get("agent")
+	if a.CheckAgent != nil {
+		if err := a.CheckAgent(agent); err != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_task", "%s", err.Error()).With("field", "agent")
+		}
+	}
+	out := []api.TaskTool{}
+	if a.Tools != nil {
+		names, err := a.Tools(agent)
+		if err != nil {
+			return err
+		}
+		for _, n := range sortedTools(names) {
+			if Usable(n) {
+				out = append(out, api.TaskTool{Name: n, Words: ToolWords(n)})
+			}
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"tools": out})
+}
+
+func (a *API) runNow(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	row, err := a.Store.Task(r.Context(), id)
+	if err != nil {
+		return notFound(err, id)
+	}
+	t, err := View(row, a.Now())
+	if err != nil {
+		return err
+	}
+	run, err := a.RunNow(r.Context(), t)
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "task_run_busy", "task %q was just run; try again in a moment", row.Name)
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusAccepted, api.TaskRun{ID: run.ID, TaskID: run.TaskID, Occurrence: run.Occurrence, Status: run.Status,
+		Summary: run.Summary, StartedAt: run.StartedAt})
+}
+
 // Item is an Inbox row as the API shows it.
 func Item(it store.InboxRow) api.InboxItem {
 	state := it.State
 	if it.Done {
 		state = "done"
 	}
-	return api.InboxItem{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID, TaskID: it.TaskID,
+	out := api.InboxItem{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID, TaskID: it.TaskID,
 		RunID: it.RunID, CallID: it.CallID, State: state, Read: it.Read, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+	if it.Call != "" {
+		var c api.InboxCall
+		if json.Unmarshal([]byte(it.Call), &c) == nil {
+			out.Call = &c
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, it.Deadline); err == nil {
+		out.Deadline = t.Format(time.RFC3339Nano)
+	}
+	return out
 }
 
 func (a *API) inbox(w http.ResponseWriter, r *http.Request) error {
@@ -235,8 +347,23 @@ func (a *API) addInbox(w http.ResponseWriter, r *http.Request) error {
 	if it.ID == "" {
 		it.ID = turn.NewID("in_")
 	}
-	row, err := a.Store.AddInbox(r.Context(), store.InboxRow{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID,
-		TaskID: it.TaskID, RunID: it.RunID, CallID: it.CallID, State: "pending"})
+	row := store.InboxRow{ID: it.ID, Kind: it.Kind, Title: it.Title, Body: it.Body, SessionID: it.SessionID,
+		TaskID: it.TaskID, RunID: it.RunID, CallID: it.CallID, State: "pending"}
+	if it.Call != nil {
+		if it.Call.Tool == "" || !json.Valid(it.Call.Arguments) {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_item", "an approval's call needs its tool and its arguments as JSON").With("field", "call")
+		}
+		b, _ := json.Marshal(it.Call)
+		row.Call = string(b)
+	}
+	if it.Deadline != "" {
+		d, err := time.Parse(time.RFC3339Nano, it.Deadline)
+		if err != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_inbox_item", "the deadline %q is not a date and time (RFC 3339)", it.Deadline).With("field", "deadline")
+		}
+		row.Deadline = store.Timestamp(d)
+	}
+	row, err := a.Store.AddInbox(r.Context(), row)
 	if err != nil {
 		return err
 	}

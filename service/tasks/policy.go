@@ -42,13 +42,22 @@ func Words(tools []string) string {
 	}
 	var parts []string
 	for _, t := range sortedTools(tools) {
-		if w, ok := toolWords[t]; ok {
-			parts = append(parts, w)
-		} else {
-			parts = append(parts, fmt.Sprintf("use the tool %q", t))
-		}
+		parts = append(parts, ToolWords(t))
 	}
 	return "This task may " + strings.Join(parts, ", ") + "; nothing else. Calls your policy asks about wait for your approval in the Inbox."
+}
+
+// ToolWords says in words what the tool name lets a task do.
+func ToolWords(name string) string {
+	if w, ok := toolWords[name]; ok {
+		return w
+	}
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok {
+			return fmt.Sprintf("use %q of the connected tool server %q", tool, server)
+		}
+	}
+	return fmt.Sprintf("use the tool %q", name)
 }
 
 func sortedTools(tools []string) []string {

@@ -93,6 +93,12 @@ func (s *Scheduler) Loop(ctx context.Context) {
 // missed ones is one run, or none with "skip") and starts the runs; it
 // returns the earliest next occurrence of any task.
 func (s *Scheduler) Tick(ctx context.Context) (time.Time, error) {
+	// Approvals left by a stopped process expire at their deadline here.
+	if n, err := s.o.Store.ExpireApprovals(ctx); err != nil {
+		s.o.Log.Warn("tasks: expiring approvals", "err", err)
+	} else if n > 0 {
+		s.o.Log.Info("tasks: approvals expired at their deadline", "count", n)
+	}
 	rows, err := s.o.Store.Tasks(ctx)
 	if err != nil {
 		return time.Time{}, err
@@ -130,6 +136,24 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Time, error) {
 		}
 	}
 	return next, errors.Join(errs...)
+}
+
+// RunNow runs t at once ("Run now"), whatever its schedule says, and
+// returns the run it recorded; the schedule's own occurrences are not
+// touched. A paused task runs too: asking is the user's decision.
+func (s *Scheduler) RunNow(ctx context.Context, t api.Task) (store.RunRow, error) {
+	run := store.RunRow{ID: turn.NewID("run_"), TaskID: t.ID, Occurrence: store.Timestamp(s.o.Now()), Status: "running", Owner: s.o.Owner,
+		Summary: "run by hand"}
+	if err := s.o.Store.AddRun(ctx, run); err != nil {
+		return run, err
+	}
+	s.o.Log.Info("tasks: run by hand", "task", t.ID, "run", run.ID)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.o.Run(context.WithoutCancel(ctx), t, run)
+	}()
+	return run, nil
 }
 
 // claim claims p's occurrence of t and starts its run when p says to run

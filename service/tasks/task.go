@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"jarvis/api"
-	"jarvis/tools"
 )
 
 // DefaultApprovalWait is how long a call of a task's run waits for your
@@ -52,7 +51,7 @@ func Normalize(t api.Task) (api.Task, Schedule, error) {
 		if name == "schedule_task" {
 			return t, Schedule{}, fmt.Errorf("task %q: a task cannot schedule other tasks", t.Name)
 		}
-		if _, ok := tools.Lookup(name); !ok && !strings.HasPrefix(name, "mcp__") && !serviceTool(name) {
+		if !Usable(name) {
 			return t, Schedule{}, fmt.Errorf("task %q: there is no tool %q", t.Name, name)
 		}
 	}

@@ -53,6 +53,32 @@ type Env struct {
 	Version string // the service's version (User-Agent of calls out)
 }
 
+// AnswerArrived puts an answer that reached a session outside any turn (an
+// external agent's callback, a proxy agent's late answer) in the Inbox,
+// once per delivery: key names the delivery (runtime, agent, delivery id
+// or call), so the same delivery sent again adds nothing. The window marks
+// it read when you have that conversation open.
+func (e Env) AnswerArrived(ctx context.Context, agent config.Agent, sessionID, callID, text string, key ...string) {
+	if e.Store == nil {
+		return
+	}
+	name := agent.DisplayName
+	if name == "" {
+		name = agent.AgentID
+	}
+	added, err := e.Store.AddAnswer(context.WithoutCancel(ctx), store.InboxRow{ID: store.AnswerID(key...), Title: name + " answered",
+		Body: textclean.Snippet(text, answerRunes), SessionID: sessionID, CallID: callID})
+	if err != nil && e.Log != nil {
+		e.Log.Error("inbox: adding an answer", "agent", agent.AgentID, "session", sessionID, "err", err)
+	}
+	if added && e.Log != nil {
+		e.Log.Info("inbox: an answer arrived", "agent", agent.AgentID, "session", sessionID)
+	}
+}
+
+// answerRunes is how much of an answer its Inbox item shows.
+const answerRunes = 600
+
 // ErrShutdown is the cause with which the service cancels what runs when it
 // stops: a turn or a round table so ended is recorded as interrupted.
 var ErrShutdown = errors.New("service shutting down")

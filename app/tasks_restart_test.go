@@ -1,0 +1,259 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"jarvis/api"
+	"jarvis/app/audit"
+	"jarvis/app/gate"
+	"jarvis/internal/testpeer"
+	"jarvis/internal/testwait"
+	"jarvis/service"
+	"jarvis/service/config"
+)
+
+// restartDesk is a data dir on which the service and a headless desktop
+// are started, stopped and started again, as a process restarting.
+type restartDesk struct {
+	t       *testing.T
+	dataDir string
+	dir, ws string
+	cfg     *config.Config
+	mu      sync.Mutex
+	now     time.Time
+
+	svc    *service.Service
+	srv    *httptest.Server
+	c      *api.Client
+	runner *Runner
+	stopH  context.CancelFunc
+	hdone  chan error
+}
+
+func (d *restartDesk) clock() time.Time { d.mu.Lock(); defer d.mu.Unlock(); return d.now }
+func (d *restartDesk) set(t time.Time)  { d.mu.Lock(); d.now = t; d.mu.Unlock() }
+
+func (d *restartDesk) start() {
+	t := d.t
+	svc, err := service.New(context.Background(), service.Options{DataDir: d.dataDir, Config: d.cfg, Token: realToken,
+		Now: d.clock, RunTasks: true, TaskLookEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.svc, d.srv = svc, httptest.NewServer(svc.Handler())
+	d.c = api.NewClient(d.srv.URL, realToken, &http.Client{})
+	d.runner, err = NewToolRunner(ToolRunnerOptions{Workspace: d.ws, AuditPath: filepath.Join(d.dir, "audit.db"), PolicyPath: filepath.Join(d.dir, "policy.json"),
+		Headless: true, Prompter: gate.PrompterOptions{Timeout: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stopH, d.hdone = cancel, make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		d.hdone <- RunHeadless(ctx, HeadlessOptions{Client: d.c, StreamClient: api.NewClient(d.srv.URL, realToken, NewStreamHTTPClient()),
+			Tools: d.runner, Approvals: d.runner.Approvals(), Poll: 20 * time.Millisecond, Ready: func() { close(ready) }})
+	}()
+	<-ready
+}
+
+// stop ends the process: its service first (runs stopped), then the desktop.
+func (d *restartDesk) stop() {
+	if d.svc == nil {
+		return
+	}
+	d.srv.CloseClientConnections()
+	d.srv.Close()
+	if err := d.svc.Close(); err != nil {
+		d.t.Error(err)
+	}
+	d.stopH()
+	<-d.hdone
+	d.runner.Close()
+	d.svc = nil
+}
+
+func (d *restartDesk) item(id string) api.InboxItem {
+	d.t.Helper()
+	in, err := d.c.Inbox(context.Background(), true)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	for _, it := range in.Items {
+		if it.ID == id {
+			return it
+		}
+	}
+	d.t.Fatalf("no Inbox item %s in %+v", id, in)
+	return api.InboxItem{}
+}
+
+func newRestartDesk(t *testing.T) *restartDesk {
+	up := httptest.NewServer(testpeer.NewOpenAI())
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("config.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},"agents":[{"agentId":"general"}]}`, up.URL+"/v1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := &restartDesk{t: t, dataDir: filepath.Join(dir, "data"), dir: dir, ws: filepath.Join(dir, "ws"), cfg: cfg, now: time.Now().Add(-61 * time.Second)}
+	if err := os.MkdirAll(d.ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policy.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+	d.start()
+	return d
+}
+
+// waitPending waits for the task's call to wait for approval in the Inbox.
+func (d *restartDesk) waitPending(taskID string) api.InboxItem {
+	d.t.Helper()
+	var ap api.InboxItem
+	testwait.Until(d.t, "the call waiting in the Inbox", 20*time.Second, func() bool {
+		in, err := d.c.Inbox(context.Background(), false)
+		if err != nil {
+			return false
+		}
+		for _, it := range in.Items {
+			if it.Kind == "approval" && it.State == "pending" && it.TaskID == taskID {
+				ap = it
+				return true
+			}
+		}
+		return false
+	})
+	return ap
+}
+
+// TestAWaitingApprovalOutlivesARestart: a task's call waits for approval;
+// the process stops (service and desktop). Started again, the Inbox still
+// has the approval, with its call and deadline; allowed then, the task
+// runs again and that call runs without waiting again (audited as the
+// user's decision), and the new run's result comes to the Inbox. The run
+// that held the call was stopped with its process: it is started again,
+// not resumed.
+func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.set(time.Now())
+	ticked := make(chan error, 1)
+	go func() { ticked <- d.svc.TickTasks(context.Background()) }()
+	ap := d.waitPending(task.ID)
+	if ap.Call == nil || ap.Call.Tool != "delete_path" || ap.Deadline == "" {
+		t.Fatalf("the approval keeps no call: %+v", ap)
+	}
+
+	d.stop() // the process stops while the call waits
+	if err := <-ticked; err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	if it := d.item(ap.ID); it.State != "pending" || it.Call == nil {
+		t.Fatalf("after the restart: %+v", it)
+	}
+	if _, err := os.Stat(filepath.Join(d.ws, "old.md")); err != nil {
+		t.Fatal("old.md went before anyone allowed it")
+	}
+	// Allowed from the Inbox of the restarted process.
+	if err := d.runner.Approvals().Decide(ap.ID, gate.Once); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the call to run in the task's new run", 20*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(d.ws, "old.md"))
+		return os.IsNotExist(err)
+	})
+	if it := d.item(ap.ID); it.State != "allowed" {
+		t.Fatalf("the approval: %+v", it)
+	}
+	var res api.InboxItem
+	testwait.Until(t, "the new run's result", 20*time.Second, func() bool {
+		in, err := d.c.Inbox(context.Background(), false)
+		if err != nil {
+			return false
+		}
+		for _, it := range in.Items {
+			if it.Kind == "result" && it.TaskID == task.ID && it.RunID != ap.RunID {
+				res = it
+				return true
+			}
+		}
+		return false
+	})
+	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: res.SessionID})
+	if err != nil || len(es) != 1 || es[0].Tool != "delete_path" || es[0].Decision != audit.Allowed || es[0].DecidedBy != audit.ByUser {
+		t.Fatalf("audit of the new run: %+v %v", es, err)
+	}
+	if in, _ := d.c.Inbox(context.Background(), false); countPending(in) != 0 {
+		t.Fatalf("something still waits: %+v", in)
+	}
+}
+
+func countPending(in api.Inbox) int {
+	n := 0
+	for _, it := range in.Items {
+		if it.Kind == "approval" && it.State == "pending" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAHeldApprovalStillExpiresAtItsDeadline: an approval left by a
+// stopped process expires at its deadline in the restarted one; then it
+// can no longer be allowed, and nothing runs.
+func TestAHeldApprovalStillExpiresAtItsDeadline(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "keep.md"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A one-off that has passed: it runs only when asked (Run now).
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d.set(start)
+	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	ap := d.waitPending(task.ID)
+	d.stop()
+	d.start()
+	if it := d.item(ap.ID); it.State != "pending" {
+		t.Fatalf("after the restart: %+v", it)
+	}
+	// The deadline passes (the service's clock).
+	d.set(start.Add(31 * time.Minute))
+	if err := d.svc.TickTasks(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if it := d.item(ap.ID); it.State != "expired" {
+		t.Fatalf("at the deadline: %+v", it)
+	}
+	if err := d.runner.Approvals().Decide(ap.ID, gate.Once); err == nil {
+		t.Fatal("an expired approval was allowed")
+	}
+	if _, err := os.Stat(filepath.Join(d.ws, "keep.md")); err != nil {
+		t.Fatal("keep.md went")
+	}
+}
