@@ -156,6 +156,9 @@ type ToolResult struct {
 	// by "[redacted]") before it was stored or sent to the model; the card
 	// says so.
 	Redacted bool `json:"redacted,omitempty"`
+	// UserReason, on a call the user denied, is what they wrote in "Tell
+	// the agent why": the model reads it with the denial.
+	UserReason string `json:"user_reason,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.
