@@ -36,6 +36,9 @@ type ToolDecision struct {
 	// Redacted: secret values were removed from the result and error
 	// before they were recorded or sent on (ToolRunnerOptions.Redact).
 	Redacted bool `json:"redacted,omitempty"`
+	// UserReason is what the user wrote when they denied the call ("Tell
+	// the agent why"), sent on to the model with the denial.
+	UserReason string `json:"userReason,omitempty"`
 }
 
 // ToolRunner takes one tool call through the safety gate, runs it when
@@ -151,7 +154,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted, UserReason: d.UserReason}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +70,12 @@ type Answer struct {
 	// Scope picks the rule "always" saves among Prompt.Scopes (0, the
 	// narrowest, by default; an index not offered saves the narrowest).
 	Scope int `json:"scope,omitempty"`
+	// Why, with a denial only, is what the user wrote in "Tell the agent
+	// why": the model reads it with the denial (Outcome.UserReason).
+	Why string `json:"why,omitempty"`
+	// Chat, with "always", is the conversation's title as the window
+	// showed it: the saved rule's Origin names it.
+	Chat string `json:"chat,omitempty"`
 }
 
 // Errors from Prompter. Every one of them means deny.
@@ -238,6 +245,9 @@ func (q *Prompter) Answer(id string, a Answer) error {
 	pd := q.queue[i]
 	if !slices.Contains(pd.p.Choices, a.Choice) {
 		return fmt.Errorf("%w: choice %q is not offered", ErrBadAnswer, a.Choice)
+	}
+	if strings.TrimSpace(a.Why) != "" && a.Choice != Refuse {
+		return fmt.Errorf("%w: a reason goes only with a denial", ErrBadAnswer)
 	}
 	if a.Scope != 0 && (a.Choice != Always || a.Scope < 0 || a.Scope >= len(pd.p.Scopes)) {
 		return fmt.Errorf("%w: scope %d is not offered", ErrBadAnswer, a.Scope)
