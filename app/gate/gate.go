@@ -528,12 +528,15 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.RawMessage, ask Asker, r *Ruling) bool {
 	def, _ := g.lookup(req.Name)
 	p := Prompt{
-		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
+		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Title: def.Title, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
 		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
 		Choices:   []Choice{Once, Session, Always, Refuse},
 		Decisive:  decisive(req.Name, args, req.Target),
 		Untrusted: api.SourceWords(r.Untrusted), Destination: r.Destination,
+	}
+	if r.Rule != nil && r.Rule.Action == Ask {
+		p.Note = r.Rule.Note
 	}
 	if r.Sandbox != "" {
 		p.Decisive = append(p.Decisive, Field{Name: "sandbox", Value: r.Sandbox})

@@ -26,11 +26,17 @@ const (
 
 // Prompt is a permission request shown to the user.
 type Prompt struct {
-	ID          string `json:"id"` // assigned by the Prompter
-	ToolCallID  string `json:"tool_call_id"`
-	SessionID   string `json:"session_id,omitempty"`
-	Tool        string `json:"tool"`
+	ID         string `json:"id"` // assigned by the Prompter
+	ToolCallID string `json:"tool_call_id"`
+	SessionID  string `json:"session_id,omitempty"`
+	Tool       string `json:"tool"`
+	// Title is the tool's name for people when Tool is not one (an MCP
+	// tool: "Everything › Echo", tools.Definition.Title).
+	Title       string `json:"title,omitempty"`
 	Description string `json:"description"`
+	// Note is what the rule that made the call ask says of it, in words
+	// ("this file holds credentials", Rule.Note).
+	Note string `json:"note,omitempty"`
 	// Decisive is what the call acts on (the path, the program with its
 	// arguments, the URL, the agent), in full: shown first.
 	Decisive []Field `json:"decisive,omitempty"`
