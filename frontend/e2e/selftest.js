@@ -205,7 +205,8 @@
     // 2. A risky tool call prompts, is allowed, runs, and is audited.
     await say('Please save a note [[tool write_file {"path":"e2e-note.txt","content":"hello from the e2e run"}]]');
     await waitFor(() => !$("#prompt").hidden, "the permission prompt");
-    assert($("#prompt-meta").textContent.includes("write_file") && $("#prompt-title").textContent === "Write the file e2e-note.txt?", "prompt names the tool and says in words what it does: " + $("#prompt-title").textContent);
+    assert($("#prompt-title").textContent === "Write the file e2e-note.txt?" && $("#prompt-desc").textContent.startsWith("Jarvis will create e2e-note.txt with 1 line of text"), "prompt says in words what it does: " + $("#prompt-title").textContent + " / " + $("#prompt-desc").textContent);
+    assert(!/write_file|is risky|\{/.test(["#prompt-title", "#prompt-desc", "#prompt-meta", "#prompt-reason", "#prompt-requested"].map((s) => $(s).textContent).join(" ")), "no developer text in the prompt: " + $("#prompt-meta").textContent + " / " + $("#prompt-reason").textContent);
     assert(document.activeElement?.dataset.choice === "deny", "the focus starts on Deny for a risky call, not on an approval");
     assert($("#prompt-preview pre").textContent === "hello from the e2e run", "the prompt shows the content to be written as text");
     assert($("#prompt-where").textContent.includes("/e2e-note.txt"), "the prompt shows the full path: " + $("#prompt-where").textContent);

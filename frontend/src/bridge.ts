@@ -215,6 +215,8 @@ export interface AppAPI {
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
   /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */
   ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
+  /** Answers a prompt (app.PromptAnswer): why goes with deny, chat (the conversation's title) with always. */
+  AnswerPrompt(promptId: string, answer: { choice: string; edited_arguments?: string; scope?: number; why?: string; chat?: string }): Promise<void>;
   /** The gate's decision on each tool call of a session, from the audit log. */
   SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
   /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */

@@ -77,6 +77,7 @@ export function fakeBridge(): FakeBridge {
     Cancel: () => true,
     ResolvePrompt: () => undefined,
     ResolvePromptScoped: () => undefined,
+    AnswerPrompt: () => undefined,
     PinSession: (id: string, pinned: boolean) => {
       const s = fb.sessions.find((x) => x.sessionId === id);
       if (!s) throw "session not found";
