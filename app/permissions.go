@@ -25,6 +25,30 @@ type policyEditor interface {
 	ReplaceRule(i int, seen, next gate.Rule) error
 	Workspace() string
 	Grants() map[string][]gate.Rule
+	KnownTools() []KnownTool
+}
+
+// KnownTool is a tool the Permissions page's "Add rule" offers.
+type KnownTool struct {
+	Name string `json:"name"`
+	// Title is its name for people when Name is not one (an MCP tool).
+	Title string `json:"title,omitempty"`
+}
+
+// KnownTools lists the tools a rule can name: the OS tools, the service
+// tools the gate judges, and the enabled tools of the MCP servers.
+func (r *Runner) KnownTools() []KnownTool {
+	var out []KnownTool
+	for _, d := range append(tools.Definitions(), tools.ServiceDefinitions()...) {
+		out = append(out, KnownTool{Name: d.Name, Title: d.Title})
+	}
+	if r.mcp != nil {
+		for _, t := range r.mcp.Catalogue() {
+			d, _ := r.mcp.Definition(t.Name)
+			out = append(out, KnownTool{Name: t.Name, Title: d.Title})
+		}
+	}
+	return out
 }
 
 // Grants returns the "allow for this session" grants (gate.Gate.Grants).
@@ -64,6 +88,8 @@ type Permissions struct {
 	// Grants are the "allow for this session" grants of the conversations
 	// open since the window started (forgotten when it closes).
 	Grants []Grant `json:"grants"`
+	// Tools are the tools "Add rule" offers (KnownTools).
+	Tools []KnownTool `json:"tools"`
 }
 
 var errNoPolicy = errors.New("tool calls are not enabled in this window, so there are no permission rules")
@@ -86,6 +112,7 @@ func (a *App) PermissionRules() (Permissions, error) {
 		rules = []gate.Rule{}
 	}
 	perms := Permissions{Workspace: p.Workspace(), Rules: rules, DefaultCommands: gate.DefaultCommands, Sandbox: []tools.Protection{}, Grants: []Grant{}}
+	perms.Tools = p.KnownTools()
 	grants := p.Grants()
 	for _, id := range slices.Sorted(maps.Keys(grants)) {
 		for _, r := range grants[id] {

@@ -87,6 +87,13 @@ func TestPermissionsOriginsGrantsAndDenyReason(t *testing.T) {
 	if len(perms.Grants) != 1 || perms.Grants[0].SessionID != "s1" || perms.Grants[0].Rule.Tool != "open_url" {
 		t.Fatalf("grants %+v", perms.Grants)
 	}
+	known := map[string]bool{}
+	for _, k := range perms.Tools {
+		known[k.Name] = true
+	}
+	if !known["write_file"] || !known["run_command"] || !known["agents_message"] {
+		t.Fatalf("Add rule's tools %+v lack an OS or service tool", perms.Tools)
+	}
 	onDisk, err := gate.LoadPolicy(policy)
 	if err != nil || onDisk.Rules[n].Origin == nil || onDisk.Rules[n].Origin.Chat != "Pack for the lake trip" {
 		t.Fatalf("policy.json lost the origin: %+v %v", onDisk.Rules, err)
