@@ -456,6 +456,8 @@ export class Actions {
       this.store.rules = p.rules ?? [];
       this.store.defaultCommands = p.default_commands ?? [];
       this.store.sandbox = p.sandbox ?? [];
+      this.store.grants = p.grants ?? [];
+      this.store.knownTools = p.tools ?? [];
       return "";
     } catch (ex) {
       this.store.rules = [];

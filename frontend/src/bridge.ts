@@ -224,7 +224,10 @@ export interface AppAPI {
   /** Writes every conversation ("md" or "json"), read from the data dir, where the user chooses. */
   ExportAllConversations(format: string): Promise<{ path?: string; bytes: number; cancelled?: boolean; conversations?: number }>;
   PinSession(sessionId: string, pinned: boolean): Promise<void>;
-  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[] }>;
+  PermissionRules(): Promise<{
+    workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[];
+    grants?: { session_id: string; rule: PolicyRule }[]; tools?: { name: string; title?: string }[];
+  }>;
   AddRule(next: PolicyRule): Promise<void>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;

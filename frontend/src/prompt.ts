@@ -100,6 +100,8 @@ export interface PolicyRule {
   untrusted?: boolean;
   /** Said in the prompt of a call the rule makes ask (the default credential-store rules: "this file holds credentials"). */
   note?: string;
+  /** Where the rule came from (app/gate.Origin); absent: written by hand or before rules had one. */
+  origin?: { kind: string; session_id?: string; chat?: string; at: string };
 }
 
 /**

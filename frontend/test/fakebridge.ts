@@ -13,6 +13,8 @@ export interface FakeBridge {
   messages: Map<string, any[]>;
   agents: Agent[];
   rules: PolicyRule[];
+  /** The gate's "allow for this session" grants. */
+  grants: { session_id: string; rule: PolicyRule }[];
   decisions: Map<string, any[]>;
   /** A config file changed outside Jarvis, waiting for approval (Info, ApproveConfig). */
   pendingConfig?: { path: string; hash: string; lines: string[] };
@@ -34,6 +36,7 @@ export function fakeBridge(): FakeBridge {
     messages: new Map(),
     agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
     rules: [],
+    grants: [],
     decisions: new Map(),
     versions: new Map(),
     emit(name, data) {
@@ -90,10 +93,13 @@ export function fakeBridge(): FakeBridge {
       workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })),
       default_commands: [{ tool: "run_command", command: "ls *", action: "allow" }, { tool: "run_command", command: "git status *", action: "allow" }],
       sandbox: [{ name: "writes only in its folders", held: true, by: "bubblewrap and Landlock ABI 7" }, { name: "Jarvis's own folders out of reach", held: false, by: "needs bubblewrap, missing here" }],
+      grants: fb.grants.map((g) => ({ ...g })),
+      tools: [{ name: "write_file" }, { name: "run_command" }, { name: "open_url" }, { name: "mcp__every__echo", title: "Everything › Echo" }],
     }),
+    // As the app: a rule without an origin was added on the page, now.
     AddRule: (next: PolicyRule) => {
-      if (!next.command) throw "gate: command is empty";
-      fb.rules.push(next);
+      if (next.tool === "run_command" && !next.command && !next.args) throw "gate: command is empty";
+      fb.rules.push(next.origin ? next : { ...next, origin: { kind: "page", at: "2026-11-29T00:30:00Z" } });
     },
     // As the gate: the rule must still be the one listed.
     RevokeRule: (i: number, seen: PolicyRule) => {

@@ -137,7 +137,7 @@ describe("permissions page", () => {
     form.dispatchEvent(new Event("submit", { cancelable: true }));
     await flush();
     await flush();
-    expect(fb.rules).toEqual([{ tool: "run_command", command: "npm run *", action: "allow", network: true, workspace: "/home/ada/Jarvis" }]);
+    expect(fb.rules).toEqual([{ tool: "run_command", command: "npm run *", action: "allow", network: true, workspace: "/home/ada/Jarvis", origin: { kind: "page", at: "2026-11-29T00:30:00Z" } }]);
     const texts = Array.from(document.querySelectorAll(".permission-row .permission-text")).map((x) => x.textContent);
     expect(texts).toEqual(["Allow the command npm run *, with network in /home/ada/Jarvis"]);
   });
