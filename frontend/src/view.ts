@@ -22,7 +22,9 @@ export function modalDialog(dlg: HTMLElement, close: () => void): { open(first?:
       .filter((el) => !(el as HTMLButtonElement).disabled && !el.closest("[hidden]"));
   dlg.addEventListener("keydown", (e) => {
     if (e.key === "Escape") {
+      // Only the dialog closes: not also the reply's Stop (keys.ts).
       e.preventDefault();
+      e.stopPropagation();
       close();
       return;
     }
