@@ -136,6 +136,10 @@ export interface About {
   autostartSupported: boolean;
   autostart: boolean;
   autostartFile?: string;
+  /** The licence (MIT), the project's page and where to report a problem. */
+  license?: string;
+  homepage?: string;
+  issues?: string;
 }
 
 export interface SetProviderRequest {
@@ -242,6 +246,8 @@ export interface AppAPI {
   TestAgent(agentId: string, text: string): Promise<ProxyTestReport>;
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;
+  /** The text "Copy diagnostics" copies: version, system, kernel, sandbox, service kind, model set up; never a secret. */
+  Diagnostics(): Promise<string>;
   SetAutostart(on: boolean): Promise<About>;
   /** The Inbox, newest first, and its unread count (all: with the items marked done). */
   Inbox(all: boolean): Promise<{ items: InboxItem[] | null; unread: number }>;

@@ -111,6 +111,8 @@ export function fakeBridge(): FakeBridge {
       fb.rules[i] = next;
     },
     PendingPrompts: () => [],
+    // As the app: what "Copy diagnostics" copies (no secret).
+    Diagnostics: () => "Jarvis test (commit abc)\nSystem: Debian\nKernel: 6.1\nService: on this computer (loopback)\nModel set up: yes\n",
     // As the service: a server with the one model llama3 at the Ollama port.
     TestProvider: (r: { baseUrl?: string; model?: string }) =>
       r.baseUrl !== "http://127.0.0.1:11434/v1"
