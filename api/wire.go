@@ -783,6 +783,9 @@ type DiscoveredServer struct {
 	// (nomic-embed-text, bge-m3, …), which memory can use to find notes by
 	// meaning; not chat models.
 	EmbeddingModels []string `json:"embeddingModels,omitempty"`
+	// Sizes are the models' sizes on disk in bytes, where the server lists
+	// them (Ollama's /api/tags); the setup's model chips show them.
+	Sizes map[string]int64 `json:"sizes,omitempty"`
 }
 
 // ProvidersInfo answers GET /v1/providers (and PUT).

@@ -123,7 +123,8 @@ export interface ProvidersInfo {
   openaiKeyStored: boolean;
   keyStorage?: "env" | "keyring" | "file";
   secretsFile?: string;
-  discovered: { name: string; baseUrl: string; models: string[] }[];
+  /** sizes: the models' sizes in bytes where the server lists them (Ollama). */
+  discovered: { name: string; baseUrl: string; models: string[]; sizes?: Record<string, number> }[];
 }
 
 export interface About {
