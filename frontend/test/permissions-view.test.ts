@@ -66,12 +66,16 @@ describe("the Permissions dialog", () => {
 
   it("says where each rule came from: the chat and when, the page, built in, or before this version", async () => {
     await openDialog();
-    const origins = Array.from(document.querySelectorAll(".permission-row .permission-origin")).map((x) => x.textContent!);
-    expect(origins[0]).toBe("Built in: credential files always ask");
+    const origin = (i: number) => $(`.permission-row[data-index="${i}"] .permission-origin`).textContent;
+    // Yours first; the built-in credential rules folded under them.
+    const rows = Array.from(document.querySelectorAll(".permission-row")).map((x) => (x as HTMLElement).dataset.index);
+    expect(rows).toEqual(["1", "2", "3", "0"]);
+    expect($('.permission-row[data-index="0"]').closest("details.permissions-builtin")).not.toBeNull();
+    expect(origin(0)).toBe("Built in: credential files always ask");
     // The chat's title today (it was renamed since), and the time.
-    expect(origins[1]).toMatch(/^Saved with “Always allow” in “Pack for the lake trip” · .*2026/);
-    expect(origins[2]).toMatch(/^Saved with “Always allow” in “A deleted chat” · /);
-    expect(origins[3]).toBe("Added by hand, or before Jarvis recorded where rules come from");
+    expect(origin(1)).toMatch(/^Saved with “Always allow” in “Pack for the lake trip” · .*2026/);
+    expect(origin(2)).toMatch(/^Saved with “Always allow” in “A deleted chat” · /);
+    expect(origin(3)).toBe("Added by hand, or before Jarvis recorded where rules come from");
   });
 
   it("lists this conversation's grants only", async () => {
@@ -95,7 +99,7 @@ describe("the Permissions dialog", () => {
     await flush();
     await flush();
     expect(fb.rules.at(-1)).toEqual({ tool: "mcp__every__echo", args: { message: "hello*" }, action: "allow", origin: { kind: "page", at: "2026-11-29T00:30:00Z" } });
-    expect(Array.from(document.querySelectorAll(".permission-origin")).at(-1)!.textContent).toMatch(/^Added on this page · /);
+    expect($(`.permission-row[data-index="${fb.rules.length - 1}"] .permission-origin`).textContent).toMatch(/^Added on this page · /);
   });
 
   it("revokes with Undo: the rule comes back with its origin", async () => {

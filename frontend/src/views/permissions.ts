@@ -141,7 +141,15 @@ export function mountPermissions(actions: Actions): void {
       list.replaceChildren(h("p", { class: "empty" }, "No rules yet. When you choose “Always allow” on a prompt, its rule appears here."));
       return;
     }
-    list.replaceChildren(...store.rules.map((r, i) => (i === editing ? editor(r, i) : row(r, i))));
+    // Your rules first; the built-in credential rules folded under them.
+    const shown = (i: number) => (i === editing ? editor(store.rules[i], i) : row(store.rules[i], i));
+    const all = store.rules.map((_, i) => i);
+    const builtIn = all.filter((i) => builtInRule(store.rules[i]));
+    const yours = all.filter((i) => !builtInRule(store.rules[i]));
+    const folded = h("details", { class: "permissions-builtin" }, h("summary", {}, `Built in: credential files always ask (${builtIn.length} rules)`), ...builtIn.map(shown));
+    if (builtIn.includes(editing)) (folded as HTMLDetailsElement).open = true;
+    list.replaceChildren(...(yours.length ? yours.map(shown) : [h("p", { class: "empty" }, "No rules of yours yet. When you choose “Always allow” on a prompt, its rule appears here.")]),
+      ...(builtIn.length ? [folded] : []));
   };
 
   const row = (r: PolicyRule, i: number) => {
@@ -243,6 +251,11 @@ export function mountPermissions(actions: Actions): void {
   store.subscribe("rules", render);
   store.subscribe("opened", () => render());
   render();
+}
+
+/** A default rule Jarvis ships (a credential store asks): it has a note and no origin. */
+function builtInRule(r: PolicyRule): boolean {
+  return !!r.note && !r.origin;
 }
 
 /** "name = pattern" lines as a rule's args, or what is wrong in words. */
