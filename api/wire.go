@@ -156,6 +156,9 @@ type ToolResult struct {
 	// by "[redacted]") before it was stored or sent to the model; the card
 	// says so.
 	Redacted bool `json:"redacted,omitempty"`
+	// UserReason, on a call the user denied, is what they wrote in "Tell
+	// the agent why": the model reads it with the denial.
+	UserReason string `json:"user_reason,omitempty"`
 }
 
 // ToolResultRequest is POST /v1/tools/result.
@@ -780,6 +783,9 @@ type DiscoveredServer struct {
 	// (nomic-embed-text, bge-m3, …), which memory can use to find notes by
 	// meaning; not chat models.
 	EmbeddingModels []string `json:"embeddingModels,omitempty"`
+	// Sizes are the models' sizes on disk in bytes, where the server lists
+	// them (Ollama's /api/tags); the setup's model chips show them.
+	Sizes map[string]int64 `json:"sizes,omitempty"`
 }
 
 // ProvidersInfo answers GET /v1/providers (and PUT).

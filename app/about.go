@@ -3,9 +3,14 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+
+	"jarvis/tools"
 )
 
 // About is what the About view shows: the build, where things live, and the
@@ -22,7 +27,15 @@ type About struct {
 	AutostartSupported bool   `json:"autostartSupported"`
 	Autostart          bool   `json:"autostart"`
 	AutostartFile      string `json:"autostartFile,omitempty"`
+	// License is the licence Jarvis is under (the repository's LICENSE);
+	// Homepage and Issues, where it lives and where to report a problem.
+	License  string `json:"license"`
+	Homepage string `json:"homepage"`
+	Issues   string `json:"issues"`
 }
+
+// Homepage is where Jarvis lives.
+const Homepage = "https://github.com/jarvis-desktop/jarvis"
 
 // AboutOptions is the part of About main knows at start (Options.About).
 type AboutOptions struct {
@@ -42,7 +55,8 @@ const autostartName = "jarvis.desktop"
 func (a *App) About() About {
 	o := a.about
 	ab := About{Product: o.Product, Version: o.Version, Commit: o.Commit, DataDir: o.DataDir, ConfigPath: o.ConfigPath,
-		SecretsFile: o.SecretsFile, AutostartSupported: o.AutostartDir != ""}
+		SecretsFile: o.SecretsFile, AutostartSupported: o.AutostartDir != "",
+		License: "MIT", Homepage: Homepage, Issues: Homepage + "/issues"}
 	if ab.AutostartSupported {
 		ab.AutostartFile = filepath.Join(o.AutostartDir, autostartName)
 		_, err := os.Stat(ab.AutostartFile)
@@ -101,4 +115,71 @@ func execQuote(arg string) string {
 	}
 	b.WriteByte('"')
 	return strings.NewReplacer(`\`, `\\`, "%", "%%").Replace(b.String())
+}
+
+// Diagnostics is the text "Copy diagnostics" puts on the clipboard for a
+// problem report: the version, the system and kernel, the sandbox's
+// protections here, where the service runs and whether a model is set up.
+// Never a secret, a token, a path of the user's or the service's address.
+func (a *App) Diagnostics() string {
+	o := a.about
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (commit %s)\n", orDefault(o.Product, "Jarvis"), orDefault(o.Version, "unknown"), orDefault(o.Commit, "unknown"))
+	fmt.Fprintf(&b, "System: %s (%s/%s)\n", osName(), runtime.GOOS, runtime.GOARCH)
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease") // empty where there is none: "unknown"
+	fmt.Fprintf(&b, "Kernel: %s\n", orDefault(strings.TrimSpace(string(kernel)), "unknown"))
+	if s, ok := a.tools.(interface{ Sandbox() tools.Sandbox }); ok {
+		b.WriteString("Sandbox:\n")
+		for _, p := range s.Sandbox().Protections() {
+			mark := "held"
+			if !p.Held {
+				mark = "missing"
+			}
+			fmt.Fprintf(&b, "  %s: %s (%s)\n", p.Name, mark, p.By)
+		}
+	} else {
+		b.WriteString("Sandbox: no tools in this window\n")
+	}
+	fmt.Fprintf(&b, "Service: %s\n", serviceKind(a.c.BaseURL()))
+	model := "unknown (the service did not answer)"
+	if p, err := a.Providers(); err == nil {
+		model = "no"
+		if p.Configured {
+			model = "yes"
+		}
+	}
+	fmt.Fprintf(&b, "Model set up: %s\n", model)
+	return b.String()
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// osName is the distribution's name (os-release's PRETTY_NAME), else the OS.
+func osName() string {
+	b, err := os.ReadFile("/etc/os-release")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				return strings.Trim(v, `"'`)
+			}
+		}
+	}
+	return runtime.GOOS
+}
+
+// serviceKind says where the service runs, without its address or port.
+func serviceKind(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "unknown"
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+		return "on this computer (loopback)"
+	}
+	return "on another computer"
 }

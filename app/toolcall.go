@@ -36,6 +36,9 @@ type ToolDecision struct {
 	// Redacted: secret values were removed from the result and error
 	// before they were recorded or sent on (ToolRunnerOptions.Redact).
 	Redacted bool `json:"redacted,omitempty"`
+	// UserReason is what the user wrote when they denied the call ("Tell
+	// the agent why"), sent on to the model with the denial.
+	UserReason string `json:"userReason,omitempty"`
 }
 
 // ToolRunner takes one tool call through the safety gate, runs it when
@@ -158,7 +161,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 		a.log.Info("a task's call is left to the Inbox: this process stops", "session", sessionID, "call", call.ID)
 		return
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted, UserReason: d.UserReason}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

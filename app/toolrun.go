@@ -274,7 +274,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 	if out.OK {
 		d.Trust, d.Origin = r.resultTrust(call.Name, out.Arguments, out.Result)
 	}
-	d.Edited = out.Edited
+	d.Edited, d.UserReason = out.Edited, out.UserReason
 	d.Redacted = redacted.Load()
 	d.Decision = audit.Denied
 	switch {

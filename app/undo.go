@@ -99,7 +99,8 @@ func undoAudited(ctx context.Context, st *checkpoint.Store, lg *audit.Log, turnI
 	if err != nil {
 		e.Error = err.Error()
 		if errors.Is(err, checkpoint.ErrConflict) {
-			e.Decision = audit.Denied
+			// Stopped to ask; "Keep them" is the user's choice, not a denial.
+			e.Decision, e.Reason = audit.Held, "undo asked by the user; stopped to ask: files changed since the turn"
 		}
 	} else {
 		b, _ := json.Marshal(res)

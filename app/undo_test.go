@@ -103,9 +103,11 @@ func TestHeadlessChangesAreUndoneFromTheCommandLine(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "notes")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the folder the turn created is still there: %v", err)
 	}
-	// Audited: the conflict (denied) and the undo (allowed), each naming a checkpoint where one was taken.
+	// Audited: the conflict (held: stopped to ask the user, whose "Keep
+	// them" is a choice, not a denial) and the undo (allowed), each naming
+	// a checkpoint where one was taken.
 	es, _ = runner.Audit().List(context.Background(), audit.Filter{})
-	if len(es) != 4 || es[2].Tool != "undo" || es[2].Decision != audit.Denied || es[3].Tool != "undo" || es[3].Decision != audit.Allowed || es[3].Checkpoint == "" {
+	if len(es) != 4 || es[2].Tool != "undo" || es[2].Decision != "held" || es[3].Tool != "undo" || es[3].Decision != audit.Allowed || es[3].Checkpoint == "" {
 		t.Fatalf("undo audit rows %+v", es)
 	}
 	// The undo is undoable.

@@ -147,7 +147,7 @@ func TestUndoIsHandedToTheRunningInstance(t *testing.T) {
 		t.Fatalf("--force: %d %q, b.txt %q", code, errOut, b)
 	}
 	es, err := r.Audit().List(context.Background(), audit.Filter{})
-	if err != nil || len(es) != 3 || es[0].Decision != audit.Denied || es[1].Decision != audit.Allowed || es[2].Decision != audit.Allowed {
+	if err != nil || len(es) != 3 || es[0].Decision != "held" || es[1].Decision != audit.Allowed || es[2].Decision != audit.Allowed {
 		t.Fatalf("audit rows %+v %v: want the refused undo and the two undos", es, err)
 	}
 

@@ -87,6 +87,9 @@ type Definition struct {
 	// with untrusted content in the conversation the gate asks before it
 	// runs (app/gate/taint.go).
 	Outbound string `json:"outbound,omitempty"`
+	// Title is the tool's name for people, when its Name is not one (an
+	// MCP tool: "Everything › Echo"); the permission prompt shows it.
+	Title string `json:"title,omitempty"`
 }
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }

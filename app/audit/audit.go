@@ -72,6 +72,10 @@ const (
 	// Withdrawn: the service gave up on the call (its timeout, a cancel, the
 	// turn's end) before it ran; nothing ran, whatever the prompt's answer.
 	Withdrawn = "withdrawn"
+	// Held: the user's own action stopped before changing anything to ask
+	// them first (an undo whose files changed since the turn): neither
+	// allowed nor denied; what they choose next is a row of its own.
+	Held = "held"
 )
 
 // DecidedBy values.
@@ -510,7 +514,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: tool and class are required", ErrInvalid)
 	}
 	switch e.Decision {
-	case Allowed, Denied, Withdrawn:
+	case Allowed, Denied, Withdrawn, Held:
 	default:
 		return Entry{}, fmt.Errorf("%w: decision %q", ErrInvalid, e.Decision)
 	}

@@ -242,6 +242,18 @@ func (g *Gate) lookup(name string) (tools.Definition, bool) {
 	return tools.Definition{}, false
 }
 
+// Grants returns a copy of the "allow for this session" grants, by session
+// id (the Permissions page lists the current conversation's).
+func (g *Gate) Grants() map[string][]Rule {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make(map[string][]Rule, len(g.sessions))
+	for id, rules := range g.sessions {
+		out[id] = Policy{Rules: rules}.clone().Rules
+	}
+	return out
+}
+
 // EndSession forgets the session's "allow for this session" grants.
 func (g *Gate) EndSession(sessionID string) {
 	g.mu.Lock()
@@ -397,6 +409,8 @@ type Ruling struct {
 	// Withdrawn: the service gave up on the call before it could run
 	// (ctx cancelled with ErrWithdrawn); Allow is false.
 	Withdrawn bool `json:"withdrawn,omitempty"`
+	// UserReason is what the user wrote when they denied it (Answer.Why).
+	UserReason string `json:"user_reason,omitempty"`
 }
 
 // Decide classifies req and, when the verdict is to prompt, asks the user
@@ -434,8 +448,11 @@ type Outcome struct {
 	Arguments json.RawMessage `json:"arguments"`  // as executed: canonical (edited, if the user edited them)
 	Edited    bool            `json:"edited,omitempty"`
 	Withdrawn bool            `json:"withdrawn,omitempty"` // the service gave up on it; nothing ran
-	Duration  time.Duration   `json:"duration"`
-	AuditID   int64           `json:"audit_id,omitempty"`
+	// UserReason is what the user wrote when they denied it ("Tell the
+	// agent why"); the service gives it to the model with the denial.
+	UserReason string        `json:"user_reason,omitempty"`
+	Duration   time.Duration `json:"duration"`
+	AuditID    int64         `json:"audit_id,omitempty"`
 	// AuditErr is set when the audit row could not be written.
 	AuditErr error `json:"-"`
 }
@@ -452,7 +469,7 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 		r.Allow, r.Withdrawn, r.Action, r.DecidedBy = false, true, Forbid, audit.ByService
 		r.Reason += "; withdrawn: the service gave up on the call before it ran"
 	}
-	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments, Edited: r.Edited}
+	out := Outcome{ID: req.ID, Decision: r.Decision, DecidedBy: r.DecidedBy, Arguments: r.Arguments, Edited: r.Edited, UserReason: r.UserReason}
 	entry := audit.Entry{
 		SessionID: req.SessionID, ToolCallID: req.ID, Tool: req.Name, Arguments: req.Arguments,
 		ProposedRisk: string(req.ProposedRisk), Class: string(r.Class), DecidedBy: r.DecidedBy, Reason: r.Reason,
@@ -467,6 +484,11 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	}
 	if spelled := requestedAs(req.Arguments, entry.Arguments); spelled != "" {
 		entry.Reason += "; requested as " + spelled
+	}
+	if r.UserReason != "" {
+		// In the row, not in the error: the service gives the model the
+		// reason once, from the result's user_reason.
+		entry.Reason += "; the user said: " + r.UserReason
 	}
 	if r.Allow {
 		entry.Decision = audit.Allowed
@@ -506,12 +528,15 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.RawMessage, ask Asker, r *Ruling) bool {
 	def, _ := g.lookup(req.Name)
 	p := Prompt{
-		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Description: def.Description,
+		ToolCallID: req.ID, SessionID: req.SessionID, Tool: req.Name, Title: def.Title, Description: def.Description,
 		Arguments: r.Arguments, Risk: r.Class, Reason: r.Reason,
 		ModelReason: req.Reason, Destructive: r.Destructive, Target: req.Target,
 		Choices:   []Choice{Once, Session, Always, Refuse},
 		Decisive:  decisive(req.Name, args, req.Target),
 		Untrusted: api.SourceWords(r.Untrusted), Destination: r.Destination,
+	}
+	if r.Rule != nil && r.Rule.Action == Ask {
+		p.Note = r.Rule.Note
 	}
 	if r.Sandbox != "" {
 		p.Decisive = append(p.Decisive, Field{Name: "sandbox", Value: r.Sandbox})
@@ -568,6 +593,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	case ans.Choice == Refuse:
 		r.DecidedBy = audit.ByUser
 		r.Reason += "; denied by the user"
+		r.UserReason = userReason(ans.Why)
 		return false
 	case ans.Choice != Once && ans.Choice != Session && ans.Choice != Always:
 		r.DecidedBy = audit.ByError
@@ -616,6 +642,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 			scopes = alwaysScopes(req.Name, args, g.ws)
 		}
 		rule := pickScope(scopes, ans.Scope)
+		rule.Origin = &Origin{Kind: OriginPrompt, SessionID: req.SessionID, Chat: strings.TrimSpace(ans.Chat), At: g.now().UTC()}
 		g.mu.Lock()
 		g.policy.Rules = append(g.policy.Rules, rule)
 		snapshot := g.policy.clone()
@@ -630,6 +657,18 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		r.Reason += "; allowed once by the user"
 	}
 	return true
+}
+
+// userReasonMax caps the user's reason for a denial (runes).
+const userReasonMax = 2000
+
+// userReason is the user's reason for a denial, trimmed and capped.
+func userReason(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > userReasonMax {
+		s = string(r[:userReasonMax]) + "…"
+	}
+	return s
 }
 
 // ask calls the asker, turning a missing asker or a panic into an error.

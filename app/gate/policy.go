@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -62,6 +63,26 @@ type Rule struct {
 	// Note is said in the prompt of a call the rule makes ask ("this file
 	// holds credentials").
 	Note string `json:"note,omitempty"`
+	// Origin is where the rule came from; nil for a rule written before
+	// rules had one, or into policy.json by hand. Not part of what the rule
+	// matches (sameRule ignores it).
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin kinds: the rule was saved by "Always allow" on a prompt, or added
+// on the Permissions page.
+const (
+	OriginPrompt = "prompt"
+	OriginPage   = "page"
+)
+
+// Origin says where a rule came from: which conversation's prompt (its id
+// and the title the window showed then) or the Permissions page, and when.
+type Origin struct {
+	Kind      string    `json:"kind"`
+	SessionID string    `json:"session_id,omitempty"`
+	Chat      string    `json:"chat,omitempty"`
+	At        time.Time `json:"at"`
 }
 
 // String renders r for reasons and logs, e.g. `deny run_command {program=rm}`.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,11 +26,17 @@ const (
 
 // Prompt is a permission request shown to the user.
 type Prompt struct {
-	ID          string `json:"id"` // assigned by the Prompter
-	ToolCallID  string `json:"tool_call_id"`
-	SessionID   string `json:"session_id,omitempty"`
-	Tool        string `json:"tool"`
+	ID         string `json:"id"` // assigned by the Prompter
+	ToolCallID string `json:"tool_call_id"`
+	SessionID  string `json:"session_id,omitempty"`
+	Tool       string `json:"tool"`
+	// Title is the tool's name for people when Tool is not one (an MCP
+	// tool: "Everything › Echo", tools.Definition.Title).
+	Title       string `json:"title,omitempty"`
 	Description string `json:"description"`
+	// Note is what the rule that made the call ask says of it, in words
+	// ("this file holds credentials", Rule.Note).
+	Note string `json:"note,omitempty"`
 	// Decisive is what the call acts on (the path, the program with its
 	// arguments, the URL, the agent), in full: shown first.
 	Decisive []Field `json:"decisive,omitempty"`
@@ -69,6 +76,12 @@ type Answer struct {
 	// Scope picks the rule "always" saves among Prompt.Scopes (0, the
 	// narrowest, by default; an index not offered saves the narrowest).
 	Scope int `json:"scope,omitempty"`
+	// Why, with a denial only, is what the user wrote in "Tell the agent
+	// why": the model reads it with the denial (Outcome.UserReason).
+	Why string `json:"why,omitempty"`
+	// Chat, with "always", is the conversation's title as the window
+	// showed it: the saved rule's Origin names it.
+	Chat string `json:"chat,omitempty"`
 }
 
 // Errors from Prompter. Every one of them means deny.
@@ -238,6 +251,9 @@ func (q *Prompter) Answer(id string, a Answer) error {
 	pd := q.queue[i]
 	if !slices.Contains(pd.p.Choices, a.Choice) {
 		return fmt.Errorf("%w: choice %q is not offered", ErrBadAnswer, a.Choice)
+	}
+	if strings.TrimSpace(a.Why) != "" && a.Choice != Refuse {
+		return fmt.Errorf("%w: a reason goes only with a denial", ErrBadAnswer)
 	}
 	if a.Scope != 0 && (a.Choice != Always || a.Scope < 0 || a.Scope >= len(pd.p.Scopes)) {
 		return fmt.Errorf("%w: scope %d is not offered", ErrBadAnswer, a.Scope)

@@ -769,7 +769,42 @@ func (m *Manager) Definition(name string) (tools.Definition, bool) {
 		desc = t.Title + ": " + desc
 	}
 	return tools.Definition{Name: name, Description: fmt.Sprintf("MCP server %q, tool %q. %s", t.Server, t.Tool, desc),
-		Parameters: t.InputSchema, Risk: tools.Risky, Capabilities: []string{"mcp." + t.Server}, Outbound: t.Outbound}, true
+		Parameters: t.InputSchema, Risk: tools.Risky, Capabilities: []string{"mcp." + t.Server}, Outbound: t.Outbound,
+		Title: m.serverTitle(t.Server) + " › " + friendly(t.Title, t.Tool)}, true
+}
+
+// serverTitle is a server's name for people: the title it gave in its
+// initialize answer, else its name in mcp.json made readable.
+func (m *Manager) serverTitle(name string) string {
+	m.mu.Lock()
+	s := m.servers[name]
+	m.mu.Unlock()
+	label := name
+	if s != nil {
+		if cs := s.current(); cs != nil {
+			if r := cs.InitializeResult(); r != nil && r.ServerInfo != nil && strings.TrimSpace(r.ServerInfo.Title) != "" {
+				return strings.TrimSpace(r.ServerInfo.Title)
+			}
+		}
+		if s.cfg.Label != "" {
+			label = s.cfg.Label
+		}
+	}
+	return friendly("", label)
+}
+
+// friendly is title when set, else name with its separators as spaces and
+// a capital first letter ("get_weather" → "Get weather").
+func friendly(title, name string) string {
+	if t := strings.TrimSpace(title); t != "" {
+		return t
+	}
+	words := strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' }), " ")
+	if words == "" {
+		return name
+	}
+	r := []rune(words)
+	return strings.ToUpper(string(r[0])) + string(r[1:])
 }
 
 // hostOf is a URL's host, or the URL itself when it does not parse.

@@ -127,6 +127,13 @@ func TestEverythingServer(t *testing.T) {
 	if !ok || d.Risk != "risky" {
 		t.Fatalf("echo definition %+v %v: an MCP tool is risky even with readOnlyHint", d, ok)
 	}
+	// The prompt's name for people: the server's own title and the tool's.
+	if d.Title != "Everything Reference Server › Echo Tool" {
+		t.Fatalf("echo's title for people is %q", d.Title)
+	}
+	if got := friendly("", "get_weather-now"); got != "Get weather now" {
+		t.Fatalf("friendly name of get_weather-now: %q", got)
+	}
 	a := m.Assess("mcp__every__echo", json.RawMessage(`{ "message" : "hi" }`))
 	if a.Risk != "risky" || string(a.Canonical) != `{"message":"hi"}` || a.Destructive {
 		t.Fatalf("assess echo: %+v", a)

@@ -23,6 +23,19 @@
     await frames(2);
   };
   const $ = (s) => document.querySelector(s);
+  // shootSizes takes name-720 and name-1920, light and dark, then gives the window its size back.
+  const shootSizes = async (name) => {
+    const [w0, h0] = [window.outerWidth, window.outerHeight];
+    for (const [w, hgt] of [[720, 800], [1920, 1040]]) {
+      await E.Resize(w, hgt);
+      await sleep(400);
+      await frames(3);
+      await E.Screenshot(`${name}-${w}`);
+      await shootDark(`${name}-${w}`);
+    }
+    await E.Resize(w0, h0);
+    await sleep(300);
+  };
   const $$ = (s) => Array.from(document.querySelectorAll(s));
   const log = (m) => E.Log(m);
   async function waitFor(fn, what, ms = 20000) {
@@ -223,15 +236,19 @@
     // 2. A risky tool call prompts, is allowed, runs, and is audited.
     await say('Please save a note [[tool write_file {"path":"e2e-note.txt","content":"hello from the e2e run"}]]');
     await waitFor(() => !$("#prompt").hidden, "the permission prompt");
-    assert($("#prompt-meta").textContent.includes("write_file") && $("#prompt-title").textContent === "Write the file e2e-note.txt?", "prompt names the tool and says in words what it does: " + $("#prompt-title").textContent);
+    assert($("#prompt-title").textContent === "Write the file e2e-note.txt?" && $("#prompt-desc").textContent.startsWith("Jarvis will create e2e-note.txt with 1 line of text"), "prompt says in words what it does: " + $("#prompt-title").textContent + " / " + $("#prompt-desc").textContent);
+    assert(!/write_file|is risky|\{/.test(["#prompt-title", "#prompt-desc", "#prompt-meta", "#prompt-reason", "#prompt-requested"].map((s) => $(s).textContent).join(" ")), "no developer text in the prompt: " + $("#prompt-meta").textContent + " / " + $("#prompt-reason").textContent);
     assert(document.activeElement?.dataset.choice === "deny", "the focus starts on Deny for a risky call, not on an approval");
     assert($("#prompt-preview pre").textContent === "hello from the e2e run", "the prompt shows the content to be written as text");
     assert($("#prompt-where").textContent.includes("/e2e-note.txt"), "the prompt shows the full path: " + $("#prompt-where").textContent);
     assert($("#prompt-args").value.includes("e2e-note.txt"), "prompt shows the arguments");
     assert($("#prompt-decisive dd").textContent === "e2e-note.txt", "prompt shows the path first: " + $("#prompt-decisive").textContent);
+    const deny = $('#prompt button[data-choice="deny"]');
+    assert(getComputedStyle(deny).outlineStyle === "solid", "the focus ring on Deny shows from the first frame: outline " + getComputedStyle(deny).outlineStyle);
     await frames(2);
     await E.Screenshot("prompt");
     await shootDark("prompt");
+    await shootSizes("prompt");
     $('#prompt button[data-choice="once"]').click();
     await waitFor(() => $("#prompt").hidden, "the prompt to close");
     await waitFor(() => $('.tool-card[data-decision="allowed"]'), "the allowed tool card");
@@ -307,13 +324,20 @@
     assert(mine.length === 1 && mine[0].args?.path === "e2e-always.txt", "the saved rule covers that file only: " + JSON.stringify(mine));
     await say('Another file [[tool write_file {"path":"e2e-other.txt","content":"x"}]]');
     await waitFor(() => !$("#prompt").hidden && $("#prompt-title").textContent.includes("e2e-other.txt"), "a prompt for another file: the rule does not cover it");
-    $('#prompt button[data-choice="deny"]').click();
+    // Deny with a reason: Enter in "Tell the agent why" denies and sends it.
+    $("#prompt-why").value = "not that file; keep e2e-always.txt";
+    $("#prompt-why").dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
     await waitFor(() => $("#prompt").hidden, "the prompt to close");
+    const other = await window.go.app.App.AuditList({ tool: "write_file", limit: 50 });
+    assert(other.entries.some((e) => e.decision === "denied" && /the user said: not that file; keep e2e-always.txt/.test(e.reason)), "the denial's reason is in the audit row: " + JSON.stringify(other.entries.map((e) => e.reason)));
     const box = $("#messages");
     await waitFor(() => lastAssistantDone("Tool results:") && box.scrollHeight - box.scrollTop - box.clientHeight < 80, "the view to follow the end after the tool cards");
     $("#open-permissions").click();
     const prow = await waitFor(() => $(`#permissions .permission-row[data-index="${mineAt}"]`), "the rule on the Permissions page");
     assert(prow.textContent.includes("e2e-always.txt"), "the page lists the rule in words: " + prow.textContent);
+    assert(/Saved with “Always allow” in “/.test(prow.querySelector(".permission-origin").textContent), "the rule says where it came from: " + prow.textContent);
+    assert($("#permissions").contains(document.activeElement), "the focus is inside the Permissions dialog");
+    await shootSizes("permissions");
     await frames(2);
     await E.Screenshot("permissions");
     // The same page in the dark palette (the window follows the system's).

@@ -1,7 +1,7 @@
 // The About view (version, commit, where data and config live, start at
 // login) and the plain-word texts of the first-run setup.
-import { api, errText, on, type About, type ProvidersInfo } from "./bridge";
-import { h } from "./view";
+import { api, errText, on, openExternal, type About, type ProvidersInfo } from "./bridge";
+import { copyText, h } from "./view";
 
 /** What a new user reads above the setup form when no provider is configured. */
 export function firstRunIntro(p: ProvidersInfo): string {
@@ -35,6 +35,34 @@ export function keyStorageNote(p: ProvidersInfo): { text: string; warn: boolean 
 
 function row(label: string, value: string): HTMLElement {
   return h("div", { class: "about-row" }, h("span", { class: "hint" }, label), h("span", { class: "mono", "data-about": label }, value));
+}
+
+/** The licence, the links and "Copy diagnostics" of the About view. */
+export function aboutLinks(a: About, flash: (msg: string, good?: boolean) => void): HTMLElement[] {
+  const link = (label: string, url: string | undefined, id: string) => {
+    const el = h("a", { href: url ?? "#", id, class: "about-link" }, label);
+    el.addEventListener("click", (e) => {
+      e.preventDefault();
+      if (url) openExternal(url);
+    });
+    return el;
+  };
+  const copy = h("button", { class: "small", type: "button", id: "about-diagnostics" }, "Copy diagnostics");
+  copy.addEventListener("click", async () => {
+    try {
+      await copyText(await api().Diagnostics());
+      flash("Diagnostics copied: version, system, sandbox, whether a model is set up. No key, token or file of yours is in them.", true);
+    } catch (ex) {
+      flash(errText(ex));
+    }
+  });
+  return [
+    h("p", { class: "about-license", "data-about": "License" }, `Free software under the ${a.license || "MIT"} licence.`),
+    h("p", { class: "about-links" }, link("Project page", a.homepage, "about-homepage"), " · ",
+      link("Licence", a.homepage ? `${a.homepage}/blob/main/LICENSE` : undefined, "about-license-link"), " · ",
+      link("Report a problem", a.issues, "about-issues")),
+    h("div", { class: "about-diagnostics" }, copy, h("span", { class: "hint" }, " for a problem report")),
+  ];
 }
 
 async function showAbout(flash: (msg: string, good?: boolean) => void): Promise<void> {
@@ -73,6 +101,7 @@ async function showAbout(flash: (msg: string, good?: boolean) => void): Promise<
     row("Config file", a.configPath),
     row("Keys without a keyring", a.secretsFile),
     h("label", { class: "about-autostart" }, auto, a.autostartSupported ? " Start Jarvis when I log in" : " Starting at login is available on Linux desktops only"),
+    ...aboutLinks(a, flash),
   );
   box.hidden = false;
 }

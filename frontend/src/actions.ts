@@ -422,7 +422,7 @@ export class Actions {
    * the user left it, or "" when unchanged. Returns an error to show in the
    * prompt, or "" (the queue comes back as a "tool:prompts" event).
    */
-  async answerPrompt(choice: string, edited: string, scope = 0): Promise<string> {
+  async answerPrompt(choice: string, edited: string, scope = 0, why = "", chat = ""): Promise<string> {
     const p = this.store.prompts[0];
     if (!p) return "";
     let args = "";
@@ -436,7 +436,10 @@ export class Actions {
       }
     }
     try {
-      await this.api().ResolvePromptScoped(p.id, choice, args, choice === "always" ? scope : 0);
+      await this.api().AnswerPrompt(p.id, {
+        choice, edited_arguments: args, scope: choice === "always" ? scope : 0,
+        why: choice === "deny" ? why : "", chat: choice === "always" ? chat : "",
+      });
     } catch (ex) {
       return errText(ex);
     }
@@ -453,6 +456,8 @@ export class Actions {
       this.store.rules = p.rules ?? [];
       this.store.defaultCommands = p.default_commands ?? [];
       this.store.sandbox = p.sandbox ?? [];
+      this.store.grants = p.grants ?? [];
+      this.store.knownTools = p.tools ?? [];
       return "";
     } catch (ex) {
       this.store.rules = [];

@@ -123,7 +123,8 @@ export interface ProvidersInfo {
   openaiKeyStored: boolean;
   keyStorage?: "env" | "keyring" | "file";
   secretsFile?: string;
-  discovered: { name: string; baseUrl: string; models: string[]; embeddingModels?: string[] }[];
+  /** sizes: the models' sizes in bytes where the server lists them (Ollama). */
+  discovered: { name: string; baseUrl: string; models: string[]; embeddingModels?: string[]; sizes?: Record<string, number> }[];
 }
 
 /** How memory search finds notes (GET /v1/memory/embeddings). */
@@ -142,6 +143,10 @@ export interface About {
   autostartSupported: boolean;
   autostart: boolean;
   autostartFile?: string;
+  /** The licence (MIT), the project's page and where to report a problem. */
+  license?: string;
+  homepage?: string;
+  issues?: string;
 }
 
 export interface SetProviderRequest {
@@ -238,6 +243,8 @@ export interface AppAPI {
   ResolvePrompt(promptId: string, choice: string, editedArguments: string): Promise<void>;
   /** As ResolvePrompt; scope picks the rule "always" saves among the prompt's scopes. */
   ResolvePromptScoped(promptId: string, choice: string, editedArguments: string, scope: number): Promise<void>;
+  /** Answers a prompt (app.PromptAnswer): why goes with deny, chat (the conversation's title) with always. */
+  AnswerPrompt(promptId: string, answer: { choice: string; edited_arguments?: string; scope?: number; why?: string; chat?: string }): Promise<void>;
   /** The gate's decision on each tool call of a session, from the audit log. */
   SessionDecisions(sessionId: string): Promise<{ toolCallId: string; proposedRisk?: string; class: string; decision: string; decidedBy: string; reason?: string; edited?: boolean }[]>;
   /** Writes a conversation the window formatted ("md" or "json") where the user chooses. */
@@ -245,7 +252,10 @@ export interface AppAPI {
   /** Writes every conversation ("md" or "json"), read from the data dir, where the user chooses. */
   ExportAllConversations(format: string): Promise<{ path?: string; bytes: number; cancelled?: boolean; conversations?: number }>;
   PinSession(sessionId: string, pinned: boolean): Promise<void>;
-  PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[] }>;
+  PermissionRules(): Promise<{
+    workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[];
+    grants?: { session_id: string; rule: PolicyRule }[]; tools?: { name: string; title?: string }[];
+  }>;
   AddRule(next: PolicyRule): Promise<void>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;
   EditRule(index: number, seen: PolicyRule, next: PolicyRule): Promise<void>;
@@ -266,6 +276,8 @@ export interface AppAPI {
   UseMemoryEmbedding(baseUrl: string, model: string): Promise<MemoryRetrieval>;
   Roundtable(runId: string): Promise<any>;
   About(): Promise<About>;
+  /** The text "Copy diagnostics" copies: version, system, kernel, sandbox, service kind, model set up; never a secret. */
+  Diagnostics(): Promise<string>;
   SetAutostart(on: boolean): Promise<About>;
   /** The Inbox, newest first, and its unread count (all: with the items marked done). */
   Inbox(all: boolean): Promise<{ items: InboxItem[] | null; unread: number }>;

@@ -147,7 +147,14 @@ export function testReport(r: ProxyTestReport): HTMLElement {
   return box;
 }
 
-/** The discovered local servers as one-click choices, one per model. */
+/** A model's size as people read it: "2.0 GB", "274 MB" (decimal units, as model servers list them). */
+export function modelSize(bytes: number): string {
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
+  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
+  return `${Math.max(1, Math.round(bytes / 1e3))} KB`;
+}
+
+/** The discovered local servers as one-click choices, one per model, with its size when the server lists it. */
 export function discoveredList(p: ProvidersInfo, pick: (baseUrl: string, model: string) => void): HTMLElement {
   const box = h("div", { class: "discovered-list" });
   if (!p.discovered?.length) {
@@ -159,7 +166,8 @@ export function discoveredList(p: ProvidersInfo, pick: (baseUrl: string, model: 
     const row = h("div", { class: "discovered-server", "data-base": s.baseUrl }, h("b", {}, s.name), h("span", { class: "mono hint" }, ` ${s.baseUrl}`));
     const models = h("div", { class: "models" });
     for (const m of s.models ?? []) {
-      const b = h("button", { type: "button", class: "small model-choice", "data-model": m }, m);
+      const size = s.sizes?.[m];
+      const b = h("button", { type: "button", class: "small model-choice", "data-model": m }, m, ...(size ? [h("span", { class: "model-size" }, ` ${modelSize(size)}`)] : []));
       b.addEventListener("click", () => pick(s.baseUrl, m));
       models.append(b);
     }

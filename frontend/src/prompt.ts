@@ -8,7 +8,12 @@ export interface Prompt {
   tool_call_id: string;
   session_id?: string;
   tool: string;
+  /** The tool's name for people when tool is not one (an MCP tool: "Everything › Echo"). */
+  title?: string;
+  /** The tool's schema description: for the model, never shown. */
   description?: string;
+  /** What the rule that made the call ask says of it ("this file holds credentials"). */
+  note?: string;
   /** What the call acts on (path, command line, URL, agent), in full. */
   decisive?: { name: string; value: string }[];
   /** The canonical form that will run; the user may edit it. */
@@ -95,6 +100,27 @@ export interface PolicyRule {
   untrusted?: boolean;
   /** Said in the prompt of a call the rule makes ask (the default credential-store rules: "this file holds credentials"). */
   note?: string;
+  /** Where the rule came from (app/gate.Origin); absent: written by hand or before rules had one. */
+  origin?: { kind: string; session_id?: string; chat?: string; at: string };
+}
+
+/**
+ * The one word for how risky a call is, the same on the prompt and on the
+ * tool card: the gate's class (safe, risky, forbidden) in words.
+ */
+export function riskWord(risk: string | undefined): string {
+  return ({ safe: "safe", risky: "risky", forbidden: "blocked" } as Record<string, string>)[risk ?? ""] ?? (risk || "");
+}
+
+/** A tool's name for people: its title (MCP: "Everything › Echo"), else its name in words ("write_file" → "Write file"). */
+export function toolLabel(tool: string, title?: string): string {
+  if (title) return title;
+  const m = tool.match(/^mcp__(.+?)__(.+)$/);
+  const words = (s: string) => {
+    const w = s.split(/[_\-.]+/).filter(Boolean).join(" ");
+    return w ? w[0].toUpperCase() + w.slice(1) : s;
+  };
+  return m ? `${words(m[1])} › ${words(m[2])}` : words(tool);
 }
 
 /** Enter must never approve these: the focus starts on Deny. */
@@ -138,7 +164,69 @@ export function promptTitle(p: Prompt): string {
     case "agents_message":
       return `Send a message to the agent ${str(a.agentId)}?`;
   }
-  return `Allow “${p.tool}”?`;
+  return `Use ${toolLabel(p.tool, p.title)}?`;
+}
+
+/**
+ * What will happen, in one plain sentence built from the arguments (never
+ * the tool's schema description, which is written for the model).
+ */
+export function promptSentence(p: Prompt): string {
+  const a = (p.arguments ?? {}) as Record<string, any>;
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  const lines = (t: unknown) => {
+    const n = typeof t === "string" && t !== "" ? t.replace(/\n$/, "").split("\n").length : 0;
+    return `${n} line${n === 1 ? "" : "s"}`;
+  };
+  const where = str(a.path) || "the workspace";
+  switch (p.tool) {
+    case "write_file":
+      return p.diff ? `Jarvis will replace the text of ${str(a.path)} with ${lines(a.content)} (the changes are shown below).` : `Jarvis will create ${str(a.path)} with ${lines(a.content)} of text; if the file exists, it is replaced.`;
+    case "edit_file":
+      return `Jarvis will change one passage of ${str(a.path)}: the old lines below become the new ones.`;
+    case "make_dir":
+      return `Jarvis will create the folder ${str(a.path)}.`;
+    case "move_path":
+      return `Jarvis will move ${str(a.from)} to ${str(a.to)}${a.overwrite ? ", replacing what is there" : ""}. You can undo it.`;
+    case "delete_path":
+      return `Jarvis will move ${str(a.path)} to its own trash. You can undo it.`;
+    case "search_files":
+      return `The agent will search the files in ${where} and read the lines that match.`;
+    case "read_file":
+      return `The agent will read ${str(a.path)} and see all of its text.`;
+    case "list_dir":
+      return `The agent will see the names of the files in ${str(a.path) || "the workspace"}.`;
+    case "open_path":
+      return `Jarvis will open ${str(a.path)} with its usual app.`;
+    case "open_url":
+      return `Your browser will open ${str(a.url)}.`;
+    case "open_app":
+      return `Jarvis will start the app ${str(a.app_id)}.`;
+    case "run_command": {
+      const line = [str(a.program), ...(Array.isArray(a.args) ? a.args.map(String) : [])].join(" ");
+      return `Jarvis will run ${line} in ${str(a.cwd) || "your workspace"}, ${a.network ? "with" : "without"} access to the network.`;
+    }
+    case "clipboard_read":
+      return "The agent will see what you last copied.";
+    case "clipboard_write":
+      return "Jarvis will replace what is on your clipboard with the text below.";
+    case "agents_message":
+      return `Jarvis will send the message below to the agent ${str(a.agentId)}${p.target ? ` (${p.target})` : ""}.`;
+  }
+  const given = Object.entries(a).filter(([, v]) => typeof v === "string" || typeof v === "number" || typeof v === "boolean").slice(0, 3)
+    .map(([k, v]) => `${k.replace(/[_-]+/g, " ")} “${String(v).length > 60 ? String(v).slice(0, 60) + "…" : v}”`);
+  const m = p.tool.match(/^mcp__(.+?)__/);
+  const who = m ? `the ${toolLabel(p.tool, p.title).split(" › ")[0]} server` : "Jarvis";
+  return `The agent asks ${who} to run ${toolLabel(p.tool, p.title).split(" › ").pop()}${given.length ? ` with ${given.join(", ")}` : ""}.`;
+}
+
+/** Why Jarvis asks, in words, when there is more to say than the question: the asking rule's note, a delete, a shell. */
+export function askReason(p: Prompt): string {
+  const why: string[] = [];
+  if (p.note) why.push(p.note[0].toUpperCase() + p.note.slice(1) + ".");
+  if (p.destructive) why.push("It deletes, so Jarvis asks every time.");
+  else if (p.tool === "run_command" && /always asks/.test(p.reason ?? "")) why.push("A shell command line can do anything, so Jarvis asks every time.");
+  return why.join(" ");
 }
 
 /** The full path a file tool acts on, inside the workspace; "" for other tools. */
@@ -189,10 +277,20 @@ export function decisiveList(p: Prompt): HTMLElement {
   return dl;
 }
 
-/** A line naming the model's own spelling when the gate rewrote it. */
+/**
+ * A line naming the model's own spelling when the gate rewrote it, field by
+ * field in words ("The agent asked for path “./config//.env”"), not as JSON.
+ */
 export function requestedLine(p: Prompt): string {
   if (p.requested === undefined || p.requested === null) return "";
-  return `The agent wrote ${JSON.stringify(p.requested)}; this is the same call in the form that will run.`;
+  const req = (typeof p.requested === "object" && !Array.isArray(p.requested) ? p.requested : {}) as Record<string, unknown>;
+  const now = (p.arguments ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" ? v : Array.isArray(v) ? v.map(String).join(" ") : String(v));
+  const differ = Object.entries(req).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(now[k])).slice(0, 3)
+    .map(([k, v]) => `${k.replace(/[_-]+/g, " ")} “${text(v).length > 80 ? text(v).slice(0, 80) + "…" : text(v)}”`);
+  return differ.length
+    ? `The agent asked for ${differ.join(", ")}; this is the same call in the form that will run.`
+    : "The agent wrote this call differently; this is the same call in the form that will run.";
 }
 
 /** The textarea's text: the canonical arguments, decisive names first. */

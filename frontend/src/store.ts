@@ -64,6 +64,10 @@ export class Store {
   defaultCommands: PolicyRule[] = [];
   /** The sandbox's protections on this system (the Permissions page). */
   sandbox: SandboxProtection[] = [];
+  /** The "allow for this session" grants of the conversations open since the window started. */
+  grants: { session_id: string; rule: PolicyRule }[] = [];
+  /** The tools a rule can name (the Permissions page's Add rule). */
+  knownTools: { name: string; title?: string }[] = [];
   /** Agents whose model server failed their last turn: "unreachable" or "broken" (its stream broke off); cleared by the next reply. */
   modelDown = new Map<string, { kind: "unreachable" | "broken"; message: string }>();
   /** Replies are read aloud. */

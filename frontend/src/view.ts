@@ -9,6 +9,56 @@ export function h(tag: string, attrs: Record<string, string> = {}, ...children: 
 }
 
 /** A stable colour per agent, readable on light and dark backgrounds. */
+/**
+ * Makes a modal dialog behave as one: Tab and Shift+Tab stay among its
+ * controls, Esc calls close. Returns open(), which remembers the element
+ * that had the focus (the opener) and moves the focus in; close() gives the
+ * focus back to it.
+ */
+export function modalDialog(dlg: HTMLElement, close: () => void): { open(first?: HTMLElement): void; restore(): void } {
+  let opener: HTMLElement | null = null;
+  const focusable = () =>
+    Array.from(dlg.querySelectorAll<HTMLElement>("button, input, select, textarea, a[href], summary, [tabindex]:not([tabindex='-1'])"))
+      .filter((el) => !(el as HTMLButtonElement).disabled && !el.closest("[hidden]"));
+  dlg.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      // Only the dialog closes: not also the reply's Stop (keys.ts).
+      e.preventDefault();
+      e.stopPropagation();
+      close();
+      return;
+    }
+    if (e.key !== "Tab") return;
+    const els = focusable();
+    if (!els.length) return;
+    const first = els[0], last = els[els.length - 1];
+    const at = document.activeElement as HTMLElement | null;
+    if (e.shiftKey && (at === first || !dlg.contains(at))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (at === last || !dlg.contains(at))) {
+      e.preventDefault();
+      first.focus();
+    }
+  });
+  // A focus that leaves the dialog (a click outside) is brought back.
+  document.addEventListener("focusin", (e) => {
+    const t = e.target as Element;
+    if (!dlg.hidden && !dlg.contains(t) && !t.closest?.(".modal")) focusable()[0]?.focus();
+  });
+  return {
+    open(first) {
+      if (!dlg.contains(document.activeElement)) opener = document.activeElement as HTMLElement | null;
+      (first ?? focusable()[0])?.focus();
+    },
+    restore() {
+      const o = opener;
+      opener = null;
+      if (o && document.contains(o)) o.focus();
+    },
+  };
+}
+
 export function agentColor(agentId: string): string {
   let x = 0;
   for (const ch of agentId) x = (x * 31 + ch.codePointAt(0)!) >>> 0;

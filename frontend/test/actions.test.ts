@@ -133,12 +133,12 @@ describe("actions", () => {
     actions.onPrompts([{ id: "p1", tool_call_id: "t1", tool: "write_file", arguments: {}, risk: "risky", reason: "", choices: ["once", "deny"], deadline: "" }]);
     expect(await actions.answerPrompt("once", "[1]")).toMatch(/^Not valid JSON: the arguments must be a JSON object/);
     expect(await actions.answerPrompt("once", "{oops")).toMatch(/^Not valid JSON/);
-    expect(fb.calls.some((c) => c.method === "ResolvePrompt")).toBe(false);
-    expect(await actions.answerPrompt("once", '{ "path": "a.txt" }')).toBe("");
-    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "once", '{"path":"a.txt"}', 0] });
-    // A denial never sends edits, nor a scope.
-    await actions.answerPrompt("deny", "{oops", 2);
-    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "deny", "", 0] });
+    expect(fb.calls.some((c) => c.method === "AnswerPrompt")).toBe(false);
+    expect(await actions.answerPrompt("once", '{ "path": "a.txt" }', 0, "ignored without deny", "ignored without always")).toBe("");
+    expect(fb.calls.at(-1)).toEqual({ method: "AnswerPrompt", args: ["p1", { choice: "once", edited_arguments: '{"path":"a.txt"}', scope: 0, why: "", chat: "" }] });
+    // A denial never sends edits, nor a scope; it sends the reason.
+    await actions.answerPrompt("deny", "{oops", 2, "not now");
+    expect(fb.calls.at(-1)).toEqual({ method: "AnswerPrompt", args: ["p1", { choice: "deny", edited_arguments: "", scope: 0, why: "not now", chat: "" }] });
   });
 
   it("lists, revokes and edits permission rules, reading the list again after each change", async () => {

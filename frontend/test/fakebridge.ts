@@ -13,6 +13,8 @@ export interface FakeBridge {
   messages: Map<string, any[]>;
   agents: Agent[];
   rules: PolicyRule[];
+  /** The gate's "allow for this session" grants. */
+  grants: { session_id: string; rule: PolicyRule }[];
   decisions: Map<string, any[]>;
   /** A config file changed outside Jarvis, waiting for approval (Info, ApproveConfig). */
   pendingConfig?: { path: string; hash: string; lines: string[] };
@@ -36,6 +38,7 @@ export function fakeBridge(): FakeBridge {
     messages: new Map(),
     agents: [{ agentId: "general", displayName: "General Assistant", type: "chat", status: { state: "ok" } }],
     rules: [],
+    grants: [],
     decisions: new Map(),
     versions: new Map(),
     emit(name, data) {
@@ -80,6 +83,7 @@ export function fakeBridge(): FakeBridge {
     Cancel: () => true,
     ResolvePrompt: () => undefined,
     ResolvePromptScoped: () => undefined,
+    AnswerPrompt: () => undefined,
     PinSession: (id: string, pinned: boolean) => {
       const s = fb.sessions.find((x) => x.sessionId === id);
       if (!s) throw "session not found";
@@ -92,10 +96,13 @@ export function fakeBridge(): FakeBridge {
       workspace: "/home/ada/Jarvis", rules: fb.rules.map((r) => ({ ...r })),
       default_commands: [{ tool: "run_command", command: "ls *", action: "allow" }, { tool: "run_command", command: "git status *", action: "allow" }],
       sandbox: [{ name: "writes only in its folders", held: true, by: "bubblewrap and Landlock ABI 7" }, { name: "Jarvis's own folders out of reach", held: false, by: "needs bubblewrap, missing here" }],
+      grants: fb.grants.map((g) => ({ ...g })),
+      tools: [{ name: "write_file" }, { name: "run_command" }, { name: "open_url" }, { name: "mcp__every__echo", title: "Everything › Echo" }],
     }),
+    // As the app: a rule without an origin was added on the page, now.
     AddRule: (next: PolicyRule) => {
-      if (!next.command) throw "gate: command is empty";
-      fb.rules.push(next);
+      if (next.tool === "run_command" && !next.command && !next.args) throw "gate: command is empty";
+      fb.rules.push(next.origin ? next : { ...next, origin: { kind: "page", at: "2026-11-29T00:30:00Z" } });
     },
     // As the gate: the rule must still be the one listed.
     RevokeRule: (i: number, seen: PolicyRule) => {
@@ -107,6 +114,8 @@ export function fakeBridge(): FakeBridge {
       fb.rules[i] = next;
     },
     PendingPrompts: () => [],
+    // As the app: what "Copy diagnostics" copies (no secret).
+    Diagnostics: () => "Jarvis test (commit abc)\nSystem: Debian\nKernel: 6.1\nService: on this computer (loopback)\nModel set up: yes\n",
     // As the service: a server with the one model llama3 at the Ollama port.
     TestProvider: (r: { baseUrl?: string; model?: string }) =>
       r.baseUrl !== "http://127.0.0.1:11434/v1"

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AuditEntry, ProxyTestReport } from "../src/bridge";
-import { auditDetail, auditTable, discoveredList, testReport, upgradeLazyInputs, verifyText } from "../src/panels";
+import { auditDetail, auditTable, discoveredList, modelSize, testReport, upgradeLazyInputs, verifyText } from "../src/panels";
 import { loadMarkdown } from "../src/reply";
 import { progressCard, resultCard, roundTableCard } from "../src/roundtable";
 import { Transcript } from "../src/transcript";
@@ -124,6 +124,16 @@ describe("setup form", () => {
     expect(picks).toEqual(["http://127.0.0.1:11434/v1 llama3.2"]);
     const none = discoveredList({ configured: false, defaultProvider: "", providers: {}, openaiKeyStored: false, discovered: [] }, () => {});
     expect(none.textContent).toContain("No local model server");
+  });
+});
+
+describe("model chips", () => {
+  it("show each model's size when the server lists it, and nothing made up when it does not", () => {
+    const el = discoveredList({ configured: false, defaultProvider: "", providers: {}, openaiKeyStored: false,
+      discovered: [{ name: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", models: ["llama3.2:latest", "nomic-embed-text:latest", "tiny"], sizes: { "llama3.2:latest": 2019393189, "nomic-embed-text:latest": 274302450 } }] }, () => {});
+    const chips = Array.from(el.querySelectorAll("button.model-choice")).map((b) => b.textContent);
+    expect(chips).toEqual(["llama3.2:latest 2.0 GB", "nomic-embed-text:latest 274 MB", "tiny"]);
+    expect(modelSize(3_200_000_000)).toBe("3.2 GB");
   });
 });
 

@@ -4,7 +4,9 @@
 // scoped to the call's target, and saves the scope the user picked.
 import { beforeEach, describe, expect, it } from "vitest";
 import { Actions } from "../src/actions";
-import type { Prompt } from "../src/prompt";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { riskWord, type Prompt } from "../src/prompt";
 import { Store } from "../src/store";
 import { mountPrompt } from "../src/views/prompt";
 import { fakeBridge, flush, loadPage, type FakeBridge, bridgeOf } from "./fakebridge";
@@ -43,16 +45,17 @@ describe("permission prompt view", () => {
     expect($('#prompt button[data-choice="once"]').classList.contains("primary")).toBe(false);
     enter();
     await flush();
-    const answers = fb.calls.filter((c) => c.method.startsWith("ResolvePrompt"));
+    const answers = fb.calls.filter((c) => c.method === "AnswerPrompt");
     expect(answers).toHaveLength(1);
-    expect(answers[0].args.slice(0, 2)).toEqual(["p1", "deny"]);
+    expect(answers[0].args[0]).toBe("p1");
+    expect((answers[0].args[1] as any).choice).toBe("deny");
   });
 
   it("denies on Enter for a destructive call", async () => {
     actions.onPrompts([prompt({ tool: "run_command", destructive: true, choices: ["once", "deny"], scopes: undefined })]);
     enter();
     await flush();
-    expect(fb.calls.find((c) => c.method.startsWith("ResolvePrompt"))?.args[1]).toBe("deny");
+    expect((fb.calls.find((c) => c.method === "AnswerPrompt")?.args[1] as any).choice).toBe("deny");
   });
 
   it("does not approve on Enter in the arguments box", async () => {
@@ -60,7 +63,7 @@ describe("permission prompt view", () => {
     ($("#prompt-args") as HTMLTextAreaElement).focus();
     enter();
     await flush();
-    expect(fb.calls.some((c) => c.method.startsWith("ResolvePrompt"))).toBe(false);
+    expect(fb.calls.some((c) => c.method === "AnswerPrompt")).toBe(false);
   });
 
   it("shows the rule Always allow will save, narrowest first, and saves the scope picked on purpose", async () => {
@@ -72,7 +75,7 @@ describe("permission prompt view", () => {
     sel.dispatchEvent(new Event("change"));
     ($('#prompt button[data-choice="always"]') as HTMLButtonElement).click();
     await flush();
-    expect(fb.calls.at(-1)).toEqual({ method: "ResolvePromptScoped", args: ["p1", "always", "", 1] });
+    expect(fb.calls.at(-1)).toEqual({ method: "AnswerPrompt", args: ["p1", { choice: "always", edited_arguments: "", scope: 1, why: "", chat: "" }] });
   });
 
   it("shows what a file write will write as text, with the workspace path in full", async () => {
@@ -134,7 +137,7 @@ describe("permissions page", () => {
     form.dispatchEvent(new Event("submit", { cancelable: true }));
     await flush();
     await flush();
-    expect(fb.rules).toEqual([{ tool: "run_command", command: "npm run *", action: "allow", network: true, workspace: "/home/ada/Jarvis" }]);
+    expect(fb.rules).toEqual([{ tool: "run_command", command: "npm run *", action: "allow", network: true, workspace: "/home/ada/Jarvis", origin: { kind: "page", at: "2026-11-29T00:30:00Z" } }]);
     const texts = Array.from(document.querySelectorAll(".permission-row .permission-text")).map((x) => x.textContent);
     expect(texts).toEqual(["Allow the command npm run *, with network in /home/ada/Jarvis"]);
   });
@@ -182,5 +185,84 @@ describe("an overwrite shows what changes", () => {
     actions.onPrompts([prompt()]);
     expect($("#prompt-preview .label").textContent).toBe("It will write exactly this (replacing the file if it exists):");
     expect($("#prompt-preview .prompt-diff")).toBeNull();
+  });
+});
+
+describe("the prompt in plain words", () => {
+  it("has the focus ring on Deny from the first frame: focused as it shows, and styled on :focus, not only :focus-visible", () => {
+    actions.onPrompts([prompt()]);
+    const deny = $('#prompt button[data-choice="deny"]');
+    expect($("#prompt").hidden).toBe(false);
+    expect(document.activeElement).toBe(deny);
+    // WebKit shows :focus-visible after a key press only; a focus given by
+    // the code must be visible too.
+    const css = readFileSync(resolve(__dirname, "../src/style.css"), "utf8");
+    expect(css).toMatch(/#prompt \.prompt-buttons button:focus \{[^}]*outline: 3px solid/);
+  });
+
+  it("shows no developer text: no schema description, no 'is risky', no JSON of what the agent wrote", () => {
+    actions.onPrompts([prompt({
+      description: "Write a UTF-8 text file inside the workspace; parameters: path (string), content (string).",
+      reason: "write_file is risky",
+      requested: { path: "./notes//todo.txt", content: "milk\neggs" },
+    })]);
+    const text = $("#prompt").textContent!;
+    expect(text).not.toContain("UTF-8 text file inside the workspace");
+    expect(text).not.toContain("is risky");
+    expect(text).not.toContain("The agent wrote {");
+    expect($("#prompt-requested").textContent).toBe("The agent asked for path “./notes//todo.txt”; this is the same call in the form that will run.");
+    expect($("#prompt-desc").textContent).toBe("Jarvis will create notes/todo.txt with 2 lines of text; if the file exists, it is replaced.");
+  });
+
+  it("says what a command will do from its arguments", () => {
+    actions.onPrompts([prompt({ tool: "run_command", arguments: { program: "git", args: ["push", "origin"], cwd: "repo", network: true }, scopes: undefined })]);
+    expect($("#prompt-desc").textContent).toBe("Jarvis will run git push origin in repo, with access to the network.");
+  });
+
+  it("names an MCP tool as people would: the server's title › the tool's title", () => {
+    actions.onPrompts([prompt({ tool: "mcp__every__echo", title: "Everything › Echo", arguments: { message: "hi" }, decisive: [], scopes: undefined })]);
+    expect($("#prompt-title").textContent).toBe("Use Everything › Echo?");
+    expect($("#prompt-desc").textContent).toBe("The agent asks the Everything server to run Echo with message “hi”.");
+    expect($("#prompt").textContent).not.toContain("mcp__");
+    actions.onPrompts([]);
+    // Without a title (an older desktop), the name in words.
+    actions.onPrompts([prompt({ id: "p2", tool: "mcp__weather__get_forecast", arguments: { city: "Oslo" }, decisive: [], scopes: undefined })]);
+    expect($("#prompt-title").textContent).toBe("Use Weather › Get forecast?");
+  });
+
+  it("says the asking rule's note and a delete in words", () => {
+    actions.onPrompts([prompt({ tool: "read_file", arguments: { path: ".ssh/id_ed25519" }, note: "this file holds credentials", reason: "this file holds credentials; read_file is safe; policy rule: ask read_file", scopes: undefined })]);
+    expect($("#prompt-reason").textContent).toBe("This file holds credentials.");
+  });
+
+  it("shows the same risk word as the tool card", async () => {
+    const { toolCard } = await import("../src/views/conversation");
+    for (const risk of ["safe", "risky"]) {
+      actions.onPrompts([]);
+      actions.onPrompts([prompt({ id: `p-${risk}`, risk })]);
+      const card = toolCard({ key: "k", kind: "tool", text: "", tool: { id: "t1", name: "write_file", arguments: {}, risk: "safe", class: risk, pending: false, decision: "denied", decidedBy: "user" } });
+      const onCard = card.querySelectorAll(".badge[data-risk]");
+      expect(onCard).toHaveLength(1);
+      expect(onCard[0].textContent).toBe($("#prompt-meta .badge").textContent);
+      expect(onCard[0].textContent).toBe(riskWord(risk));
+    }
+  });
+
+  it("sends the reason typed in “Tell the agent why” with Deny, and the chat's title with Always allow", async () => {
+    actions.store.sessions = [{ sessionId: "s1", agentId: "general", name: "Pack for the lake trip" }];
+    actions.onPrompts([prompt({ session_id: "s1" })]);
+    const why = $("#prompt-why") as HTMLInputElement;
+    expect(why.value).toBe("");
+    why.value = "not that file; use notes-new.txt";
+    why.focus();
+    why.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }));
+    await flush();
+    expect(fb.calls.at(-1)).toEqual({ method: "AnswerPrompt", args: ["p1", { choice: "deny", edited_arguments: "", scope: 0, why: "not that file; use notes-new.txt", chat: "" }] });
+    actions.onPrompts([]);
+    actions.onPrompts([prompt({ id: "p2", session_id: "s1" })]);
+    expect(($("#prompt-why") as HTMLInputElement).value).toBe("");
+    ($('#prompt button[data-choice="always"]') as HTMLButtonElement).click();
+    await flush();
+    expect(fb.calls.at(-1)).toEqual({ method: "AnswerPrompt", args: ["p2", { choice: "always", edited_arguments: "", scope: 0, why: "", chat: "Pack for the lake trip" }] });
   });
 });

@@ -93,7 +93,8 @@ func (a *API) discoverLocalServers(ctx context.Context) []api.DiscoveredServer {
 		go func() {
 			defer wg.Done()
 			if models := a.probeModels(ctx, srv.baseURL, "").models; models != nil {
-				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models, EmbeddingModels: EmbeddingModels(models)}
+				found[i] = &api.DiscoveredServer{Name: srv.name, BaseURL: srv.baseURL, Models: models, EmbeddingModels: EmbeddingModels(models),
+					Sizes: a.ModelSizes(ctx, srv.baseURL)}
 			}
 		}()
 	}

@@ -275,3 +275,28 @@ func TestEmbeddingModelsByName(t *testing.T) {
 		t.Fatalf("chat models taken for embedding models: %v", got)
 	}
 }
+
+// The setup's model chips show each model's size where the server lists it:
+// Ollama's /api/tags (its documented shape), beside its OpenAI-compatible
+// /v1; a server without that list gives none.
+func TestModelSizesFromOllamasTags(t *testing.T) {
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/tags" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"models":[{"name":"llama3.2:latest","model":"llama3.2:latest","modified_at":"2026-11-01T10:00:00Z","size":2019393189,"digest":"a80c4f17acd5"},{"name":"nomic-embed-text:latest","model":"nomic-embed-text:latest","size":274302450}]}`))
+	}))
+	t.Cleanup(ollama.Close)
+	a := &providersapi.API{HTTPClient: ollama.Client()}
+	got := a.ModelSizes(t.Context(), ollama.URL+"/v1")
+	if got["llama3.2:latest"] != 2019393189 || got["nomic-embed-text:latest"] != 274302450 || len(got) != 2 {
+		t.Fatalf("sizes %v", got)
+	}
+	other := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(other.Close)
+	if got := a.ModelSizes(t.Context(), other.URL+"/v1"); got != nil {
+		t.Fatalf("a server without /api/tags gave sizes %v", got)
+	}
+}

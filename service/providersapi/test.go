@@ -69,6 +69,47 @@ func (a *API) probeModels(ctx context.Context, baseURL, key string) modelsAnswer
 	return out
 }
 
+// ModelSizes asks an Ollama server (GET {root}/api/tags, the root being
+// baseURL without its /v1) for its models' sizes in bytes, by name; nil
+// when the server has no such list (LM Studio, llama.cpp).
+func (a *API) ModelSizes(ctx context.Context, baseURL string) map[string]int64 {
+	root := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/api/tags", nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := a.HTTPClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	var body struct {
+		Models []struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+			Size  int64  `json:"size"`
+		} `json:"models"`
+	}
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body) != nil || len(body.Models) == 0 {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, m := range body.Models {
+		if m.Size <= 0 {
+			continue
+		}
+		for _, n := range []string{m.Name, m.Model} {
+			if n != "" {
+				out[n] = m.Size
+			}
+		}
+	}
+	return out
+}
+
 // Test is POST /v1/providers/test: the body of PUT /v1/providers →
 // api.ProviderTest (200 whatever the server said).
 func (a *API) Test(w http.ResponseWriter, r *http.Request) error {

@@ -12,6 +12,7 @@ import { copyText, h } from "../view";
 import { usageLine } from "../usage";
 import { fileIcon, mountAttachments, splitTextFiles, withTextFiles, type SentFile } from "../attach";
 import { plainError } from "../errors";
+import { riskWord } from "../prompt";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -529,8 +530,9 @@ export function toolTarget(args: unknown): string {
 export function toolCard(it: Item): HTMLElement {
   const t = it.tool!;
   const badges = h("span", { class: "badges" });
-  if (t.risk) badges.append(h("span", { class: `badge risk-${t.risk}`, title: "risk proposed by the service" }, t.risk));
-  if (t.class && t.class !== t.risk) badges.append(h("span", { class: `badge risk-${t.class}`, title: "the desktop gate's class" }, t.class));
+  // The risk word of the permission prompt (riskWord): the gate's class once decided.
+  const risk = t.class || t.risk;
+  if (risk) badges.append(h("span", { class: `badge risk-${risk}`, "data-risk": risk, title: "how risky Jarvis judged this call" }, riskWord(risk)));
   const decision = t.pending ? "waiting" : t.source === "service" ? "service" : t.decision ?? "";
   if (t.source === "service") badges.append(h("span", { class: "badge decision-service", "data-decision": "service", title: "run by the agent service itself: no permission prompt" }, t.ok ? "ran in the service" : "failed in the service"));
   else if (t.source === "agent") badges.append(h("span", { class: "badge decision-service", "data-decision": "agent", title: "run by the agent's own program, outside Jarvis's gate" }, "ran inside the agent, not gated"));

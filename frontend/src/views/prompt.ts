@@ -6,7 +6,7 @@
 // answers only the button that has the focus. "Always allow" saves the rule
 // shown under the buttons, the call's own target unless the user widens it.
 import type { Actions } from "../actions";
-import { argumentsText, contentPreview, decisiveList, diffPreview, promptTitle, requestedLine, riskyPrompt, ruleText, untrustedWarning, workspacePath } from "../prompt";
+import { argumentsText, askReason, contentPreview, decisiveList, diffPreview, promptSentence, promptTitle, requestedLine, riskWord, riskyPrompt, ruleText, untrustedWarning, workspacePath } from "../prompt";
 import { h, sessionTitle } from "../view";
 
 export function mountPrompt(actions: Actions): void {
@@ -15,6 +15,7 @@ export function mountPrompt(actions: Actions): void {
   const dlg = $("prompt");
   const args = $<HTMLTextAreaElement>("prompt-args");
   const scopeBox = $("prompt-scope");
+  const why = $<HTMLInputElement>("prompt-why");
   let shown = "";
   let scope = 0;
 
@@ -32,11 +33,11 @@ export function mountPrompt(actions: Actions): void {
     dlg.dataset.prompt = p.id;
     const s = p.session_id ? store.session(p.session_id) : undefined;
     $("prompt-title").textContent = promptTitle(p);
-    // One badge: how risky the call is.
-    const level = p.destructive ? "destructive" : p.risk;
+    // The risk word of the tool card (riskWord), and "deletes" for a delete.
     $("prompt-meta").replaceChildren(
-      h("span", { class: `badge risk-${p.destructive ? "destructive" : p.risk}`, "data-risk": level }, level),
-      h("span", {}, ` ${p.tool} · requested in ${s ? sessionTitle(s) : p.session_id ?? "a session"}`),
+      h("span", { class: `badge risk-${p.risk}`, "data-risk": p.risk }, riskWord(p.risk)),
+      ...(p.destructive ? [" ", h("span", { class: "badge risk-destructive", "data-risk": "destructive" }, "deletes")] : []),
+      h("span", {}, ` requested in ${s ? sessionTitle(s) : "a conversation"}`),
     );
     const where = workspacePath(p, store.workspace);
     $("prompt-where").hidden = !where;
@@ -53,12 +54,13 @@ export function mountPrompt(actions: Actions): void {
     // With a preview, the JSON is one click away instead of first.
     $<HTMLDetailsElement>("prompt-args-box").open = !preview;
     $("prompt-requested").textContent = requestedLine(p);
-    $("prompt-desc").textContent = p.description ?? "";
-    $("prompt-reason").textContent = p.reason ?? "";
+    $("prompt-desc").textContent = promptSentence(p);
+    $("prompt-reason").textContent = askReason(p);
     $("prompt-model-reason").textContent = p.model_reason ? `The agent says: ${p.model_reason}` : "";
     args.value = argumentsText(p);
     args.dataset.original = args.value;
     $("prompt-error").textContent = "";
+    why.value = "";
     for (const b of Array.from(dlg.querySelectorAll<HTMLButtonElement>("button[data-choice]"))) {
       b.hidden = !p.choices.includes(b.dataset.choice!);
     }
@@ -102,7 +104,9 @@ export function mountPrompt(actions: Actions): void {
 
   const answer = async (choice: string) => {
     const edited = args.value !== args.dataset.original ? args.value : "";
-    $("prompt-error").textContent = await actions.answerPrompt(choice, edited, scope);
+    const p = store.prompts[0];
+    const s = p?.session_id ? store.session(p.session_id) : undefined;
+    $("prompt-error").textContent = await actions.answerPrompt(choice, edited, scope, choice === "deny" ? why.value.trim() : "", s ? sessionTitle(s) : "");
   };
   for (const b of Array.from(dlg.querySelectorAll<HTMLButtonElement>("button[data-choice]"))) {
     b.addEventListener("click", () => void answer(b.dataset.choice!));
@@ -113,6 +117,12 @@ export function mountPrompt(actions: Actions): void {
     // Enter answers only the button that has the focus (Deny, unless the
     // user moved to another on purpose); elsewhere it does nothing.
     const t = e.target as HTMLElement;
+    if (t === why) {
+      // Enter in "Tell the agent why" sends the denial with it.
+      e.preventDefault();
+      void answer("deny");
+      return;
+    }
     if (t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || t.tagName === "SUMMARY") return;
     e.preventDefault();
     if (t instanceof HTMLButtonElement && t.dataset.choice) void answer(t.dataset.choice);
