@@ -15,10 +15,11 @@ import (
 // (PUT /v1/tools/catalog) now and after every change of the Manager's
 // catalogue (a server ready or gone, tools/list_changed, a switch, an
 // approval), until ctx ends. A failed PUT is retried every second: the
-// service may still be starting. Every check (default 5 s) it reads the
-// service's catalogue back (GET) and sends its own again when they differ:
-// a service that restarted while the desktop stayed attached starts with
-// an empty one.
+// service may still be starting. A service that restarted while the
+// desktop stayed attached starts with an empty catalogue: the catalogue is
+// sent again at once when a session's stream reconnects (the App calls
+// Manager.Resync), and every check (default 5 s) it is read back (GET) and
+// sent again when it differs, for a service no stream follows.
 func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slog.Logger, check time.Duration) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -30,7 +31,7 @@ func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slo
 	defer tick.Stop()
 	var sent []byte
 	for {
-		ch := m.Changed()
+		ch, again := m.Changed(), m.ResyncWanted()
 		cat := CatalogOf(m.Catalogue())
 		b, _ := json.Marshal(cat)
 		if string(b) != string(sent) {
@@ -54,6 +55,9 @@ func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slo
 		case <-ctx.Done():
 			return
 		case <-ch:
+		case <-again:
+			log.Info("mcp: a stream to the service reconnected; sending the tool catalogue again", "tools", len(cat.Tools))
+			sent = nil
 		case <-tick.C:
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			var have api.ToolCatalog
@@ -170,5 +174,14 @@ func WatchMCP(ctx context.Context, p *MCPPanel) {
 			return
 		case <-ch:
 		}
+	}
+}
+
+// serviceBack is called when a session's stream reconnected: the service
+// may have restarted and lost the MCP catalogue, so the runner's MCP
+// Manager (when it has one) is asked to send it again.
+func (a *App) serviceBack() {
+	if r, ok := a.tools.(*Runner); ok && r.mcp != nil {
+		r.mcp.Resync()
 	}
 }
