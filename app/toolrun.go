@@ -264,7 +264,8 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		}
 		ctx = inbox.WithTask(ctx, call.Task)
 	}
-	exec, redacted := r.redacting(r.exec(sessionID, call))
+	var media mcp.MediaSink
+	exec, redacted := r.redacting(r.exec(sessionID, call, &media))
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy, Untrusted: call.Untrusted},
 		exec)
@@ -273,6 +274,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		Untrusted: call.Untrusted}
 	if out.OK {
 		d.Trust, d.Origin = r.resultTrust(call.Name, out.Arguments, out.Result)
+		d.Media = media.Media
 	}
 	d.Edited = out.Edited
 	d.Redacted = redacted.Load()

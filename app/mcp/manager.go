@@ -881,7 +881,7 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	case err != nil:
 		return "", fmt.Errorf("%s: MCP server %q: %w", name, server, err)
 	}
-	text := m.render(res)
+	text := m.render(res, mediaSink(ctx))
 	if res.IsError {
 		return "", fmt.Errorf("%s: the tool reported an error: %s", name, text)
 	}

@@ -50,5 +50,5 @@ func (m *Manager) readResource(ctx context.Context, cs *sdk.ClientSession, args 
 	if len(content) == 0 {
 		return "[the resource is empty]", nil
 	}
-	return strings.TrimSpace(m.render(&sdk.CallToolResult{Content: content})), nil
+	return strings.TrimSpace(m.render(&sdk.CallToolResult{Content: content}, nil)), nil
 }
