@@ -89,6 +89,15 @@ export interface ToolCard {
   source?: string;
   /** Secret values were removed from the result before it was stored or sent to the model. */
   redacted?: boolean;
+  /** Images and audio the tool returned (an MCP tool's), shown on the card. */
+  media?: ToolMedia[];
+}
+
+/** One image or audio clip of a tool's result (api.Media). */
+export interface ToolMedia {
+  type: string; // "image" | "audio"
+  mimeType: string;
+  data: string; // base64
 }
 
 export interface StreamEvent {
@@ -473,6 +482,7 @@ export class Transcript {
         }
         t.ok = !!d.ok;
         if (d.redacted) t.redacted = true;
+        if (Array.isArray(d.media) && d.media.length) t.media = d.media;
         t.result = d.result ?? "";
         t.error = d.error ?? undefined;
         t.pending = false;
@@ -547,7 +557,7 @@ export class Transcript {
   }
 
   /** Records the desktop gate's decision on a call (tool:decision). */
-  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string; redacted?: boolean }): Effect {
+  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string; redacted?: boolean; media?: ToolMedia[] }): Effect {
     const eff: Effect = { changed: [], removed: [] };
     const it = this.toolItem(d.callId, eff, d.tool);
     const t = it.tool!;
@@ -555,6 +565,7 @@ export class Transcript {
     Object.assign(t, { class: d.class, decision: d.decision, decidedBy: d.decidedBy, edited: d.edited, ok: d.ok, pending: false });
     if (d.edited) t.arguments = d.arguments;
     if (d.result !== undefined) t.result = d.result;
+    if (d.media?.length) t.media = d.media;
     if (d.error) t.error = d.error;
     if (d.reason && !t.reason) t.reason = d.reason;
     eff.changed.push(it.key);

@@ -7,7 +7,7 @@ import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
-import type { Effect, Item } from "../transcript";
+import type { Effect, Item, ToolMedia } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
 import { mountAttachments, withTextFiles } from "../attach";
@@ -438,6 +438,35 @@ export function commandRun(tool: string, result?: string): string | undefined {
   }
 }
 
+/** Image types the card shows (no SVG: an image that can hold script). */
+const shownImages = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const mediaURLs = new WeakMap<ToolMedia, string>();
+
+/**
+ * An image (inline) or audio clip (a player) of a tool's result, from a
+ * blob: URL (the window's CSP allows blob: images and media, no data: URL);
+ * undefined for another type or broken base64.
+ */
+export function mediaElement(m: ToolMedia): HTMLElement | undefined {
+  const mime = String(m.mimeType ?? "").toLowerCase();
+  const isImage = m.type === "image" && shownImages.has(mime);
+  const isAudio = m.type === "audio" && mime.startsWith("audio/");
+  if (!isImage && !isAudio) return undefined;
+  let url = mediaURLs.get(m); // one blob per clip, however often the card is drawn again
+  if (!url) {
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(atob(m.data), (c) => c.charCodeAt(0));
+    } catch {
+      return undefined;
+    }
+    url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: mime }));
+    mediaURLs.set(m, url);
+  }
+  if (isImage) return h("img", { class: "tool-media tool-image", src: url, alt: `image from the tool (${mime})` });
+  return h("audio", { class: "tool-media tool-audio", src: url, controls: "" });
+}
+
 /** A tool call's card: name, risk and decision badges, arguments, result. */
 export function toolCard(it: Item): HTMLElement {
   const t = it.tool!;
@@ -458,6 +487,10 @@ export function toolCard(it: Item): HTMLElement {
   card.append(h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
   if (!t.pending && (t.result || t.error)) {
     card.append(h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+  }
+  for (const m of t.ok ? t.media ?? [] : []) {
+    const el = mediaElement(m);
+    if (el) card.append(el);
   }
   if (t.redacted) card.append(h("div", { class: "hint tool-redacted" }, "Secrets were removed from this result (shown as [redacted]) before it was saved or sent to the model."));
   return card;
