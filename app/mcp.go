@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"jarvis/api"
@@ -143,6 +144,35 @@ func (p *MCPPanel) MCPApproveConfig(hash string) error { return p.m.ApproveConfi
 // the file); added here, it starts without a second confirmation.
 func (p *MCPPanel) MCPAddServer(name, entry string) error {
 	return p.m.AddServer(name, json.RawMessage(entry))
+}
+
+// MCPPrompts lists the prompts of the ready servers: the composer's "/"
+// menu offers each as "/server:name".
+func (p *MCPPanel) MCPPrompts() []mcp.Prompt {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.m.Prompts(ctx)
+}
+
+// MCPGetPrompt fills a server's prompt with the arguments the user typed
+// in the composer's small form and returns the text the composer takes:
+// the prompt's one message, or each message under its role. It is put in
+// the composer, not sent: the user reads what the server wrote first.
+func (p *MCPPanel) MCPGetPrompt(server, name string, args map[string]string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs, err := p.m.GetPrompt(ctx, server, name, args)
+	if err != nil {
+		return "", err
+	}
+	if len(msgs) == 1 && msgs[0].Role == "user" {
+		return msgs[0].Text, nil
+	}
+	parts := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		parts = append(parts, m.Role+": "+m.Text)
+	}
+	return strings.Join(parts, "\n\n"), nil
 }
 
 // MCPRestartServer stops a server and starts it again.

@@ -120,3 +120,35 @@ func TestMCPImageLeftOutForTextModel(t *testing.T) {
 		t.Fatalf("the last request still carries %d images", len(urls))
 	}
 }
+
+// TestMCPPromptsForTheComposer: server-everything's prompts are listed for
+// the composer's "/" menu with their arguments, and a prompt filled with
+// the arguments the user typed gives the text the composer takes.
+func TestMCPPromptsForTheComposer(t *testing.T) {
+	d := everythingDesktop(t, "")
+	p := NewMCPPanel(d.runner.mcp, func(string, any) {})
+	var args *mcp.Prompt
+	names := []string{}
+	for _, pr := range p.MCPPrompts() {
+		names = append(names, pr.Server+":"+pr.Name)
+		if pr.Name == "args-prompt" {
+			args = &pr
+		}
+	}
+	if args == nil || !strings.Contains(strings.Join(names, " "), "every:simple-prompt") {
+		t.Fatalf("prompts %v", names)
+	}
+	if len(args.Arguments) != 2 || args.Arguments[0].Name != "city" || !args.Arguments[0].Required || args.Arguments[1].Required || args.Title != "Arguments Prompt" {
+		t.Fatalf("args-prompt %+v", *args)
+	}
+	text, err := p.MCPGetPrompt("every", "args-prompt", map[string]string{"city": "Lyon", "state": "Rhône"})
+	if err != nil || text != "What's weather in Lyon, Rhône?" {
+		t.Fatalf("filled: %q %v", text, err)
+	}
+	if _, err := p.MCPGetPrompt("every", "args-prompt", map[string]string{}); err == nil {
+		t.Fatal("a missing required argument was accepted")
+	}
+	if _, err := p.MCPGetPrompt("nosuch", "x", nil); err == nil || !strings.Contains(err.Error(), `"nosuch" is not configured`) {
+		t.Fatalf("unknown server: %v", err)
+	}
+}
