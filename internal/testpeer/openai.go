@@ -71,11 +71,11 @@ type OpenAI struct {
 	Model string
 	// APIKey, when set, is the only key accepted: any request without
 	// "Authorization: Bearer <APIKey>" gets OpenAI's 401 invalid_api_key.
-	APIKey string
+	APIKey    string
 	mu        sync.Mutex
 	noImages  bool // SetNoImages
-	maxPrompt int // the largest prompt received, in tokens
-	overflows int // requests refused for passing ContextLimit
+	maxPrompt int  // the largest prompt received, in tokens
+	overflows int  // requests refused for passing ContextLimit
 	requests  []openai.ChatCompletionRequest
 	auths     []string // Authorization header of each request
 	calls     int
