@@ -4,6 +4,7 @@
 // mounts itself (mountMCP): a button beside About and its own section, fed
 // by the MCPPanel binding (app/mcp.go) and its "mcp:servers" events.
 import { errText, on } from "./bridge";
+import type { SlashArgument, SlashItem } from "./slash";
 import { h } from "./view";
 
 export { progressLine, type MCPProgress } from "./lazy";
@@ -56,6 +57,39 @@ interface MCPPanelAPI {
   MCPRestartServer(name: string): Promise<void>;
   MCPAddServer(name: string, entry: string): Promise<void>;
   MCPSetSecret(server: string, name: string, value: string): Promise<void>;
+  MCPPrompts(): Promise<MCPPrompt[]>;
+  MCPGetPrompt(server: string, name: string, args: Record<string, string>): Promise<string>;
+}
+
+/** One prompt of an MCP server (mcp.Prompt). */
+export interface MCPPrompt {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: SlashArgument[];
+}
+
+let promptCache: { at: number; items: SlashItem[] } | undefined;
+
+/**
+ * The MCP servers' prompts as the composer's "/" menu items
+ * ("/server:prompt"), read again at most every 10 s; choosing one fills it
+ * (MCPGetPrompt) with the arguments asked for and puts its text in the
+ * composer.
+ */
+export async function mcpPromptItems(): Promise<SlashItem[]> {
+  if (promptCache && Date.now() - promptCache.at < 10_000) return promptCache.items;
+  const api = panelAPI();
+  const items = ((await api.MCPPrompts()) ?? []).map((p): SlashItem => ({
+    label: `/${p.server}:${p.name}`,
+    description: p.title && p.description ? `${p.title}: ${p.description}` : p.title || p.description,
+    source: `MCP ${p.server}`,
+    args: p.arguments ?? [],
+    run: (args) => api.MCPGetPrompt(p.server, p.name, args),
+  }));
+  promptCache = { at: Date.now(), items };
+  return items;
 }
 
 function panelAPI(): MCPPanelAPI {

@@ -93,6 +93,13 @@ export interface ToolCard {
   media?: ToolMedia[];
 }
 
+/** One slash command of an ACP agent (api.AgentCommand). */
+export interface AgentCommand {
+  name: string;
+  description?: string;
+  hint?: string;
+}
+
 /** One image or audio clip of a tool's result (api.Media). */
 export interface ToolMedia {
   type: string; // "image" | "audio"
@@ -118,6 +125,8 @@ export interface Effect {
 export class Transcript {
   items: Item[] = [];
   running = false;
+  /** The slash commands the session's ACP agent offers (agent.commands), for the composer's "/" menu. */
+  commands: AgentCommand[] = [];
   private n = 0;
   private byKey = new Map<string, Item>();
   // Deltas of a round-table turn that repeat its result's Markdown (the
@@ -522,6 +531,9 @@ export class Transcript {
         this.running = false;
         break;
       }
+      case "agent.commands":
+        this.commands = Array.isArray(d.commands) ? d.commands.filter((c: any) => c && typeof c.name === "string") : [];
+        break;
       case "status": {
         const kind = String(d.kind ?? "");
         if (kind === "plan") {

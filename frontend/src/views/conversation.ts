@@ -12,6 +12,8 @@ import { copyText, h } from "../view";
 import { usageLine } from "../usage";
 import { mountAttachments, withTextFiles } from "../attach";
 import { plainError } from "../errors";
+import { agentItems, mountSlashMenu } from "../slash";
+import { mcpPromptItems } from "../mcp";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -215,6 +217,12 @@ export function mountConversation(actions: Actions): ConversationView {
       attached.restore(files);
     });
   };
+  // The "/" menu (slash.ts) before the Enter that sends: while it is open
+  // Enter chooses. Its sources: the agent's commands, the MCP prompts.
+  mountSlashMenu(input, [
+    () => agentItems(store.sessionId ? store.transcripts.get(store.sessionId)?.commands ?? [] : []),
+    mcpPromptItems,
+  ], (text) => store.publish("notice", { text, good: false }));
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
