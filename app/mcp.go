@@ -175,6 +175,35 @@ func (p *MCPPanel) MCPGetPrompt(server, name string, args map[string]string) (st
 	return strings.Join(parts, "\n\n"), nil
 }
 
+// MCPResources lists the resources and resource templates of the ready
+// servers, for the panel.
+func (p *MCPPanel) MCPResources() []mcp.Resource {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.m.Resources(ctx)
+}
+
+// MCPResourceAttachment is a resource read for the composer. The window
+// attaches it like a text file (frontend/src/attach.ts), so it reaches the
+// model as an attachment, marked untrusted under its name: the server and
+// the URI.
+type MCPResourceAttachment struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+}
+
+// MCPReadResource reads a server's resource (a listed URI, or a template
+// the user filled in) for the user to attach to a message.
+func (p *MCPPanel) MCPReadResource(server, uri string) (MCPResourceAttachment, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	text, err := p.m.ReadResource(ctx, server, strings.TrimSpace(uri))
+	if err != nil {
+		return MCPResourceAttachment{}, err
+	}
+	return MCPResourceAttachment{Name: "MCP " + server + " " + strings.TrimSpace(uri), Content: text}, nil
+}
+
 // MCPRestartServer stops a server and starts it again.
 func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }
 

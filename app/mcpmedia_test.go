@@ -152,3 +152,53 @@ func TestMCPPromptsForTheComposer(t *testing.T) {
 		t.Fatalf("unknown server: %v", err)
 	}
 }
+
+// TestMCPResourcesListedAndAttached: server-everything's resources and
+// templates are listed for the panel; a listed resource and a filled
+// template are read as an attachment named by server and URI; sent as the
+// window sends an attached file, the service counts it as untrusted
+// content (its next tool call carries it in "untrusted").
+func TestMCPResourcesListedAndAttached(t *testing.T) {
+	d := everythingDesktop(t, "")
+	p := NewMCPPanel(d.runner.mcp, func(string, any) {})
+	var uri, tmpl string
+	for _, r := range p.MCPResources() {
+		if r.Server != "every" {
+			t.Fatalf("resource of server %q", r.Server)
+		}
+		if uri == "" && strings.HasPrefix(r.URI, "demo://resource/static/document/") {
+			uri = r.URI
+		}
+		if r.URITemplate == "demo://resource/dynamic/text/{resourceId}" {
+			tmpl = r.URITemplate
+		}
+	}
+	if uri == "" || tmpl == "" {
+		t.Fatalf("listed: %+v", p.MCPResources())
+	}
+	att, err := p.MCPReadResource("every", uri)
+	if err != nil || att.Name != "MCP every "+uri || !strings.Contains(att.Content, "[resource "+uri) {
+		t.Fatalf("read %s: %+v %v", uri, att, err)
+	}
+	filled, err := p.MCPReadResource("every", strings.Replace(tmpl, "{resourceId}", "3", 1))
+	if err != nil || !strings.Contains(filled.Content, "Resource 3: This is a plaintext resource") {
+		t.Fatalf("template: %+v %v", filled, err)
+	}
+	if _, err := p.MCPReadResource("every", "demo://no/such"); err == nil {
+		t.Fatal("an unknown resource was read")
+	}
+
+	// As frontend/src/attach.ts puts an attached file in the message.
+	sid := d.session(t)
+	msg := "Attached file " + filled.Name + ":\n```\n" + filled.Content + "\n```\n\n" + `[[tool mcp__every__echo {"message":"hi"}]]`
+	if err := d.app.Send(sid, msg); err != nil {
+		t.Fatal(err)
+	}
+	pr := d.waitPrompt(t)
+	if pr.Tool != "mcp__every__echo" || !strings.Contains(strings.Join(pr.Untrusted, "; "), filled.Name) {
+		t.Fatalf("the prompt does not name the attached resource as untrusted: %+v", pr.Untrusted)
+	}
+	if err := d.app.ResolvePrompt(pr.ID, "deny", ""); err != nil {
+		t.Fatal(err)
+	}
+}
