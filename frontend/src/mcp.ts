@@ -58,8 +58,24 @@ interface MCPPanelAPI {
   MCPAddServer(name: string, entry: string): Promise<void>;
   MCPSetSecret(server: string, name: string, value: string): Promise<void>;
   MCPPrompts(): Promise<MCPPrompt[]>;
+  MCPResources(): Promise<MCPResource[]>;
+  MCPReadResource(server: string, uri: string): Promise<{ name: string; content: string }>;
   MCPGetPrompt(server: string, name: string, args: Record<string, string>): Promise<string>;
 }
+
+/** One resource, or resource template, of an MCP server (mcp.Resource). */
+export interface MCPResource {
+  server: string;
+  uri?: string;
+  uriTemplate?: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** The event the composer takes an attachment from (conversation.ts). */
+export const ATTACH_EVENT = "jarvis:attach";
 
 /** One prompt of an MCP server (mcp.Prompt). */
 export interface MCPPrompt {
@@ -99,6 +115,10 @@ function panelAPI(): MCPPanelAPI {
 }
 
 export interface MCPActions {
+  /** Lists the servers' resources and templates (the panel's Resources button). */
+  resources?(): Promise<MCPResource[]>;
+  /** Reads a resource and attaches it to the message being written. */
+  attach?(server: string, uri: string): void;
   approve(tool: string, hash: string): void;
   setTool(tool: string, on: boolean): void;
   setServer(server: string, on: boolean): void;
@@ -142,6 +162,46 @@ function switchBox(checked: boolean, label: string, change: (on: boolean) => voi
 }
 
 /** The panel's content for a state. */
+/**
+ * The Resources section: listed on demand (a server may have many); each
+ * resource has Attach, each template a field to fill its URI in first. An
+ * attached resource goes with the next message like an attached file, and
+ * counts as untrusted content under its server and URI.
+ */
+export function resourcesSection(act: MCPActions): HTMLElement {
+  const sec = h("section", { class: "mcp-resources", "data-mcp": "resources" });
+  const show = h("button", { class: "small", type: "button", "data-mcp": "show-resources" }, "Resources…");
+  const list = h("div", { class: "mcp-resource-list" });
+  show.addEventListener("click", async () => {
+    let rs: MCPResource[];
+    try {
+      rs = (await act.resources!()) ?? [];
+    } catch (e) {
+      list.replaceChildren(h("p", { class: "warn" }, errText(e)));
+      return;
+    }
+    list.replaceChildren();
+    if (!rs.length) list.append(h("p", { class: "hint" }, "No server lists resources."));
+    for (const r of rs) {
+      const label = `${r.server}: ${r.title || r.name}`;
+      const row = h("div", { class: "mcp-resource", "data-mcp-resource": r.uri ?? r.uriTemplate ?? "" }, h("strong", {}, label), h("span", { class: "hint mono" }, ` ${r.uri ?? r.uriTemplate}`));
+      if (r.description) row.append(h("div", { class: "hint" }, r.description));
+      const btn = h("button", { class: "small", type: "button", "data-mcp": "attach-resource" }, "Attach");
+      if (r.uri) {
+        btn.addEventListener("click", () => act.attach?.(r.server, r.uri!));
+        row.append(btn);
+      } else {
+        const field = h("input", { type: "text", class: "mono", value: r.uriTemplate ?? "", "aria-label": `The URI of ${label}` }) as HTMLInputElement;
+        btn.addEventListener("click", () => act.attach?.(r.server, field.value));
+        row.append(h("div", {}, field, btn));
+      }
+      list.append(row);
+    }
+  });
+  sec.append(show, list);
+  return sec;
+}
+
 export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
   const root = h("div", { class: "mcp" });
   if (st.configError) root.append(h("p", { class: "warn", "data-mcp": "config-error" }, `mcp.json was not applied: ${st.configError}`));
@@ -169,6 +229,7 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     root.append(box);
   }
   root.append(addForm(act));
+  if (act.resources && st.servers.some((x) => x.state === "ready")) root.append(resourcesSection(act));
   if (!st.servers.length) {
     root.append(h("p", { class: "hint" }, `No MCP servers. Add one here, or to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
     return root;
@@ -241,6 +302,16 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     restart: (s) => run(panelAPI().MCPRestartServer(s)),
     add: (n, e) => run(panelAPI().MCPAddServer(n, e).then(() => flash(`Added ${n}.`, true))),
     secret: (srv, n, v) => run(panelAPI().MCPSetSecret(srv, n, v).then(() => flash(`Stored the secret ${n} for ${srv}.`, true))),
+    resources: () => panelAPI().MCPResources(),
+    attach: (srv, uri) =>
+      run(
+        panelAPI()
+          .MCPReadResource(srv, uri)
+          .then((a) => {
+            document.dispatchEvent(new CustomEvent(ATTACH_EVENT, { detail: a }));
+            flash(`Attached ${a.name} to your next message.`, true);
+          }),
+      ),
   };
   const draw = () => {
     if (!state) return;

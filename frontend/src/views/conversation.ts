@@ -13,7 +13,7 @@ import { usageLine } from "../usage";
 import { mountAttachments, withTextFiles } from "../attach";
 import { plainError } from "../errors";
 import { agentItems, mountSlashMenu } from "../slash";
-import { mcpPromptItems } from "../mcp";
+import { ATTACH_EVENT, mcpPromptItems } from "../mcp";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -204,6 +204,11 @@ export function mountConversation(actions: Actions): ConversationView {
   });
 
   const attached = mountAttachments(document.getElementById("composer")!, (text) => store.publish("notice", { text, good: false })); // attach.ts
+  // A resource attached from the MCP panel (mcp.ts): a text file to the composer.
+  document.addEventListener(ATTACH_EVENT, (e) => {
+    const a = (e as CustomEvent<{ name: string; content: string }>).detail;
+    if (a?.name) attached.restore([{ name: a.name, size: a.content.length, kind: "text", content: a.content }]);
+  });
   const send = () => {
     const text = input.value;
     const files = attached.take();
