@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -110,6 +113,26 @@ func CatalogOf(ts []mcp.Tool) api.ToolCatalog {
 type MCPPanel struct {
 	m    *mcp.Manager
 	emit func(string, any)
+	open func(path string) error // MCPOpenConfig's launcher (WithOpener)
+}
+
+// WithOpener gives the panel what opens mcp.json with the desktop's default
+// handler (Runner.OpenPath). A function, not a method: the window must not
+// be able to call it through the bindings.
+func WithOpener(p *MCPPanel, open func(path string) error) { p.open = open }
+
+// MCPOpenConfig opens mcp.json with the desktop's default handler (the
+// panel's "Open mcp.json"). An edit made there waits for the user's
+// approval in the panel before any server it adds or changes starts.
+func (p *MCPPanel) MCPOpenConfig() error {
+	if p.open == nil {
+		return errors.New("this window cannot open files")
+	}
+	path := p.m.ConfigPath()
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s does not exist yet: add a server here first", path)
+	}
+	return p.open(path)
 }
 
 // MCPState is what the panel shows.

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,4 +155,49 @@ func TestMCPCatalogResentOnStreamReconnect(t *testing.T) {
 	svc = start(u.Host) // the restarted service: an empty catalogue
 	defer svc.Stop()
 	testwait.Until(t, "the catalogue sent again to the restarted service", 20*time.Second, func() bool { return count() == 4 })
+}
+
+// TestMCPOpenConfig: the panel's "Open mcp.json" hands the file's path to
+// the desktop's default handler (a recording xdg-open here), and says in
+// words when there is no file yet.
+func TestMCPOpenConfig(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake handler is a shell script named xdg-open")
+	}
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened")
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	m, err := mcp.New(mcp.Options{ConfigPath: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	runner, err := NewToolRunner(ToolRunnerOptions{Workspace: t.TempDir(), AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: filepath.Join(dir, "policy.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runner.Close()
+	p := NewMCPPanel(m, func(string, any) {})
+	if err := p.MCPOpenConfig(); err == nil || err.Error() != "this window cannot open files" {
+		t.Fatalf("without an opener: %v", err)
+	}
+	WithOpener(p, runner.OpenPath)
+	if err := p.MCPOpenConfig(); err == nil || !strings.Contains(err.Error(), "does not exist yet: add a server here first") {
+		t.Fatalf("no file yet: %v", err)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MCPOpenConfig(); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "xdg-open given mcp.json", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(opened)
+		return string(b) == cfg
+	})
 }

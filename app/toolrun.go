@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"jarvis/api"
 	"jarvis/app/audit"
@@ -246,6 +247,14 @@ func (r *Runner) Approvals() *inbox.Approvals { return r.approvals }
 
 // Prompts returns the queue of permission prompts the window answers.
 func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
+
+// OpenPath opens an absolute path with the desktop's default handler, for
+// the user's own clicks (the MCP panel's "Open mcp.json"), not a model's.
+func (r *Runner) OpenPath(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.x.OpenPath(ctx, path)
+}
 
 // Run implements ToolRunner: the gate decides (prompting when it must),
 // runs the call when allowed, and records it.

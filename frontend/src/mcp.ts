@@ -58,6 +58,7 @@ interface MCPPanelAPI {
   MCPAddServer(name: string, entry: string): Promise<void>;
   MCPSetSecret(server: string, name: string, value: string): Promise<void>;
   MCPPrompts(): Promise<MCPPrompt[]>;
+  MCPOpenConfig(): Promise<void>;
   MCPResources(): Promise<MCPResource[]>;
   MCPReadResource(server: string, uri: string): Promise<{ name: string; content: string }>;
   MCPGetPrompt(server: string, name: string, args: Record<string, string>): Promise<string>;
@@ -115,6 +116,8 @@ function panelAPI(): MCPPanelAPI {
 }
 
 export interface MCPActions {
+  /** Opens mcp.json with the desktop's default handler. */
+  openConfig?(): void;
   /** Lists the servers' resources and templates (the panel's Resources button). */
   resources?(): Promise<MCPResource[]>;
   /** Reads a resource and attaches it to the message being written. */
@@ -228,6 +231,11 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     box.append(ok);
     root.append(box);
   }
+  if (act.openConfig) {
+    const open = h("button", { class: "small", type: "button", "data-mcp": "open-config", title: `Open ${st.configPath} in your editor; servers it adds or changes wait for your approval here` }, "Open mcp.json");
+    open.addEventListener("click", () => act.openConfig!());
+    root.append(open);
+  }
   root.append(addForm(act));
   if (act.resources && st.servers.some((x) => x.state === "ready")) root.append(resourcesSection(act));
   if (!st.servers.length) {
@@ -303,6 +311,7 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
     add: (n, e) => run(panelAPI().MCPAddServer(n, e).then(() => flash(`Added ${n}.`, true))),
     secret: (srv, n, v) => run(panelAPI().MCPSetSecret(srv, n, v).then(() => flash(`Stored the secret ${n} for ${srv}.`, true))),
     resources: () => panelAPI().MCPResources(),
+    openConfig: () => run(panelAPI().MCPOpenConfig()),
     attach: (srv, uri) =>
       run(
         panelAPI()

@@ -34,3 +34,18 @@ describe("MCP resources in the panel", () => {
     await vi.waitFor(() => expect(sec.querySelector(".warn")?.textContent).toContain("not ready"));
   });
 });
+
+describe("Open mcp.json", () => {
+  it("is a button of the panel that calls the binding", async () => {
+    const { renderMCP } = await import("../src/mcp");
+    let opened = 0;
+    const el = renderMCP({ configPath: "/home/u/.config/jarvis/mcp.json", servers: [] }, {
+      openConfig: () => opened++,
+      approve() {}, setTool() {}, setServer() {}, approveConfig() {}, restart() {}, add() {}, secret() {},
+    });
+    const b = el.querySelector('[data-mcp="open-config"]') as HTMLButtonElement;
+    expect(b.title).toContain("/home/u/.config/jarvis/mcp.json");
+    b.click();
+    expect(opened).toBe(1);
+  });
+});
