@@ -239,6 +239,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	}
 	windowEmit.Store(&emit)
 	mcpPanel := app.NewMCPPanel(mcpm, emit)
+	app.WithOpener(mcpPanel, runner.OpenPath) // the panel's "Open mcp.json"
 	var saveFile func(string) (string, error)
 	if !l.noDialogs {
 		saveFile = func(name string) (string, error) {

@@ -159,7 +159,21 @@ type ToolResult struct {
 	// UserReason, on a call the user denied, is what they wrote in "Tell
 	// the agent why": the model reads it with the denial.
 	UserReason string `json:"user_reason,omitempty"`
+	// Media are the images and audio a tool returned (an MCP tool's image
+	// or audio content), beside its text: the window shows them; images
+	// reach a model that reads images (the text carries a placeholder).
+	Media []Media `json:"media,omitempty"`
 }
+
+// Media is one image or audio clip of a tool's result.
+type Media struct {
+	Type     string `json:"type"` // "image" or "audio"
+	MIMEType string `json:"mimeType"`
+	Data     string `json:"data"` // base64
+}
+
+// DataURL is m as a data URL (how a model is sent an image).
+func (m Media) DataURL() string { return "data:" + m.MIMEType + ";base64," + m.Data }
 
 // ToolResultRequest is POST /v1/tools/result.
 type ToolResultRequest struct {

@@ -376,11 +376,19 @@ func (a *App) follow(sessionID, lastID string) {
 	if a.fol.has(sessionID) {
 		return
 	}
+	reconnected := false
 	f := newFollower(a.sc, sessionID, lastID, a.fopts, func(ev api.StreamEvent) {
 		a.emit("stream:event", StreamEventData{SessionID: sessionID, ID: ev.ID, Type: ev.Type, Data: ev.Data})
 		a.onEvent(sessionID, ev)
 	}, func(st StreamState) {
 		a.emit("stream:state", st)
+		// Run's goroutine is the only caller: reconnected needs no lock.
+		if st.State == StateReconnecting {
+			reconnected = true
+		} else if st.State == StateLive && reconnected {
+			reconnected = false
+			a.serviceBack()
+		}
 	})
 	a.fol.start(a.ctx, f)
 }

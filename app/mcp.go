@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,10 +22,11 @@ import (
 // (PUT /v1/tools/catalog) now and after every change of the Manager's
 // catalogue (a server ready or gone, tools/list_changed, a switch, an
 // approval), until ctx ends. A failed PUT is retried every second: the
-// service may still be starting. Every check (default 5 s) it reads the
-// service's catalogue back (GET) and sends its own again when they differ:
-// a service that restarted while the desktop stayed attached starts with
-// an empty one.
+// service may still be starting. A service that restarted while the
+// desktop stayed attached starts with an empty catalogue: the catalogue is
+// sent again at once when a session's stream reconnects (the App calls
+// Manager.Resync), and every check (default 5 s) it is read back (GET) and
+// sent again when it differs, for a service no stream follows.
 func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slog.Logger, check time.Duration) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -35,7 +38,7 @@ func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slo
 	defer tick.Stop()
 	var sent []byte
 	for {
-		ch := m.Changed()
+		ch, again := m.Changed(), m.ResyncWanted()
 		cat := CatalogOf(m.Catalogue())
 		b, _ := json.Marshal(cat)
 		if string(b) != string(sent) {
@@ -59,6 +62,9 @@ func SyncMCPCatalog(ctx context.Context, c *api.Client, m *mcp.Manager, log *slo
 		case <-ctx.Done():
 			return
 		case <-ch:
+		case <-again:
+			log.Info("mcp: a stream to the service reconnected; sending the tool catalogue again", "tools", len(cat.Tools))
+			sent = nil
 		case <-tick.C:
 			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			var have api.ToolCatalog
@@ -114,6 +120,26 @@ type MCPPanel struct {
 	mu     sync.Mutex
 	asking map[string]chan *sdk.ElicitResult // elicitation id → its answer
 	askSeq int
+	open   func(path string) error // MCPOpenConfig's launcher (WithOpener)
+}
+
+// WithOpener gives the panel what opens mcp.json with the desktop's default
+// handler (Runner.OpenPath). A function, not a method: the window must not
+// be able to call it through the bindings.
+func WithOpener(p *MCPPanel, open func(path string) error) { p.open = open }
+
+// MCPOpenConfig opens mcp.json with the desktop's default handler (the
+// panel's "Open mcp.json"). An edit made there waits for the user's
+// approval in the panel before any server it adds or changes starts.
+func (p *MCPPanel) MCPOpenConfig() error {
+	if p.open == nil {
+		return errors.New("this window cannot open files")
+	}
+	path := p.m.ConfigPath()
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s does not exist yet: add a server here first", path)
+	}
+	return p.open(path)
 }
 
 // MCPState is what the panel shows.
@@ -218,6 +244,64 @@ func (p *MCPPanel) MCPAddServer(name, entry string) error {
 	return p.m.AddServer(name, json.RawMessage(entry))
 }
 
+// MCPPrompts lists the prompts of the ready servers: the composer's "/"
+// menu offers each as "/server:name".
+func (p *MCPPanel) MCPPrompts() []mcp.Prompt {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.m.Prompts(ctx)
+}
+
+// MCPGetPrompt fills a server's prompt with the arguments the user typed
+// in the composer's small form and returns the text the composer takes:
+// the prompt's one message, or each message under its role. It is put in
+// the composer, not sent: the user reads what the server wrote first.
+func (p *MCPPanel) MCPGetPrompt(server, name string, args map[string]string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msgs, err := p.m.GetPrompt(ctx, server, name, args)
+	if err != nil {
+		return "", err
+	}
+	if len(msgs) == 1 && msgs[0].Role == "user" {
+		return msgs[0].Text, nil
+	}
+	parts := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		parts = append(parts, m.Role+": "+m.Text)
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// MCPResources lists the resources and resource templates of the ready
+// servers, for the panel.
+func (p *MCPPanel) MCPResources() []mcp.Resource {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.m.Resources(ctx)
+}
+
+// MCPResourceAttachment is a resource read for the composer. The window
+// attaches it like a text file (frontend/src/attach.ts), so it reaches the
+// model as an attachment, marked untrusted under its name: the server and
+// the URI.
+type MCPResourceAttachment struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+}
+
+// MCPReadResource reads a server's resource (a listed URI, or a template
+// the user filled in) for the user to attach to a message.
+func (p *MCPPanel) MCPReadResource(server, uri string) (MCPResourceAttachment, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	text, err := p.m.ReadResource(ctx, server, strings.TrimSpace(uri))
+	if err != nil {
+		return MCPResourceAttachment{}, err
+	}
+	return MCPResourceAttachment{Name: "MCP " + server + " " + strings.TrimSpace(uri), Content: text}, nil
+}
+
 // MCPRestartServer stops a server and starts it again.
 func (p *MCPPanel) MCPRestartServer(name string) error { return p.m.Restart(name) }
 
@@ -273,5 +357,14 @@ func WatchMCP(ctx context.Context, p *MCPPanel) {
 			return
 		case <-ch:
 		}
+	}
+}
+
+// serviceBack is called when a session's stream reconnected: the service
+// may have restarted and lost the MCP catalogue, so the runner's MCP
+// Manager (when it has one) is asked to send it again.
+func (a *App) serviceBack() {
+	if r, ok := a.tools.(*Runner); ok && r.mcp != nil {
+		r.mcp.Resync()
 	}
 }

@@ -32,9 +32,10 @@ func (a mcpAssessor) Assess(name string, args json.RawMessage) tools.Assessment 
 }
 
 // exec is the gate's ExecFunc for one call: MCP tools through the
-// Manager (with the call's progress), the rest through the executor,
-// checkpointed first when they change files (undo.go).
-func (r *Runner) exec(sessionID string, call api.ToolCall) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
+// Manager (with the call's progress; its images and audio go into media),
+// the rest through the executor, checkpointed first when they change files
+// (undo.go).
+func (r *Runner) exec(sessionID string, call api.ToolCall, media *mcp.MediaSink) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		if r.mcp == nil || !mcp.IsToolName(name) {
 			if name == "run_command" && r.mcpProg != nil {
@@ -46,7 +47,7 @@ func (r *Runner) exec(sessionID string, call api.ToolCall) func(ctx context.Cont
 		if r.mcpProg != nil {
 			progress = func(p mcp.Progress) { r.mcpProg(sessionID, p) }
 		}
-		return r.mcp.Call(ctx, call.ID, name, args, progress)
+		return r.mcp.Call(mcp.WithMedia(ctx, media), call.ID, name, args, progress)
 	}
 }
 

@@ -31,8 +31,11 @@ type ToolDecision struct {
 	// from when the call was asked for (shown on the card); Trust and
 	// Origin, whether the desktop vouches for the result (provenance.go).
 	Untrusted []api.Source `json:"untrusted,omitempty"`
-	Trust     string       `json:"trust,omitempty"`
-	Origin    *api.Source  `json:"origin,omitempty"`
+	// Media are the images and audio of an MCP tool's result (the card
+	// shows them; the service passes images to a model that reads them).
+	Media  []api.Media `json:"media,omitempty"`
+	Trust  string      `json:"trust,omitempty"`
+	Origin *api.Source `json:"origin,omitempty"`
 	// Redacted: secret values were removed from the result and error
 	// before they were recorded or sent on (ToolRunnerOptions.Redact).
 	Redacted bool `json:"redacted,omitempty"`
@@ -161,7 +164,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 		a.log.Info("a task's call is left to the Inbox: this process stops", "session", sessionID, "call", call.ID)
 		return
 	}
-	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted, UserReason: d.UserReason}
+	tr := api.ToolResult{ID: call.ID, OK: d.OK, Result: d.Result, Trust: d.Trust, Origin: d.Origin, Redacted: d.Redacted, UserReason: d.UserReason, Media: d.Media}
 	if !d.OK {
 		e := d.Error
 		tr.Error = &e

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"jarvis/api"
 	"jarvis/app/audit"
@@ -247,6 +248,14 @@ func (r *Runner) Approvals() *inbox.Approvals { return r.approvals }
 // Prompts returns the queue of permission prompts the window answers.
 func (r *Runner) Prompts() *gate.Prompter { return r.prompts }
 
+// OpenPath opens an absolute path with the desktop's default handler, for
+// the user's own clicks (the MCP panel's "Open mcp.json"), not a model's.
+func (r *Runner) OpenPath(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.x.OpenPath(ctx, path)
+}
+
 // Run implements ToolRunner: the gate decides (prompting when it must),
 // runs the call when allowed, and records it.
 func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) ToolDecision {
@@ -264,7 +273,8 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		}
 		ctx = inbox.WithTask(ctx, call.Task)
 	}
-	exec, redacted := r.redacting(r.exec(sessionID, call))
+	var media mcp.MediaSink
+	exec, redacted := r.redacting(r.exec(sessionID, call, &media))
 	out := r.gate.Handle(ctx, gate.Request{ID: call.ID, SessionID: sessionID, Name: call.Name, Arguments: call.Arguments,
 		ProposedRisk: tools.Risk(call.Risk), Reason: call.Reason, Target: call.Target, DelegatedBy: call.DelegatedBy, Untrusted: call.Untrusted},
 		exec)
@@ -273,6 +283,7 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 		Untrusted: call.Untrusted}
 	if out.OK {
 		d.Trust, d.Origin = r.resultTrust(call.Name, out.Arguments, out.Result)
+		d.Media = media.Media
 	}
 	d.Edited, d.UserReason = out.Edited, out.UserReason
 	d.Redacted = redacted.Load()

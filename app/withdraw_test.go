@@ -27,6 +27,7 @@ type realDesktop struct {
 	app    *App
 	runner *Runner
 	ws     string
+	model  *testpeer.OpenAI // the scripted upstream
 }
 
 const realToken = "withdraw-token-0123456789abcdef"
@@ -40,7 +41,8 @@ func newRealDesktop(t *testing.T, toolTimeout int, policy string, moreAgents ...
 // by tweak (nil: none).
 func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func(*ToolRunnerOptions), moreAgents ...string) *realDesktop {
 	t.Helper()
-	up := httptest.NewServer(testpeer.NewOpenAI())
+	model := testpeer.NewOpenAI()
+	up := httptest.NewServer(model)
 	t.Cleanup(up.Close)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws") // an agent's "{{WS}}" is the workspace's path
@@ -82,7 +84,7 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Shutdown(a); runner.Close() })
-	return &realDesktop{c: c, app: a, runner: runner, ws: ws}
+	return &realDesktop{c: c, app: a, runner: runner, ws: ws, model: model}
 }
 
 // waitPrompt waits for the first pending prompt.

@@ -166,7 +166,7 @@ func (s *Service) handleCancel(w http.ResponseWriter, r *http.Request) error {
 // handleToolResult is POST /v1/tools/result.
 func (s *Service) handleToolResult(w http.ResponseWriter, r *http.Request) error {
 	var req api.ToolResultRequest
-	if err := httpapi.DecodeJSON(w, r, &req, s.cfg().MaxBodyBytes); err != nil {
+	if err := httpapi.DecodeJSON(w, r, &req, max(s.cfg().MaxBodyBytes, chatrt.MaxChatBody)); err != nil { // a tool's images and audio, as a message's attachments
 		return err
 	}
 	if req.ToolResult.ID == "" {

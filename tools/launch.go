@@ -143,6 +143,16 @@ func (e *Executor) prepareOpenURL(args json.RawMessage) (*call, error) {
 	}}, nil
 }
 
+// OpenPath opens an absolute path with the desktop's default handler (the
+// launcher of open_url), for an action of the user's in the window such as
+// the MCP panel's "Open mcp.json"; no model asks for it.
+func (e *Executor) OpenPath(ctx context.Context, path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("%w: %q is not an absolute path", ErrBadArguments, path)
+	}
+	return e.launch(ctx, e.openArgv(path))
+}
+
 // openArgv opens a URL or an absolute path with the default handler.
 func (e *Executor) openArgv(target string) [][]string {
 	switch e.opts.GOOS {

@@ -170,6 +170,7 @@ type Manager struct {
 	approved  map[string]string // server → ApprovalHash of its approved entry
 	fileHash  string            // approved.Hash of the mcp.json applied last
 	subs      []chan struct{}
+	resync    []chan struct{}
 	calls     map[string]func(Progress) // progress token → sink
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -526,6 +527,28 @@ func (m *Manager) Changed() <-chan struct{} {
 	ch := make(chan struct{})
 	m.mu.Lock()
 	m.subs = append(m.subs, ch)
+	m.mu.Unlock()
+	return ch
+}
+
+// Resync asks whoever hands the catalogue on (app.SyncMCPCatalog) to send
+// it again although nothing changed here: its receiver may have lost it (a
+// service that restarted).
+func (m *Manager) Resync() {
+	m.mu.Lock()
+	subs := m.resync
+	m.resync = nil
+	m.mu.Unlock()
+	for _, ch := range subs {
+		close(ch)
+	}
+}
+
+// ResyncWanted returns a channel closed at the next Resync.
+func (m *Manager) ResyncWanted() <-chan struct{} {
+	ch := make(chan struct{})
+	m.mu.Lock()
+	m.resync = append(m.resync, ch)
 	m.mu.Unlock()
 	return ch
 }
@@ -911,7 +934,7 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	case err != nil:
 		return "", fmt.Errorf("%s: MCP server %q: %w", name, server, err)
 	}
-	text := m.render(res)
+	text := m.render(res, mediaSink(ctx))
 	if res.IsError {
 		return "", fmt.Errorf("%s: the tool reported an error: %s", name, text)
 	}

@@ -4,6 +4,7 @@
 // mounts itself (mountMCP): a button beside About and its own section, fed
 // by the MCPPanel binding (app/mcp.go) and its "mcp:servers" events.
 import { errText, on, openExternal } from "./bridge";
+import type { SlashArgument, SlashItem } from "./slash";
 import { h } from "./view";
 
 export { progressLine, type MCPProgress } from "./lazy";
@@ -64,6 +65,56 @@ interface MCPPanelAPI {
   /** Starts the sign-in; resolves to the address to open in the browser. */
   MCPSignIn(name: string): Promise<string>;
   MCPSignOut(name: string): Promise<void>;
+  MCPPrompts(): Promise<MCPPrompt[]>;
+  MCPOpenConfig(): Promise<void>;
+  MCPResources(): Promise<MCPResource[]>;
+  MCPReadResource(server: string, uri: string): Promise<{ name: string; content: string }>;
+  MCPGetPrompt(server: string, name: string, args: Record<string, string>): Promise<string>;
+}
+
+/** One resource, or resource template, of an MCP server (mcp.Resource). */
+export interface MCPResource {
+  server: string;
+  uri?: string;
+  uriTemplate?: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+/** The event the composer takes an attachment from (conversation.ts). */
+export const ATTACH_EVENT = "jarvis:attach";
+
+/** One prompt of an MCP server (mcp.Prompt). */
+export interface MCPPrompt {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: SlashArgument[];
+}
+
+let promptCache: { at: number; items: SlashItem[] } | undefined;
+
+/**
+ * The MCP servers' prompts as the composer's "/" menu items
+ * ("/server:prompt"), read again at most every 10 s; choosing one fills it
+ * (MCPGetPrompt) with the arguments asked for and puts its text in the
+ * composer.
+ */
+export async function mcpPromptItems(): Promise<SlashItem[]> {
+  if (promptCache && Date.now() - promptCache.at < 10_000) return promptCache.items;
+  const api = panelAPI();
+  const items = ((await api.MCPPrompts()) ?? []).map((p): SlashItem => ({
+    label: `/${p.server}:${p.name}`,
+    description: p.title && p.description ? `${p.title}: ${p.description}` : p.title || p.description,
+    source: `MCP ${p.server}`,
+    args: p.arguments ?? [],
+    run: (args) => api.MCPGetPrompt(p.server, p.name, args),
+  }));
+  promptCache = { at: Date.now(), items };
+  return items;
 }
 
 function panelAPI(): MCPPanelAPI {
@@ -73,6 +124,12 @@ function panelAPI(): MCPPanelAPI {
 }
 
 export interface MCPActions {
+  /** Opens mcp.json with the desktop's default handler. */
+  openConfig?(): void;
+  /** Lists the servers' resources and templates (the panel's Resources button). */
+  resources?(): Promise<MCPResource[]>;
+  /** Reads a resource and attaches it to the message being written. */
+  attach?(server: string, uri: string): void;
   approve(tool: string, hash: string): void;
   setTool(tool: string, on: boolean): void;
   setServer(server: string, on: boolean): void;
@@ -140,6 +197,46 @@ function switchBox(checked: boolean, label: string, change: (on: boolean) => voi
 }
 
 /** The panel's content for a state. */
+/**
+ * The Resources section: listed on demand (a server may have many); each
+ * resource has Attach, each template a field to fill its URI in first. An
+ * attached resource goes with the next message like an attached file, and
+ * counts as untrusted content under its server and URI.
+ */
+export function resourcesSection(act: MCPActions): HTMLElement {
+  const sec = h("section", { class: "mcp-resources", "data-mcp": "resources" });
+  const show = h("button", { class: "small", type: "button", "data-mcp": "show-resources" }, "Resources…");
+  const list = h("div", { class: "mcp-resource-list" });
+  show.addEventListener("click", async () => {
+    let rs: MCPResource[];
+    try {
+      rs = (await act.resources!()) ?? [];
+    } catch (e) {
+      list.replaceChildren(h("p", { class: "warn" }, errText(e)));
+      return;
+    }
+    list.replaceChildren();
+    if (!rs.length) list.append(h("p", { class: "hint" }, "No server lists resources."));
+    for (const r of rs) {
+      const label = `${r.server}: ${r.title || r.name}`;
+      const row = h("div", { class: "mcp-resource", "data-mcp-resource": r.uri ?? r.uriTemplate ?? "" }, h("strong", {}, label), h("span", { class: "hint mono" }, ` ${r.uri ?? r.uriTemplate}`));
+      if (r.description) row.append(h("div", { class: "hint" }, r.description));
+      const btn = h("button", { class: "small", type: "button", "data-mcp": "attach-resource" }, "Attach");
+      if (r.uri) {
+        btn.addEventListener("click", () => act.attach?.(r.server, r.uri!));
+        row.append(btn);
+      } else {
+        const field = h("input", { type: "text", class: "mono", value: r.uriTemplate ?? "", "aria-label": `The URI of ${label}` }) as HTMLInputElement;
+        btn.addEventListener("click", () => act.attach?.(r.server, field.value));
+        row.append(h("div", {}, field, btn));
+      }
+      list.append(row);
+    }
+  });
+  sec.append(show, list);
+  return sec;
+}
+
 export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
   const root = h("div", { class: "mcp" });
   if (st.configError) root.append(h("p", { class: "warn", "data-mcp": "config-error" }, `mcp.json was not applied: ${st.configError}`));
@@ -166,7 +263,13 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     box.append(ok);
     root.append(box);
   }
+  if (act.openConfig) {
+    const open = h("button", { class: "small", type: "button", "data-mcp": "open-config", title: `Open ${st.configPath} in your editor; servers it adds or changes wait for your approval here` }, "Open mcp.json");
+    open.addEventListener("click", () => act.openConfig!());
+    root.append(open);
+  }
   root.append(addForm(act));
+  if (act.resources && st.servers.some((x) => x.state === "ready")) root.append(resourcesSection(act));
   if (!st.servers.length) {
     root.append(h("p", { class: "hint" }, `No MCP servers. Add one here, or to ${st.configPath} (the "mcpServers" shape of Claude Desktop), or run “jarvis mcp import”.`));
     return root;
@@ -253,6 +356,17 @@ export function mountMCP(flash: (msg: string, good?: boolean) => void): void {
           }),
       ),
     signOut: (srv) => run(panelAPI().MCPSignOut(srv).then(() => flash(`Signed out of ${srv}.`, true))),
+    resources: () => panelAPI().MCPResources(),
+    openConfig: () => run(panelAPI().MCPOpenConfig()),
+    attach: (srv, uri) =>
+      run(
+        panelAPI()
+          .MCPReadResource(srv, uri)
+          .then((a) => {
+            document.dispatchEvent(new CustomEvent(ATTACH_EVENT, { detail: a }));
+            flash(`Attached ${a.name} to your next message.`, true);
+          }),
+      ),
   };
   const draw = () => {
     if (!state) return;

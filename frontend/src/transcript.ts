@@ -89,6 +89,22 @@ export interface ToolCard {
   source?: string;
   /** Secret values were removed from the result before it was stored or sent to the model. */
   redacted?: boolean;
+  /** Images and audio the tool returned (an MCP tool's), shown on the card. */
+  media?: ToolMedia[];
+}
+
+/** One slash command of an ACP agent (api.AgentCommand). */
+export interface AgentCommand {
+  name: string;
+  description?: string;
+  hint?: string;
+}
+
+/** One image or audio clip of a tool's result (api.Media). */
+export interface ToolMedia {
+  type: string; // "image" | "audio"
+  mimeType: string;
+  data: string; // base64
 }
 
 export interface StreamEvent {
@@ -109,6 +125,8 @@ export interface Effect {
 export class Transcript {
   items: Item[] = [];
   running = false;
+  /** The slash commands the session's ACP agent offers (agent.commands), for the composer's "/" menu. */
+  commands: AgentCommand[] = [];
   private n = 0;
   private byKey = new Map<string, Item>();
   // Deltas of a round-table turn that repeat its result's Markdown (the
@@ -473,6 +491,7 @@ export class Transcript {
         }
         t.ok = !!d.ok;
         if (d.redacted) t.redacted = true;
+        if (Array.isArray(d.media) && d.media.length) t.media = d.media;
         t.result = d.result ?? "";
         t.error = d.error ?? undefined;
         t.pending = false;
@@ -512,6 +531,9 @@ export class Transcript {
         this.running = false;
         break;
       }
+      case "agent.commands":
+        this.commands = Array.isArray(d.commands) ? d.commands.filter((c: any) => c && typeof c.name === "string") : [];
+        break;
       case "status": {
         const kind = String(d.kind ?? "");
         if (kind === "plan") {
@@ -547,7 +569,7 @@ export class Transcript {
   }
 
   /** Records the desktop gate's decision on a call (tool:decision). */
-  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string; redacted?: boolean }): Effect {
+  decide(d: { callId: string; tool: string; arguments: unknown; edited?: boolean; class: string; decision: string; decidedBy: string; reason?: string; ok: boolean; result?: string; error?: string; redacted?: boolean; media?: ToolMedia[] }): Effect {
     const eff: Effect = { changed: [], removed: [] };
     const it = this.toolItem(d.callId, eff, d.tool);
     const t = it.tool!;
@@ -555,6 +577,7 @@ export class Transcript {
     Object.assign(t, { class: d.class, decision: d.decision, decidedBy: d.decidedBy, edited: d.edited, ok: d.ok, pending: false });
     if (d.edited) t.arguments = d.arguments;
     if (d.result !== undefined) t.result = d.result;
+    if (d.media?.length) t.media = d.media;
     if (d.error) t.error = d.error;
     if (d.reason && !t.reason) t.reason = d.reason;
     eff.changed.push(it.key);

@@ -71,11 +71,11 @@ type OpenAI struct {
 	Model string
 	// APIKey, when set, is the only key accepted: any request without
 	// "Authorization: Bearer <APIKey>" gets OpenAI's 401 invalid_api_key.
-	APIKey string
-
+	APIKey    string
 	mu        sync.Mutex
-	maxPrompt int // the largest prompt received, in tokens
-	overflows int // requests refused for passing ContextLimit
+	noImages  bool // SetNoImages
+	maxPrompt int  // the largest prompt received, in tokens
+	overflows int  // requests refused for passing ContextLimit
 	requests  []openai.ChatCompletionRequest
 	auths     []string // Authorization header of each request
 	calls     int
@@ -90,6 +90,15 @@ func (o *OpenAI) Authorizations() []string {
 
 // NewOpenAI returns a scripted server.
 func NewOpenAI() *OpenAI { return &OpenAI{} }
+
+// SetNoImages makes it a model that does not read images (on) or one that
+// does: a request carrying an image part gets a 400, as text-only servers
+// answer.
+func (o *OpenAI) SetNoImages(on bool) {
+	o.mu.Lock()
+	o.noImages = on
+	o.mu.Unlock()
+}
 
 // Requests returns the requests received so far.
 func (o *OpenAI) Requests() []openai.ChatCompletionRequest {
@@ -139,10 +148,17 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.MaxTokens = req.MaxCompletionTokens // OpenAI's newer name for it
 	}
 	over := o.ContextLimit > 0 && prompt+req.MaxTokens > o.ContextLimit
+	refuse := o.noImages && HasImages(req)
 	if over {
 		o.overflows++
 	}
 	o.mu.Unlock()
+	if refuse {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":{"message":"image input is not supported by this model","type":"invalid_request_error","code":null}}`))
+		return
+	}
 	if over {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -340,9 +356,14 @@ func Directives(req openai.ChatCompletionRequest) Script {
 		return Script{Deltas: []string{"Hello."}}
 	}
 	last := req.Messages[len(req.Messages)-1]
+	end := len(req.Messages) - 1
+	if n := len(req.Messages); last.Role == openai.ChatMessageRoleUser && n > 1 && req.Messages[n-2].Role == openai.ChatMessageRoleTool {
+		// The images of the tool results before it: still an answer to them.
+		end, last = n-2, req.Messages[n-2]
+	}
 	if last.Role == openai.ChatMessageRoleTool {
 		var results []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == openai.ChatMessageRoleTool; i-- {
+		for i := end; i >= 0 && req.Messages[i].Role == openai.ChatMessageRoleTool; i-- {
 			results = append([]string{req.Messages[i].Content}, results...)
 		}
 		return Script{Deltas: words("Tool results: " + strings.Join(results, "; "))}
@@ -386,6 +407,18 @@ func Directives(req openai.ChatCompletionRequest) Script {
 		sc.Deltas = words("You said: " + strings.TrimSpace(directive.ReplaceAllString(text, "")))
 	}
 	return sc
+}
+
+// HasImages says whether req carries an image part.
+func HasImages(req openai.ChatCompletionRequest) bool {
+	for _, m := range req.Messages {
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var numberedCache sync.Map // int → []string

@@ -129,6 +129,18 @@ type Event struct {
 	// (not through Jarvis's terminals): reported once it ended, for the
 	// record; no gate decided it.
 	AgentTool *AgentTool
+	// Commands is the agent's whole list of slash commands when it changed
+	// (available_commands_update; never nil then, maybe empty).
+	Commands []SlashCommand
+}
+
+// SlashCommand is one of the agent's slash commands: the user runs it by
+// sending "/Name input" as the prompt's text.
+type SlashCommand struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Hint describes the input typed after the name; "" when it takes none.
+	Hint string `json:"hint,omitempty"`
 }
 
 // AgentTool is one tool call of kind "execute" the agent ran on its own.
@@ -291,7 +303,13 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 		onEvent(Event{Notice: fmt.Sprintf("the agent does not take images: the %d attached image(s) were not sent, only the text", len(images))})
 		images = nil
 	}
-	blocks = append(append(blocks, images...), acp.TextBlock(in.Text))
+	if strings.HasPrefix(strings.TrimSpace(in.Text), "/") {
+		// A slash command: agents recognize one only at the prompt's
+		// start, so it goes before the instructions and the summary.
+		blocks = append([]acp.ContentBlock{acp.TextBlock(in.Text)}, append(blocks, images...)...)
+	} else {
+		blocks = append(append(blocks, images...), acp.TextBlock(in.Text))
+	}
 	var buf strings.Builder
 	turnCtx, endTurn := context.WithCancel(context.WithoutCancel(ctx))
 	defer endTurn()
@@ -724,6 +742,18 @@ func (a *Agent) Close() error {
 		a.stop(p)
 	}
 	return nil
+}
+
+// Commands is the agent process's latest list of slash commands
+// (available_commands_update, kept between turns); nil before any.
+func (a *Agent) Commands() []SlashCommand {
+	a.mu.Lock()
+	p := a.p
+	a.mu.Unlock()
+	if p == nil || p.client == nil {
+		return nil
+	}
+	return p.client.availableCommands()
 }
 
 // Running reports whether an agent process is up (for tests and status).

@@ -42,6 +42,15 @@ type client struct {
 	denied  []string          // titles of the permission requests the user denied
 	pending []context.CancelFunc
 	terms   terminals // the commands run for the agent (terminal.go)
+	// commands is the agent's latest list of slash commands, kept
+	// outside turns too (agents send it right after session/new).
+	commands []SlashCommand
+}
+
+func (c *client) availableCommands() []SlashCommand {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commands
 }
 
 var _ acp.Client = (*client)(nil)
@@ -231,6 +240,19 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		if ran != nil {
 			c.publish(Event{AgentTool: ran})
 		}
+	case u.AvailableCommandsUpdate != nil:
+		cmds := make([]SlashCommand, 0, len(u.AvailableCommandsUpdate.AvailableCommands))
+		for _, ac := range u.AvailableCommandsUpdate.AvailableCommands {
+			cmd := SlashCommand{Name: ac.Name, Description: ac.Description}
+			if ac.Input != nil && ac.Input.Unstructured != nil {
+				cmd.Hint = ac.Input.Unstructured.Hint
+			}
+			cmds = append(cmds, cmd)
+		}
+		c.mu.Lock()
+		c.commands = cmds
+		c.mu.Unlock()
+		c.publish(Event{Commands: cmds})
 	case u.Plan != nil:
 		var plan []PlanEntry
 		for _, e := range u.Plan.Entries {

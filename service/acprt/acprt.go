@@ -62,6 +62,8 @@ func New(env turn.Env, opts Options) *Runtime { return &Runtime{env: env, opts: 
 type acpEntry struct {
 	a   *acpagent.Agent
 	key string // the config it was started with: a change restarts it
+	// commands are the slash commands last published (agent.commands), as JSON.
+	commands string
 }
 
 // acpAgent returns the session's agent, starting afresh when its config changed.
@@ -199,8 +201,13 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		case ev.AgentTool != nil:
 			ran++
 			rt.publishAgentTool(t, agent, ran, *ev.AgentTool)
+		case ev.Commands != nil:
+			rt.publishCommands(t, ev.Commands)
 		}
 	})
+	// Agents send their commands right after session/new, often before the
+	// turn begins: the latest list, if not published yet.
+	rt.publishCommands(t, a.Commands())
 	if note := acpSessionNote(agent.DisplayName, res); note != "" {
 		rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: note, Kind: "agent_status", TurnID: t.ID})
 	}
@@ -234,6 +241,28 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	meta, _ := json.Marshal(m)
 	answer := store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "assistant", Content: res.Text, Meta: string(meta)}
 	return turn.Outcome{Final: res.Text, Last: &answer}
+}
+
+// publishCommands publishes the agent's slash commands (agent.commands)
+// unless they are the ones last published for the session.
+func (rt *Runtime) publishCommands(t *turn.Turn, cmds []acpagent.SlashCommand) {
+	b, err := json.Marshal(cmds)
+	if err != nil {
+		return
+	}
+	rt.mu.Lock()
+	e := rt.bySess[t.SessionID]
+	if e == nil || e.commands == string(b) || (cmds == nil && e.commands == "") {
+		rt.mu.Unlock()
+		return
+	}
+	e.commands = string(b)
+	rt.mu.Unlock()
+	out := make([]api.AgentCommand, 0, len(cmds))
+	for _, c := range cmds {
+		out = append(out, api.AgentCommand(c))
+	}
+	rt.env.Publisher.Publish(t.SessionID, api.EventAgentCommands, api.AgentCommandsEvent{Commands: out, TurnID: t.ID})
 }
 
 // publishAgentTool reports one command the ACP agent ran itself, inside

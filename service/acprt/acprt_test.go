@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -249,5 +250,64 @@ func TestACPSessionLoadedAfterServiceRestart(t *testing.T) {
 		if ev.Type == api.EventStatus && strings.Contains(string(ev.Data), "new one") {
 			t.Fatalf("a status said a new conversation started: %s", ev.Data)
 		}
+	}
+}
+
+// commandsEvents are the agent.commands events recorded so far.
+func (f *fixture) commandsEvents(t *testing.T) []api.AgentCommandsEvent {
+	t.Helper()
+	var out []api.AgentCommandsEvent
+	for _, ev := range f.rec.Events() {
+		if ev.Type != api.EventAgentCommands {
+			continue
+		}
+		var c api.AgentCommandsEvent
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestACPSlashCommands: the agent's available_commands_update (sent with
+// session/new, before the turn began) is published as agent.commands with
+// the whole list; "/review the diff" reaches the agent as the prompt's
+// first block, before Jarvis's instructions; a new list during a later
+// turn is published again, an unchanged one is not.
+func TestACPSlashCommands(t *testing.T) {
+	t.Setenv("SCRIPTED_COMMANDS", "1")
+	f := newFixture(t)
+	tt, sess := turntest.Begin(t, f.env, "coder", "/review the diff")
+	if o := f.run(tt, sess); o.Fail != nil || o.Final != "ran /review with input: the diff (first block: yes, before 1 more)" {
+		t.Fatalf("outcome %+v", o)
+	}
+	evs := f.commandsEvents(t)
+	want := []api.AgentCommand{{Name: "review", Description: "Review the changes", Hint: "what to review"}, {Name: "init", Description: "Write AGENTS.md"}}
+	if len(evs) != 1 || !reflect.DeepEqual(evs[0].Commands, want) || evs[0].TurnID != tt.ID {
+		t.Fatalf("agent.commands events %+v", evs)
+	}
+
+	again := func(text string) turn.Outcome {
+		next := &turn.Turn{ID: turn.NewID("t_"), SessionID: sess.ID, Done: make(chan struct{}), User: store.Message{SessionID: sess.ID, Role: "user", Content: text},
+			Stored: func() (int64, error) { return 0, nil }}
+		return f.run(next, sess)
+	}
+	if o := again("whoami"); o.Fail != nil {
+		t.Fatalf("second turn %+v", o)
+	}
+	if n := len(f.commandsEvents(t)); n != 1 {
+		t.Fatalf("an unchanged list was published again: %d events", n)
+	}
+	if o := again("morecommands"); o.Fail != nil || o.Final != "three commands now" {
+		t.Fatalf("third turn %+v", o)
+	}
+	evs = f.commandsEvents(t)
+	if len(evs) != 2 || len(evs[1].Commands) != 3 || evs[1].Commands[2].Name != "compact" {
+		t.Fatalf("the new list: %+v", evs)
+	}
+	// In a session whose ACP session is not new, a command is the only block.
+	if o := again("/init"); o.Fail != nil || o.Final != "ran /init with input:  (first block: yes)" {
+		t.Fatalf("/init %+v", o)
 	}
 }

@@ -252,7 +252,7 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 				continue // its call is in the summary (never split by compaction; a safeguard)
 			}
 			answered[m.ToolCallID] = true
-			c.add(llm.Message{Role: "tool", Content: m.Content, ToolCallID: m.ToolCallID}, m.ID)
+			c.add(llm.Message{Role: "tool", Content: m.Content, ToolCallID: m.ToolCallID, Images: turn.Images(m.Meta)}, m.ID)
 		}
 	}
 	closeOpen()

@@ -1,6 +1,10 @@
 package chatrt
 
 import (
+	"encoding/base64"
+	"strings"
+
+	"jarvis/api"
 	"jarvis/service/llm"
 	"jarvis/service/turn"
 )
@@ -23,4 +27,48 @@ func (c *convo) hasImages() bool {
 // server refused: most likely a model that does not read images.
 func imagesRefused(model string, le *llm.Error) turn.Outcome {
 	return turn.Failed("images_unsupported", "The model %s refused a message with an image; it may not read images (the server said: %s). Choose a model that does (a vision model) in the model switch, or send the message without the image.", model, le.Message)
+}
+
+// toolImages are the images of a tool's result a model can be sent, as
+// data URLs: PNG, JPEG, GIF or WebP whose base64 is valid, within the caps
+// of a message's attachments. Audio, and images beyond the caps, stay
+// named in the result's text only.
+func toolImages(r api.ToolResult) []string {
+	if !r.OK {
+		return nil
+	}
+	var out []string
+	total := 0
+	for _, m := range r.Media {
+		if m.Type != "image" || !imageTypes[strings.ToLower(m.MIMEType)] {
+			continue
+		}
+		n := base64.StdEncoding.DecodedLen(len(m.Data))
+		if _, err := base64.StdEncoding.DecodeString(m.Data); err != nil || n > api.MaxAttachmentBytes || total+n > api.MaxMessageBytes {
+			continue
+		}
+		total += n
+		out = append(out, m.DataURL())
+	}
+	return out
+}
+
+// toolImagesLeftOut ends a tool result whose images a model refused.
+const toolImagesLeftOut = "\n[Jarvis: the model was not sent this result's images: it refused a request with images.]"
+
+// dropToolImages leaves the tools' images out of c (a model that refused a
+// request with them: most likely one that does not read images) and says
+// so in each such result; false when c had none.
+func (c *convo) dropToolImages() bool {
+	dropped := false
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.msg.Role == "tool" && len(e.msg.Images) > 0 {
+			e.msg.Images = nil
+			e.msg.Content += toolImagesLeftOut
+			e.tokens = estimateMessage(e.msg)
+			dropped = true
+		}
+	}
+	return dropped
 }

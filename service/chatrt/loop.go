@@ -170,6 +170,12 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			})
 			cancel()
 			var le *llm.Error
+			if !retried && errors.As(err, &le) && le.Code == llm.CodeBadRequest && conv.dropToolImages() {
+				// A model that does not read images: the tools' images
+				// are left out and the step sent again (images.go).
+				rt.env.Log.Info("the model refused a request with a tool's images; sent again without them", "session", t.SessionID, "model", model)
+				continue
+			}
 			if retried || !errors.As(err, &le) || le.Code != llm.CodeContextOverflow {
 				break
 			}
@@ -250,13 +256,13 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		}
 		results := rt.runToolCalls(ctx, t, agent, reply.ToolCalls, modelIDs)
 		for i, tc := range reply.ToolCalls {
-			content := toolContent(results[i])
+			content, images := toolContent(results[i]), toolImages(results[i]) // images.go
 			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID,
-				Meta: provenance.Meta("", provenance.Of(tc.Name, results[i])...)})
+				Meta: provenance.Meta(ImagesMeta(images), provenance.Of(tc.Name, results[i])...)})
 			if err != nil {
 				rt.env.Log.Error("store tool message", "err", err)
 			}
-			conv.add(llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID}, m.ID)
+			conv.add(llm.Message{Role: "tool", Content: content, ToolCallID: tc.ID, Images: images}, m.ID)
 			used += conv.entries[len(conv.entries)-1].tokens
 		}
 		if ctx.Err() != nil {

@@ -7,12 +7,14 @@ import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
-import type { Effect, Item } from "../transcript";
+import type { Effect, Item, ToolMedia } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
 import { fileIcon, mountAttachments, splitTextFiles, withTextFiles, type SentFile } from "../attach";
 import { plainError } from "../errors";
 import { riskWord } from "../prompt";
+import { agentItems, mountSlashMenu } from "../slash";
+import { ATTACH_EVENT, mcpPromptItems } from "../mcp";
 
 /** What the conversation view offers its host (the e2e build's benchmark hooks). */
 export interface ConversationView {
@@ -203,6 +205,11 @@ export function mountConversation(actions: Actions): ConversationView {
   });
 
   const attached = mountAttachments(document.getElementById("composer")!, (text) => store.publish("notice", { text, good: false })); // attach.ts
+  // A resource attached from the MCP panel (mcp.ts): a text file to the composer.
+  document.addEventListener(ATTACH_EVENT, (e) => {
+    const a = (e as CustomEvent<{ name: string; content: string }>).detail;
+    if (a?.name) attached.restore([{ name: a.name, size: a.content.length, kind: "text", content: a.content }]);
+  });
   const send = () => {
     const text = input.value;
     const files = attached.take();
@@ -216,6 +223,12 @@ export function mountConversation(actions: Actions): ConversationView {
       attached.restore(files);
     });
   };
+  // The "/" menu (slash.ts) before the Enter that sends: while it is open
+  // Enter chooses. Its sources: the agent's commands, the MCP prompts.
+  mountSlashMenu(input, [
+    () => agentItems(store.sessionId ? store.transcripts.get(store.sessionId)?.commands ?? [] : []),
+    mcpPromptItems,
+  ], (text) => store.publish("notice", { text, good: false }));
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -523,6 +536,35 @@ export function toolTarget(args: unknown): string {
   return "";
 }
 
+/** Image types the card shows (no SVG: an image that can hold script). */
+const shownImages = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const mediaURLs = new WeakMap<ToolMedia, string>();
+
+/**
+ * An image (inline) or audio clip (a player) of a tool's result, from a
+ * blob: URL (the window's CSP allows blob: images and media, no data: URL);
+ * undefined for another type or broken base64.
+ */
+export function mediaElement(m: ToolMedia): HTMLElement | undefined {
+  const mime = String(m.mimeType ?? "").toLowerCase();
+  const isImage = m.type === "image" && shownImages.has(mime);
+  const isAudio = m.type === "audio" && mime.startsWith("audio/");
+  if (!isImage && !isAudio) return undefined;
+  let url = mediaURLs.get(m); // one blob per clip, however often the card is drawn again
+  if (!url) {
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(atob(m.data), (c) => c.charCodeAt(0));
+    } catch {
+      return undefined;
+    }
+    url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: mime }));
+    mediaURLs.set(m, url);
+  }
+  if (isImage) return h("img", { class: "tool-media tool-image", src: url, alt: `image from the tool (${mime})` });
+  return h("audio", { class: "tool-media tool-audio", src: url, controls: "" });
+}
+
 /**
  * A tool call's card: one line (tool, what it acts on, risk and decision
  * badges) that opens on a click to the arguments and the result.
@@ -553,6 +595,10 @@ export function toolCard(it: Item): HTMLElement {
   card.append(h("div", { class: "tool-label" }, "Arguments"), h("pre", { class: "tool-args" }, JSON.stringify(t.arguments ?? {}, null, 2) + (t.edited ? "\n(edited by you)" : "")));
   if (!t.pending && (t.result || t.error)) {
     card.append(h("div", { class: "tool-label" }, t.ok ? "Result" : "Error"), h("pre", { class: "tool-result " + (t.ok ? "ok" : "failed") }, t.ok ? t.result ?? "" : t.error ?? t.result ?? ""));
+  }
+  for (const m of t.ok ? t.media ?? [] : []) {
+    const el = mediaElement(m);
+    if (el) card.append(el);
   }
   if (t.redacted) card.append(h("div", { class: "hint tool-redacted" }, "Secrets were removed from this result (shown as [redacted]) before it was saved or sent to the model."));
   return card;

@@ -24,11 +24,16 @@
 //	images              answers the image blocks of this prompt ("images: image/png …")
 //	exec                runs a command of its own (a tool call of kind execute with its
 //	                    rawInput, completed) and one through the client's terminal
+//	/NAME INPUT         one of its slash commands (SCRIPTED_COMMANDS=1): answers
+//	                    "ran /NAME with input: INPUT (first block: yes|no)"
+//	morecommands        sends a new command list (adds "compact") during the turn
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
 // ANTHROPIC_API_KEY is set; SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
-// offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts.
+// offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts;
+// SCRIPTED_COMMANDS=1 sends available_commands_update (review, with an
+// input hint, and init) right after session/new, as claude-code-acp does.
 package main
 
 import (
@@ -92,6 +97,9 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	a.n++
 	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
+	if os.Getenv("SCRIPTED_COMMANDS") == "1" {
+		a.say(context.Background(), acp.SessionId(id), commandsUpdate(false)) // before the answer, as an agent may
+	}
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
 }
 
@@ -112,6 +120,18 @@ func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOpti
 
 func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
 	return acp.SetSessionModeResponse{}, nil
+}
+
+// commandsUpdate is the agent's command list; more adds "compact".
+func commandsUpdate(more bool) acp.SessionUpdate {
+	cmds := []acp.AvailableCommand{
+		{Name: "review", Description: "Review the changes", Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "what to review"}}},
+		{Name: "init", Description: "Write AGENTS.md"},
+	}
+	if more {
+		cmds = append(cmds, acp.AvailableCommand{Name: "compact", Description: "Summarize the conversation"})
+	}
+	return acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}}
 }
 
 func (a *agent) say(ctx context.Context, sid acp.SessionId, u acp.SessionUpdate) {
@@ -137,7 +157,24 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 	}
 	cmd, arg, _ := strings.Cut(text, " ")
 	end := acp.PromptResponse{StopReason: acp.StopReasonEndTurn}
+	if len(blocks) > 0 && strings.HasPrefix(blocks[0], "/") {
+		// A slash command is the prompt's first block.
+		name, input, _ := strings.Cut(blocks[0], " ")
+		first := "yes"
+		if len(blocks) > 1 {
+			first = fmt.Sprintf("yes, before %d more", len(blocks)-1)
+		}
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("ran %s with input: %s (first block: %s)", name, input, first)))
+		return end, nil
+	}
+	if strings.HasPrefix(text, "/") {
+		a.say(ctx, sid, acp.UpdateAgentMessageText("a slash command that was not the first block (first block: no)"))
+		return end, nil
+	}
 	switch cmd {
+	case "morecommands":
+		a.say(ctx, sid, commandsUpdate(true))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("three commands now"))
 	case "stream":
 		a.say(ctx, sid, acp.UpdateAgentThoughtText("Thinking it over."))
 		a.say(ctx, sid, acp.UpdateAgentMessageText("Hello, "))
