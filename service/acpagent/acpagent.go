@@ -129,6 +129,28 @@ type Event struct {
 	// (not through Jarvis's terminals): reported once it ended, for the
 	// record; no gate decided it.
 	AgentTool *AgentTool
+	// Choices are the session's modes and models and the current ones:
+	// sent when a session opens, when a choice is applied, and when the
+	// agent changes its mode itself (current_mode_update).
+	Choices *Choices
+	// Diff is a file change a tool call of the agent's reported (its
+	// content of type diff), once the call completed.
+	Diff *Diff
+}
+
+// Diff is one file change the agent reported.
+type Diff struct {
+	ToolCallID string
+	Title      string
+	Path       string
+	// Old is the text before (nil: a new file); New the text after.
+	Old *string
+	New string
+	// Checkpointed is true when Jarvis wrote the file for the agent this
+	// turn (fs/write_text_file, through the gate): the desktop saved it
+	// before, so the turn's undo restores it. False: the agent wrote it
+	// itself and Jarvis holds no copy of the file as it was.
+	Checkpointed bool
 }
 
 // AgentTool is one tool call of kind "execute" the agent ran on its own.
@@ -207,6 +229,12 @@ type Agent struct {
 	sessionID string // the ACP session, kept across process restarts
 	instrKey  string // the instructions the ACP session started with (Input.key)
 	closed    bool
+	// choices are the open session's modes and models (choices.go);
+	// choicesSent whether a turn has reported them since they changed;
+	// want the user's choice, sent to each session.
+	choices     Choices
+	choicesSent bool
+	want        struct{ Mode, Model string }
 }
 
 // New validates opts. It starts nothing: the first Prompt does.
@@ -272,11 +300,29 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	if err != nil {
 		return Result{}, err
 	}
+	a.mu.Lock()
+	if in.Mode != "" {
+		a.want.Mode = in.Mode
+	}
+	if in.Model != "" {
+		a.want.Model = in.Model
+	}
+	a.mu.Unlock()
 	p, o, err := a.ready(ctx, in.key())
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{SessionID: p.sessionID, SessionLost: o.lost, InstructionsChanged: o.changed}
+	notes, err := a.apply(ctx, p)
+	for _, n := range notes {
+		onEvent(Event{Notice: n})
+	}
+	if err != nil {
+		onEvent(Event{Notice: err.Error()})
+	}
+	if c, ok := a.unsent(); ok {
+		onEvent(Event{Choices: &c})
+	}
 	var blocks []acp.ContentBlock
 	if o.fresh && strings.TrimSpace(in.Instructions) != "" {
 		blocks = append(blocks, instructionsBlock(in.Instructions))
@@ -502,10 +548,11 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 		// The agent replays the conversation as session/update
 		// notifications: they are history, not this turn's output.
 		p.client.replaying(true)
-		_, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+		resp, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
 		p.client.replaying(false)
 		if err == nil {
 			p.sessionID = prev
+			a.openedChoices(choicesOf(resp.Modes, resp.Models))
 		} else {
 			a.log.Info("acpagent: session/load failed; starting a new session", "err", err)
 		}
@@ -536,6 +583,7 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 	a.mu.Lock()
 	a.sessionID, a.instrKey = p.sessionID, key
 	a.mu.Unlock()
+	a.openedChoices(choicesOf(resp.Modes, resp.Models))
 	return p, o, nil
 }
 
@@ -595,7 +643,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	}
 	a.log.Info("acpagent: started", "pid", cmd.Process.Pid)
 	p.guard = newGuard(stdout, a.opts.MaxLine)
-	p.client = &client{root: a.opts.WorkDir, log: a.log}
+	p.client = &client{root: a.opts.WorkDir, log: a.log, modeChanged: a.modeChanged}
 	p.conn = acp.NewClientSideConnection(p.client, stdin, p.guard.out)
 	p.conn.SetLogger(a.log)
 	go func() {

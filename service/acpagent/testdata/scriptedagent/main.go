@@ -24,11 +24,18 @@
 //	images              answers the image blocks of this prompt ("images: image/png …")
 //	exec                runs a command of its own (a tool call of kind execute with its
 //	                    rawInput, completed) and one through the client's terminal
+//	mode                answers the session's mode and model ("mode=ask model=small")
+//	leaveplan           switches itself to mode "code" (current_mode_update)
+//	edit PATH TEXT      an edit tool call whose content is a diff of PATH, written with
+//	                    TEXT through the client (fs/write_text_file), completed
+//	selfedit PATH TEXT  the same, the file written by the agent itself
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
 // ANTHROPIC_API_KEY is set; SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
-// offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts.
+// offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts;
+// SCRIPTED_MODES=1 offers the modes ask, code and plan (ask first) and the
+// models small and large (small first), with set_mode and set_model.
 package main
 
 import (
@@ -48,6 +55,35 @@ type agent struct {
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
 	n        int // sessions created
+	mode     map[string]string
+	model    map[string]string
+}
+
+var (
+	modes  = []acp.SessionMode{{Id: "ask", Name: "Ask"}, {Id: "code", Name: "Code"}, {Id: "plan", Name: "Plan"}}
+	models = []acp.ModelInfo{{ModelId: "small", Name: "Small"}, {ModelId: "large", Name: "Large"}}
+)
+
+// offers gives a session's modes and models (SCRIPTED_MODES=1).
+func (a *agent) offers(sid string) (*acp.SessionModeState, *acp.SessionModelState) {
+	if os.Getenv("SCRIPTED_MODES") != "1" {
+		return nil, nil
+	}
+	if a.mode[sid] == "" {
+		a.mode[sid], a.model[sid] = "ask", "small"
+	}
+	return &acp.SessionModeState{AvailableModes: modes, CurrentModeId: acp.SessionModeId(a.mode[sid])},
+		&acp.SessionModelState{AvailableModels: models, CurrentModelId: acp.ModelId(a.model[sid])}
+}
+
+func (a *agent) UnstableSetSessionModel(_ context.Context, r acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
+	for _, m := range models {
+		if string(m.ModelId) == string(r.ModelId) {
+			a.model[string(r.SessionId)] = string(r.ModelId)
+			return acp.UnstableSetSessionModelResponse{}, nil
+		}
+	}
+	return acp.UnstableSetSessionModelResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such model"})
 }
 
 func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -92,14 +128,16 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	a.n++
 	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
-	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+	md, ml := a.offers(id)
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: md, Models: ml}, nil
 }
 
 func (a *agent) LoadSession(ctx context.Context, r acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	// A real agent replays the conversation; the client must not show it.
 	_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: r.SessionId, Update: acp.UpdateAgentMessageText("old history")})
 	a.sessions[string(r.SessionId)] = true
-	return acp.LoadSessionResponse{}, nil
+	md, ml := a.offers(string(r.SessionId))
+	return acp.LoadSessionResponse{Modes: md, Models: ml}, nil
 }
 
 func (a *agent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
@@ -110,8 +148,14 @@ func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOpti
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
 }
 
-func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
-	return acp.SetSessionModeResponse{}, nil
+func (a *agent) SetSessionMode(_ context.Context, r acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	for _, m := range modes {
+		if m.Id == r.ModeId {
+			a.mode[string(r.SessionId)] = string(r.ModeId)
+			return acp.SetSessionModeResponse{}, nil
+		}
+	}
+	return acp.SetSessionModeResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such mode"})
 }
 
 func (a *agent) say(ctx context.Context, sid acp.SessionId, u acp.SessionUpdate) {
@@ -267,6 +311,33 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 			req.Command, req.Args = words[0], words[1:]
 		}
 		a.say(ctx, sid, acp.UpdateAgentMessageText(a.terminal(ctx, req)))
+	case "mode":
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("mode=%s model=%s", a.mode[string(sid)], a.model[string(sid)])))
+	case "leaveplan":
+		a.mode[string(sid)] = "code"
+		a.say(ctx, sid, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: "code"}})
+		a.say(ctx, sid, acp.UpdateAgentMessageText("coding now"))
+	case "edit", "selfedit":
+		path, content, _ := strings.Cut(arg, " ")
+		old, err := os.ReadFile(path)
+		diff := acp.ToolDiffContent(path, content)
+		if err == nil {
+			diff = acp.ToolDiffContent(path, content, string(old))
+		}
+		a.say(ctx, sid, acp.StartToolCall("call_edit", "Edit "+filepath.Base(path), acp.WithStartKind(acp.ToolKindEdit),
+			acp.WithStartStatus(acp.ToolCallStatusInProgress), acp.WithStartContent([]acp.ToolCallContent{diff})))
+		if cmd == "edit" {
+			_, err = a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: sid, Path: path, Content: content})
+		} else {
+			err = os.WriteFile(path, []byte(content), 0o644)
+		}
+		if err != nil {
+			a.say(ctx, sid, acp.UpdateToolCall("call_edit", acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+			a.say(ctx, sid, acp.UpdateAgentMessageText("edit failed: "+err.Error()))
+			break
+		}
+		a.say(ctx, sid, acp.UpdateToolCall("call_edit", acp.WithUpdateStatus(acp.ToolCallStatusCompleted), acp.WithUpdateContent([]acp.ToolCallContent{diff})))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("edited "+path))
 	case "whoami":
 		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d session=%s", os.Getpid(), sid)))
 	default:
@@ -303,7 +374,7 @@ func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) str
 }
 
 func main() {
-	a := &agent{sessions: map[string]bool{}}
+	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}}
 	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 	<-a.conn.Done()
 }
