@@ -174,6 +174,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	}
 	in := acpagent.Input{Text: t.User.Content, Images: turn.Images(t.User.Meta), Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
 		History: func() []acpagent.Message { return rt.history(t) }}
+	in.Mode, in.Model = chosen(sess) // the user's choice, kept with the session (choices.go)
 	// A coding agent reads files, pages and tool output itself, where Jarvis
 	// cannot see: its context counts as untrusted (service/provenance), so
 	// its calls that would send data out ask before they run.
@@ -199,6 +200,11 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		case ev.AgentTool != nil:
 			ran++
 			rt.publishAgentTool(t, agent, ran, *ev.AgentTool)
+		case ev.Choices != nil:
+			c := apiChoices(*ev.Choices)
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: choicesText(agent.DisplayName, *ev.Choices), Kind: "agent_choices", TurnID: t.ID, Choices: &c})
+		case ev.Diff != nil:
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: diffText(agent.DisplayName, *ev.Diff), Kind: "diff", TurnID: t.ID, Diff: apiDiff(*ev.Diff)})
 		}
 	})
 	if note := acpSessionNote(agent.DisplayName, res); note != "" {
