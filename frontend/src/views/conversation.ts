@@ -7,6 +7,8 @@ import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
+import { diffCard } from "./diffcard";
+import { agentChoicePicker } from "./agentchoice";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
@@ -31,6 +33,13 @@ export function mountConversation(actions: Actions): ConversationView {
   const box = document.getElementById("messages")!;
   const input = document.getElementById("input") as HTMLTextAreaElement;
   const stopBtn = document.getElementById("stop")!;
+  // An ACP agent's modes and models, above the composer (agentchoice.ts).
+  const picker = agentChoicePicker(() => actions.api());
+  document.getElementById("composer")?.before(picker.el);
+  const showPicker = () => {
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    picker.show(store.sessionId, a?.provider === "acp");
+  };
   const els = new Map<string, HTMLElement>();
   let shownFrom = 0;
   // Whether the view follows the end: the user's own scrolling decides
@@ -153,11 +162,16 @@ export function mountConversation(actions: Actions): ConversationView {
       toEnd();
     }
     showStop();
+    showPicker();
   };
 
   const applyEffect = (sessionId: string, eff: Effect) => {
     if (eff.finished && store.speak && sessionId === store.sessionId) speak(eff.finished.text);
     if (sessionId !== store.sessionId) return;
+    if (eff.choices) {
+      showPicker(); // a new conversation's first turn: the picker learns its session
+      picker.set(sessionId, eff.choices);
+    }
     for (const k of eff.removed) {
       const gone = els.get(k);
       if (gone) sizes?.unobserve(gone);
@@ -378,6 +392,9 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       break;
     case "plan":
       el.replaceChildren(planCard(it.plan ?? []));
+      break;
+    case "diff":
+      el.replaceChildren(diffCard(it.diff!));
       break;
     case "thought": {
       const body = h("div", {});
