@@ -77,6 +77,19 @@ type Options struct {
 	// resumes it with session/load when the agent offers it and the
 	// instructions key is the same; else a new session starts.
 	Resume Resume
+	// MCP are MCP servers given to each ACP session (Jarvis's own
+	// endpoint, through which the agent reaches the desktop's MCP tools
+	// under its gate): sent as HTTP servers when the agent's
+	// mcpCapabilities.http is true; otherwise not sent, and the first
+	// turn's Notice says so.
+	MCP []MCPServer
+}
+
+// MCPServer is an MCP server reached over Streamable HTTP.
+type MCPServer struct {
+	Name    string
+	URL     string
+	Headers map[string]string
 }
 
 // Resume names an earlier ACP session and the instructions key it started with.
@@ -273,6 +286,7 @@ type process struct {
 	stderr      *tailBuffer
 	loadSession bool
 	images      bool // promptCapabilities.image: the agent takes image blocks
+	mcpHTTP     bool // mcpCapabilities.http: the agent takes MCP servers over HTTP
 	authMethods []acp.AuthMethod
 	sessionID   string // the ACP session open on this process
 }
@@ -322,6 +336,9 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	}
 	if c, ok := a.unsent(); ok {
 		onEvent(Event{Choices: &c})
+	}
+	if o.fresh && len(a.opts.MCP) > 0 && !p.mcpHTTP {
+		onEvent(Event{Notice: "the agent does not take MCP servers over HTTP: Jarvis's MCP tools were not given to it"})
 	}
 	var blocks []acp.ContentBlock
 	if o.fresh && strings.TrimSpace(in.Instructions) != "" {
@@ -548,7 +565,7 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 		// The agent replays the conversation as session/update
 		// notifications: they are history, not this turn's output.
 		p.client.replaying(true)
-		resp, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+		resp, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: a.mcpServers(p)})
 		p.client.replaying(false)
 		if err == nil {
 			p.sessionID = prev
@@ -565,7 +582,7 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 
 // newSession opens a new ACP session on p, started with the instructions key.
 func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened) (*process, opened, error) {
-	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}}
+	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: a.mcpServers(p)}
 	resp, err := p.conn.NewSession(ctx, req)
 	if id := a.keyMethod(p); id != "" && authRequired(err) {
 		// The key the method asks for is in the agent's environment (a
@@ -585,6 +602,23 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 	a.mu.Unlock()
 	a.openedChoices(choicesOf(resp.Modes, resp.Models))
 	return p, o, nil
+}
+
+// mcpServers are the MCP servers given to a session of p: Options.MCP
+// when the agent takes HTTP servers, else none.
+func (a *Agent) mcpServers(p *process) []acp.McpServer {
+	out := []acp.McpServer{}
+	if !p.mcpHTTP {
+		return out
+	}
+	for _, m := range a.opts.MCP {
+		hs := []acp.HttpHeader{}
+		for k, v := range m.Headers {
+			hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+		}
+		out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
+	}
+	return out
 }
 
 // authRequired reports the agent's "authentication required" error.
@@ -678,6 +712,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 		}
 		p.loadSession = r.resp.AgentCapabilities.LoadSession
 		p.images = r.resp.AgentCapabilities.PromptCapabilities.Image
+		p.mcpHTTP = r.resp.AgentCapabilities.McpCapabilities.Http
 		p.authMethods = r.resp.AuthMethods
 		return p, nil
 	case <-p.exited:

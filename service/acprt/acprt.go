@@ -27,6 +27,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/acpagent"
+	"jarvis/service/catalog"
 	"jarvis/service/config"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
@@ -43,6 +44,9 @@ type Options struct {
 	// apart from memory: a change starts a new ACP session.
 	Instructions    func(*config.Config, config.Agent) string
 	InstructionsKey func(*config.Config, config.Agent) string
+	// Catalog is the desktop's MCP tools, offered to ACP agents through
+	// Jarvis's MCP endpoint (mcp.go); nil: no endpoint.
+	Catalog *catalog.Catalog
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.
@@ -54,14 +58,16 @@ type Runtime struct {
 	// closing are the agents being stopped in the background (replaced,
 	// or their session deleted or cleared); Close waits for them.
 	closing sync.WaitGroup
+	mcp     mcpState
 }
 
 // New returns the ACP runtime.
 func New(env turn.Env, opts Options) *Runtime { return &Runtime{env: env, opts: opts} }
 
 type acpEntry struct {
-	a   *acpagent.Agent
-	key string // the config it was started with: a change restarts it
+	a       *acpagent.Agent
+	key     string // the config it was started with: a change restarts it
+	mcpHash string // its MCP token's hash (mcp.go), revoked with it
 }
 
 // acpAgent returns the session's agent, starting afresh when its config changed.
@@ -102,14 +108,17 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		if e.key == key {
 			return e.a, nil
 		}
+		rt.revoke(e.mcpHash)
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
+	servers, hash := rt.mcpFor(sessionID, agent)
 	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log,
-		Resume: rt.lastACPSession(sessionID)})
+		Resume: rt.lastACPSession(sessionID), MCP: servers})
 	if err != nil {
+		rt.revoke(hash)
 		return nil, err
 	}
-	rt.bySess[sessionID] = &acpEntry{a: a, key: key}
+	rt.bySess[sessionID] = &acpEntry{a: a, key: key, mcpHash: hash}
 	return a, nil
 }
 
@@ -122,6 +131,7 @@ func (rt *Runtime) Drop(sessionID string) {
 	delete(rt.bySess, sessionID)
 	rt.mu.Unlock()
 	if e != nil {
+		rt.revoke(e.mcpHash)
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
 }
@@ -134,6 +144,7 @@ func (rt *Runtime) Close() {
 	rt.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range entries {
+		rt.revoke(e.mcpHash)
 		wg.Go(func() { _ = e.a.Close() })
 	}
 	wg.Wait()
@@ -180,6 +191,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	// its calls that would send data out ask before they run.
 	t.Taint.Add(api.Source{Kind: "agent", Name: agent.AgentID, Detail: "a coding agent reads files and the web itself"})
 	host := &acpHost{w: rt.opts.Waiter, t: t, agent: agent}
+	defer rt.running(t)() // its MCP calls belong to this turn (mcp.go)
 	ran := 0
 	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {

@@ -23,11 +23,14 @@ import (
 // together); a longer change is shown by its path alone.
 const maxDiffText = 256 << 10
 
-// Routes are the picker's routes.
+// Routes are the picker's routes and Jarvis's MCP endpoint (mcp.go).
 func (rt *Runtime) Routes() []turn.Route {
 	return []turn.Route{
 		{Pattern: "GET /v1/sessions/{id}/agent-choice", Handle: rt.handleGetChoice},
 		{Pattern: "PUT /v1/sessions/{id}/agent-choice", Handle: rt.handlePutChoice},
+		{Pattern: "POST " + MCPPath, Handle: rt.handleMCP},
+		{Pattern: "GET " + MCPPath, Handle: rt.handleMCP},
+		{Pattern: "DELETE " + MCPPath, Handle: rt.handleMCP},
 	}
 }
 

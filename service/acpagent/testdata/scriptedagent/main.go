@@ -29,18 +29,23 @@
 //	edit PATH TEXT      an edit tool call whose content is a diff of PATH, written with
 //	                    TEXT through the client (fs/write_text_file), completed
 //	selfedit PATH TEXT  the same, the file written by the agent itself
+//	mcp TOOL JSON       calls TOOL with the JSON arguments on the first MCP server the
+//	                    session was given (HTTP, with its headers); answers the result
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
 // ANTHROPIC_API_KEY is set; SCRIPTED_NOINIT=1 never answers initialize; SCRIPTED_LOAD=1
 // offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts;
 // SCRIPTED_MODES=1 offers the modes ask, code and plan (ask first) and the
-// models small and large (small first), with set_mode and set_model.
+// models small and large (small first), with set_mode and set_model;
+// SCRIPTED_MCP_HTTP=1 takes MCP servers over HTTP (mcpCapabilities.http).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +53,7 @@ import (
 	"syscall"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type agent struct {
@@ -57,6 +63,7 @@ type agent struct {
 	n        int // sessions created
 	mode     map[string]string
 	model    map[string]string
+	mcp      map[string][]acp.McpServer // the MCP servers each session was given
 }
 
 var (
@@ -103,7 +110,8 @@ func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.In
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1",
-			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"}},
+			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"},
+			McpCapabilities:    acp.McpCapabilities{Http: os.Getenv("SCRIPTED_MCP_HTTP") == "1"}},
 		AuthMethods: []acp.AuthMethod{
 			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
 			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
@@ -128,6 +136,7 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	a.n++
 	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
+	a.mcp[id] = r.McpServers
 	md, ml := a.offers(id)
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: md, Models: ml}, nil
 }
@@ -338,6 +347,9 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 		}
 		a.say(ctx, sid, acp.UpdateToolCall("call_edit", acp.WithUpdateStatus(acp.ToolCallStatusCompleted), acp.WithUpdateContent([]acp.ToolCallContent{diff})))
 		a.say(ctx, sid, acp.UpdateAgentMessageText("edited "+path))
+	case "mcp":
+		tool, args, _ := strings.Cut(arg, " ")
+		a.say(ctx, sid, acp.UpdateAgentMessageText(a.callMCP(ctx, string(sid), tool, args)))
 	case "whoami":
 		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d session=%s", os.Getpid(), sid)))
 	default:
@@ -374,7 +386,68 @@ func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) str
 }
 
 func main() {
-	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}}
+	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}, mcp: map[string][]acp.McpServer{}}
 	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 	<-a.conn.Done()
+}
+
+// headers adds an MCP server's headers to each request.
+type headers struct {
+	h    []acp.HttpHeader
+	next http.RoundTripper
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, h := range t.h {
+		r.Header.Set(h.Name, h.Value)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// callMCP calls tool on the session's first HTTP MCP server and describes
+// what it answered.
+func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
+	var srv *acp.McpServerHttpInline
+	for _, m := range a.mcp[sid] {
+		if m.Http != nil {
+			srv = m.Http
+			break
+		}
+	}
+	if srv == nil {
+		return "no MCP server over HTTP was given"
+	}
+	var in map[string]any
+	if args != "" {
+		if err := json.Unmarshal([]byte(args), &in); err != nil {
+			return "bad arguments: " + err.Error()
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "scriptedagent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.Url, DisableStandaloneSSE: true, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: headers{srv.Headers, http.DefaultTransport}}}, nil)
+	if err != nil {
+		return "mcp connect failed: " + err.Error()
+	}
+	defer cs.Close()
+	var names []string
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return "mcp tools/list failed: " + err.Error()
+	}
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: in})
+	if err != nil {
+		return "mcp call failed: " + err.Error()
+	}
+	var text []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	return fmt.Sprintf("tools=%s error=%v result=%s", strings.Join(names, ","), res.IsError, strings.Join(text, " "))
 }
