@@ -227,6 +227,13 @@ type AgentChoiceRequest struct {
 	Model string `json:"model,omitempty"`
 }
 
+// SignInRequest is PUT /v1/agents/{agentId}/sign-in: the keys of one of
+// the ACP agent's env_var sign-in methods, by variable name.
+type SignInRequest struct {
+	MethodID string            `json:"methodId"`
+	Values   map[string]string `json:"values"`
+}
+
 // FileDiff is a file change an ACP agent reported in a tool call.
 type FileDiff struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`

@@ -213,6 +213,20 @@ type Result struct {
 type AuthRequiredError struct {
 	Methods []string // the methods' descriptions, as the user should read them
 	Detail  string   // the agent's own message
+	// Offered are the methods themselves (initialize's authMethods).
+	Offered []AuthMethod
+}
+
+// AuthMethod is one way the agent offers to sign in.
+type AuthMethod struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Kind        string   `json:"kind"`           // env_var (keys in its environment), terminal (a login it runs), agent (its own)
+	Vars        []string `json:"vars,omitempty"` // env_var: the variables it reads
+	// Command and Args are what a terminal method runs (the agent's
+	// command with these arguments).
+	Args []string `json:"args,omitempty"`
 }
 
 func (e *AuthRequiredError) Error() string {
@@ -758,8 +772,32 @@ func (a *Agent) authError(p *process, re *acp.RequestError) error {
 	ae := &AuthRequiredError{Detail: re.Message}
 	for _, m := range p.authMethods {
 		ae.Methods = append(ae.Methods, authHint(m))
+		ae.Offered = append(ae.Offered, authMethod(m))
 	}
 	return ae
+}
+
+// authMethod is the description of an ACP auth method.
+func authMethod(m acp.AuthMethod) AuthMethod {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	switch {
+	case m.EnvVar != nil:
+		am := AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: str(m.EnvVar.Description), Kind: "env_var"}
+		for _, v := range m.EnvVar.Vars {
+			am.Vars = append(am.Vars, v.Name)
+		}
+		return am
+	case m.Terminal != nil:
+		return AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: str(m.Terminal.Description), Kind: "terminal", Args: m.Terminal.Args}
+	case m.Agent != nil:
+		return AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: str(m.Agent.Description), Kind: "agent"}
+	}
+	return AuthMethod{Kind: "unknown"}
 }
 
 // stop ends p's whole process group (session/cancel has been sent when a

@@ -47,6 +47,8 @@ type Options struct {
 	// Catalog is the desktop's MCP tools, offered to ACP agents through
 	// Jarvis's MCP endpoint (mcp.go); nil: no endpoint.
 	Catalog *catalog.Catalog
+	// PutSecret stores a sign-in key in the secret store (signin.go).
+	PutSecret func(ref, value string) (where string, err error)
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.
@@ -59,6 +61,7 @@ type Runtime struct {
 	// or their session deleted or cleared); Close waits for them.
 	closing sync.WaitGroup
 	mcp     mcpState
+	signIn  map[string][]acpagent.AuthMethod // agent id -> the methods it offered (signin.go)
 }
 
 // New returns the ACP runtime.
@@ -93,6 +96,7 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		}
 		env = append(env, k+"="+v)
 	}
+	env = rt.signInEnv(agent.AgentID, ch.Env, env) // keys given in the window (signin.go)
 	sort.Strings(env)
 	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir})
 	if err != nil {
@@ -233,6 +237,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		case ctx.Err() != nil:
 			return turn.Failed("cancelled", "Stopped: the turn was cancelled, and the agent's processes were ended.")
 		case errors.As(err, &ae):
+			rt.offered(agent.AgentID, ae.Offered)
 			return turn.Failed("acp_auth_required", "Agent %q: %v", agent.AgentID, err)
 		case errors.Is(err, acpagent.ErrProtocol):
 			return turn.Failed("acp_protocol", "Agent %q broke the Agent Client Protocol (%v); the next turn starts it again.", agent.AgentID, err)

@@ -28,6 +28,8 @@ func (rt *Runtime) Routes() []turn.Route {
 	return []turn.Route{
 		{Pattern: "GET /v1/sessions/{id}/agent-choice", Handle: rt.handleGetChoice},
 		{Pattern: "PUT /v1/sessions/{id}/agent-choice", Handle: rt.handlePutChoice},
+		{Pattern: "GET /v1/agents/{agentId}/sign-in", Handle: rt.handleGetSignIn},
+		{Pattern: "PUT /v1/agents/{agentId}/sign-in", Handle: rt.handlePutSignIn},
 		{Pattern: "POST " + MCPPath, Handle: rt.handleMCP},
 		{Pattern: "GET " + MCPPath, Handle: rt.handleMCP},
 		{Pattern: "DELETE " + MCPPath, Handle: rt.handleMCP},
