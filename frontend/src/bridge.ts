@@ -229,6 +229,10 @@ export interface AppAPI {
   AgentChoices(sessionId: string): Promise<AgentChoices>;
   /** Chooses the conversation's mode or model ("" leaves one as it is): kept, and sent to the agent. */
   ChooseForAgent(sessionId: string, mode: string, model: string): Promise<AgentChoices>;
+  /** An ACP agent's sign-in methods, as it offered them when it asked to sign in. */
+  AgentSignIn(agentId: string): Promise<{ methods: { id: string; name: string; description?: string; kind: string; vars?: string[] }[] }>;
+  /** Stores the keys of one of its key methods in the keyring; the agent signs in with them at its next start. */
+  SignInAgent(agentId: string, methodId: string, values: Record<string, string>): Promise<void>;
   PermissionRules(): Promise<{ workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[] }>;
   AddRule(next: PolicyRule): Promise<void>;
   RevokeRule(index: number, seen: PolicyRule): Promise<void>;

@@ -113,4 +113,26 @@ describe("ACP agents in the window", () => {
     expect([...skills.querySelectorAll("li")].map((li) => li.textContent)).toEqual(["Book a trip — flights and <b>hotels</b>", "Weather"]);
     expect(document.querySelector('.agent-group[data-agent="codex"] details.agent-skills')).toBeNull();
   });
+
+  it("offers the agent's sign-in methods on its sign-in error: a key saved retries the turn", async () => {
+    await actions.newSession("codex");
+    const id = store.sessionId!;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "hi", turn_id: "t1" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "error", data: { code: "acp_auth_required", message: "Agent \"codex\": the agent needs you to sign in before it can start", turn_id: "t1" } });
+    const err = $("#messages .msg.error");
+    (err.querySelector('[data-action="sign-in"]') as HTMLElement).click();
+    await flush();
+    const forms = [...err.querySelectorAll(".sign-in-method")] as HTMLElement[];
+    expect(forms.map((f) => f.dataset.method)).toEqual(["claude-login", "anthropic-api-key"]);
+    expect(forms[0].textContent).toContain("Jarvis cannot run this sign-in for you yet");
+    const key = forms[1].querySelector('input[data-var="ANTHROPIC_API_KEY"]') as HTMLInputElement;
+    expect(key.type).toBe("password");
+    key.value = "sk-test";
+    (forms[1] as HTMLFormElement).dispatchEvent(new Event("submit", { cancelable: true }));
+    await flush();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "SignInAgent").map((c) => c.args)).toEqual([["codex", "anthropic-api-key", { ANTHROPIC_API_KEY: "sk-test" }]]);
+    expect(key.value).toBe(""); // not kept in the page
+    expect(fb.calls.some((c) => c.method === "SendVersion" && c.args[1] === "t1")).toBe(true); // the turn asked again
+  });
 });

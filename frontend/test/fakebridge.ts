@@ -97,6 +97,13 @@ export function fakeBridge(): FakeBridge {
       fb.choices.set(id, c);
       return { ...c };
     },
+    AgentSignIn: () => ({ methods: [
+      { id: "claude-login", name: "Log in with Claude Code", description: "Run `claude /login` in the terminal", kind: "agent" },
+      { id: "anthropic-api-key", name: "Use an API key", kind: "env_var", vars: ["ANTHROPIC_API_KEY"] },
+    ] }),
+    SignInAgent: (_agent: string, _method: string, values: Record<string, string>) => {
+      if (!Object.values(values).every((v) => v.trim())) throw "give the key for ANTHROPIC_API_KEY";
+    },
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     ExportAllConversations: (format: string) => ({ path: `/home/ada/conversations.${format}`, bytes: 120, conversations: fb.sessions.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],

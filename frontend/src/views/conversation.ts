@@ -9,6 +9,7 @@ import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
 import { diffCard } from "./diffcard";
 import { agentChoicePicker } from "./agentchoice";
+import { signInForm } from "./signin";
 import type { Effect, Item } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
@@ -285,6 +286,14 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
     const pe = plainError(it.code, it.text);
     if (pe.actions.includes("setup")) add("setup", "Set up a model", "Choose the model that answers", () => actions.store.publish("setup", { message: pe.text }));
     if (pe.actions.includes("retry") && it.turnId) add("retry", "Retry", "Ask again in place of this error", () => void actions.askAgain(it.key));
+    const agentId = actions.store.current()?.agentId;
+    if (it.code === "acp_auth_required" && agentId) {
+      add("sign-in", "Sign in", "The ways this agent offers to sign in", (b) => {
+        const msg = b.closest(".msg") as HTMLElement;
+        msg.querySelector(":scope > .sign-in")?.remove();
+        msg.append(signInForm(() => actions.api(), agentId, () => void actions.askAgain(it.key)));
+      });
+    }
   }
   if (it.kind === "user" && it.versions && it.versions.turns.length > 1) bar.prepend(versionNav(it, actions));
   if (it.kind === "assistant" && it.usage) {
