@@ -98,7 +98,10 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 	}
 	env = rt.signInEnv(agent.AgentID, ch.Env, env) // keys given in the window (signin.go)
 	sort.Strings(env)
-	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir})
+	// Jarvis's MCP endpoint is given once the desktop has MCP tools: when
+	// they appear, the agent is started again (its session resumed).
+	withMCP := rt.opts.Catalog != nil && len(rt.opts.Catalog.Definitions()) > 0
+	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir, withMCP})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +118,11 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		rt.revoke(e.mcpHash)
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
-	servers, hash := rt.mcpFor(sessionID, agent)
+	var servers []acpagent.MCPServer
+	var hash string
+	if withMCP {
+		servers, hash = rt.mcpFor(sessionID, agent)
+	}
 	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log,
 		Resume: rt.lastACPSession(sessionID), MCP: servers})
 	if err != nil {

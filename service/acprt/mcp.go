@@ -54,7 +54,8 @@ type grantKey struct{}
 
 // mcpFor mints the session's MCP token and returns the server entry an
 // agent is given and the token's hash (to revoke it), or nothing when the
-// runtime has no catalogue or the service's own address is not known yet.
+// runtime has no catalogue or the service's own address is not known yet
+// (the caller gives it only while the catalogue has tools).
 func (rt *Runtime) mcpFor(sessionID string, agent config.Agent) ([]acpagent.MCPServer, string) {
 	if rt.opts.Catalog == nil || rt.env.BaseURL == nil {
 		return nil, ""
