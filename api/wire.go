@@ -213,6 +213,58 @@ type StatusEvent struct {
 	TurnID string `json:"turn_id,omitempty"`
 	// Plan is a coding agent's whole plan (kind "plan"); Text says it in lines.
 	Plan []PlanStep `json:"plan,omitempty"`
+	// Choices are an ACP agent's modes and models in the session and the
+	// current ones (kind "agent_choices").
+	Choices *AgentChoices `json:"choices,omitempty"`
+	// Diff is a file change an ACP agent's tool call reported (kind "diff").
+	Diff *FileDiff `json:"diff,omitempty"`
+}
+
+// AgentChoices are the modes and models an ACP agent offers in a session
+// and the current ones (status kind "agent_choices";
+// GET and PUT /v1/sessions/{id}/agent-choice).
+type AgentChoices struct {
+	Modes  []AgentChoice `json:"modes,omitempty"`
+	Mode   string        `json:"mode,omitempty"`
+	Models []AgentChoice `json:"models,omitempty"`
+	Model  string        `json:"model,omitempty"`
+}
+
+// AgentChoice is one mode or model.
+type AgentChoice struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// AgentChoiceRequest is PUT /v1/sessions/{id}/agent-choice: the mode and
+// model the user chose ("" leaves one as it is).
+type AgentChoiceRequest struct {
+	Mode  string `json:"mode,omitempty"`
+	Model string `json:"model,omitempty"`
+}
+
+// SignInRequest is PUT /v1/agents/{agentId}/sign-in: the keys of one of
+// the ACP agent's env_var sign-in methods, by variable name.
+type SignInRequest struct {
+	MethodID string            `json:"methodId"`
+	Values   map[string]string `json:"values"`
+}
+
+// FileDiff is a file change an ACP agent reported in a tool call.
+type FileDiff struct {
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Title      string `json:"title,omitempty"`
+	Path       string `json:"path"`
+	// Old is the text before (absent: a new file), New the text after;
+	// both absent when Omitted (too long to show).
+	Old     *string `json:"old,omitempty"`
+	New     string  `json:"new"`
+	Omitted bool    `json:"omitted,omitempty"`
+	// Undo is "turn" when Jarvis wrote the file for the agent (the desktop
+	// saved it before: the turn's undo restores it), "none" when the agent
+	// wrote it itself (Jarvis holds no copy of the file as it was).
+	Undo string `json:"undo"`
 }
 
 // PlanStep is one step of a plan; Status is pending, in_progress or completed.

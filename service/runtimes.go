@@ -30,7 +30,8 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 		StartTurn: s.startTurnWith, Running: s.running, Claim: s.claim, Release: s.release, LiveSession: s.liveSession})
 	s.runtimes.Register(config.TypeChat, s.chat)
 	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.chat.CLISystemPrompt, s.chat.CLIInstructionsHash)) // claude-cli, codex-cli, pi-cli
-	s.acp = acprt.New(env, acprt.Options{Waiter: s.waiter, Instructions: s.chat.CLISystemPrompt, InstructionsKey: s.chat.CLIInstructionsHash})
+	s.acp = acprt.New(env, acprt.Options{Waiter: s.waiter, Instructions: s.chat.CLISystemPrompt, InstructionsKey: s.chat.CLIInstructionsHash, Catalog: s.catalog,
+		PutSecret: s.putSecret})
 	s.runtimes.Register(turn.KindACP, s.acp)
 	s.rtr = roundtablert.New(ctx, env, roundtablert.Options{Red: s.red, PutSecret: s.putSecret, DeleteSecret: s.deleteSecret, ProviderFor: s.providerFor,
 		DefaultAgent: func() string { a, _ := s.agentForNewSession(""); return a.AgentID }})

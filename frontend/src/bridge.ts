@@ -2,6 +2,7 @@
 // App) and the events app emits. Wails injects window.go and window.runtime.
 import { externalURL } from "./links";
 import type { PolicyRule } from "./prompt";
+import type { AgentChoices } from "./transcript";
 
 /** One promise of the sandbox programs run in, and whether it holds here (tools.Protection). */
 export interface SandboxProtection {
@@ -18,6 +19,8 @@ export interface Agent {
   provider?: string;
   model?: string;
   status: { state: string; detail?: string };
+  /** An A2A agent's card: its skills (GET /v1/agents). */
+  a2a?: { cardUrl?: string; name?: string; skills: { id: string; name: string; description?: string; tags?: string[] }[] };
 }
 
 export interface Session {
@@ -252,6 +255,14 @@ export interface AppAPI {
   /** Writes every conversation ("md" or "json"), read from the data dir, where the user chooses. */
   ExportAllConversations(format: string): Promise<{ path?: string; bytes: number; cancelled?: boolean; conversations?: number }>;
   PinSession(sessionId: string, pinned: boolean): Promise<void>;
+  /** An ACP agent's modes and models in the conversation and the current ones (GET /v1/sessions/{id}/agent-choice). */
+  AgentChoices(sessionId: string): Promise<AgentChoices>;
+  /** Chooses the conversation's mode or model ("" leaves one as it is): kept, and sent to the agent. */
+  ChooseForAgent(sessionId: string, mode: string, model: string): Promise<AgentChoices>;
+  /** An ACP agent's sign-in methods, as it offered them when it asked to sign in. */
+  AgentSignIn(agentId: string): Promise<{ methods: { id: string; name: string; description?: string; kind: string; vars?: string[] }[] }>;
+  /** Stores the keys of one of its key methods in the keyring; the agent signs in with them at its next start. */
+  SignInAgent(agentId: string, methodId: string, values: Record<string, string>): Promise<void>;
   PermissionRules(): Promise<{
     workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[];
     grants?: { session_id: string; rule: PolicyRule }[]; tools?: { name: string; title?: string }[];

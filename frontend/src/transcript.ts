@@ -6,7 +6,7 @@ import { compactedLine } from "./context";
 import type { ReplyUsage } from "./usage";
 
 // "stopped": the user pressed Stop; a state of the turn, not an error.
-export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable" | "plan";
+export type ItemKind = "user" | "assistant" | "status" | "error" | "stopped" | "tool" | "thought" | "roundtable" | "plan" | "diff";
 
 export interface Item {
   key: string; // stable id for the view
@@ -18,6 +18,7 @@ export interface Item {
   tool?: ToolCard;
   rt?: RoundTable;
   plan?: PlanStep[]; // a coding agent's plan: the latest of its turn
+  diff?: AgentDiff; // a file change an ACP agent reported (a status of kind "diff")
   usage?: ReplyUsage; // what the model server counted for the turn (usage.ts)
   images?: number; // images attached to a user message (attach.ts)
   code?: string; // an error's code (errors.ts puts it in plain words)
@@ -29,6 +30,28 @@ export interface Item {
 export interface TurnVersions {
   shown: string;
   turns: string[];
+}
+
+/** A file change an ACP agent's tool call reported (a status of kind "diff"). */
+export interface AgentDiff {
+  tool_call_id?: string;
+  title?: string;
+  path: string;
+  /** The text before; absent for a new file (or when omitted). */
+  old?: string;
+  new: string;
+  /** Too long to show: the path alone. */
+  omitted?: boolean;
+  /** "turn": Jarvis wrote it and the turn's undo restores it; "none": the agent wrote it itself. */
+  undo: string;
+}
+
+/** The modes and models an ACP agent offers in a session (a status of kind "agent_choices"). */
+export interface AgentChoices {
+  modes?: { id: string; name: string; description?: string }[];
+  mode?: string;
+  models?: { id: string; name: string; description?: string }[];
+  model?: string;
 }
 
 /** One step of a coding agent's plan (a status of kind "plan"). */
@@ -120,6 +143,7 @@ export interface Effect {
   reload?: boolean; // stream.reset: reload the transcript
   finished?: { text: string }; // an assistant reply completed (for speech)
   notConfigured?: string; // the service says no provider is configured
+  choices?: AgentChoices; // an ACP agent's modes and models changed (agentchoice.ts)
 }
 
 export class Transcript {
@@ -545,6 +569,12 @@ export class Transcript {
             it.text = d.text ?? "";
             eff.changed.push(key);
           } else this.add({ key, kind: "plan", text: d.text ?? "", turnId: d.turn_id, plan: planSteps(d) }, eff);
+        } else if (kind === "diff" && d.diff && typeof d.diff.path === "string") {
+          // A file change an ACP agent reported: a diff card.
+          this.add({ key: `diff-${ev.id || this.newKey("d")}`, kind: "diff", text: d.text ?? "", turnId: d.turn_id, diff: d.diff }, eff);
+        } else if (kind === "agent_choices") {
+          // The agent's modes and models: the picker shows them, not the transcript.
+          if (d.choices) eff.choices = d.choices;
         } else if (kind === "thought") {
           // An agent's reasoning: kept, shown folded.
           this.add({ key: `th-${ev.id || this.newKey("t")}`, kind: "thought", text: d.text ?? "", turnId: d.turn_id }, eff);

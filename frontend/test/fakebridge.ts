@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Agent, AppAPI, Session } from "../src/bridge";
 import type { PolicyRule } from "../src/prompt";
+import type { AgentChoices } from "../src/transcript";
 
 export interface FakeBridge {
   api: AppAPI;
@@ -20,6 +21,8 @@ export interface FakeBridge {
   pendingConfig?: { path: string; hash: string; lines: string[] };
   /** Per session, the versions of its shown turns (as GET /v1/sessions/{id}/messages lists them). */
   versions: Map<string, { shown: string; turns: string[] }[]>;
+  /** Per session, an ACP agent's modes and models (AgentChoices, ChooseForAgent check choices against them). */
+  choices: Map<string, AgentChoices>;
   /** Sends an event as app would (stream:event, tool:prompts, ...). */
   emit(name: string, data: unknown): void;
   /** Makes the next call of method fail with message. */
@@ -41,6 +44,7 @@ export function fakeBridge(): FakeBridge {
     grants: [],
     decisions: new Map(),
     versions: new Map(),
+    choices: new Map(),
     emit(name, data) {
       for (const f of handlers.get(name) ?? []) f(data);
     },
@@ -88,6 +92,24 @@ export function fakeBridge(): FakeBridge {
       const s = fb.sessions.find((x) => x.sessionId === id);
       if (!s) throw "session not found";
       s.pinnedAt = pinned ? "2026-11-25T12:00:00Z" : undefined;
+    },
+    AgentChoices: (id: string) => ({ ...(fb.choices.get(id) ?? {}) }),
+    // As the service: a mode or model the session does not offer is refused, saying which it offers.
+    ChooseForAgent: (id: string, mode: string, model: string) => {
+      const c = { ...(fb.choices.get(id) ?? {}) };
+      if (mode && c.modes && !c.modes.some((m) => m.id === mode)) throw `the agent does not offer the mode "${mode}" (it offers: ${c.modes.map((m) => m.id).join(", ")})`;
+      if (model && c.models && !c.models.some((m) => m.id === model)) throw `the agent does not offer the model "${model}"`;
+      if (mode) c.mode = mode;
+      if (model) c.model = model;
+      fb.choices.set(id, c);
+      return { ...c };
+    },
+    AgentSignIn: () => ({ methods: [
+      { id: "claude-login", name: "Log in with Claude Code", description: "Run `claude /login` in the terminal", kind: "agent" },
+      { id: "anthropic-api-key", name: "Use an API key", kind: "env_var", vars: ["ANTHROPIC_API_KEY"] },
+    ] }),
+    SignInAgent: (_agent: string, _method: string, values: Record<string, string>) => {
+      if (!Object.values(values).every((v) => v.trim())) throw "give the key for ANTHROPIC_API_KEY";
     },
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     ExportAllConversations: (format: string) => ({ path: `/home/ada/conversations.${format}`, bytes: 120, conversations: fb.sessions.length }),

@@ -138,6 +138,7 @@ type Runtime struct {
 	hc       *http.Client
 	mu       sync.Mutex
 	cards    map[string]*a2a.AgentCard // agent id -> the card last resolved
+	push     pushes                    // the turns waiting for push deliveries (push.go)
 }
 
 // New returns the A2A runtime.
@@ -336,8 +337,11 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	if err != nil {
 		return turn.Failed("a2a_unreachable", "Agent %q: %v", agent.AgentID, err)
 	}
+	pushCfg, pushed, endPush := rt.pushFor(card)
+	defer endPush()
 	fopts := []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(rt.hc), a2aclient.WithConfig(a2aclient.Config{
-		PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, AcceptedOutputModes: []string{"text/plain", "text/markdown", "application/json"}})}
+		PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, AcceptedOutputModes: []string{"text/plain", "text/markdown", "application/json"},
+		PushConfig: pushCfg})}
 	if x.SecretRef != "" {
 		if rt.env.Secrets == nil {
 			return turn.Failed("a2a_unconfigured", "Agent %q: its key is in the keyring, and there is no keyring here.", agent.AgentID)
@@ -357,7 +361,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: t.User.Content})
 	msg.ContextID = rt.lastContext(cctx, t)
-	x2 := &exchange{rt: rt, t: t, agent: agent, client: client}
+	x2 := &exchange{rt: rt, t: t, agent: agent, client: client, push: pushed}
 	if card.Capabilities.Streaming {
 		err = x2.stream(cctx, &a2a.MessageSendParams{Message: msg})
 	} else {

@@ -31,6 +31,8 @@ type exchange struct {
 	taskID    a2a.TaskID
 	state     a2a.TaskState
 	status    string // the last status message's text
+	// push is the turn's mailbox of push deliveries (push.go), or nil.
+	push *pushWait
 }
 
 // stream sends with message/stream; a stream that breaks before the task
@@ -62,22 +64,65 @@ func (x *exchange) stream(ctx context.Context, p *a2a.MessageSendParams) error {
 	return x.poll(ctx)
 }
 
-// poll reads the task with tasks/get until it ends.
+// poll reads the task with tasks/get until it ends, and takes the push
+// deliveries meanwhile: with push notifications, an agent tasks/get cannot
+// reach is waited for (until the turn's timeout) instead of failing the turn.
 func (x *exchange) poll(ctx context.Context) error {
+	var pushed <-chan *a2a.Task
+	if x.push != nil {
+		pushed = x.push.ch
+	}
+	said := false
 	for wait := 250 * time.Millisecond; ; wait = min(wait*2, 5*time.Second) {
 		task, err := x.client.GetTask(ctx, &a2a.TaskQueryParams{ID: x.taskID})
-		if err != nil {
+		switch {
+		case err != nil && pushed == nil:
 			return err
-		}
-		x.task(task, true)
-		if x.state.Terminal() || x.state == a2a.TaskStateInputRequired || x.state == a2a.TaskStateAuthRequired {
-			return nil
+		case err != nil:
+			if !said && ctx.Err() == nil {
+				said = true
+				x.note(fmt.Sprintf("%s cannot be reached (%v); waiting for its push notification", x.agent.DisplayName, plain(err)))
+			}
+		default:
+			x.task(task, true)
+			if x.ended() {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case t := <-pushed:
+			if t.ID == x.taskID {
+				x.whole(t)
+				if x.ended() {
+					return nil
+				}
+			}
 		case <-time.After(wait):
 		}
+	}
+}
+
+// ended reports a task that ended the turn: done, or waiting for the user.
+func (x *exchange) ended() bool {
+	return x.state.Terminal() || x.state == a2a.TaskStateInputRequired || x.state == a2a.TaskStateAuthRequired
+}
+
+// whole takes a task read back whole (a push delivery): at its end its
+// artifacts are the reply, chunks that did not stream included.
+func (x *exchange) whole(t *a2a.Task) {
+	x.task(t, true)
+	if !x.ended() {
+		return
+	}
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		b.WriteString(partsText(a.Parts))
+	}
+	if b.Len() > 0 {
+		x.text.Reset()
+		x.text.WriteString(b.String())
 	}
 }
 

@@ -77,6 +77,19 @@ type Options struct {
 	// resumes it with session/load when the agent offers it and the
 	// instructions key is the same; else a new session starts.
 	Resume Resume
+	// MCP are MCP servers given to each ACP session (Jarvis's own
+	// endpoint, through which the agent reaches the desktop's MCP tools
+	// under its gate): sent as HTTP servers when the agent's
+	// mcpCapabilities.http is true; otherwise not sent, and the first
+	// turn's Notice says so.
+	MCP []MCPServer
+}
+
+// MCPServer is an MCP server reached over Streamable HTTP.
+type MCPServer struct {
+	Name    string
+	URL     string
+	Headers map[string]string
 }
 
 // Resume names an earlier ACP session and the instructions key it started with.
@@ -132,6 +145,28 @@ type Event struct {
 	// Commands is the agent's whole list of slash commands when it changed
 	// (available_commands_update; never nil then, maybe empty).
 	Commands []SlashCommand
+	// Choices are the session's modes and models and the current ones:
+	// sent when a session opens, when a choice is applied, and when the
+	// agent changes its mode itself (current_mode_update).
+	Choices *Choices
+	// Diff is a file change a tool call of the agent's reported (its
+	// content of type diff), once the call completed.
+	Diff *Diff
+}
+
+// Diff is one file change the agent reported.
+type Diff struct {
+	ToolCallID string
+	Title      string
+	Path       string
+	// Old is the text before (nil: a new file); New the text after.
+	Old *string
+	New string
+	// Checkpointed is true when Jarvis wrote the file for the agent this
+	// turn (fs/write_text_file, through the gate): the desktop saved it
+	// before, so the turn's undo restores it. False: the agent wrote it
+	// itself and Jarvis holds no copy of the file as it was.
+	Checkpointed bool
 }
 
 // SlashCommand is one of the agent's slash commands: the user runs it by
@@ -190,6 +225,20 @@ type Result struct {
 type AuthRequiredError struct {
 	Methods []string // the methods' descriptions, as the user should read them
 	Detail  string   // the agent's own message
+	// Offered are the methods themselves (initialize's authMethods).
+	Offered []AuthMethod
+}
+
+// AuthMethod is one way the agent offers to sign in.
+type AuthMethod struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Kind        string   `json:"kind"`           // env_var (keys in its environment), terminal (a login it runs), agent (its own)
+	Vars        []string `json:"vars,omitempty"` // env_var: the variables it reads
+	// Command and Args are what a terminal method runs (the agent's
+	// command with these arguments).
+	Args []string `json:"args,omitempty"`
 }
 
 func (e *AuthRequiredError) Error() string {
@@ -219,6 +268,12 @@ type Agent struct {
 	sessionID string // the ACP session, kept across process restarts
 	instrKey  string // the instructions the ACP session started with (Input.key)
 	closed    bool
+	// choices are the open session's modes and models (choices.go);
+	// choicesSent whether a turn has reported them since they changed;
+	// want the user's choice, sent to each session.
+	choices     Choices
+	choicesSent bool
+	want        struct{ Mode, Model string }
 }
 
 // New validates opts. It starts nothing: the first Prompt does.
@@ -257,6 +312,7 @@ type process struct {
 	stderr      *tailBuffer
 	loadSession bool
 	images      bool // promptCapabilities.image: the agent takes image blocks
+	mcpHTTP     bool // mcpCapabilities.http: the agent takes MCP servers over HTTP
 	authMethods []acp.AuthMethod
 	sessionID   string // the ACP session open on this process
 }
@@ -284,11 +340,32 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	if err != nil {
 		return Result{}, err
 	}
+	a.mu.Lock()
+	if in.Mode != "" {
+		a.want.Mode = in.Mode
+	}
+	if in.Model != "" {
+		a.want.Model = in.Model
+	}
+	a.mu.Unlock()
 	p, o, err := a.ready(ctx, in.key())
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{SessionID: p.sessionID, SessionLost: o.lost, InstructionsChanged: o.changed}
+	notes, err := a.apply(ctx, p)
+	for _, n := range notes {
+		onEvent(Event{Notice: n})
+	}
+	if err != nil {
+		onEvent(Event{Notice: err.Error()})
+	}
+	if c, ok := a.unsent(); ok {
+		onEvent(Event{Choices: &c})
+	}
+	if o.fresh && len(a.opts.MCP) > 0 && !p.mcpHTTP {
+		onEvent(Event{Notice: "the agent does not take MCP servers over HTTP: Jarvis's MCP tools were not given to it"})
+	}
 	var blocks []acp.ContentBlock
 	if o.fresh && strings.TrimSpace(in.Instructions) != "" {
 		blocks = append(blocks, instructionsBlock(in.Instructions))
@@ -520,10 +597,11 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 		// The agent replays the conversation as session/update
 		// notifications: they are history, not this turn's output.
 		p.client.replaying(true)
-		_, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}})
+		resp, err := p.conn.LoadSession(startCtx, acp.LoadSessionRequest{SessionId: acp.SessionId(prev), Cwd: a.opts.WorkDir, McpServers: a.mcpServers(p)})
 		p.client.replaying(false)
 		if err == nil {
 			p.sessionID = prev
+			a.openedChoices(choicesOf(resp.Modes, resp.Models))
 		} else {
 			a.log.Info("acpagent: session/load failed; starting a new session", "err", err)
 		}
@@ -536,7 +614,7 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 
 // newSession opens a new ACP session on p, started with the instructions key.
 func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened) (*process, opened, error) {
-	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: []acp.McpServer{}}
+	req := acp.NewSessionRequest{Cwd: a.opts.WorkDir, McpServers: a.mcpServers(p)}
 	resp, err := p.conn.NewSession(ctx, req)
 	if id := a.keyMethod(p); id != "" && authRequired(err) {
 		// The key the method asks for is in the agent's environment (a
@@ -554,7 +632,25 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 	a.mu.Lock()
 	a.sessionID, a.instrKey = p.sessionID, key
 	a.mu.Unlock()
+	a.openedChoices(choicesOf(resp.Modes, resp.Models))
 	return p, o, nil
+}
+
+// mcpServers are the MCP servers given to a session of p: Options.MCP
+// when the agent takes HTTP servers, else none.
+func (a *Agent) mcpServers(p *process) []acp.McpServer {
+	out := []acp.McpServer{}
+	if !p.mcpHTTP {
+		return out
+	}
+	for _, m := range a.opts.MCP {
+		hs := []acp.HttpHeader{}
+		for k, v := range m.Headers {
+			hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+		}
+		out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
+	}
+	return out
 }
 
 // authRequired reports the agent's "authentication required" error.
@@ -613,7 +709,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	}
 	a.log.Info("acpagent: started", "pid", cmd.Process.Pid)
 	p.guard = newGuard(stdout, a.opts.MaxLine)
-	p.client = &client{root: a.opts.WorkDir, log: a.log}
+	p.client = &client{root: a.opts.WorkDir, log: a.log, modeChanged: a.modeChanged}
 	p.conn = acp.NewClientSideConnection(p.client, stdin, p.guard.out)
 	p.conn.SetLogger(a.log)
 	go func() {
@@ -648,6 +744,7 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 		}
 		p.loadSession = r.resp.AgentCapabilities.LoadSession
 		p.images = r.resp.AgentCapabilities.PromptCapabilities.Image
+		p.mcpHTTP = r.resp.AgentCapabilities.McpCapabilities.Http
 		p.authMethods = r.resp.AuthMethods
 		return p, nil
 	case <-p.exited:
@@ -693,8 +790,32 @@ func (a *Agent) authError(p *process, re *acp.RequestError) error {
 	ae := &AuthRequiredError{Detail: re.Message}
 	for _, m := range p.authMethods {
 		ae.Methods = append(ae.Methods, authHint(m))
+		ae.Offered = append(ae.Offered, authMethod(m))
 	}
 	return ae
+}
+
+// authMethod is the description of an ACP auth method.
+func authMethod(m acp.AuthMethod) AuthMethod {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	switch {
+	case m.EnvVar != nil:
+		am := AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: str(m.EnvVar.Description), Kind: "env_var"}
+		for _, v := range m.EnvVar.Vars {
+			am.Vars = append(am.Vars, v.Name)
+		}
+		return am
+	case m.Terminal != nil:
+		return AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: str(m.Terminal.Description), Kind: "terminal", Args: m.Terminal.Args}
+	case m.Agent != nil:
+		return AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: str(m.Agent.Description), Kind: "agent"}
+	}
+	return AuthMethod{Kind: "unknown"}
 }
 
 // stop ends p's whole process group (session/cancel has been sent when a

@@ -1,6 +1,10 @@
 package acpagent
 
 import (
+	"sync/atomic"
+
+	"jarvis/internal/testpeer"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,8 +128,9 @@ func TestRealClaudeCodeACPAsRoot(t *testing.T) {
 // last input item of every request.
 type responsesPeer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	last []map[string]any
+	mu    sync.Mutex
+	last  []map[string]any
+	tools map[string]bool // the names of the tools codex offered its model
 }
 
 func newResponsesPeer(t *testing.T) *responsesPeer {
@@ -133,6 +138,7 @@ func newResponsesPeer(t *testing.T) *responsesPeer {
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []map[string]any `json:"input"`
+			Tools []map[string]any `json:"tools"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Input) == 0 {
 			http.Error(w, "bad request", http.StatusBadRequest)
@@ -141,6 +147,19 @@ func newResponsesPeer(t *testing.T) *responsesPeer {
 		last := req.Input[len(req.Input)-1]
 		p.mu.Lock()
 		p.last = append(p.last, last)
+		if p.tools == nil {
+			p.tools = map[string]bool{}
+		}
+		for _, tl := range req.Tools {
+			n, _ := tl["name"].(string)
+			p.tools[n] = true
+			subs, _ := tl["tools"].([]any) // a namespace of tools (codex's MCP servers)
+			for _, sub := range subs {
+				if m, ok := sub.(map[string]any); ok {
+					p.tools[fmt.Sprintf("%s.%v", n, m["name"])] = true
+				}
+			}
+		}
 		p.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		ev := func(typ string, v map[string]any) {
@@ -180,7 +199,7 @@ func (p *responsesPeer) seen() string {
 
 // realCodex is codex-acp 0.16.0 with a CODEX_HOME whose model provider is
 // the scripted peer, with the given approval policy and sandbox.
-func realCodex(t *testing.T, peer *responsesPeer, policy, sandbox string) (*Agent, string) {
+func realCodex(t *testing.T, peer *responsesPeer, policy, sandbox string, mcp ...MCPServer) (*Agent, string) {
 	t.Helper()
 	bin := adapters(t)
 	home := t.TempDir()
@@ -191,7 +210,7 @@ func realCodex(t *testing.T, peer *responsesPeer, policy, sandbox string) (*Agen
 	}
 	work := t.TempDir()
 	a, err := New(Options{Command: filepath.Join(bin, "codex-acp"), WorkDir: work, InitTimeout: time.Minute,
-		Env: append(withoutLogin(t), "CODEX_HOME="+home, "SCRIPTED_KEY=x")})
+		Env: append(withoutLogin(t), "CODEX_HOME="+home, "SCRIPTED_KEY=x"), MCP: mcp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,5 +313,52 @@ func TestRealCodexACPSignsInWithAnAPIKey(t *testing.T) {
 	p, _, err := a.ready(t.Context(), "k")
 	if err != nil || p == nil || p.sessionID == "" {
 		t.Fatalf("no session with the API key in the environment: %v", err)
+	}
+}
+
+// Items 5 and 6 with the real adapter: codex-acp takes MCP servers over
+// HTTP (mcpCapabilities.http): given one in session/new with a bearer
+// header, as Jarvis gives its own endpoint, it connects with that header,
+// lists the tools and offers them to its model (mcp__jarvis.echo, …).
+// Measured too: codex-acp 0.16.0's session/new has no modes or models (it
+// sends configOptions instead), so the picker shows nothing for it.
+func TestRealCodexACPTakesAnMCPServerOverHTTP(t *testing.T) {
+	peer := newResponsesPeer(t)
+	mcpPeer := testpeer.NewMCPPeer()
+	var authorized, refused atomic.Int32
+	inner := mcpPeer.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer jmcp_test" {
+			refused.Add(1)
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		authorized.Add(1)
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	a, _ := realCodex(t, peer, "never", "read-only", MCPServer{Name: "jarvis", URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer jmcp_test"}})
+	ev := &events{}
+	res, err := a.Prompt(t.Context(), Input{Text: "hello"}, &fileHost{}, ev.on)
+	t.Logf("codex-acp: %+v, %v; choices %+v; MCP requests %d authorized, %d refused", res, err, a.Choices(), authorized.Load(), refused.Load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.mu.Lock()
+	var names []string
+	for n := range peer.tools {
+		names = append(names, n)
+	}
+	peer.mu.Unlock()
+	t.Logf("tools offered to codex's model: %q", names)
+	if authorized.Load() == 0 || refused.Load() != 0 {
+		t.Fatalf("codex did not reach the MCP server with its header: %d authorized, %d refused", authorized.Load(), refused.Load())
+	}
+	found := false
+	for _, n := range names {
+		found = found || strings.Contains(n, "echo")
+	}
+	if !found {
+		t.Fatalf("the MCP server's tools were not offered to codex's model: %q", names)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,9 @@ import (
 type client struct {
 	root string
 	log  *slog.Logger
+	// modeChanged records the agent's own change of mode and returns the
+	// session's choices (Agent.modeChanged).
+	modeChanged func(string) Choices
 
 	// emitMu is held while an event is delivered: end waits for it, so
 	// no event reaches the caller after its turn.
@@ -40,6 +44,7 @@ type client struct {
 	titles  map[string]string // tool call id -> title
 	calls   map[string]*call  // the turn's tool calls, by id
 	denied  []string          // titles of the permission requests the user denied
+	written map[string]bool   // the files Jarvis wrote for the agent this turn (fs/write_text_file)
 	pending []context.CancelFunc
 	terms   terminals // the commands run for the agent (terminal.go)
 	// commands is the agent's latest list of slash commands, kept
@@ -58,7 +63,7 @@ var _ acp.Client = (*client)(nil)
 func (c *client) begin(ctx context.Context, host Host, emit func(Event)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ctx, c.host, c.emit, c.titles, c.calls, c.denied = ctx, host, emit, map[string]string{}, map[string]*call{}, nil
+	c.ctx, c.host, c.emit, c.titles, c.calls, c.denied, c.written = ctx, host, emit, map[string]string{}, map[string]*call{}, nil, map[string]bool{}
 }
 
 // call is what the turn knows of one tool call of the agent.
@@ -67,6 +72,8 @@ type call struct {
 	input       any
 	ours        bool // it showed a terminal Jarvis ran: the gate has its row
 	reported    bool
+	diffs       []acp.ToolCallContentDiff // the file changes it reported, latest per path
+	diffsShown  bool
 }
 
 // agentWarning is a warning an agent sends as a message chunk although it
@@ -96,11 +103,11 @@ func (c *client) deniedTitles() []string {
 // track updates the turn's record of a tool call and returns the command
 // the agent ran itself when this update ends one (kind execute, no
 // terminal of Jarvis's shown), once; nil otherwise.
-func (c *client) track(id, title, kind string, input any, content []acp.ToolCallContent, status string) *AgentTool {
+func (c *client) track(id, title, kind string, input any, content []acp.ToolCallContent, status string) (*AgentTool, []Diff) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls == nil {
-		return nil
+		return nil, nil
 	}
 	k := c.calls[id]
 	if k == nil {
@@ -120,10 +127,22 @@ func (c *client) track(id, title, kind string, input any, content []acp.ToolCall
 		if ct.Terminal != nil && c.terms.made(ct.Terminal.TerminalId) {
 			k.ours = true
 		}
+		if d := ct.Diff; d != nil && d.Path != "" {
+			k.diffs = slices.DeleteFunc(k.diffs, func(o acp.ToolCallContentDiff) bool { return o.Path == d.Path })
+			k.diffs = append(k.diffs, *d)
+		}
+	}
+	var diffs []Diff
+	if status == string(acp.ToolCallStatusCompleted) && !k.diffsShown {
+		k.diffsShown = true
+		for _, d := range k.diffs {
+			diffs = append(diffs, Diff{ToolCallID: id, Title: k.title, Path: d.Path, Old: d.OldText, New: d.NewText,
+				Checkpointed: c.written[filepath.Clean(d.Path)]})
+		}
 	}
 	ended := status == string(acp.ToolCallStatusCompleted) || status == string(acp.ToolCallStatusFailed)
 	if !ended || k.reported || k.ours || (k.kind != string(acp.ToolKindExecute) && !hasCommand(k.input)) {
-		return nil
+		return nil, diffs
 	}
 	k.reported = true
 	t := &AgentTool{ID: id, Title: k.title, Kind: k.kind, OK: status == string(acp.ToolCallStatusCompleted)}
@@ -132,7 +151,7 @@ func (c *client) track(id, title, kind string, input any, content []acp.ToolCall
 			t.Input = b
 		}
 	}
-	return t
+	return t, diffs
 }
 
 func (c *client) end() {
@@ -212,9 +231,11 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		}
 		c.mu.Unlock()
 		c.publish(Event{Status: toolStatus(tc.Title, string(tc.Kind), string(tc.Status))})
-		if t := c.track(string(tc.ToolCallId), tc.Title, string(tc.Kind), tc.RawInput, tc.Content, string(tc.Status)); t != nil {
+		t, diffs := c.track(string(tc.ToolCallId), tc.Title, string(tc.Kind), tc.RawInput, tc.Content, string(tc.Status))
+		if t != nil {
 			c.publish(Event{AgentTool: t})
 		}
+		c.publishDiffs(diffs)
 	case u.ToolCallUpdate != nil:
 		tu := u.ToolCallUpdate
 		var title, kind, status string
@@ -227,7 +248,8 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		if tu.Status != nil {
 			status = string(*tu.Status)
 		}
-		ran := c.track(string(tu.ToolCallId), title, kind, tu.RawInput, tu.Content, status)
+		ran, diffs := c.track(string(tu.ToolCallId), title, kind, tu.RawInput, tu.Content, status)
+		defer c.publishDiffs(diffs)
 		if tu.Status == nil || (*tu.Status != acp.ToolCallStatusCompleted && *tu.Status != acp.ToolCallStatusFailed) {
 			return nil // progress without a new state
 		}
@@ -253,6 +275,11 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		c.commands = cmds
 		c.mu.Unlock()
 		c.publish(Event{Commands: cmds})
+	case u.CurrentModeUpdate != nil:
+		if c.modeChanged != nil {
+			ch := c.modeChanged(string(u.CurrentModeUpdate.CurrentModeId))
+			c.publish(Event{Choices: &ch})
+		}
 	case u.Plan != nil:
 		var plan []PlanEntry
 		for _, e := range u.Plan.Entries {
@@ -261,6 +288,13 @@ func (c *client) SessionUpdate(ctx context.Context, n acp.SessionNotification) e
 		c.publish(Event{Plan: plan})
 	}
 	return nil
+}
+
+// publishDiffs reports the file changes of a tool call that completed.
+func (c *client) publishDiffs(diffs []Diff) {
+	for i := range diffs {
+		c.publish(Event{Diff: &diffs[i]})
+	}
 }
 
 func toolStatus(title, kind, status string) string {
@@ -396,6 +430,11 @@ func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) 
 	if err := host.WriteTextFile(callCtx, path, r.Content); err != nil {
 		return acp.WriteTextFileResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	c.mu.Lock()
+	if c.written != nil {
+		c.written[path] = true
+	}
+	c.mu.Unlock()
 	return acp.WriteTextFileResponse{}, nil
 }
 

@@ -34,6 +34,10 @@ type Input struct {
 	// History returns the conversation before this turn, oldest first, for
 	// the summary a new ACP session gets when there was one; nil: none.
 	History func() []Message
+	// Mode and Model are the user's choice among the session's modes and
+	// models (Choices), kept with the Jarvis session: sent before the
+	// prompt when the session is in another. Empty: as it is.
+	Mode, Model string
 }
 
 // Message is one message of the conversation so far.

@@ -27,6 +27,7 @@ import (
 
 	"jarvis/api"
 	"jarvis/service/acpagent"
+	"jarvis/service/catalog"
 	"jarvis/service/config"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
@@ -43,6 +44,11 @@ type Options struct {
 	// apart from memory: a change starts a new ACP session.
 	Instructions    func(*config.Config, config.Agent) string
 	InstructionsKey func(*config.Config, config.Agent) string
+	// Catalog is the desktop's MCP tools, offered to ACP agents through
+	// Jarvis's MCP endpoint (mcp.go); nil: no endpoint.
+	Catalog *catalog.Catalog
+	// PutSecret stores a sign-in key in the secret store (signin.go).
+	PutSecret func(ref, value string) (where string, err error)
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.
@@ -54,14 +60,17 @@ type Runtime struct {
 	// closing are the agents being stopped in the background (replaced,
 	// or their session deleted or cleared); Close waits for them.
 	closing sync.WaitGroup
+	mcp     mcpState
+	signIn  map[string][]acpagent.AuthMethod // agent id -> the methods it offered (signin.go)
 }
 
 // New returns the ACP runtime.
 func New(env turn.Env, opts Options) *Runtime { return &Runtime{env: env, opts: opts} }
 
 type acpEntry struct {
-	a   *acpagent.Agent
-	key string // the config it was started with: a change restarts it
+	a       *acpagent.Agent
+	key     string // the config it was started with: a change restarts it
+	mcpHash string // its MCP token's hash (mcp.go), revoked with it
 	// commands are the slash commands last published (agent.commands), as JSON.
 	commands string
 }
@@ -89,8 +98,12 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		}
 		env = append(env, k+"="+v)
 	}
+	env = rt.signInEnv(agent.AgentID, ch.Env, env) // keys given in the window (signin.go)
 	sort.Strings(env)
-	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir})
+	// Jarvis's MCP endpoint is given once the desktop has MCP tools: when
+	// they appear, the agent is started again (its session resumed).
+	withMCP := rt.opts.Catalog != nil && len(rt.opts.Catalog.Definitions()) > 0
+	keyB, err := json.Marshal([]any{ch.Command, ch.Args, env, dir, withMCP})
 	if err != nil {
 		return nil, err
 	}
@@ -104,14 +117,21 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 		if e.key == key {
 			return e.a, nil
 		}
+		rt.revoke(e.mcpHash)
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
+	var servers []acpagent.MCPServer
+	var hash string
+	if withMCP {
+		servers, hash = rt.mcpFor(sessionID, agent)
+	}
 	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log,
-		Resume: rt.lastACPSession(sessionID)})
+		Resume: rt.lastACPSession(sessionID), MCP: servers})
 	if err != nil {
+		rt.revoke(hash)
 		return nil, err
 	}
-	rt.bySess[sessionID] = &acpEntry{a: a, key: key}
+	rt.bySess[sessionID] = &acpEntry{a: a, key: key, mcpHash: hash}
 	return a, nil
 }
 
@@ -124,6 +144,7 @@ func (rt *Runtime) Drop(sessionID string) {
 	delete(rt.bySess, sessionID)
 	rt.mu.Unlock()
 	if e != nil {
+		rt.revoke(e.mcpHash)
 		rt.closing.Go(func() { _ = e.a.Close() })
 	}
 }
@@ -136,6 +157,7 @@ func (rt *Runtime) Close() {
 	rt.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, e := range entries {
+		rt.revoke(e.mcpHash)
 		wg.Go(func() { _ = e.a.Close() })
 	}
 	wg.Wait()
@@ -176,11 +198,13 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	}
 	in := acpagent.Input{Text: t.User.Content, Images: turn.Images(t.User.Meta), Instructions: rt.opts.Instructions(c, agent), InstructionsKey: rt.opts.InstructionsKey(c, agent),
 		History: func() []acpagent.Message { return rt.history(t) }}
+	in.Mode, in.Model = chosen(sess) // the user's choice, kept with the session (choices.go)
 	// A coding agent reads files, pages and tool output itself, where Jarvis
 	// cannot see: its context counts as untrusted (service/provenance), so
 	// its calls that would send data out ask before they run.
 	t.Taint.Add(api.Source{Kind: "agent", Name: agent.AgentID, Detail: "a coding agent reads files and the web itself"})
 	host := &acpHost{w: rt.opts.Waiter, t: t, agent: agent}
+	defer rt.running(t)() // its MCP calls belong to this turn (mcp.go)
 	ran := 0
 	res, err := a.Prompt(ctx, in, host, func(ev acpagent.Event) {
 		switch {
@@ -203,6 +227,11 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			rt.publishAgentTool(t, agent, ran, *ev.AgentTool)
 		case ev.Commands != nil:
 			rt.publishCommands(t, ev.Commands)
+		case ev.Choices != nil:
+			c := apiChoices(*ev.Choices)
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: choicesText(agent.DisplayName, *ev.Choices), Kind: "agent_choices", TurnID: t.ID, Choices: &c})
+		case ev.Diff != nil:
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: diffText(agent.DisplayName, *ev.Diff), Kind: "diff", TurnID: t.ID, Diff: apiDiff(*ev.Diff)})
 		}
 	})
 	// Agents send their commands right after session/new, often before the
@@ -222,6 +251,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		case ctx.Err() != nil:
 			return turn.Failed("cancelled", "Stopped: the turn was cancelled, and the agent's processes were ended.")
 		case errors.As(err, &ae):
+			rt.offered(agent.AgentID, ae.Offered)
 			return turn.Failed("acp_auth_required", "Agent %q: %v", agent.AgentID, err)
 		case errors.Is(err, acpagent.ErrProtocol):
 			return turn.Failed("acp_protocol", "Agent %q broke the Agent Client Protocol (%v); the next turn starts it again.", agent.AgentID, err)

@@ -7,6 +7,9 @@ import { errText, openExternal } from "../bridge";
 import { onMarkdownLoaded, plainText, showReply, showReplyLater } from "../reply";
 import { roundTableCard } from "../roundtable";
 import { planCard } from "./plan";
+import { diffCard } from "./diffcard";
+import { agentChoicePicker } from "./agentchoice";
+import { signInForm } from "./signin";
 import type { Effect, Item, ToolMedia } from "../transcript";
 import { copyText, h } from "../view";
 import { usageLine } from "../usage";
@@ -34,6 +37,13 @@ export function mountConversation(actions: Actions): ConversationView {
   const box = document.getElementById("messages")!;
   const input = document.getElementById("input") as HTMLTextAreaElement;
   const stopBtn = document.getElementById("stop")!;
+  // An ACP agent's modes and models, above the composer (agentchoice.ts).
+  const picker = agentChoicePicker(() => actions.api());
+  document.getElementById("composer")?.before(picker.el);
+  const showPicker = () => {
+    const a = store.agent(store.current()?.agentId ?? store.agentId);
+    picker.show(store.sessionId, a?.provider === "acp");
+  };
   const els = new Map<string, HTMLElement>();
   let shownFrom = 0;
   // Whether the view follows the end: the user's own scrolling decides
@@ -156,11 +166,16 @@ export function mountConversation(actions: Actions): ConversationView {
       toEnd();
     }
     showStop();
+    showPicker();
   };
 
   const applyEffect = (sessionId: string, eff: Effect) => {
     if (eff.finished && store.speak && sessionId === store.sessionId) speak(eff.finished.text);
     if (sessionId !== store.sessionId) return;
+    if (eff.choices) {
+      showPicker(); // a new conversation's first turn: the picker learns its session
+      picker.set(sessionId, eff.choices);
+    }
     for (const k of eff.removed) {
       const gone = els.get(k);
       if (gone) sizes?.unobserve(gone);
@@ -286,6 +301,14 @@ function messageActions(it: Item, actions: Actions): HTMLElement {
     if (pe.actions.includes("ollama")) add("start-ollama", "Start Ollama", "Start the Ollama model server on this computer", (b) => void startOllama(b, actions));
     if (pe.actions.includes("setup")) add("setup", "Set up a model", "Choose the model that answers", () => actions.store.publish("setup", { message: pe.text }));
     if (pe.actions.includes("retry") && it.turnId) add("retry", "Retry", "Ask again in place of this error", () => void actions.askAgain(it.key));
+    const agentId = actions.store.current()?.agentId;
+    if (it.code === "acp_auth_required" && agentId) {
+      add("sign-in", "Sign in", "The ways this agent offers to sign in", (b) => {
+        const msg = b.closest(".msg") as HTMLElement;
+        msg.querySelector(":scope > .sign-in")?.remove();
+        msg.append(signInForm(() => actions.api(), agentId, () => void actions.askAgain(it.key)));
+      });
+    }
   }
   if (it.kind === "user" && it.versions && it.versions.turns.length > 1) bar.prepend(versionNav(it, actions));
   if (it.kind === "assistant" && it.usage) {
@@ -456,6 +479,9 @@ function fill(el: HTMLElement, it: Item, actions: Actions): void {
       break;
     case "plan":
       el.replaceChildren(planCard(it.plan ?? []));
+      break;
+    case "diff":
+      el.replaceChildren(diffCard(it.diff!));
       break;
     case "thought": {
       const body = h("div", {});

@@ -1,5 +1,6 @@
 // The sidebar: the agents, each with its sessions, and per session rename,
-// clear and delete; per agent New, and Test (proxy) or Attach (external).
+// clear and delete; per agent New, and Test (proxy) or Attach (external);
+// an A2A agent's skills, from its agent card.
 import type { Actions } from "../actions";
 import type { Agent, Session } from "../bridge";
 import { errText } from "../bridge";
@@ -67,6 +68,7 @@ export function mountSidebar(actions: Actions): void {
         buttons.append(attach);
       }
       group.append(...(flat ? [] : [head]), buttons);
+      if (a.a2a?.skills?.length) group.append(skillsList(a.a2a.skills));
       if (store.attachFor === a.agentId) group.append(attachForm(actions, a));
       const list = h("ul", { class: "sessions" });
       const q = filter.value.trim().toLowerCase();
@@ -273,4 +275,16 @@ function sessionRow(actions: Actions, s: Session): HTMLElement {
   });
   li.append(h("div", { class: "session-line" }, title, time, more), menu);
   return li;
+}
+
+/** An A2A agent's skills (its card's, GET /v1/agents), folded under the agent. */
+export function skillsList(skills: { id: string; name: string; description?: string; tags?: string[] }[]): HTMLElement {
+  const ul = h("ul", { class: "skill-list" });
+  for (const sk of skills) {
+    const li = h("li", { "data-skill": sk.id }, h("b", {}, sk.name || sk.id));
+    if (sk.description) li.append(` — ${sk.description}`);
+    if (sk.tags?.length) li.append(h("span", { class: "hint" }, ` (${sk.tags.join(", ")})`));
+    ul.append(li);
+  }
+  return h("details", { class: "agent-skills" }, h("summary", {}, skills.length === 1 ? "1 skill" : `${skills.length} skills`), ul);
 }

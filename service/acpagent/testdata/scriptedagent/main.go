@@ -27,6 +27,13 @@
 //	/NAME INPUT         one of its slash commands (SCRIPTED_COMMANDS=1): answers
 //	                    "ran /NAME with input: INPUT (first block: yes|no)"
 //	morecommands        sends a new command list (adds "compact") during the turn
+//	mode                answers the session's mode and model ("mode=ask model=small")
+//	leaveplan           switches itself to mode "code" (current_mode_update)
+//	edit PATH TEXT      an edit tool call whose content is a diff of PATH, written with
+//	                    TEXT through the client (fs/write_text_file), completed
+//	selfedit PATH TEXT  the same, the file written by the agent itself
+//	mcp TOOL JSON       calls TOOL with the JSON arguments on the first MCP server the
+//	                    session was given (HTTP, with its headers); answers the result
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
@@ -34,11 +41,16 @@
 // offers session/load; SCRIPTED_IMAGES=1 accepts images in prompts;
 // SCRIPTED_COMMANDS=1 sends available_commands_update (review, with an
 // input hint, and init) right after session/new, as claude-code-acp does.
+// SCRIPTED_MODES=1 offers the modes ask, code and plan (ask first) and the
+// models small and large (small first), with set_mode and set_model;
+// SCRIPTED_MCP_HTTP=1 takes MCP servers over HTTP (mcpCapabilities.http).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +58,7 @@ import (
 	"syscall"
 
 	acp "github.com/coder/acp-go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type agent struct {
@@ -53,6 +66,36 @@ type agent struct {
 	conn     *acp.AgentSideConnection
 	sessions map[string]bool
 	n        int // sessions created
+	mode     map[string]string
+	model    map[string]string
+	mcp      map[string][]acp.McpServer // the MCP servers each session was given
+}
+
+var (
+	modes  = []acp.SessionMode{{Id: "ask", Name: "Ask"}, {Id: "code", Name: "Code"}, {Id: "plan", Name: "Plan"}}
+	models = []acp.ModelInfo{{ModelId: "small", Name: "Small"}, {ModelId: "large", Name: "Large"}}
+)
+
+// offers gives a session's modes and models (SCRIPTED_MODES=1).
+func (a *agent) offers(sid string) (*acp.SessionModeState, *acp.SessionModelState) {
+	if os.Getenv("SCRIPTED_MODES") != "1" {
+		return nil, nil
+	}
+	if a.mode[sid] == "" {
+		a.mode[sid], a.model[sid] = "ask", "small"
+	}
+	return &acp.SessionModeState{AvailableModes: modes, CurrentModeId: acp.SessionModeId(a.mode[sid])},
+		&acp.SessionModelState{AvailableModels: models, CurrentModelId: acp.ModelId(a.model[sid])}
+}
+
+func (a *agent) UnstableSetSessionModel(_ context.Context, r acp.UnstableSetSessionModelRequest) (acp.UnstableSetSessionModelResponse, error) {
+	for _, m := range models {
+		if string(m.ModelId) == string(r.ModelId) {
+			a.model[string(r.SessionId)] = string(r.ModelId)
+			return acp.UnstableSetSessionModelResponse{}, nil
+		}
+	}
+	return acp.UnstableSetSessionModelResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such model"})
 }
 
 func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
@@ -72,7 +115,8 @@ func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.In
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1",
-			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"}},
+			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"},
+			McpCapabilities:    acp.McpCapabilities{Http: os.Getenv("SCRIPTED_MCP_HTTP") == "1"}},
 		AuthMethods: []acp.AuthMethod{
 			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
 			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
@@ -97,17 +141,20 @@ func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewS
 	a.n++
 	id := fmt.Sprintf("sess-%d-%d", os.Getpid(), a.n)
 	a.sessions[id] = true
+	a.mcp[id] = r.McpServers
+	md, ml := a.offers(id)
 	if os.Getenv("SCRIPTED_COMMANDS") == "1" {
 		a.say(context.Background(), acp.SessionId(id), commandsUpdate(false)) // before the answer, as an agent may
 	}
-	return acp.NewSessionResponse{SessionId: acp.SessionId(id)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: md, Models: ml}, nil
 }
 
 func (a *agent) LoadSession(ctx context.Context, r acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
 	// A real agent replays the conversation; the client must not show it.
 	_ = a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: r.SessionId, Update: acp.UpdateAgentMessageText("old history")})
 	a.sessions[string(r.SessionId)] = true
-	return acp.LoadSessionResponse{}, nil
+	md, ml := a.offers(string(r.SessionId))
+	return acp.LoadSessionResponse{Modes: md, Models: ml}, nil
 }
 
 func (a *agent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
@@ -118,8 +165,14 @@ func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOpti
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
 }
 
-func (a *agent) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
-	return acp.SetSessionModeResponse{}, nil
+func (a *agent) SetSessionMode(_ context.Context, r acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	for _, m := range modes {
+		if m.Id == r.ModeId {
+			a.mode[string(r.SessionId)] = string(r.ModeId)
+			return acp.SetSessionModeResponse{}, nil
+		}
+	}
+	return acp.SetSessionModeResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such mode"})
 }
 
 // commandsUpdate is the agent's command list; more adds "compact".
@@ -304,6 +357,36 @@ func (a *agent) Prompt(ctx context.Context, r acp.PromptRequest) (acp.PromptResp
 			req.Command, req.Args = words[0], words[1:]
 		}
 		a.say(ctx, sid, acp.UpdateAgentMessageText(a.terminal(ctx, req)))
+	case "mode":
+		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("mode=%s model=%s", a.mode[string(sid)], a.model[string(sid)])))
+	case "leaveplan":
+		a.mode[string(sid)] = "code"
+		a.say(ctx, sid, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: "code"}})
+		a.say(ctx, sid, acp.UpdateAgentMessageText("coding now"))
+	case "edit", "selfedit":
+		path, content, _ := strings.Cut(arg, " ")
+		old, err := os.ReadFile(path)
+		diff := acp.ToolDiffContent(path, content)
+		if err == nil {
+			diff = acp.ToolDiffContent(path, content, string(old))
+		}
+		a.say(ctx, sid, acp.StartToolCall("call_edit", "Edit "+filepath.Base(path), acp.WithStartKind(acp.ToolKindEdit),
+			acp.WithStartStatus(acp.ToolCallStatusInProgress), acp.WithStartContent([]acp.ToolCallContent{diff})))
+		if cmd == "edit" {
+			_, err = a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: sid, Path: path, Content: content})
+		} else {
+			err = os.WriteFile(path, []byte(content), 0o644)
+		}
+		if err != nil {
+			a.say(ctx, sid, acp.UpdateToolCall("call_edit", acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+			a.say(ctx, sid, acp.UpdateAgentMessageText("edit failed: "+err.Error()))
+			break
+		}
+		a.say(ctx, sid, acp.UpdateToolCall("call_edit", acp.WithUpdateStatus(acp.ToolCallStatusCompleted), acp.WithUpdateContent([]acp.ToolCallContent{diff})))
+		a.say(ctx, sid, acp.UpdateAgentMessageText("edited "+path))
+	case "mcp":
+		tool, args, _ := strings.Cut(arg, " ")
+		a.say(ctx, sid, acp.UpdateAgentMessageText(a.callMCP(ctx, string(sid), tool, args)))
 	case "whoami":
 		a.say(ctx, sid, acp.UpdateAgentMessageText(fmt.Sprintf("pid=%d session=%s", os.Getpid(), sid)))
 	default:
@@ -340,7 +423,68 @@ func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) str
 }
 
 func main() {
-	a := &agent{sessions: map[string]bool{}}
+	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}, mcp: map[string][]acp.McpServer{}}
 	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 	<-a.conn.Done()
+}
+
+// headers adds an MCP server's headers to each request.
+type headers struct {
+	h    []acp.HttpHeader
+	next http.RoundTripper
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for _, h := range t.h {
+		r.Header.Set(h.Name, h.Value)
+	}
+	return t.next.RoundTrip(r)
+}
+
+// callMCP calls tool on the session's first HTTP MCP server and describes
+// what it answered.
+func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
+	var srv *acp.McpServerHttpInline
+	for _, m := range a.mcp[sid] {
+		if m.Http != nil {
+			srv = m.Http
+			break
+		}
+	}
+	if srv == nil {
+		return "no MCP server over HTTP was given"
+	}
+	var in map[string]any
+	if args != "" {
+		if err := json.Unmarshal([]byte(args), &in); err != nil {
+			return "bad arguments: " + err.Error()
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "scriptedagent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.Url, DisableStandaloneSSE: true, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: headers{srv.Headers, http.DefaultTransport}}}, nil)
+	if err != nil {
+		return "mcp connect failed: " + err.Error()
+	}
+	defer cs.Close()
+	var names []string
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return "mcp tools/list failed: " + err.Error()
+	}
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: in})
+	if err != nil {
+		return "mcp call failed: " + err.Error()
+	}
+	var text []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	return fmt.Sprintf("tools=%s error=%v result=%s", strings.Join(names, ","), res.IsError, strings.Join(text, " "))
 }

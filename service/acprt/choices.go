@@ -1,0 +1,203 @@
+package acprt
+
+// The modes and models of an ACP agent's session, as the window's picker
+// shows them: GET and PUT /v1/sessions/{id}/agent-choice. The user's choice
+// is kept in the session's attributes ("acp": {"mode", "model"}), sent to
+// the agent at once when its session is open, and to each new session of
+// it (after a restart too); the session's file changes the agent reports
+// are diff cards (status kind "diff").
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"jarvis/api"
+	"jarvis/service/acpagent"
+	"jarvis/service/httpapi"
+	"jarvis/service/store"
+	"jarvis/service/turn"
+)
+
+// maxDiffText is the most text a diff card carries (before and after
+// together); a longer change is shown by its path alone.
+const maxDiffText = 256 << 10
+
+// Routes are the picker's routes and Jarvis's MCP endpoint (mcp.go).
+func (rt *Runtime) Routes() []turn.Route {
+	return []turn.Route{
+		{Pattern: "GET /v1/sessions/{id}/agent-choice", Handle: rt.handleGetChoice},
+		{Pattern: "PUT /v1/sessions/{id}/agent-choice", Handle: rt.handlePutChoice},
+		{Pattern: "GET /v1/agents/{agentId}/sign-in", Handle: rt.handleGetSignIn},
+		{Pattern: "PUT /v1/agents/{agentId}/sign-in", Handle: rt.handlePutSignIn},
+		{Pattern: "POST " + MCPPath, Handle: rt.handleMCP},
+		{Pattern: "GET " + MCPPath, Handle: rt.handleMCP},
+		{Pattern: "DELETE " + MCPPath, Handle: rt.handleMCP},
+	}
+}
+
+// sessionAttrs is what the runtime keeps in a session's attributes.
+type sessionAttrs struct {
+	ACP struct {
+		Mode  string `json:"mode,omitempty"`
+		Model string `json:"model,omitempty"`
+	} `json:"acp"`
+}
+
+// chosen is the mode and model kept with the session.
+func chosen(sess store.Session) (mode, model string) {
+	var a sessionAttrs
+	_ = json.Unmarshal([]byte(sess.Attributes), &a) // not ours: none chosen
+	return a.ACP.Mode, a.ACP.Model
+}
+
+// acpSession is the live session id names, refused unless its agent is an ACP agent.
+func (rt *Runtime) acpSession(r *http.Request) (store.Session, error) {
+	sess, err := httpapi.LiveSession(r.Context(), rt.env.Store, r.PathValue("id"), "id")
+	if err != nil {
+		return sess, err
+	}
+	c := rt.env.Config()
+	a, ok := c.Agent(sess.AgentID)
+	if !ok || turn.KindOf(c, a) != turn.KindACP {
+		return sess, httpapi.Errorf(http.StatusConflict, "not_acp_agent", "the conversation's agent %q is not an ACP agent: it has no modes or models to choose", sess.AgentID).With("field", "id")
+	}
+	return sess, nil
+}
+
+// live is the session's running agent, or nil.
+func (rt *Runtime) live(sessionID string) *acpagent.Agent {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if e := rt.bySess[sessionID]; e != nil {
+		return e.a
+	}
+	return nil
+}
+
+// choicesOf is what the window gets: the live agent's choices, else the
+// user's kept choice alone.
+func (rt *Runtime) choicesOf(sess store.Session) api.AgentChoices {
+	if a := rt.live(sess.ID); a != nil {
+		if c := a.Choices(); !c.Empty() {
+			return apiChoices(c)
+		}
+	}
+	mode, model := chosen(sess)
+	return api.AgentChoices{Mode: mode, Model: model}
+}
+
+func (rt *Runtime) handleGetChoice(w http.ResponseWriter, r *http.Request) error {
+	sess, err := rt.acpSession(r)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, rt.choicesOf(sess))
+}
+
+// handlePutChoice keeps the user's choice with the session and sends it to
+// the agent when its session is open (a mode or model it does not offer is
+// refused, and nothing is kept).
+func (rt *Runtime) handlePutChoice(w http.ResponseWriter, r *http.Request) error {
+	sess, err := rt.acpSession(r)
+	if err != nil {
+		return err
+	}
+	var req api.AgentChoiceRequest
+	if err := httpapi.DecodeJSON(w, r, &req, rt.env.Config().MaxBodyBytes); err != nil {
+		return err
+	}
+	if req.Mode == "" && req.Model == "" {
+		return httpapi.Errorf(http.StatusBadRequest, "missing_field", "choose a mode or a model").With("field", "mode")
+	}
+	if a := rt.live(sess.ID); a != nil {
+		if _, err := a.Choose(context.WithoutCancel(r.Context()), req.Mode, req.Model); err != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "invalid_choice", "%v", err).With("field", "mode")
+		}
+	}
+	// Keep it with the session's other attributes.
+	attrs := map[string]json.RawMessage{}
+	_ = json.Unmarshal([]byte(sess.Attributes), &attrs) // an object (PATCH checks it) or empty
+	mode, model := chosen(sess)
+	if req.Mode != "" {
+		mode = req.Mode
+	}
+	if req.Model != "" {
+		model = req.Model
+	}
+	var kept sessionAttrs
+	kept.ACP.Mode, kept.ACP.Model = mode, model
+	b, _ := json.Marshal(kept.ACP)
+	attrs["acp"] = b
+	out, _ := json.Marshal(attrs)
+	s := string(out)
+	if err := rt.env.Store.UpdateSession(context.WithoutCancel(r.Context()), sess.ID, nil, &s, nil); err != nil {
+		return err
+	}
+	sess.Attributes = s
+	return httpapi.WriteJSON(w, http.StatusOK, rt.choicesOf(sess))
+}
+
+func apiChoices(c acpagent.Choices) api.AgentChoices {
+	out := api.AgentChoices{Mode: c.Mode, Model: c.Model}
+	for _, m := range c.Modes {
+		out.Modes = append(out.Modes, api.AgentChoice(m))
+	}
+	for _, m := range c.Models {
+		out.Models = append(out.Models, api.AgentChoice(m))
+	}
+	return out
+}
+
+// choicesText says the choices in a status line.
+func choicesText(name string, c acpagent.Choices) string {
+	s := name + ":"
+	if c.Mode != "" {
+		s += " mode " + label(c.Modes, c.Mode)
+	}
+	if c.Model != "" {
+		if c.Mode != "" {
+			s += ","
+		}
+		s += " model " + label(c.Models, c.Model)
+	}
+	return s
+}
+
+func label(list []acpagent.Choice, id string) string {
+	for _, c := range list {
+		if c.ID == id && c.Name != "" {
+			return c.Name
+		}
+	}
+	return id
+}
+
+// apiDiff is a diff card's data.
+func apiDiff(d acpagent.Diff) *api.FileDiff {
+	out := &api.FileDiff{ToolCallID: d.ToolCallID, Title: d.Title, Path: d.Path, Old: d.Old, New: d.New, Undo: "none"}
+	if d.Checkpointed {
+		out.Undo = "turn"
+	}
+	n := len(d.New)
+	if d.Old != nil {
+		n += len(*d.Old)
+	}
+	if n > maxDiffText {
+		out.Old, out.New, out.Omitted = nil, "", true
+	}
+	return out
+}
+
+// diffText says a diff card in a status line.
+func diffText(name string, d acpagent.Diff) string {
+	verb := "changed "
+	if d.Old == nil {
+		verb = "created "
+	}
+	s := name + " " + verb + d.Path
+	if d.Checkpointed {
+		return s + " (through Jarvis: the turn's undo restores it)"
+	}
+	return s + " (itself: Jarvis has no copy of the file as it was, so it cannot undo this)"
+}
