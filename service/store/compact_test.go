@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -214,3 +215,46 @@ func seqs(evs []store.Event) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Pruning the external agents' audit rows to their cap gives the space
+// back at the next maintenance run, as deleting conversations does.
+func TestPruningTheAuditGivesSpaceBack(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jarvis.db")
+	st, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateSession(ctx, store.Session{ID: "g_ext", AgentID: "ext"}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.ExternalAudit
+	for i := range 20000 {
+		rows = append(rows, store.ExternalAudit{SessionID: "g_ext", AgentID: "ext", Bytes: 512, Auth: "failed",
+			Reason: fmt.Sprintf("signature did not match (attempt %d from a misconfigured sender)", i)})
+	}
+	if err := st.AddExternalAudits(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	full := fileSize(t, path)
+	if st, err = store.Open(ctx, path, store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.PruneExternalAudit(ctx, 1000); err != nil || n != 19000 {
+		t.Fatalf("pruned %d %v, want 19000", n, err)
+	}
+	if err := st.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := fileSize(t, path)
+	t.Logf("20,000 audit rows: %d bytes; pruned to 1,000 and maintained: %d bytes", full, after)
+	if after*4 > full {
+		t.Fatalf("the file went from %d to %d bytes after pruning 19 of 20 audit rows in 20", full, after)
+	}
+}
