@@ -2,8 +2,8 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
