@@ -174,6 +174,7 @@ function mountSearch(actions: Actions, filter: HTMLInputElement, changed: () => 
       if (had) changed();
       return;
     }
+    st.cursor = ""; // the next page of the old text is no page of this one
     timer = setTimeout(() => void page(q, ""), searchDelayMs);
   }
   async function more(): Promise<void> {
