@@ -12,4 +12,6 @@ type SessionSearchHit struct {
 // SessionSearch answers GET /v1/sessions/search.
 type SessionSearch struct {
 	Results []SessionSearchHit `json:"results"`
+	// NextCursor, on a full page, is the cursor of the page after it.
+	NextCursor string `json:"nextCursor,omitempty"`
 }

@@ -249,6 +249,36 @@ func (a *App) Sessions(agentID string) ([]Session, error) {
 	return ss, nil
 }
 
+// SessionPage is a page of the session list: NextCursor, when set, asks
+// for the page after it.
+type SessionPage struct {
+	Sessions   []Session `json:"sessions"`
+	NextCursor string    `json:"nextCursor,omitempty"`
+}
+
+// ListPage is how many sessions a page of the window's list holds.
+const ListPage = 100
+
+// SessionsPage lists a page of the sessions, most recently updated first
+// (agentID "" lists all): cursor "" asks for the first page, a page's
+// NextCursor for the one after it. The window's list loads a page at a time.
+func (a *App) SessionsPage(agentID, cursor string) (SessionPage, error) {
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	page, err := a.s.sessionsPage(ctx, agentID, cursor, ListPage)
+	if notFound(err) && cursor == "" {
+		ss, err := a.Sessions(agentID) // the sessions started here
+		return SessionPage{Sessions: ss}, err
+	}
+	if err != nil {
+		return SessionPage{}, friendly(err)
+	}
+	if page.Sessions == nil {
+		page.Sessions = []Session{}
+	}
+	return SessionPage{Sessions: page.Sessions, NextCursor: page.NextCursor}, nil
+}
+
 func newJarvisID() string {
 	var b [9]byte
 	rand.Read(b[:])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"jarvis/api"
 )
@@ -56,6 +57,19 @@ func (s svc) sessions(ctx context.Context, agentID string) ([]Session, error) {
 	}
 	err := s.c.Do(ctx, http.MethodGet, p, nil, &out)
 	return out.Sessions, err
+}
+
+func (s svc) sessionsPage(ctx context.Context, agentID, cursor string, limit int) (api.SessionList, error) {
+	var out api.SessionList
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if agentID != "" {
+		q.Set("agentId", agentID)
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	err := s.c.Do(ctx, http.MethodGet, "/v1/sessions?"+q.Encode(), nil, &out)
+	return out, err
 }
 
 func (s svc) messages(ctx context.Context, id string) (api.Transcript, error) {

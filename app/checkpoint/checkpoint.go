@@ -49,6 +49,7 @@ import (
 
 	"jarvis/app/audit"
 	"jarvis/internal/fsperm"
+	"jarvis/internal/reclaim"
 )
 
 // Kinds of a path's state.
@@ -146,7 +147,7 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: workspace: %w", err)
 	}
 	p := filepath.Join(dir, "checkpoints.db")
-	db, err := sql.Open("sqlite3", audit.DSN(p, "_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate"))
+	db, err := sql.Open("sqlite3", audit.DSN(p, "_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate&_auto_vacuum=incremental"))
 	if err != nil {
 		root.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -163,6 +164,12 @@ func Open(dir, ws string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	if _, err := db.Exec(schema); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	// What Prune deletes leaves the file (a store made before is rewritten
+	// once).
+	if err := reclaim.Incremental(context.Background(), db); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"jarvis/internal/reclaim"
 )
 
 // Retention caps what the store keeps. Zero values take the defaults.
@@ -92,6 +94,12 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneReport, error) {
 	}
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM changes`).Scan(&rep.Usage.Changes); err != nil {
 		return rep, fmt.Errorf("checkpoint: %w", err)
+	}
+	if rep.Changes > 0 {
+		// The deleted rows' pages go back to the file system.
+		if err := reclaim.Free(ctx, s.db); err != nil {
+			return rep, fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	return rep, nil
 }

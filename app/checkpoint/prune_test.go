@@ -73,3 +73,64 @@ func TestPruneTrash(t *testing.T) {
 		t.Fatalf("size: %d %v %v", n, err, ents)
 	}
 }
+
+// TestPruneGivesSpaceBack: what Prune deletes from the checkpoint database
+// leaves the file, not only its rows (issue 44: deleting gives the space
+// back).
+func TestPruneGivesSpaceBack(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	e.st.now = func() time.Time { return now }
+	// A year of checkpoints a turn changed many files in: rows written as
+	// Guard writes them (a change and its entries), 400 turns of 20 files.
+	tx, err := e.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 400 {
+		when := now.Add(time.Duration(i-400) * 24 * time.Hour).Format(time.RFC3339Nano)
+		res, err := tx.ExecContext(ctx, `INSERT INTO changes(time, session_id, turn_id, tool, state) VALUES (?, 'g_1', ?, 'write_file', 'done')`, when, fmt.Sprintf("t%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		for j := range 20 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO entries(change_id, seq, path, before) VALUES (?, ?, ?, '{"kind":"absent"}')`,
+				id, j, fmt.Sprintf("project/src/module%03d/file%03d_%s.go", i, j, strings.Repeat("x", 60))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(e.store, "checkpoints.db")
+	e.reopen() // closing writes the log back into the file
+	e.st.now = func() time.Time { return now }
+	full := fileBytes(t, path)
+	// A 30-day cap keeps the last 30 turns.
+	rep, err := e.st.Prune(ctx, Retention{MaxAge: 30 * 24 * time.Hour})
+	if err != nil || rep.Usage.Changes != 30 {
+		t.Fatalf("prune %+v %v, want 30 changes kept", rep, err)
+	}
+	e.st.Close()
+	after := fileBytes(t, path)
+	t.Logf("checkpoints.db: %d bytes with 400 turns, %d after pruning to 30", full, after)
+	if after*4 > full {
+		t.Fatalf("checkpoints.db went from %d to %d bytes after pruning 370 of 400 turns", full, after)
+	}
+}
+
+func fileBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := fi.Size()
+	if w, err := os.Stat(path + "-wal"); err == nil {
+		n += w.Size()
+	}
+	return n
+}

@@ -92,13 +92,36 @@ export class Actions {
     this.store.publish("agents");
   }
 
+  /** Loads the first page of the session list (more come with moreSessions). */
   async refreshSessions(): Promise<void> {
     try {
-      this.store.sessions = await this.api().Sessions("");
+      const page = await this.api().SessionsPage("", "");
+      this.store.sessions = page.sessions ?? [];
+      this.store.sessionsCursor = page.nextCursor ?? "";
     } catch (ex) {
       this.notice(errText(ex));
     }
     this.store.publish("sessions");
+  }
+
+  /** Loads the next page of the session list, once at a time. */
+  async moreSessions(): Promise<void> {
+    const st = this.store;
+    if (!st.sessionsCursor || st.sessionsLoading) return;
+    st.sessionsLoading = true;
+    st.publish("sessions");
+    try {
+      const page = await this.api().SessionsPage("", st.sessionsCursor);
+      // A session made or changed meanwhile is already listed: keep it once.
+      const have = new Set(st.sessions.map((s) => s.sessionId));
+      st.sessions.push(...(page.sessions ?? []).filter((s) => !have.has(s.sessionId)));
+      st.sessionsCursor = page.nextCursor ?? "";
+    } catch (ex) {
+      this.notice(`Loading more conversations failed: ${errText(ex)}`);
+    } finally {
+      st.sessionsLoading = false;
+    }
+    st.publish("sessions");
   }
 
   selectAgent(agentId: string): void {

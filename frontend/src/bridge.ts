@@ -221,14 +221,24 @@ export interface TaskTool {
   words: string;
 }
 
+/** A conversation the find box found: the session and its newest matching message. */
+export interface SearchHit {
+  session: Session;
+  messageId: number;
+  role: string;
+  snippet: string;
+}
+
 export interface AppAPI {
   Info(): Promise<Info>;
   /** Approves the pending config content whose hash was shown; refused when the file changed since. */
   ApproveConfig(hash: string): Promise<void>;
   Agents(): Promise<Agent[]>;
   Sessions(agentId: string): Promise<Session[]>;
-  /** Sessions whose messages contain the text, with a snippet around the match (GET /v1/sessions/search). */
-  SearchSessions(q: string): Promise<{ session: Session; messageId: number; role: string; snippet: string }[]>;
+  /** A page of the sessions, newest first; cursor "" for the first, a page's nextCursor for the next (GET /v1/sessions). */
+  SessionsPage(agentId: string, cursor: string): Promise<{ sessions: Session[]; nextCursor?: string }>;
+  /** A page of the sessions whose messages contain the text, with a snippet around the match (GET /v1/sessions/search). */
+  SearchSessions(q: string, cursor: string): Promise<{ results: SearchHit[]; nextCursor?: string }>;
   NewSession(agentId: string): Promise<Session>;
   AttachSession(agentId: string, sessionId: string): Promise<Session>;
   OpenSession(sessionId: string): Promise<Transcript>;

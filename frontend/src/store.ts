@@ -51,6 +51,10 @@ type Listener<K extends keyof Topics> = (v: Topics[K]) => void;
 export class Store {
   agents: Agent[] = [];
   sessions: Session[] = [];
+  /** Where the next page of the session list starts ("" once all are loaded). */
+  sessionsCursor = "";
+  /** A page of the session list is being loaded. */
+  sessionsLoading = false;
   agentId = "";
   sessionId = "";
   transcripts = new Map<string, Transcript>();

@@ -29,11 +29,17 @@ export interface FakeBridge {
   failNext(method: string, message: string): void;
   /** What StartOllama answers (app/ollama.go); not installed when unset. */
   startOllama?: () => unknown;
+  /** Page sizes of SessionsPage and SearchSessions (the service's limits as the app asks them). */
+  pageSize: number;
+  searchPageSize: number;
+  /** Holds the next call of method until the returned function is called. */
+  holdNext(method: string): () => void;
 }
 
 export function fakeBridge(): FakeBridge {
   const handlers = new Map<string, ((d: any) => void)[]>();
   const fails = new Map<string, string>();
+  const holds = new Map<string, Promise<void>>();
   let n = 0;
   const fb: FakeBridge = {
     calls: [],
@@ -51,6 +57,13 @@ export function fakeBridge(): FakeBridge {
     failNext(method, message) {
       fails.set(method, message);
     },
+    pageSize: 100,
+    searchPageSize: 50,
+    holdNext(method) {
+      let release = () => {};
+      holds.set(method, new Promise<void>((r) => (release = r)));
+      return () => release();
+    },
     api: undefined as unknown as AppAPI,
   };
   const impl: Partial<Record<keyof AppAPI, (...a: any[]) => unknown>> = {
@@ -63,12 +76,23 @@ export function fakeBridge(): FakeBridge {
     },
     Agents: () => fb.agents,
     Sessions: () => [...fb.sessions],
-    // As the service: sessions whose messages contain the text, any case.
-    SearchSessions: (q: string) =>
-      fb.sessions.flatMap((s) => {
+    // As the service: a page, newest first, the cursor the last one's id.
+    SessionsPage: (_agentId: string, cursor: string) => {
+      const all = [...fb.sessions].sort((x, y) => (y.updatedAt ?? "").localeCompare(x.updatedAt ?? ""));
+      const from = cursor ? all.findIndex((s) => s.sessionId === cursor) + 1 : 0;
+      const sessions = all.slice(from, from + fb.pageSize).map((s) => ({ ...s }));
+      return { sessions, nextCursor: sessions.length === fb.pageSize ? sessions[sessions.length - 1].sessionId : undefined };
+    },
+    // As the service: sessions whose messages contain the text, any case, a page at a time.
+    SearchSessions: (q: string, cursor: string) => {
+      const all = fb.sessions.flatMap((s) => {
         const m = (fb.messages.get(s.sessionId) ?? []).find((x) => String(x.text ?? "").toLowerCase().includes(q.toLowerCase()));
         return m ? [{ session: { ...s }, messageId: m.id ?? 0, role: m.role, snippet: m.text }] : [];
-      }),
+      });
+      const from = cursor ? Number(cursor) : 0;
+      const results = all.slice(from, from + fb.searchPageSize);
+      return { results, nextCursor: results.length === fb.searchPageSize ? String(from + results.length) : undefined };
+    },
     NewSession: (agentId: string) => {
       const s = { sessionId: `s${++n}`, agentId };
       fb.sessions.unshift(s);
@@ -155,6 +179,11 @@ export function fakeBridge(): FakeBridge {
         if (fail !== undefined) {
           fails.delete(method);
           throw fail; // bound methods reject with a string
+        }
+        const held = holds.get(method);
+        if (held) {
+          holds.delete(method);
+          await held;
         }
         const f = impl[method as keyof AppAPI];
         if (!f) throw `fake bridge: ${method} is not bound`;

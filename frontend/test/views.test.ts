@@ -505,3 +505,103 @@ describe("copyText", () => {
     delete (window as any).runtime;
   });
 });
+
+describe("a long history, a page at a time", () => {
+  const titles = () => Array.from(document.querySelectorAll(".session .session-title")).map((x) => x.textContent);
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ sessionId: `g_${i}`, agentId: "general", name: `Conversation ${i}`, updatedAt: `2026-11-${String(28 - i).padStart(2, "0")}T10:00:00Z` }));
+
+  it("loads the session list a page at a time with Load more, saying so while it loads, no conversation twice", async () => {
+    fb.pageSize = 3;
+    fb.sessions = many(7);
+    await actions.refreshSessions();
+    expect(titles()).toEqual(["Conversation 0", "Conversation 1", "Conversation 2"]);
+    const more = () => $('[data-action="more-sessions"]') as HTMLButtonElement | null;
+    expect(more()!.textContent).toBe("Load more");
+    const release = fb.holdNext("SessionsPage");
+    more()!.click();
+    await flush();
+    expect(more()!.textContent).toBe("Loading…");
+    expect(more()!.disabled).toBe(true);
+    expect(more()!.getAttribute("aria-busy")).toBe("true");
+    more()!.click(); // a second click while loading asks nothing more
+    release();
+    await flush();
+    await flush();
+    expect(titles()).toHaveLength(6);
+    // (The start and the refresh above asked for the first page.)
+    expect(fb.calls.filter((c) => c.method === "SessionsPage").map((c) => c.args[1])).toEqual(["", "", "g_2"]);
+    more()!.click();
+    await flush();
+    expect(titles()).toEqual(many(7).map((s) => s.name));
+    expect(more()).toBeNull(); // the last page
+  });
+
+  it("loads the next page when the end of the list comes into view (infinite scroll)", async () => {
+    const watched: { cb: (es: { isIntersecting: boolean }[]) => void; el?: Element }[] = [];
+    vi.stubGlobal("IntersectionObserver", class {
+      w: { cb: (es: { isIntersecting: boolean }[]) => void; el?: Element };
+      constructor(cb: (es: { isIntersecting: boolean }[]) => void) {
+        this.w = { cb };
+        watched.push(this.w);
+      }
+      observe(el: Element) { this.w.el = el; }
+      disconnect() { this.w.el = undefined; }
+    });
+    try {
+      fb.pageSize = 4;
+      fb.sessions = many(6);
+      await actions.refreshSessions();
+      expect(titles()).toHaveLength(4);
+      const live = watched.filter((w) => w.el?.isConnected);
+      expect(live).toHaveLength(1);
+      live[0].cb([{ isIntersecting: true }]);
+      await flush();
+      await flush();
+      expect(titles()).toHaveLength(6);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it("pages through search hits, conversations not loaded yet included, with a visible search in progress", async () => {
+    fb.pageSize = 2;
+    fb.searchPageSize = 2;
+    fb.sessions = many(5);
+    for (const s of fb.sessions) fb.messages.set(s.sessionId, [{ id: 1, role: "user", text: `the garden of ${s.name}` }]);
+    await actions.refreshSessions();
+    expect(titles()).toHaveLength(2);
+    vi.useFakeTimers();
+    try {
+      const filter = $("#session-filter") as HTMLInputElement;
+      const release = fb.holdNext("SearchSessions");
+      filter.value = "garden";
+      filter.dispatchEvent(new Event("input"));
+      await vi.advanceTimersByTimeAsync(250);
+      const more = () => $('[data-action="more-results"]') as HTMLButtonElement | null;
+      expect(more()!.textContent).toBe("Searching…");
+      expect(more()!.getAttribute("aria-busy")).toBe("true");
+      release();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(titles()).toEqual(["Conversation 0", "Conversation 1"]);
+      expect(more()!.textContent).toBe("More results");
+      more()!.click();
+      await vi.advanceTimersByTimeAsync(0);
+      // Conversations 2 and 3 are past the list's loaded page: found all the same.
+      expect(titles()).toEqual(["Conversation 0", "Conversation 1", "Conversation 2", "Conversation 3"]);
+      expect($('[data-session="g_3"] .session-snippet').textContent).toBe("the garden of Conversation 3");
+      more()!.click();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(titles()).toHaveLength(5);
+      expect(more()).toBeNull();
+      expect(fb.calls.filter((c) => c.method === "SearchSessions").map((c) => c.args)).toEqual([["garden", ""], ["garden", "2"], ["garden", "4"]]);
+      // Clearing the box shows the loaded list again, with its Load more.
+      filter.value = "";
+      filter.dispatchEvent(new Event("input"));
+      expect(titles()).toHaveLength(2);
+      expect($('[data-action="more-sessions"]')).not.toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

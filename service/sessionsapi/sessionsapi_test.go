@@ -344,3 +344,56 @@ func TestSessionListPages(t *testing.T) {
 	e.fails(t, "GET", "/v1/sessions?limit=501", "", http.StatusBadRequest, "invalid_field")
 	e.fails(t, "GET", "/v1/sessions?cursor=nonsense", "", http.StatusBadRequest, "invalid_field")
 }
+
+// The search pages through its hits: each page's sessions by their newest
+// matching message, no session twice across pages, whatever the order of
+// their older matches.
+func TestSearchPages(t *testing.T) {
+	e := newEnv(t, twoAgents)
+	ctx := context.Background()
+	var ids []string
+	for i := range 7 {
+		var cr api.CreateSessionResponse
+		e.do(t, "POST", "/v1/sessions", fmt.Sprintf(`{"jarvis_session_id": "j-%d"}`, i), http.StatusCreated, &cr)
+		ids = append(ids, cr.GeneralSessionID)
+	}
+	// Matches interleaved: each session's messages come round three times,
+	// and one session has no match.
+	for round := range 3 {
+		for i, id := range ids {
+			text := fmt.Sprintf("round %d: the garden plan of conversation %d", round, i)
+			if i == 4 {
+				text = "nothing to find here"
+			}
+			if _, err := e.st.AddMessage(ctx, store.Message{SessionID: id, Role: "user", Content: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var paged []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 4 {
+			t.Fatal("more pages than sessions")
+		}
+		var page api.SessionSearch
+		e.do(t, "GET", "/v1/sessions/search?q=Garden+plan&limit=2&cursor="+url.QueryEscape(cursor), "", http.StatusOK, &page)
+		for _, h := range page.Results {
+			paged = append(paged, h.Session.SessionID)
+			if !strings.HasPrefix(h.Snippet, "round 2:") {
+				t.Errorf("hit %s: snippet %q, want its newest match (round 2)", h.Session.SessionID, h.Snippet)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	// Newest match first: the sessions in the reverse order of the last round.
+	want := []string{ids[6], ids[5], ids[3], ids[2], ids[1], ids[0]}
+	if strings.Join(paged, ",") != strings.Join(want, ",") {
+		t.Fatalf("pages %v, want %v", paged, want)
+	}
+	e.fails(t, "GET", "/v1/sessions/search?q=garden&cursor=nonsense", "", http.StatusBadRequest, "invalid_field")
+	e.fails(t, "GET", "/v1/sessions/search?q=garden&cursor=0", "", http.StatusBadRequest, "invalid_field")
+}

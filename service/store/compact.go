@@ -5,13 +5,15 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"jarvis/internal/reclaim"
 )
 
 // Events are kept whole for the replay window (Options.ReplayWindow): a
 // client that reconnects with a Last-Event-ID gets exactly what it missed,
 // deltas included, also across a restart. Past the window a session's
-// events are deleted (migration 044), except its newest, which keeps the
-// session's seqs going on from where they were: everything an event said is
+// events are deleted (migration 044); events_compacted keeps the session's
+// seqs going on from where they were (lastSeqSQL): everything an event said is
 // in the transcript (messages, which the stream's user.message,
 // assistant.final and tool events were copies of). Turns stay: a session's
 // branches are the chain of their parents. events_compacted.upto_seq
@@ -63,7 +65,7 @@ WHERE c.at IS NULL OR c.at < s.updated_at LIMIT ?`, compactBatch+1)
 }
 
 // compactSession deletes one session's events older than cutoff (and
-// before any running turn's first event), keeping the newest, and records
+// before any running turn's first event), and records
 // how far it got and the cutoff it used.
 func (s *Store) compactSession(ctx context.Context, sessionID, cutoff string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -81,7 +83,7 @@ func (s *Store) compactSession(ctx context.Context, sessionID, cutoff string) er
 }
 
 // dropEventsBefore deletes a session's events created before cutoff, up to
-// the first of a running turn, but its newest.
+// the first of a running turn.
 func dropEventsBefore(ctx context.Context, tx *sql.Tx, sessionID, cutoff string) error {
 	return dropEventsOf(ctx, tx, sessionID, cutoff, "")
 }
@@ -91,7 +93,7 @@ func dropEventsBefore(ctx context.Context, tx *sql.Tx, sessionID, cutoff string)
 const textEvents = `type IN ('user.message', 'assistant.delta', 'assistant.final', 'tool.request', 'tool.result', 'status', 'error')`
 
 // dropConversationEvents deletes the events of a session that carry its
-// text (but a running turn's, and the newest event); the others (the
+// text (but a running turn's); the others (the
 // session's own changes) stay for the replay window.
 func dropConversationEvents(ctx context.Context, tx *sql.Tx, sessionID string) error {
 	return dropEventsOf(ctx, tx, sessionID, everything, textEvents)
@@ -112,22 +114,21 @@ func dropEventsOf(ctx context.Context, tx *sql.Tx, sessionID, cutoff, only strin
 const everything = "9999"
 
 // dropEvents deletes a session's events before seq limit (of the types
-// only says, when not empty) but its newest event, and moves its replay
-// horizon to the newest deleted one.
+// only says, when not empty), and moves its replay horizon to the newest
+// deleted one, from which its seqs go on.
 func dropEvents(ctx context.Context, tx *sql.Tx, sessionID string, limit int64, only string) error {
 	and := ""
 	if only != "" {
 		and = " AND " + only
 	}
 	var upto int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?1 AND seq < ?2
-    AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?1)`, sessionID, limit).Scan(&upto); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND seq < ?`, sessionID, limit).Scan(&upto); err != nil {
 		return err
 	}
 	if upto > 0 {
 		// Turns stay: a session's branches are the chain of their parents
 		// (service/store/branches.go).
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq <= ? AND seq < (SELECT MAX(seq) FROM events WHERE session_id = ?)`+and, sessionID, upto, sessionID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq <= ?`+and, sessionID, upto); err != nil {
 			return err
 		}
 	}
@@ -147,17 +148,7 @@ func (s *Store) ReplayHorizon(ctx context.Context, sessionID string) (int64, err
 // Reclaim gives the database's free pages back to the file system
 // (incremental vacuum): what deleting conversations, compacting events and
 // pruning freed. The file shrinks at the next WAL checkpoint.
-func (s *Store) Reclaim(ctx context.Context) error {
-	// Each step of the pragma frees one page: read it to the end.
-	rows, err := s.w.QueryContext(ctx, `PRAGMA incremental_vacuum`)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-	}
-	rows.Close()
-	return rows.Err()
-}
+func (s *Store) Reclaim(ctx context.Context) error { return reclaim.Free(ctx, s.w) }
 
 // FreePages is the number of unused pages in the database file.
 func (s *Store) FreePages(ctx context.Context) (int64, error) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,12 +109,13 @@ func TestDeleteGivesSpaceBack(t *testing.T) {
 	}
 }
 
-// Events are kept whole for the replay window, then deleted but the
-// newest: the session's seqs go on and a replay from before the horizon is
+// Events are kept whole for the replay window, then deleted: the session's
+// seqs go on from its replay horizon and a replay from before the horizon is
 // known to be incomplete.
 func TestCompactEventsPastTheWindow(t *testing.T) {
 	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	now := start
 	clock := func() time.Time { return now }
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "jarvis.db"), store.Options{Now: clock, ReplayWindow: time.Hour})
 	if err != nil {
@@ -161,8 +163,9 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 	}
 	// Turns stay with their events gone: a session's branches are the
 	// chain of their parents.
-	if tu, err := st.Turn(ctx, "t_1"); err != nil || tu.Status != store.TurnDone {
-		t.Fatalf("t_1 past the window: %+v %v, want kept", tu, err)
+	// A done turn's times are its messages'.
+	if tu, err := st.Turn(ctx, "t_1"); err != nil || tu.Status != store.TurnDone || tu.StartedAt != store.Timestamp(start) || tu.EndedAt != store.Timestamp(start) {
+		t.Fatalf("t_1 past the window: %+v %v, want kept, started and ended at %s", tu, err, store.Timestamp(start))
 	}
 	if tu, err := st.Turn(ctx, "t_2"); err != nil || tu.Status != store.TurnDone {
 		t.Fatalf("t_2: %+v %v", tu, err)
@@ -177,7 +180,7 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 	if got := seqs(evs); got != "7 8" {
 		t.Fatalf("events with a running turn: %s, want 7 8", got)
 	}
-	// Nothing to delete leaves the newest: the seqs go on from it.
+	// At rest every event goes: the seqs go on from the replay horizon.
 	if _, err := st.InterruptRunning(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +192,14 @@ func TestCompactEventsPastTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, _ = st.EventsAfter(ctx, "g_1", 0, 100)
-	if got := seqs(evs); got != "8" {
-		t.Fatalf("events at rest: %s, want 8", got)
+	if got := seqs(evs); got != "" {
+		t.Fatalf("events at rest: %s, want none", got)
 	}
 	if n, err := st.LastSeq(ctx, "g_1"); err != nil || n != 8 {
 		t.Fatalf("last seq %d %v, want 8", n, err)
 	}
-	if h, _ := st.ReplayHorizon(ctx, "g_1"); h != 7 {
-		t.Fatalf("horizon %d, want 7", h)
+	if h, _ := st.ReplayHorizon(ctx, "g_1"); h != 8 {
+		t.Fatalf("horizon %d, want 8", h)
 	}
 	if tu, err := st.Turn(ctx, "t_3"); err != nil || tu.Status != store.TurnInterrupted {
 		t.Fatalf("an interrupted turn is kept: %+v %v", tu, err)
@@ -212,3 +215,46 @@ func seqs(evs []store.Event) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Pruning the external agents' audit rows to their cap gives the space
+// back at the next maintenance run, as deleting conversations does.
+func TestPruningTheAuditGivesSpaceBack(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jarvis.db")
+	st, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateSession(ctx, store.Session{ID: "g_ext", AgentID: "ext"}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.ExternalAudit
+	for i := range 20000 {
+		rows = append(rows, store.ExternalAudit{SessionID: "g_ext", AgentID: "ext", Bytes: 512, Auth: "failed",
+			Reason: fmt.Sprintf("signature did not match (attempt %d from a misconfigured sender)", i)})
+	}
+	if err := st.AddExternalAudits(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	full := fileSize(t, path)
+	if st, err = store.Open(ctx, path, store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.PruneExternalAudit(ctx, 1000); err != nil || n != 19000 {
+		t.Fatalf("pruned %d %v, want 19000", n, err)
+	}
+	if err := st.Maintain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := fileSize(t, path)
+	t.Logf("20,000 audit rows: %d bytes; pruned to 1,000 and maintained: %d bytes", full, after)
+	if after*4 > full {
+		t.Fatalf("the file went from %d to %d bytes after pruning 19 of 20 audit rows in 20", full, after)
+	}
+}

@@ -28,11 +28,7 @@ const snippetRunes = 40
 // looked for in every message. The check is SQLite's LIKE for ASCII text
 // (which folds ASCII case, as the index does) and contains_fold for the rest.
 func matchingMessages(q string) (from, where, order string, args []any) {
-	check, arg := `contains_fold(m.content, ?)`, any(q)
-	if isASCII(q) {
-		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-		check, arg = `m.content LIKE ? ESCAPE '\'`, "%"+r.Replace(q)+"%"
-	}
+	check, arg := textCheck(q)
 	rs := []rune(q)
 	if len(rs) < 3 {
 		return `FROM messages m`, `m.role IN ('user', 'assistant') AND ` + check, `m.id`, []any{arg}
@@ -63,6 +59,16 @@ func matchingMessages(q string) (from, where, order string, args []any) {
 		[]any{strings.Join(terms, " AND "), arg}
 }
 
+// textCheck is the SQL condition (and its argument) that message m's text
+// contains q, any case.
+func textCheck(q string) (check string, arg any) {
+	if isASCII(q) {
+		r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+		return `m.content LIKE ? ESCAPE '\'`, "%" + r.Replace(q) + "%"
+	}
+	return `contains_fold(m.content, ?)`, q
+}
+
 // maxTrigrams bounds the trigrams of a query the index is asked for.
 const maxTrigrams = 12
 
@@ -88,6 +94,14 @@ func containsFold(text, q string) bool {
 // first and the reading stops at the limit-th session: a common word costs
 // what a rare one does, however many messages hold it.
 func (s *Store) SearchSessions(ctx context.Context, q, agentID string, limit int) ([]SearchHit, error) {
+	return s.SearchSessionsBefore(ctx, q, agentID, limit, 0)
+}
+
+// SearchSessionsBefore is SearchSessions's page after the one whose last
+// hit was message before (0: the first page): it reads the matching
+// messages older than that one and leaves out the sessions the pages
+// before it listed (those with a match from before on).
+func (s *Store) SearchSessionsBefore(ctx context.Context, q, agentID string, limit int, before int64) ([]SearchHit, error) {
 	q = strings.TrimSpace(strings.ToValidUTF8(q, ""))
 	if q == "" {
 		return nil, nil
@@ -108,6 +122,10 @@ WHERE ` + where + ` AND s.deleted_at IS NULL`
 		query += ` AND s.agent_id = ?`
 		args = append(args, agentID)
 	}
+	if before > 0 {
+		query += ` AND ` + order + ` < ?`
+		args = append(args, before)
+	}
 	query += ` ORDER BY ` + order + ` DESC`
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -127,10 +145,30 @@ WHERE ` + where + ` AND s.deleted_at IS NULL`
 			continue // an older match of a session already found
 		}
 		seen[ss.ID] = true
+		if before > 0 {
+			// A session with a match from before on was on an earlier page.
+			listed, err := s.matchesFrom(ctx, q, ss.ID, before)
+			if err != nil {
+				return nil, err
+			}
+			if listed {
+				continue
+			}
+		}
 		h.Snippet = snippetAround(content, q, snippetRunes)
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// matchesFrom reports whether a session has a message from id on that
+// matches q (read through the session's own messages, not the index).
+func (s *Store) matchesFrom(ctx context.Context, q, sessionID string, id int64) (bool, error) {
+	check, arg := textCheck(q)
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM messages m WHERE m.session_id = ? AND m.id >= ?
+    AND m.role IN ('user', 'assistant') AND `+check+` LIMIT 1)`, sessionID, id, arg).Scan(&n)
+	return n > 0, err
 }
 
 // snippetAround cuts text to the first case-insensitive occurrence of q with

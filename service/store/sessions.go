@@ -144,8 +144,8 @@ func (s *Store) UpdateSession(ctx context.Context, id string, name, attributes *
 }
 
 // ClearSession removes a session's transcript and the events that copied
-// its text, and keeps its identity (and its newest event, so that its seqs
-// go on).
+// its text, and keeps its identity (and its replay horizon, so that its
+// seqs go on).
 func (s *Store) ClearSession(ctx context.Context, id string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -193,8 +193,8 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	// Its stream's copies of the text, turns and tool calls (but a running
-	// turn's) go too; the newest event stays, so that a revived session's
-	// seqs go on.
+	// turn's) go too; the replay horizon keeps a revived session's seqs
+	// going on.
 	if err := dropConversationEvents(ctx, tx, id); err != nil {
 		return err
 	}

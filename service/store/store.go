@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"jarvis/internal/reclaim"
 	"jarvis/internal/walcheckpoint"
 	"log/slog"
 	"net/url"
@@ -59,7 +60,7 @@ type Store struct {
 
 	// Statements of every turn, prepared once on the writer connection
 	// (preparing costs as much as running them).
-	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn, selectLastSeqW *sql.Stmt
+	insertEvent, insertMessage, insertTurn, countRunning, touchSnippet, touchOnly, endTurn, endTurnDone, selectLastSeqW *sql.Stmt
 	// Reads of every turn and stream, prepared once on the reader pool
 	// (database/sql prepares them on each connection as it is used).
 	selectSession, selectMessages, selectEventsAfter, selectLastSeq *sql.Stmt
@@ -133,6 +134,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		{&s.touchSnippet, `UPDATE sessions SET updated_at = ?, last_snippet = ? WHERE id = ?`},
 		{&s.touchOnly, `UPDATE sessions SET updated_at = ? WHERE id = ?`},
 		{&s.endTurn, `UPDATE turns SET status = ?, error_code = ?, ended_at = ? WHERE id = ? AND status = ?`},
+		{&s.endTurnDone, `UPDATE turns SET status = 'done', error_code = '', started_at = '', ended_at = NULL WHERE id = ? AND status = ?`},
 		{&s.selectLastSeqW, lastSeqSQL},
 	} {
 		if *p.st, err = w.PrepareContext(ctx, p.sql); err != nil {
@@ -193,7 +195,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-const lastSeqSQL = `SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?`
+// lastSeqSQL is a session's highest seq: its newest stored event's, or,
+// when compaction deleted every event, the replay horizon (compact.go).
+const lastSeqSQL = `SELECT MAX(COALESCE((SELECT MAX(seq) FROM events WHERE session_id = ?1), 0),
+    COALESCE((SELECT upto_seq FROM events_compacted WHERE session_id = ?1), 0))`
 
 // checkpointEvery is how often the WAL is copied back into the database.
 const checkpointEvery = time.Second
@@ -202,7 +207,7 @@ const checkpointEvery = time.Second
 func (s *Store) Close() error {
 	close(s.stop)
 	s.wg.Wait()
-	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn, s.selectLastSeqW,
+	for _, st := range []*sql.Stmt{s.insertEvent, s.insertMessage, s.insertTurn, s.countRunning, s.touchSnippet, s.touchOnly, s.endTurn, s.endTurnDone, s.selectLastSeqW,
 		s.selectSession, s.selectMessages, s.selectEventsAfter, s.selectLastSeq} {
 		if st != nil {
 			st.Close()
@@ -223,24 +228,9 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 }
 
 // incremental makes a database made before the store reclaimed space
-// (auto_vacuum NONE) give freed pages back on PRAGMA incremental_vacuum
-// (Reclaim): it is rewritten once (VACUUM), which takes a moment at the
-// first start of a build that has this. A new database is made so (Open's
-// _auto_vacuum).
-func (s *Store) incremental(ctx context.Context) error {
-	var mode int
-	if err := s.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
-		return err
-	}
-	if mode == 2 {
-		return nil
-	}
-	if _, err := s.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
-		return err
-	}
-	_, err := s.w.ExecContext(ctx, `VACUUM`)
-	return err
-}
+// (auto_vacuum NONE) give freed pages back (Reclaim); a new database is made
+// so (Open's _auto_vacuum).
+func (s *Store) incremental(ctx context.Context) error { return reclaim.Incremental(ctx, s.w) }
 
 func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {

@@ -73,7 +73,14 @@ func (s *Store) finishTurn(ctx context.Context, tx *sql.Tx, id, sessionID, statu
 			return err
 		}
 	}
-	if _, err := tx.StmtContext(ctx, s.endTurn).ExecContext(ctx, status, errorCode, now, id, TurnRunning); err != nil {
+	if status == TurnDone && last != nil {
+		// A turn that ended with its answer keeps no times of its own: its
+		// start is its user message's and its end its last message's
+		// (both written with the same clock reading); Turn reads them there.
+		if _, err := tx.StmtContext(ctx, s.endTurnDone).ExecContext(ctx, id, TurnRunning); err != nil {
+			return err
+		}
+	} else if _, err := tx.StmtContext(ctx, s.endTurn).ExecContext(ctx, status, errorCode, now, id, TurnRunning); err != nil {
 		return err
 	}
 	return s.touch(ctx, tx, sessionID, snippet, now)
@@ -86,6 +93,11 @@ func (s *Store) Turn(ctx context.Context, id string) (Turn, error) {
 		Scan(&t.ID, &t.SessionID, &t.Status, &t.ErrorCode, &t.StartedAt, &t.EndedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, ErrNotFound
+	}
+	if err == nil && t.StartedAt == "" {
+		// A done turn's times are its messages' (finishTurn).
+		err = s.r.QueryRowContext(ctx, `SELECT COALESCE(MIN(created_at), ''), COALESCE(MAX(created_at), '') FROM messages
+WHERE session_id = ? AND turn_id = ?`, t.SessionID, t.ID).Scan(&t.StartedAt, &t.EndedAt)
 	}
 	return t, err
 }

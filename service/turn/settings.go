@@ -3,7 +3,7 @@ package turn
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"sync"
 
@@ -41,11 +41,15 @@ func (p *Settings[T]) Get(a config.Agent) (T, error) {
 	return v, err
 }
 
-// NewID is a new random id with prefix ("t_", "pc_", ...).
+// NewID is a new random id with prefix ("t_", "pc_", ...): 96 random bits
+// in 16 URL-safe characters (base64url). A conversation's and a turn's ids
+// are written several times a message (the rows and their indexes), so
+// their length is part of the database's size; ids made by older builds
+// are 24 hex characters and stay valid (an id is opaque).
 func NewID(prefix string) string {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return prefix + hex.EncodeToString(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -78,6 +78,8 @@ export function mountSidebar(actions: Actions): void {
         !!store.transcripts.get(s.sessionId)?.items.some((it) => it.text.toLowerCase().includes(q)) ||
         search.hits.has(s.sessionId);
       const shown = store.sessions.filter((s) => s.agentId === a.agentId && (!q || matches(s)));
+      // Hits in conversations past the pages loaded so far.
+      if (q) for (const s of search.found.values()) if (s.agentId === a.agentId && !store.session(s.sessionId)) shown.push(s);
       // Newest first, under date headings once there are a few.
       // (One without a time was just made here: it is the newest.)
       const when = (s: Session) => s.updatedAt ?? s.createdAt ?? new Date().toISOString();
@@ -95,6 +97,29 @@ export function mountSidebar(actions: Actions): void {
       group.append(list);
       box.append(group);
     }
+    // The list and the search load a page at a time: the next one on
+    // reaching the end (or with the button), saying so while it loads.
+    const q = filter.value.trim();
+    if (q ? search.cursor || search.loading : store.sessionsCursor || store.sessionsLoading) {
+      const loading = q ? search.loading : store.sessionsLoading;
+      const more = h("button", { class: "small load-more", "data-action": q ? "more-results" : "more-sessions", "aria-busy": loading ? "true" : "false" },
+        loading ? (q ? "Searching…" : "Loading…") : q ? "More results" : "Load more");
+      (more as HTMLButtonElement).disabled = loading;
+      more.addEventListener("click", () => void (q ? search.more() : actions.moreSessions()));
+      box.append(more);
+      watchEnd(more);
+    }
+  }
+  // Infinite scroll: the "Load more" button coming into view loads the next
+  // page (where the window has IntersectionObserver; the button otherwise).
+  let seen: IntersectionObserver | undefined;
+  function watchEnd(el: Element): void {
+    if (typeof IntersectionObserver === "undefined") return;
+    seen?.disconnect();
+    seen = new IntersectionObserver((es) => {
+      if (es.some((e) => e.isIntersecting)) (el as HTMLButtonElement).click();
+    });
+    seen.observe(el);
   }
   store.subscribe("agents", render);
   store.subscribe("sessions", render);
@@ -106,36 +131,60 @@ const searchDelayMs = 200;
 /**
  * The service's message search behind the find box: after a pause in typing
  * it asks for the sessions whose messages contain the text and keeps each
- * one's snippet; an answer for text no longer in the box is dropped.
+ * one's snippet, a page at a time (more() asks for the next); an answer for
+ * text no longer in the box is dropped.
  */
 function mountSearch(actions: Actions, filter: HTMLInputElement, changed: () => void) {
   const hits = new Map<string, string>();
+  const found = new Map<string, Session>();
+  const st = { hits, found, cursor: "", loading: false, ask, more };
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const ask = () => {
+  function reset(): void {
+    hits.clear();
+    found.clear();
+    st.cursor = "";
+  }
+  async function page(q: string, cursor: string): Promise<void> {
+    st.loading = true;
+    changed();
+    try {
+      const res = await actions.api().SearchSessions(q, cursor);
+      if (filter.value.trim() !== q) return;
+      if (!cursor) reset();
+      for (const f of res.results ?? []) {
+        if (hits.has(f.session.sessionId)) continue;
+        hits.set(f.session.sessionId, f.snippet);
+        found.set(f.session.sessionId, f.session);
+      }
+      st.cursor = res.nextCursor ?? "";
+    } catch (ex) {
+      if (filter.value.trim() !== q) return;
+      if (!cursor) reset();
+      actions.store.publish("notice", { text: `Search failed: ${errText(ex)}`, good: false });
+    } finally {
+      if (filter.value.trim() === q) st.loading = false;
+    }
+    changed();
+  }
+  function ask(): void {
     clearTimeout(timer);
     const q = filter.value.trim();
     if (q.length < 2) {
-      if (hits.size) {
-        hits.clear();
-        changed();
-      }
+      const had = hits.size > 0 || st.loading;
+      reset();
+      st.loading = false;
+      if (had) changed();
       return;
     }
-    timer = setTimeout(async () => {
-      try {
-        const found = await actions.api().SearchSessions(q);
-        if (filter.value.trim() !== q) return;
-        hits.clear();
-        for (const f of found ?? []) hits.set(f.session.sessionId, f.snippet);
-      } catch (ex) {
-        if (filter.value.trim() !== q) return;
-        hits.clear();
-        actions.store.publish("notice", { text: `Search failed: ${errText(ex)}`, good: false });
-      }
-      changed();
-    }, searchDelayMs);
-  };
-  return { hits, ask };
+    st.cursor = ""; // the next page of the old text is no page of this one
+    timer = setTimeout(() => void page(q, ""), searchDelayMs);
+  }
+  async function more(): Promise<void> {
+    const q = filter.value.trim();
+    if (!st.cursor || st.loading || q.length < 2) return;
+    await page(q, st.cursor);
+  }
+  return st;
 }
 
 /**
