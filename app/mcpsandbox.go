@@ -25,6 +25,7 @@ import (
 // a confirmation the window does not offer yet.
 func MCPSandbox(helper, protected []string) func(mcp.ServerConfig, *exec.Cmd) (*exec.Cmd, func(), error) {
 	bwrap, _ := tools.Bubblewrap()
+	helper = tools.SmallHelper(helper)
 	return func(cfg mcp.ServerConfig, cmd *exec.Cmd) (*exec.Cmd, func(), error) {
 		if cfg.Sandbox != nil && !*cfg.Sandbox {
 			return nil, nil, fmt.Errorf("%s asks to run outside the sandbox (\"sandbox\": false); Jarvis starts MCP servers only inside it for now", cfg.Name)
