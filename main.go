@@ -185,6 +185,11 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}
+		},
+		CommandProgress: func(sid string, p app.CommandProgress) {
+			if e := windowEmit.Load(); e != nil {
+				(*e)(app.EventCommandProgress, p)
+			}
 		}}
 	mcpm, err := startMCP(mcpCtx, l, *mcpConfig, base, token, ropts.ProtectedPaths()) // main_mcp.go
 	if err != nil {
