@@ -54,7 +54,9 @@ func run(n int, jarvis string) error {
 	defer os.RemoveAll(ws)
 	bin := filepath.Join(ws, ".bin")
 	small := filepath.Join(bin, tools.HelperName)
-	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-w -s", "-o", small, "./cmd/jarvis-confine").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-w -s", "-o", small, "./cmd/jarvis-confine")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build builds it
+	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./cmd/jarvis-confine (run from the repository): %v %s", err, out)
 	}
 	helper := []string{small}
