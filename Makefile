@@ -41,6 +41,7 @@ build-service:
 	$(GO) build -tags $(GOTAGS) -o $(BIN)/jarvis-service ./cmd/jarvis-service
 
 build: frontend build-service
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-w -s" -o $(BIN)/jarvis-confine ./cmd/jarvis-confine
 	CGO_CXXFLAGS="-I$(CURDIR)/build" $(GO) build -buildvcs=false -tags $(WAILS_TAGS) -ldflags "-X main.commit=$(COMMIT) -w -s" -o $(BIN)/jarvis .
 
 # The same binary through the wails CLI (installed by scripts/setup.sh at the

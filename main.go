@@ -186,6 +186,11 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 			if e := windowEmit.Load(); e != nil {
 				(*e)("mcp:progress", p)
 			}
+		},
+		CommandProgress: func(sid string, p app.CommandProgress) {
+			if e := windowEmit.Load(); e != nil {
+				(*e)(app.EventCommandProgress, p)
+			}
 		}}
 	if *mcpConfig == "" {
 		if *mcpConfig, err = cli.DefaultMCPConfig(); err != nil {

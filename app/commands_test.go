@@ -13,7 +13,6 @@ import (
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/gate"
-	"jarvis/app/mcp"
 	"jarvis/tools"
 )
 
@@ -37,10 +36,10 @@ func TestGitStatusWithNoConfiguration(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	var mu sync.Mutex
-	var progress []mcp.Progress
+	var progress []CommandProgress
 	r, err := NewToolRunner(ToolRunnerOptions{Workspace: home, AuditPath: filepath.Join(data, "audit.db"), PolicyPath: filepath.Join(data, "policy.json"),
 		Headless: true, ConfineHelper: []string{os.Args[0], "-test.run=^TestHelperConfineACP$", "--"},
-		MCPProgress: func(_ string, p mcp.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }})
+		CommandProgress: func(_ string, p CommandProgress) { mu.Lock(); progress = append(progress, p); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestGitStatusWithNoConfiguration(t *testing.T) {
 		t.Fatalf("git status result %+v", res)
 	}
 	mu.Lock()
-	if len(progress) == 0 || progress[0].Call != "c1" || progress[0].Tool != "run_command" {
+	if len(progress) == 0 || progress[0].Call != "c1" || progress[0].Bytes == 0 {
 		t.Errorf("no progress while it ran: %+v", progress)
 	}
 	mu.Unlock()

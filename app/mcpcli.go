@@ -284,6 +284,9 @@ func printApproval(w io.Writer, s mcp.ServerStatus) {
 	if a.Cwd != "" {
 		fmt.Fprintf(w, "    in %s\n", a.Cwd)
 	}
+	if a.Sandbox != "" {
+		fmt.Fprintf(w, "    %s\n", a.Sandbox)
+	}
 	for _, e := range a.Env {
 		fmt.Fprintf(w, "    env %s\n", e)
 	}

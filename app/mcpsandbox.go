@@ -9,7 +9,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,14 +19,16 @@ import (
 
 // MCPSandbox returns the Confine hook of the MCP manager: helper is the
 // confinement helper (tools.Options.ConfineHelper), protected the folders
-// NewToolRunner protects (ToolRunnerOptions.ProtectedPaths). A server whose entry says
-// "sandbox": false is not started: running one outside the sandbox needs
-// a confirmation the window does not offer yet.
+// NewToolRunner protects (ToolRunnerOptions.ProtectedPaths). A server whose
+// entry says "sandbox": false runs as it is: the Manager starts it only
+// once the user approved that entry, whose approval says it runs without
+// the sandbox (mcp.Approval.Unsandboxed), and logs that it does.
 func MCPSandbox(helper, protected []string) func(mcp.ServerConfig, *exec.Cmd) (*exec.Cmd, func(), error) {
 	bwrap, _ := tools.Bubblewrap()
+	helper = tools.SmallHelper(helper)
 	return func(cfg mcp.ServerConfig, cmd *exec.Cmd) (*exec.Cmd, func(), error) {
-		if cfg.Sandbox != nil && !*cfg.Sandbox {
-			return nil, nil, fmt.Errorf("%s asks to run outside the sandbox (\"sandbox\": false); Jarvis starts MCP servers only inside it for now", cfg.Name)
+		if cfg.Unsandboxed() {
+			return cmd, func() {}, nil
 		}
 		if cmd.Err != nil {
 			return nil, nil, cmd.Err

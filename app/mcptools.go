@@ -38,8 +38,8 @@ func (a mcpAssessor) Assess(name string, args json.RawMessage) tools.Assessment 
 func (r *Runner) exec(sessionID string, call api.ToolCall, media *mcp.MediaSink) func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 	return func(ctx context.Context, name string, args json.RawMessage) (string, error) {
 		if r.mcp == nil || !mcp.IsToolName(name) {
-			if name == "run_command" && r.mcpProg != nil {
-				ctx = tools.WithProgress(ctx, commandProgress(call.ID, func(p mcp.Progress) { r.mcpProg(sessionID, p) }))
+			if name == "run_command" && r.cmdProg != nil {
+				ctx = tools.WithProgress(ctx, commandProgress(call.ID, func(p CommandProgress) { r.cmdProg(sessionID, p) }))
 			}
 			return r.checkpointed(sessionID, call)(ctx, name, args)
 		}
@@ -51,11 +51,24 @@ func (r *Runner) exec(sessionID string, call api.ToolCall, media *mcp.MediaSink)
 	}
 }
 
-// commandProgress turns run_command's output, as it arrives, into the same
-// progress notices as an MCP call's (the window shows them while the call
-// runs): the bytes so far and the last line, at most four a second, so a
-// long `npm install` shows it is moving.
-func commandProgress(callID string, emit func(mcp.Progress)) func(string) {
+// EventCommandProgress is the window event of a running command's output
+// (CommandProgress): the window shows it on the call's card.
+const EventCommandProgress = "command:progress"
+
+// CommandProgress is a running run_command's output so far: its call, the
+// bytes of output (stdout and stderr) and the last line. A command's output
+// is not an MCP server's progress (no total, no server, no token), so it
+// has its own event.
+type CommandProgress struct {
+	Call  string `json:"call"`
+	Bytes int    `json:"bytes"`
+	Line  string `json:"line,omitempty"`
+}
+
+// commandProgress turns run_command's output, as it arrives, into
+// CommandProgress notices (the window shows them while the call runs): at
+// most four a second, so a long `npm install` shows it is moving.
+func commandProgress(callID string, emit func(CommandProgress)) func(string) {
 	var mu sync.Mutex
 	var total int
 	var last time.Time
@@ -74,6 +87,6 @@ func commandProgress(callID string, emit func(mcp.Progress)) func(string) {
 		if len(line) > 200 {
 			line = line[:200] + "…"
 		}
-		emit(mcp.Progress{Call: callID, Tool: "run_command", Progress: float64(total), Message: line})
+		emit(CommandProgress{Call: callID, Bytes: total, Line: line})
 	}
 }

@@ -42,6 +42,9 @@ type ToolRunnerOptions struct {
 	MCP *mcp.Manager
 	// MCPProgress receives the progress notifications of MCP calls.
 	MCPProgress func(sessionID string, p mcp.Progress)
+	// CommandProgress receives a running command's output so far
+	// (EventCommandProgress).
+	CommandProgress func(sessionID string, p CommandProgress)
 	// ConfineHelper starts run_command's programs confined (tools.Options).
 	ConfineHelper []string
 	// NoBubblewrap: the sandbox without bubblewrap (tools.Options; tests).
@@ -110,6 +113,7 @@ type Runner struct {
 	logger    *slog.Logger
 	mcp       *mcp.Manager
 	mcpProg   func(sessionID string, p mcp.Progress)
+	cmdProg   func(sessionID string, p CommandProgress)
 	cps       *checkpoint.Store
 	keep      checkpoint.Retention
 	dataDir   string
@@ -211,7 +215,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		lg.Close()
 		return nil, err
 	}
-	r := &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir,
+	r := &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cmdProg: opts.CommandProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir,
 		approvals: approvals, redact: opts.Redact}
 	r.stopWatch = func() {}
 	if opts.PolicyPath != "" {

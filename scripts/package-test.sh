@@ -37,7 +37,7 @@ if echo "$deps" | grep -q -- "-dev"; then fail "Depends names a -dev package: $d
 # The file list.
 contents=$(dpkg-deb --contents "$deb")
 list=$(echo "$contents" | awk '{print $NF}')
-want=(./usr/bin/jarvis ./usr/share/applications/org.jarvis.Jarvis.desktop ./usr/share/metainfo/org.jarvis.Jarvis.metainfo.xml
+want=(./usr/bin/jarvis ./usr/bin/jarvis-confine ./usr/share/applications/org.jarvis.Jarvis.desktop ./usr/share/metainfo/org.jarvis.Jarvis.metainfo.xml
   ./usr/share/icons/hicolor/scalable/apps/jarvis.svg)
 for s in 16 24 32 48 64 128 256 512; do want+=("./usr/share/icons/hicolor/${s}x${s}/apps/jarvis.png"); done
 for f in "${want[@]}"; do echo "$list" | grep -qx -- "$f" || fail "the package lacks $f"; done

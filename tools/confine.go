@@ -16,9 +16,10 @@ package tools
 //     namespace (no process outside can be seen or signalled) and, unless
 //     network was allowed, a network namespace of its own (no loopback of
 //     the host, no abstract Unix sockets).
-//   - Landlock, applied by the helper (ConfineMain, the jarvis binary's
-//     hidden "__confine" subcommand) to itself before it execs the
-//     program: writes only in the writable folders and /dev/null, no TCP
+//   - Landlock, applied by the helper (package confine: the small
+//     jarvis-confine binary next to jarvis, or else the jarvis binary's
+//     hidden "__confine" subcommand, see SmallHelper) to its own thread
+//     before it execs the program from it: writes only in the writable folders and /dev/null, no TCP
 //     connect or bind unless network was allowed (ABI 4+), no abstract Unix
 //     socket and no signal outside the sandbox (ABI 6+), no ptrace outside
 //     (every ABI).
@@ -44,6 +45,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"jarvis/tools/confine"
 )
 
 // ConfineSubcommand is the jarvis binary's hidden subcommand that runs
@@ -286,31 +289,27 @@ func Bubblewrap() (string, error) {
 	return bwrapPath, bwrapErr
 }
 
-// ConfineMain is the helper: args are "--rw DIR"… ["--net"] "--" PROGRAM
-// ARG…; it applies Landlock and the seccomp filter to itself (writes only
-// in the --rw folders and /dev/null; no network without --net; no Unix
-// sockets, signals or ptrace outside), then replaces itself with PROGRAM
-// (an absolute path). It returns only on failure.
-func ConfineMain(args []string) error {
-	var rw []string
-	network := false
-	for len(args) > 0 && args[0] != "--" {
-		switch {
-		case args[0] == "--net":
-			network = true
-			args = args[1:]
-		case args[0] == "--rw" && len(args) >= 2:
-			rw = append(rw, args[1])
-			args = args[2:]
-		default:
-			return fmt.Errorf("confine: usage: %s --rw DIR… [--net] -- PROGRAM ARG…", ConfineSubcommand)
-		}
+// ConfineMain is the helper (confine.Main) as the jarvis binary's hidden
+// subcommand: args are "--rw DIR"… ["--net"] "--" PROGRAM ARG…. It
+// returns only on failure.
+func ConfineMain(args []string) error { return confine.Main(args, os.Environ()) }
+
+// HelperName is the small confinement helper's file name (cmd/jarvis-confine),
+// installed next to the jarvis binary.
+const HelperName = "jarvis-confine"
+
+// SmallHelper returns the helper argv to start programs through: the
+// small jarvis-confine next to exe when it is there (it starts in about a
+// millisecond), otherwise exe's own hidden subcommand (the same
+// confinement, but each start first loads the whole jarvis binary). A
+// helper that is not `EXE __confine` is returned as it is.
+func SmallHelper(helper []string) []string {
+	if len(helper) != 2 || helper[1] != ConfineSubcommand {
+		return helper
 	}
-	if len(args) < 2 || !strings.HasPrefix(args[1], "/") {
-		return errors.New("confine: an absolute program path must follow --")
+	small := filepath.Join(filepath.Dir(helper[0]), HelperName)
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return []string{small}
 	}
-	if err := restrict(rw, network); err != nil {
-		return fmt.Errorf("confine: %w", err)
-	}
-	return execProgram(args[1], args[1:], os.Environ())
+	return helper
 }

@@ -425,3 +425,30 @@ func TestSandboxWorkspaceInsideDataDir(t *testing.T) {
 		t.Fatalf("the workspace file: %q", b)
 	}
 }
+
+// TestSmallHelperNextToTheBinary: the small jarvis-confine next to the
+// jarvis binary replaces `jarvis __confine`; without it the re-exec stays.
+func TestSmallHelperNextToTheBinary(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "jarvis")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := []string{exe, ConfineSubcommand}
+	if got := SmallHelper(h); strings.Join(got, " ") != strings.Join(h, " ") {
+		t.Fatalf("no jarvis-confine: helper %q, want %q", got, h)
+	}
+	small := filepath.Join(dir, HelperName)
+	if err := os.WriteFile(small, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := SmallHelper(h); len(got) != 2 {
+		t.Fatalf("jarvis-confine not executable: helper %q, want the re-exec", got)
+	}
+	if err := os.Chmod(small, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := SmallHelper(h); len(got) != 1 || got[0] != small {
+		t.Fatalf("helper %q, want [%s]", got, small)
+	}
+}

@@ -54,8 +54,9 @@ type Options struct {
 	MaxWriteBytes int
 	// ConfineHelper is the argv prefix of the process that confines
 	// run_command's program with Landlock and seccomp and execs it
-	// (confine.go): the jarvis binary and its hidden subcommand. Empty:
-	// neither applies, and the prompt says so.
+	// (confine.go): the jarvis binary and its hidden subcommand, replaced
+	// by the small jarvis-confine next to it when it is there
+	// (SmallHelper). Empty: neither applies, and the prompt says so.
 	ConfineHelper []string
 	// NoBubblewrap starts programs without bubblewrap even where it works
 	// (tests of the degraded sandbox); by default it is used when
@@ -98,6 +99,7 @@ func NewExecutor(opts Options) (*Executor, error) {
 	if opts.LaunchWait <= 0 {
 		opts.LaunchWait = 5 * time.Second
 	}
+	opts.ConfineHelper = SmallHelper(opts.ConfineHelper)
 	if opts.OutputCap <= 0 {
 		opts.OutputCap = 64 << 10
 	}

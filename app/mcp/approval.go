@@ -21,7 +21,11 @@ import (
 // Approval, until the user approves the file as shown (its approved.Hash)
 // in the window or with `jarvis mcp approve`; the other entries keep
 // running meanwhile. Switching a server off or on, or its call timeout,
-// needs no approval.
+// needs no approval. How a stdio server is confined ("sandbox", "network")
+// is part of its entry: "sandbox": false runs it with the user's full
+// access, and approving such an entry, whose Approval says so in plain
+// words, is the user's one-time confirmation (asked again whenever the
+// entry changes).
 
 // ApprovedName is mcp.json's name in the store of approved contents.
 const ApprovedName = "mcp.json"
@@ -40,6 +44,12 @@ type Approval struct {
 	Env     []string `json:"env,omitempty"`     // NAME=value, keyring references as written
 	Headers []string `json:"headers,omitempty"` // names only
 	Changed bool     `json:"changed"`           // an approved entry changed (else new)
+	// Sandbox says in plain words how a stdio server would run: in the
+	// sandbox (with or without network) or WITHOUT it. Unsandboxed is the
+	// latter ("sandbox": false): approving it is the user's one-time
+	// confirmation that the server runs with the user's full access.
+	Sandbox     string `json:"sandbox,omitempty"`
+	Unsandboxed bool   `json:"unsandboxed,omitempty"`
 }
 
 // ApprovalHash is an entry's identity for approval: every field that
@@ -53,8 +63,13 @@ func ApprovalHash(sc ServerConfig) string {
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
 		Type    string            `json:"type"`
+		// How it is confined; omitted when default, so the entries
+		// approved before these fields keep their hash.
+		Sandbox *bool `json:"sandbox,omitempty"`
+		Network bool  `json:"network,omitempty"`
 	}
 	v.Command, v.Args, v.Env, v.Cwd, v.URL, v.Headers, v.Type = sc.Command, sc.Args, sc.Env, sc.Cwd, sc.URL, sc.Headers, sc.transport()
+	v.Sandbox, v.Network = sc.Sandbox, sc.Network
 	return canonicalHash(v)
 }
 
@@ -94,12 +109,24 @@ func approvalOf(sc ServerConfig, prior, file string) *Approval {
 		sort.Strings(a.Headers)
 	} else {
 		a.Launch = shellLine(append([]string{sc.Command}, sc.Args...))
+		a.Sandbox, a.Unsandboxed = sandboxWords(sc), sc.Unsandboxed()
 		for k, v := range sc.Env {
 			a.Env = append(a.Env, k+"="+v)
 		}
 		sort.Strings(a.Env)
 	}
 	return a
+}
+
+// sandboxWords says how a stdio server runs, in the words of the approval.
+func sandboxWords(sc ServerConfig) string {
+	switch {
+	case sc.Unsandboxed():
+		return "runs WITHOUT the sandbox: it can read, change and delete any of your files, use the network and reach your other programs, as you can"
+	case sc.Network:
+		return "runs in the sandbox, with network: it writes only in its folder"
+	}
+	return "runs in the sandbox: it writes only in its folder, no network"
 }
 
 // shellLine quotes words that need it, so the line reads as typed.
@@ -187,8 +214,12 @@ func (m *Manager) AddServer(name string, entry json.RawMessage) error {
 	if len(added) == 0 {
 		return fmt.Errorf("mcp.json already has a server %q", name)
 	}
-	if err := m.RecordApproved(content); err != nil {
-		return err
+	// A server outside the sandbox waits for its one-time confirmation,
+	// the approval that says so, even when added here.
+	if !cfg.Servers[0].Unsandboxed() {
+		if err := m.RecordApproved(content); err != nil {
+			return err
+		}
 	}
 	m.log.Info("mcp: server added in Jarvis", "server", name)
 	return m.Reload()

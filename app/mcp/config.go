@@ -45,14 +45,18 @@ type ServerConfig struct {
 	// Timeout is a call's limit in seconds (default 60).
 	Timeout float64 `json:"timeout,omitempty"`
 	// Sandbox false asks to run a stdio server outside the sandbox
-	// (Options.Confine); by default it runs inside. Network lets a
-	// sandboxed server reach the network.
+	// (Options.Confine), which its approval confirms (approval.go); by
+	// default it runs inside. Network lets a sandboxed server reach the
+	// network.
 	Sandbox *bool `json:"sandbox,omitempty"`
 	Network bool  `json:"network,omitempty"`
 	// OAuth tunes the sign-in of a url server that asks for one (oauth.go).
 	OAuth *OAuthConfig `json:"oauth,omitempty"`
 	line  int
 }
+
+// Unsandboxed reports an entry that asks to run outside the sandbox.
+func (sc ServerConfig) Unsandboxed() bool { return sc.Sandbox != nil && !*sc.Sandbox }
 
 // transport is the entry's transport, as approved and shown: stdio,
 // http (Streamable HTTP) or sse (the legacy HTTP+SSE transport).

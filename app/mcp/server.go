@@ -331,6 +331,10 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	release := func() {}
+	if s.cfg.Unsandboxed() {
+		// Approved as such (approval.go): the user confirmed it.
+		s.m.log.Warn("mcp: server runs without the sandbox, with your full access, as its approved entry asks (\"sandbox\": false)", "server", s.cfg.Label)
+	}
 	if s.m.opts.Confine != nil {
 		if cmd, release, err = s.m.opts.Confine(s.cfg, cmd); err != nil {
 			return nil, nil, nil, err

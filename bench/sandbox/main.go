@@ -1,12 +1,14 @@
 // Command sandbox measures what the sandbox adds to starting a program:
 // run_command of `true` through the real executor, start to exit,
-// unconfined (the baseline), under Landlock and seccomp alone (the
-// confinement helper, no bubblewrap) and under the whole sandbox
-// (bubblewrap, then the helper), interleaved in the same run so all three
-// see the same machine and load. This binary is its own confinement
-// helper (tools.ConfineSubcommand), as the jarvis binary is.
+// unconfined (the baseline), under Landlock and seccomp alone (the small
+// helper jarvis-confine, no bubblewrap) and under the whole sandbox
+// (bubblewrap, then the helper), interleaved in the same run so all see
+// the same machine and load. It builds cmd/jarvis-confine first (go
+// build). With -jarvis PATH (a built jarvis binary) it also measures the
+// whole sandbox through that binary's own `__confine` re-exec, the helper
+// used when jarvis-confine is not installed beside it.
 //
-//	go run ./bench/sandbox [-n 200]
+//	go run ./bench/sandbox [-n 200] [-jarvis build/bin/jarvis]
 //
 // It prints a Markdown section: p50/p90/p99 of each, the time added at
 // p50, the goal (under 15 ms added).
@@ -18,7 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"jarvis/internal/measure"
@@ -26,14 +31,10 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == tools.ConfineSubcommand {
-		err := tools.ConfineMain(os.Args[2:])
-		fmt.Fprintln(os.Stderr, "sandbox:", err)
-		os.Exit(126)
-	}
 	n := flag.Int("n", 200, "starts of each kind")
+	jarvis := flag.String("jarvis", "", "a built jarvis binary: also measure its `__confine` re-exec")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	if err := run(*n, *jarvis); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -45,26 +46,46 @@ type kind struct {
 	took []time.Duration
 }
 
-func run(n int) error {
+func run(n int, jarvis string) error {
 	ws, err := os.MkdirTemp("", "jarvis-bench-sandbox-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(ws)
-	self, err := os.Executable()
-	if err != nil {
-		return err
+	bin := filepath.Join(ws, ".bin")
+	small := filepath.Join(bin, tools.HelperName)
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-w -s", "-o", small, "./cmd/jarvis-confine")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build builds it
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/jarvis-confine (run from the repository): %v %s", err, out)
 	}
-	helper := []string{self, tools.ConfineSubcommand}
-	var kinds []*kind
-	for _, k := range []struct {
+	helper := []string{small}
+	type conf struct {
 		name string
 		o    tools.Options
-	}{
+	}
+	confs := []conf{
 		{"unconfined (baseline)", tools.Options{Workspace: ws, NoBubblewrap: true}},
-		{"Landlock and seccomp (no bubblewrap)", tools.Options{Workspace: ws, NoBubblewrap: true, ConfineHelper: helper}},
-		{"the whole sandbox (bubblewrap, Landlock, seccomp)", tools.Options{Workspace: ws, ConfineHelper: helper}},
-	} {
+		{"Landlock and seccomp (jarvis-confine, no bubblewrap)", tools.Options{Workspace: ws, NoBubblewrap: true, ConfineHelper: helper}},
+		{"the whole sandbox (bubblewrap, then jarvis-confine)", tools.Options{Workspace: ws, ConfineHelper: helper}},
+	}
+	if jarvis != "" {
+		abs, err := filepath.Abs(jarvis)
+		if err != nil {
+			return err
+		}
+		// A copy alone in its folder, so no jarvis-confine sits beside it.
+		lone := filepath.Join(ws, ".jarvis", "jarvis")
+		if err := os.MkdirAll(filepath.Dir(lone), 0o755); err != nil {
+			return err
+		}
+		if out, err := exec.Command("cp", abs, lone).CombinedOutput(); err != nil {
+			return fmt.Errorf("cp %s: %v %s", abs, err, out)
+		}
+		confs = append(confs, conf{"the whole sandbox through `jarvis __confine` (the re-exec)", tools.Options{Workspace: ws, ConfineHelper: []string{lone, tools.ConfineSubcommand}}})
+	}
+	var kinds []*kind
+	for _, k := range confs {
 		x, err := tools.NewExecutor(k.o)
 		if err != nil {
 			return err
@@ -93,7 +114,8 @@ func run(n int) error {
 	p := measure.Percentile
 	ms := measure.Ms
 	fmt.Printf("## Sandbox start-to-exit (bench/sandbox)\n\n")
-	fmt.Printf("%d starts of `true` through run_command, each kind, interleaved; %s/%s, %d CPUs.\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("%d starts of `true` through run_command, each kind, interleaved; %s/%s, %d CPUs; load average at the end: %s.\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Println("| figure | how it runs | p50 | p90 | p99 |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, k := range kinds {
@@ -105,6 +127,10 @@ func run(n int) error {
 		added := p(k.took, 50) - base
 		fmt.Printf("| added at p50: %s | %s | < 15 ms | %s |\n", k.name, ms(added), measure.Verdict(added < 15*time.Millisecond))
 	}
-	fmt.Printf("\nCommand: `go run ./bench/sandbox -n %d`\n", n)
+	cmd := fmt.Sprintf("go run ./bench/sandbox -n %d", n)
+	if jarvis != "" {
+		cmd += " -jarvis " + jarvis
+	}
+	fmt.Printf("\nCommand: `%s`\n", cmd)
 	return nil
 }

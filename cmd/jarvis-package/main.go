@@ -61,6 +61,7 @@ type project struct {
 func run(args []string, stdout io.Writer, getenv func(string) string, now func() time.Time) error {
 	fs := flag.NewFlagSet("jarvis-package", flag.ContinueOnError)
 	bin := fs.String("bin", "build/bin/jarvis", "the desktop binary to package")
+	helper := fs.String("confine", "", "the confinement helper to package next to it (default: jarvis-confine beside --bin)")
 	out := fs.String("out", "build/bin", "directory the .deb is written to")
 	wailsJSON := fs.String("project", "wails.json", "the Wails project file (name, version)")
 	assets := fs.String("assets", "build", "the Wails build assets folder (linux/, icon/)")
@@ -81,6 +82,12 @@ func run(args []string, stdout io.Writer, getenv func(string) string, now func()
 	}
 	if fi, err := os.Stat(*bin); err != nil || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("%s is not an executable (run make build first): %v", *bin, err)
+	}
+	if *helper == "" {
+		*helper = filepath.Join(filepath.Dir(*bin), "jarvis-confine")
+	}
+	if fi, err := os.Stat(*helper); err != nil || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable (run make build first): %v", *helper, err)
 	}
 	mtime := now().UTC()
 	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
@@ -114,6 +121,8 @@ func run(args []string, stdout io.Writer, getenv func(string) string, now func()
 	}
 	contents := files.Contents{
 		file(*bin, "/usr/bin/"+p.OutputFilename, 0o755),
+		// The sandbox's helper, beside the binary (tools.SmallHelper).
+		file(*helper, "/usr/bin/jarvis-confine", 0o755),
 		file(desktop, "/usr/share/applications/"+AppID+".desktop", 0o644),
 		file(metainfo, "/usr/share/metainfo/"+AppID+".metainfo.xml", 0o644),
 		file(filepath.Join(*assets, "icon", "jarvis.svg"), "/usr/share/icons/hicolor/scalable/apps/jarvis.svg", 0o644),

@@ -17,6 +17,9 @@ import (
 func TestPackageFromRepoAssets(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "jarvis")
+	if err := os.WriteFile(filepath.Join(dir, "jarvis-confine"), []byte("#!/bin/sh\necho stand-in\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho stand-in\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +48,7 @@ func TestPackageFromRepoAssets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"./usr/bin/jarvis", "./usr/share/applications/org.jarvis.Jarvis.desktop", "./usr/share/metainfo/org.jarvis.Jarvis.metainfo.xml",
+	for _, f := range []string{"./usr/bin/jarvis", "./usr/bin/jarvis-confine", "./usr/share/applications/org.jarvis.Jarvis.desktop", "./usr/share/metainfo/org.jarvis.Jarvis.metainfo.xml",
 		"./usr/share/icons/hicolor/512x512/apps/jarvis.png", "./usr/share/icons/hicolor/scalable/apps/jarvis.svg", "2026-01-01"} {
 		if !strings.Contains(string(list), f) {
 			t.Errorf("the package lacks %s:\n%s", f, list)

@@ -3,7 +3,7 @@
 // first used instead of at start-up, as markdown.ts and codeblocks.ts are:
 // their code is neither parsed nor run while the window idles
 // (docs/BENCHMARKS.md, production binary). What must work before a panel is
-// opened stays here: its button, and the MCP progress notices.
+// opened stays here: its button, and the MCP and command progress notices.
 import type { Actions } from "./actions";
 import { errText, on } from "./bridge";
 import type { UndoAPI } from "./undo";
@@ -18,6 +18,13 @@ export interface MCPProgress {
   message?: string;
 }
 
+/** A running command's output so far (command:progress, app.CommandProgress). */
+export interface CommandProgress {
+  call: string;
+  bytes: number;
+  line?: string;
+}
+
 /** A progress notification as a status line. */
 export function progressLine(p: MCPProgress): string {
   const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
@@ -26,16 +33,22 @@ export function progressLine(p: MCPProgress): string {
 
 type Flash = (msg: string, good?: boolean) => void;
 
+/** A running command's output as a status line. */
+export function commandLine(p: CommandProgress): string {
+  return `running… ${p.bytes} bytes of output${p.line ? `\n${p.line}` : ""}`;
+}
+
 /**
- * Puts a running call's progress on its card (a command's output so far:
- * bytes and the last line), until the card is drawn again with the result.
+ * Puts a running call's progress on its card (an MCP server's progress, or
+ * a command's output so far: bytes and the last line), until the card is
+ * drawn again with the result.
  */
-export function showOnCard(p: MCPProgress): void {
-  const card = Array.from(document.querySelectorAll<HTMLElement>(".tool-card")).find((c) => c.dataset.call === p.call);
+export function showOnCard(call: string, text: string): void {
+  const card = Array.from(document.querySelectorAll<HTMLElement>(".tool-card")).find((c) => c.dataset.call === call);
   if (!card) return;
   let line = card.querySelector(".tool-progress");
   if (!line) card.append((line = h("pre", { class: "tool-progress", "aria-live": "polite" })));
-  line.textContent = p.tool === "run_command" ? `running… ${p.progress} bytes of output${p.message ? `\n${p.message}` : ""}` : progressLine(p);
+  line.textContent = text;
 }
 
 /**
@@ -95,7 +108,11 @@ export function mountLazyPanels(actions: Actions, flash: Flash): void {
   on("mcp:elicit-done", (id: string) => document.querySelector(`[data-elicit-id="${CSS.escape(id)}"]`)?.remove());
   on("mcp:progress", (p: MCPProgress) => {
     flash(progressLine(p), true);
-    showOnCard(p);
+    showOnCard(p.call, progressLine(p));
+  });
+  on("command:progress", (p: CommandProgress) => {
+    flash(`run_command: ${p.bytes} bytes of output${p.line ? ` — ${p.line}` : ""}`, true);
+    showOnCard(p.call, commandLine(p));
   });
 
   // The Test dialog opens from the sidebar (store topic agentTest); it

@@ -29,6 +29,10 @@ export interface MCPApproval {
   env?: string[];
   headers?: string[];
   changed: boolean;
+  /** How a stdio server would run, in plain words (in the sandbox or WITHOUT it). */
+  sandbox?: string;
+  /** It asks to run without the sandbox: approving is the user's one-time confirmation. */
+  unsandboxed?: boolean;
 }
 export interface MCPServer {
   name: string;
@@ -254,9 +258,11 @@ export function renderMCP(st: MCPState, act: MCPActions): HTMLElement {
     for (const s of waiting) {
       const a = s.approval!;
       const what = [a.launch, a.cwd ? `in ${a.cwd}` : "", ...(a.env ?? []).map((e) => `env ${e}`), ...(a.headers ?? []).map((k) => `header ${k}`)];
-      box.append(
-        h("div", { "data-mcp-approval": s.name }, h("strong", {}, `${s.name} (${a.changed ? "changed" : "new"}) would ${s.transport === "http" ? "connect to" : "run"}:`), h("pre", { class: "mono" }, what.filter(Boolean).join("\n"))),
-      );
+      const entry = h("div", { "data-mcp-approval": s.name }, h("strong", {}, `${s.name} (${a.changed ? "changed" : "new"}) would ${s.transport === "http" ? "connect to" : "run"}:`), h("pre", { class: "mono" }, what.filter(Boolean).join("\n")));
+      // How it would be confined; a server outside the sandbox is said
+      // first and loudly: approving it is the one-time confirmation.
+      if (a.sandbox) entry.append(h("p", { class: a.unsandboxed ? "warn" : "hint", "data-mcp-sandbox": a.unsandboxed ? "off" : "on" }, a.unsandboxed ? h("strong", {}, `It ${a.sandbox}.`) : `It ${a.sandbox}.`));
+      box.append(entry);
     }
     const ok = h("button", { class: "small", type: "button", "data-mcp": "approve-config" }, "Approve and start");
     ok.addEventListener("click", () => act.approveConfig(waiting[0].approval!.hash));

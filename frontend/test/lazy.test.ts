@@ -102,16 +102,23 @@ describe("the lazy panels on the window's markup", () => {
   });
 });
 
-describe("a running command's progress", () => {
-  it("shows on the call's card while it runs", async () => {
-    const { showOnCard } = await import("../src/lazy");
-    document.body.innerHTML = `<div class="tool-card" data-call="call_7"></div>`;
-    showOnCard({ call: "call_7", tool: "run_command", progress: 1200, message: "added 87 packages" });
-    expect(document.querySelector('.tool-card[data-call="call_7"] .tool-progress')!.textContent).toBe("running… 1200 bytes of output\nadded 87 packages");
-    showOnCard({ call: "call_7", tool: "run_command", progress: 2400, message: "done" });
+describe("a running call's progress", () => {
+  it("shows a command's output (command:progress) and an MCP server's progress (mcp:progress) on the call's card", async () => {
+    loadPage();
+    const fb = fakeBridge();
+    const flashes: string[] = [];
+    mountLazyPanels(new Actions(new Store(), bridgeOf(fb)), (m) => flashes.push(m));
+    document.body.insertAdjacentHTML("beforeend", `<div class="tool-card" data-call="call_7"></div><div class="tool-card" data-call="call_8"></div>`);
+    const progress = (call: string) => document.querySelector(`.tool-card[data-call="${call}"] .tool-progress`)?.textContent;
+    fb.emit("command:progress", { call: "call_7", bytes: 1200, line: "added 87 packages" });
+    expect(progress("call_7")).toBe("running… 1200 bytes of output\nadded 87 packages");
+    expect(flashes.at(-1)).toBe("run_command: 1200 bytes of output — added 87 packages");
+    fb.emit("command:progress", { call: "call_7", bytes: 2400, line: "done" });
+    expect(document.querySelectorAll('.tool-card[data-call="call_7"] .tool-progress').length).toBe(1);
+    expect(progress("call_7")).toContain("2400 bytes");
+    fb.emit("command:progress", { call: "other", bytes: 1 });
     expect(document.querySelectorAll(".tool-progress").length).toBe(1);
-    expect(document.querySelector(".tool-progress")!.textContent).toContain("2400 bytes");
-    showOnCard({ call: "other", tool: "run_command", progress: 1 });
-    expect(document.querySelectorAll(".tool-progress").length).toBe(1);
+    fb.emit("mcp:progress", { call: "call_8", tool: "mcp__fs__scan", progress: 3, total: 10, message: "indexing" });
+    expect(progress("call_8")).toBe("mcp__fs__scan: 3/10 — indexing");
   });
 });

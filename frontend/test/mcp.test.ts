@@ -53,6 +53,24 @@ describe("MCP panel", () => {
     expect(el.querySelector('[data-mcp="config-error"]')!.textContent).toContain("mcp.json:3");
     expect(el.textContent).toContain("/x/mcp.json");
   });
+  it("says loudly that a server would run without the sandbox; approving it is the confirmation", () => {
+    const calls: string[] = [];
+    const words = "runs WITHOUT the sandbox: it can read, change and delete any of your files, use the network and reach your other programs, as you can";
+    const st: MCPState = {
+      configPath: "/x/mcp.json",
+      servers: [
+        { name: "free", transport: "stdio", state: "approval", restarts: 0, tools: [], approval: { hash: "beef", launch: "/usr/bin/srv", changed: true, sandbox: words, unsandboxed: true } },
+        { name: "boxed", transport: "stdio", state: "approval", restarts: 0, tools: [], approval: { hash: "beef", launch: "/usr/bin/srv2", changed: false, sandbox: "runs in the sandbox: it writes only in its folder, no network" } },
+      ],
+    };
+    const el = renderMCP(st, { approve() {}, setTool() {}, setServer() {}, approveConfig: (h) => calls.push(h), restart() {}, add() {}, secret() {} });
+    const off = el.querySelector('[data-mcp-approval="free"] [data-mcp-sandbox="off"]')!;
+    expect(off.textContent).toBe(`It ${words}.`);
+    expect(off.querySelector("strong")).not.toBeNull();
+    expect(el.querySelector('[data-mcp-approval="boxed"] [data-mcp-sandbox="on"]')!.textContent).toContain("in the sandbox");
+    (el.querySelector('[data-mcp="approve-config"]') as HTMLButtonElement).click();
+    expect(calls).toEqual(["beef"]);
+  });
   it("shows what an entry changed outside Jarvis would run, and approves the file by the hash shown", () => {
     const calls: string[] = [];
     const st: MCPState = {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package confine
 
 import (
 	"os"
@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
-func landlockABI() int {
+// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+func LandlockABI() int {
 	v, err := llsys.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
@@ -24,7 +24,7 @@ func landlockABI() int {
 }
 
 // auditArch is the seccomp architecture of this build; 0 where the filter
-// is not built (then seccompAvailable is false and the prompt says so).
+// is not built (then SeccompAvailable is false and the prompt says so).
 func auditArch() uint32 {
 	switch runtime.GOARCH {
 	case "amd64":
@@ -35,44 +35,15 @@ func auditArch() uint32 {
 	return 0
 }
 
-// seccompAvailable reports whether this kernel filters system calls
+// SeccompAvailable reports whether this kernel filters system calls
 // (/proc/self/status has a Seccomp line) and the filter is built for this
 // architecture.
-func seccompAvailable() bool {
+func SeccompAvailable() bool {
 	if auditArch() == 0 {
 		return false
 	}
 	b, err := os.ReadFile("/proc/self/status")
 	return err == nil && strings.Contains(string(b), "\nSeccomp:")
-}
-
-// restrict confines the process (every thread, and what it execs): writes
-// only inside rw and to /dev/null; without network no TCP (Landlock) and
-// no socket but netlink (seccomp); never a Unix socket, a signal or ptrace
-// outside. Best effort maps the Landlock rules onto the kernel's ABI;
-// Sandbox.Protections says what that leaves out.
-func restrict(rw []string, network bool) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
-	}
-	if landlockABI() > 0 {
-		cfg := landlock.V11
-		if network {
-			cfg.HandledAccessNet = 0
-		}
-		err := cfg.BestEffort().Restrict(
-			landlock.RODirs("/"),
-			landlock.RWDirs(rw...).WithRefer(),
-			landlock.RWFiles("/dev/null").IgnoreIfMissing(),
-		)
-		if err != nil {
-			return err
-		}
-	}
-	if seccompAvailable() {
-		return installFilter(network)
-	}
-	return nil
 }
 
 // Classic BPF opcodes of a seccomp filter (linux/filter.h, linux/bpf_common.h).
@@ -142,16 +113,62 @@ func filterProgram(network bool) []unix.SockFilter {
 	return p
 }
 
-// installFilter installs filterProgram on every thread of the process.
+// restrictAndExec confines this thread and execs path from it: writes
+// only inside rw and to /dev/null; without network no TCP (Landlock) and
+// no socket but netlink (seccomp); never a Unix socket, a signal or ptrace
+// outside. Best effort maps the Landlock rules onto the kernel's ABI;
+// tools.Sandbox.Protections says what that leaves out.
+//
+// Only the calling thread is restricted (no_new_privs, the Landlock domain
+// and the seccomp filter are each per thread), and it is the thread that
+// execs: execve(2) keeps that thread alone, with its restrictions, and the
+// Go runtime's other threads end with the old image. This is go-landlock's
+// documented single-thread enforcement (Config.NewRulesetFD); it spares
+// the helper the signalling of every thread that enforcing on the whole
+// process costs. The thread stays locked: it is never handed back.
+func restrictAndExec(rw []string, network bool, path string, argv, env []string) error {
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if LandlockABI() > 0 {
+		cfg := landlock.V11
+		if network {
+			cfg.HandledAccessNet = 0
+		}
+		fd, flags, err := cfg.BestEffort().NewRulesetFD(
+			landlock.RODirs("/"),
+			landlock.RWDirs(rw...).WithRefer(),
+			landlock.RWFiles("/dev/null").IgnoreIfMissing(),
+		)
+		if err != nil {
+			return err
+		}
+		if fd >= 0 {
+			err = llsys.LandlockRestrictSelf(fd, flags)
+			unix.Close(fd)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if SeccompAvailable() {
+		if err := installFilter(network); err != nil {
+			return err
+		}
+	}
+	return syscall.Exec(path, argv, env)
+}
+
+// installFilter installs filterProgram on the calling thread (no TSYNC:
+// the thread that execs is the one that matters, see restrictAndExec).
 func installFilter(network bool) error {
 	prog := filterProgram(network)
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fp)))
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp)))
 	runtime.KeepAlive(prog)
 	if errno != 0 {
 		return errno
 	}
 	return nil
 }
-
-func execProgram(path string, argv, env []string) error { return syscall.Exec(path, argv, env) }
