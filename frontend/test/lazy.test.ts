@@ -83,7 +83,7 @@ describe("the lazy panels on the window's markup", () => {
 
   it("keeps the buttons where the panels put them, and opens each panel on its first click", async () => {
     const foot = Array.from(document.querySelectorAll(".sidebar-foot button")).map((b) => b.id);
-    expect(foot).toEqual(["open-setup", "open-audit", "open-permissions", "open-mcp", "open-about"]);
+    expect(foot).toEqual(["open-setup", "open-memory", "open-audit", "open-permissions", "open-mcp", "open-about"]);
 
     document.getElementById("open-audit")!.click();
     expect(await until(() => !document.getElementById("audit")!.hidden)).toBe(true);
