@@ -38,6 +38,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"jarvis/service/llm"
 )
 
 // Call is a scripted tool call.
@@ -347,6 +349,15 @@ func split(s string, n int) []string {
 	return append(out, s[(n-1)*step:])
 }
 
+// carriesToolImages: m is the user message the service adds after tool
+// results to carry their images (llm.ToolImagesNote, then the images), not
+// a message the user wrote (one that follows a turn stopped at its tool
+// results, for instance).
+func carriesToolImages(m openai.ChatCompletionMessage) bool {
+	return len(m.MultiContent) > 0 && m.MultiContent[0].Type == openai.ChatMessagePartTypeText &&
+		strings.HasPrefix(m.MultiContent[0].Text, llm.ToolImagesNote)
+}
+
 var directive = regexp.MustCompile(`\[\[(\w+)(?:\s+([^\s\]]+))?(?:\s+(\{.*?\}))?\]\]`)
 
 // Directives builds the script for a request from the directives in its last
@@ -357,7 +368,7 @@ func Directives(req openai.ChatCompletionRequest) Script {
 	}
 	last := req.Messages[len(req.Messages)-1]
 	end := len(req.Messages) - 1
-	if n := len(req.Messages); last.Role == openai.ChatMessageRoleUser && n > 1 && req.Messages[n-2].Role == openai.ChatMessageRoleTool {
+	if n := len(req.Messages); last.Role == openai.ChatMessageRoleUser && n > 1 && req.Messages[n-2].Role == openai.ChatMessageRoleTool && carriesToolImages(last) {
 		// The images of the tool results before it: still an answer to them.
 		end, last = n-2, req.Messages[n-2]
 	}

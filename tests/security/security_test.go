@@ -161,8 +161,9 @@ func TestTokenIsRequiredOnEveryAPIRoute(t *testing.T) {
 func TestOversizedBodiesAre413OnEveryRouteWithABody(t *testing.T) {
 	tg := newTarget(t)
 	big := `{"x":"` + strings.Repeat("a", 2<<20) + `"}`
-	// POST /v1/chat takes images: its cap is a message of attachments
-	// (api.MaxMessageBytes) once base64-encoded, plus room for the text.
+	// POST /v1/chat takes images, and POST /v1/tools/result a tool's images
+	// and audio: their cap is a message of attachments (api.MaxMessageBytes)
+	// once base64-encoded, plus room for the text.
 	chatBig := `{"x":"` + strings.Repeat("a", api.MaxMessageBytes/3*4+2<<20) + `"}`
 	for _, r := range tg.routes() {
 		if !stateChanging(r[0]) || strings.HasPrefix(r[1], "/external/") || strings.HasPrefix(r[1], "/proxy/") {
@@ -170,7 +171,7 @@ func TestOversizedBodiesAre413OnEveryRouteWithABody(t *testing.T) {
 		}
 		hdr := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 		body := big
-		if r[1] == "/v1/chat" {
+		if r[1] == "/v1/chat" || r[1] == "/v1/tools/result" {
 			body = chatBig
 		}
 		got := tg.do(t, r[0], r[1], "", hdr, body)
