@@ -508,13 +508,7 @@ func (m *Manager) restart(name string) error {
 // Close stops every server.
 func (m *Manager) Close() error {
 	m.cancel()
-	m.mu.Lock()
-	all := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
-	for _, s := range all {
+	for _, s := range m.serverList() {
 		m.stopServer(s)
 	}
 	m.wg.Wait()
@@ -880,15 +874,9 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	if !ok {
 		return "", fmt.Errorf("%q is not an MCP tool", name)
 	}
-	m.mu.Lock()
-	s := m.servers[server]
-	m.mu.Unlock()
-	if s == nil {
-		return "", fmt.Errorf("MCP server %q is not configured", server)
-	}
-	cs := s.current()
-	if cs == nil {
-		return "", fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	s, cs, err := m.ready(server)
+	if err != nil {
+		return "", err
 	}
 	m.mu.Lock()
 	t := m.catalogue[name]
@@ -959,4 +947,31 @@ func (m *Manager) progress(p *sdk.ProgressNotificationParams) {
 	if sink != nil {
 		sink(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
+}
+
+// serverList is a snapshot of the servers, to work on without the lock.
+func (m *Manager) serverList() []*server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	return all
+}
+
+// ready is the configured server of that name and its session; an error in
+// words when there is no such server or it is not ready.
+func (m *Manager) ready(name string) (*server, *sdk.ClientSession, error) {
+	m.mu.Lock()
+	s := m.servers[name]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, nil, fmt.Errorf("MCP server %q is not configured", name)
+	}
+	cs := s.current()
+	if cs == nil {
+		return nil, nil, fmt.Errorf("MCP server %q is not ready (%s)", name, s.statusLine())
+	}
+	return s, cs, nil
 }

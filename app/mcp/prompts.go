@@ -43,12 +43,7 @@ func offersPrompts(cs *sdk.ClientSession) bool {
 // each time (servers change them; a list is small), sorted by server and
 // name. A server that fails to answer is left out and logged.
 func (m *Manager) Prompts(ctx context.Context) []Prompt {
-	m.mu.Lock()
-	servers := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		servers = append(servers, s)
-	}
-	m.mu.Unlock()
+	servers := m.serverList()
 	var out []Prompt
 	for _, s := range servers {
 		cs := s.current()
@@ -82,15 +77,9 @@ func (m *Manager) Prompts(ctx context.Context) []Prompt {
 // messages as text: text content as is, other content named (an image,
 // an embedded resource's text), as a tool result is rendered.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) ([]PromptMessage, error) {
-	m.mu.Lock()
-	s := m.servers[server]
-	m.mu.Unlock()
-	if s == nil {
-		return nil, fmt.Errorf("MCP server %q is not configured", server)
-	}
-	cs := s.current()
-	if cs == nil {
-		return nil, fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	s, cs, err := m.ready(server)
+	if err != nil {
+		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout())
 	defer cancel()

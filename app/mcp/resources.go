@@ -75,12 +75,7 @@ const maxListedResources = 200
 // offers resources, asked each time; at most maxListedResources per
 // server. A server that fails to answer is left out and logged.
 func (m *Manager) Resources(ctx context.Context) []Resource {
-	m.mu.Lock()
-	servers := make([]*server, 0, len(m.servers))
-	for _, s := range m.servers {
-		servers = append(servers, s)
-	}
-	m.mu.Unlock()
+	servers := m.serverList()
 	var out []Resource
 	for _, s := range servers {
 		cs := s.current()
@@ -115,15 +110,9 @@ func (m *Manager) Resources(ctx context.Context) []Resource {
 // ReadResource reads a server's resource for the user to attach to a
 // message: its text as the model would read it (blobs named, not shown).
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string, error) {
-	m.mu.Lock()
-	s := m.servers[server]
-	m.mu.Unlock()
-	if s == nil {
-		return "", fmt.Errorf("MCP server %q is not configured", server)
-	}
-	cs := s.current()
-	if cs == nil {
-		return "", fmt.Errorf("MCP server %q is not ready (%s)", server, s.statusLine())
+	s, cs, err := m.ready(server)
+	if err != nil {
+		return "", err
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout())
 	defer cancel()
