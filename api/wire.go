@@ -6,7 +6,10 @@
 // on the implementation.
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Event types on a session stream. The first five are docs/protocols/service-api.md's.
 const (
@@ -128,6 +131,19 @@ type ToolCall struct {
 	Untrusted []Source `json:"untrusted,omitempty"`
 	// Task marks a call of a scheduled task's run (background work).
 	Task *TaskRef `json:"task,omitempty"`
+}
+
+// UserReasonMax caps what the user wrote in "Tell the agent why" (runes).
+const UserReasonMax = 2000
+
+// UserReason is the user's reason for a denial as the gate records it and
+// the model reads it: trimmed and capped at UserReasonMax runes.
+func UserReason(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > UserReasonMax {
+		s = string(r[:UserReasonMax]) + "…"
+	}
+	return s
 }
 
 // ToolResult is what the desktop posts back (and the tool.result event).

@@ -593,7 +593,7 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	case ans.Choice == Refuse:
 		r.DecidedBy = audit.ByUser
 		r.Reason += "; denied by the user"
-		r.UserReason = userReason(ans.Why)
+		r.UserReason = api.UserReason(ans.Why)
 		return false
 	case ans.Choice != Once && ans.Choice != Session && ans.Choice != Always:
 		r.DecidedBy = audit.ByError
@@ -657,18 +657,6 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 		r.Reason += "; allowed once by the user"
 	}
 	return true
-}
-
-// userReasonMax caps the user's reason for a denial (runes).
-const userReasonMax = 2000
-
-// userReason is the user's reason for a denial, trimmed and capped.
-func userReason(s string) string {
-	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > userReasonMax {
-		s = string(r[:userReasonMax]) + "…"
-	}
-	return s
 }
 
 // ask calls the asker, turning a missing asker or a panic into an error.

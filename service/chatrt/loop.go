@@ -289,22 +289,10 @@ func toolContent(r api.ToolResult) string {
 	if r.Error != nil && *r.Error != "" {
 		msg = *r.Error
 	}
-	if why := userReason(r.UserReason); why != "" {
+	if why := api.UserReason(r.UserReason); why != "" {
 		msg += ". The user said why: " + why
 	}
 	return "Tool call not completed: " + msg
-}
-
-// userReasonMax caps what the user wrote in "Tell the agent why" (runes).
-const userReasonMax = 2000
-
-// userReason is the user's reason for a denial, trimmed and capped.
-func userReason(s string) string {
-	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > userReasonMax {
-		s = string(r[:userReasonMax]) + "…"
-	}
-	return s
 }
 
 func strp(s string) *string { return &s }
