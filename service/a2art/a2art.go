@@ -146,20 +146,7 @@ func New(env turn.Env, opts Options) *Runtime {
 	rt := &Runtime{env: env, opts: opts, cards: map[string]*a2a.AgentCard{}}
 	rt.settings.Raw = func(a config.Agent) json.RawMessage { return a.A2A }
 	rt.settings.Parse = parse
-	hc := http.Client{}
-	if env.HTTPClient != nil {
-		hc = *env.HTTPClient
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	if hc.Transport == nil {
-		// Every connection passes the address check at connect time; no
-		// environment proxy, which would connect on our behalf.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.Proxy = nil
-		t.DialContext = netguard.Dialer(10 * time.Second).DialContext
-		hc.Transport = t
-	}
-	rt.hc = &hc
+	rt.hc = netguard.Client(env.HTTPClient) // every connection passes the address check
 	return rt
 }
 

@@ -418,18 +418,9 @@ func New(env turn.Env, base *callback.Base, red *redact.Set) *Runtime {
 	rt := &Runtime{env: env, red: red, base: base, replays: &callback.Replays{Store: env.Store, Now: env.Now}}
 	rt.settings.Raw = func(a config.Agent) json.RawMessage { return a.External }
 	rt.settings.Parse = parseExternalSettings
-	hc := *rt.env.HTTPClient
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	if hc.Transport == nil {
-		// Every connection to an inputUrl passes the one address check at
-		// connect time (a name rebound to a metadata address is refused);
-		// no environment proxy, which would connect on our behalf.
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.Proxy = nil
-		t.DialContext = netguard.Dialer(10 * time.Second).DialContext
-		hc.Transport = t
-	}
-	rt.hc = &hc
+	// Every connection to an inputUrl passes the one address check at
+	// connect time (a name rebound to a metadata address is refused).
+	rt.hc = netguard.Client(rt.env.HTTPClient)
 	return rt
 }
 

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"syscall"
@@ -274,4 +275,23 @@ func Control(network, address string, _ syscall.RawConn) error {
 // Dialer returns a net.Dialer whose connections pass Control.
 func Dialer(timeout time.Duration) *net.Dialer {
 	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: Control}
+}
+
+// Client returns a copy of base (nil: a new client) for calls to agents'
+// addresses: redirects are refused, and without a transport of its own
+// every connection passes Control at connect time, with no environment
+// proxy (which would connect on our behalf).
+func Client(base *http.Client) *http.Client {
+	hc := http.Client{}
+	if base != nil {
+		hc = *base
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if hc.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil
+		t.DialContext = Dialer(10 * time.Second).DialContext
+		hc.Transport = t
+	}
+	return &hc
 }
