@@ -528,15 +528,7 @@ func (m *Manager) Changed() <-chan struct{} {
 // Resync asks whoever hands the catalogue on (app.SyncMCPCatalog) to send
 // it again although nothing changed here: its receiver may have lost it (a
 // service that restarted).
-func (m *Manager) Resync() {
-	m.mu.Lock()
-	subs := m.resync
-	m.resync = nil
-	m.mu.Unlock()
-	for _, ch := range subs {
-		close(ch)
-	}
-}
+func (m *Manager) Resync() { m.wake(&m.resync) }
 
 // ResyncWanted returns a channel closed at the next Resync.
 func (m *Manager) ResyncWanted() <-chan struct{} {
@@ -547,10 +539,13 @@ func (m *Manager) ResyncWanted() <-chan struct{} {
 	return ch
 }
 
-func (m *Manager) changed() {
+func (m *Manager) changed() { m.wake(&m.subs) }
+
+// wake closes the channels waiting in *list (guarded by m.mu) and empties it.
+func (m *Manager) wake(list *[]chan struct{}) {
 	m.mu.Lock()
-	subs := m.subs
-	m.subs = nil
+	subs := *list
+	*list = nil
 	m.mu.Unlock()
 	for _, ch := range subs {
 		close(ch)
