@@ -35,6 +35,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"jarvis/api"
+	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/netguard"
 	"jarvis/service/store"
@@ -59,6 +60,9 @@ type settings struct {
 	// SecretRef names the keyring secret the card's security scheme gets
 	// (a bearer token, or an API key).
 	SecretRef string `json:"secretRef,omitempty"`
+	// WebhookSecretRef names the keyring secret (Standard Webhooks, base64
+	// with or without "whsec_") the agent signs its push notifications with.
+	WebhookSecretRef string `json:"webhookSecretRef,omitempty"`
 	// TimeoutSeconds bounds one turn's wait for the agent. Default 300.
 	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 
@@ -139,11 +143,12 @@ type Runtime struct {
 	mu       sync.Mutex
 	cards    map[string]*a2a.AgentCard // agent id -> the card last resolved
 	push     pushes                    // the turns waiting for push deliveries (push.go)
+	replays  callback.Replays          // the webhook-ids of signed push deliveries taken
 }
 
 // New returns the A2A runtime.
 func New(env turn.Env, opts Options) *Runtime {
-	rt := &Runtime{env: env, opts: opts, cards: map[string]*a2a.AgentCard{}}
+	rt := &Runtime{env: env, opts: opts, cards: map[string]*a2a.AgentCard{}, replays: callback.Replays{Store: env.Store, Now: env.Now}}
 	rt.settings.Raw = func(a config.Agent) json.RawMessage { return a.A2A }
 	rt.settings.Parse = parse
 	rt.hc = netguard.Client(env.HTTPClient) // every connection passes the address check
@@ -324,7 +329,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 	if err != nil {
 		return turn.Failed("a2a_unreachable", "Agent %q: %v", agent.AgentID, err)
 	}
-	pushCfg, pushed, endPush := rt.pushFor(card)
+	pushCfg, pushed, endPush := rt.pushFor(agent.AgentID, card)
 	defer endPush()
 	fopts := []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(rt.hc), a2aclient.WithConfig(a2aclient.Config{
 		PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, AcceptedOutputModes: []string{"text/plain", "text/markdown", "application/json"},

@@ -51,15 +51,12 @@ func (s *twice) SendPush(ctx context.Context, cfg *a2a.PushConfig, task *a2a.Tas
 	return nil
 }
 
-// A task that finished while its agent could not be reached (the stream cut
-// mid-task, then every JSON-RPC call refused) ends the turn through the
-// agent's push notification: a2a-go's server and push sender post the task
-// to Jarvis's push route with the turn's token; the reply is the task's
-// whole. A delivery repeated is answered as a duplicate; a wrong token is
-// refused.
-func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
-	r := &remote{breakStream: true}
-	sender := &twice{inner: push.NewHTTPPushSender(nil)}
+// pushAgent serves r with a2a-go's server and the push sender given: its
+// first message/stream is cut mid-task and every JSON-RPC call after that
+// gets 503, so only a push notification can end the turn.
+func pushAgent(t *testing.T, r *remote, sender a2asrv.PushSender) *httptest.Server {
+	t.Helper()
+	r.breakStream = true
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -91,8 +88,17 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 		}
 		rpc.ServeHTTP(w, req)
 	}))
+	return srv
+}
 
-	f := newFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":30}`, srv.URL))
+// pushFixture is the runtime with settings, its push route served on a
+// loopback server (the service's base URL).
+func pushFixture(t *testing.T, settings string, sec secrets) (*fixture, *httptest.Server) {
+	t.Helper()
+	f := newFixture(t, settings)
+	if sec != nil {
+		f.env.Secrets = sec
+	}
 	jarvis := http.NewServeMux()
 	js := httptest.NewServer(jarvis)
 	t.Cleanup(js.Close)
@@ -101,6 +107,20 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 	for _, rr := range f.rt.Routes() {
 		jarvis.Handle(rr.Pattern, httpapi.Adapt(slog.New(slog.DiscardHandler), rr.Handle))
 	}
+	return f, js
+}
+
+// A task that finished while its agent could not be reached (the stream cut
+// mid-task, then every JSON-RPC call refused) ends the turn through the
+// agent's push notification: a2a-go's server and push sender post the task
+// to Jarvis's push route with the turn's token; the reply is the task's
+// whole. A delivery repeated is answered as a duplicate; a wrong token is
+// refused.
+func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
+	r := &remote{}
+	sender := &twice{inner: push.NewHTTPPushSender(nil)}
+	srv := pushAgent(t, r, sender)
+	f, js := pushFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":30}`, srv.URL), nil)
 
 	out, _ := f.turn(t, "count 6")
 	if out.Fail != nil || out.Final != "1 2 3 4 5 6 " {
