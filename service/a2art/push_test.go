@@ -9,9 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -145,4 +150,169 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 		}
 	}
 	testhttp.Fails(t, "POST", js.URL+a2art.PushPath, `{"id":"t1","status":{"state":"completed"}}`, 401, "unauthorized")
+}
+
+// theSecret is the Standard Webhooks example secret the agent signs with;
+// otherSecret is one Jarvis does not know.
+const (
+	theSecret   = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	otherSecret = "whsec_bm90IHRoZSBhZ2VudCdzIHNlY3JldCBhdCBhbGw="
+)
+
+// signJS signs body as delivery id at ts with the npm standardwebhooks
+// library (tests/conformance/testdata, installed by scripts/setup.sh) and
+// returns its three headers.
+func signJS(t *testing.T, secret, id string, ts int64, body []byte) map[string]string {
+	t.Helper()
+	dir, err := filepath.Abs("../../tests/conformance/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks")); err != nil {
+		t.Fatalf("the npm standardwebhooks package is not installed (run scripts/setup.sh): %v", err)
+	}
+	in, _ := json.Marshal(map[string]any{"id": id, "timestamp": ts, "body": string(body)})
+	c := exec.Command("node", filepath.Join(dir, "webhook.cjs"), "sign", secret)
+	c.Stdin = bytes.NewReader(in)
+	out, err := c.Output()
+	if err != nil {
+		t.Errorf("the reference signer failed: %v", err)
+		return nil
+	}
+	var h map[string]string
+	if err := json.Unmarshal(out, &h); err != nil {
+		t.Errorf("the reference signer printed %q", out)
+	}
+	return h
+}
+
+// signingGateway stands between a2a-go's push sender and Jarvis, as an
+// agent's webhook gateway would: it signs each delivery a2a-go posts with
+// the npm standardwebhooks library and forwards it without the token, so
+// the signature alone must be the check. Along with the first delivery it
+// posts three forgeries of a completed task whose reply is "FORGED": one
+// signed with another secret (and the turn's good token), one signed with
+// the right secret 10 minutes ago, and one reusing the first delivery's
+// webhook-id, freshly and correctly signed.
+type signingGateway struct {
+	t       *testing.T
+	inner   *push.HTTPPushSender
+	srv     *httptest.Server
+	mu      sync.Mutex
+	n       int
+	answers []string // "what: status body"
+}
+
+func newSigningGateway(t *testing.T) *signingGateway {
+	g := &signingGateway{t: t, inner: push.NewHTTPPushSender(nil)}
+	g.srv = httptest.NewServer(http.HandlerFunc(g.relay))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+// SendPush has a2a-go's sender post to the gateway, which relays.
+func (g *signingGateway) SendPush(ctx context.Context, cfg *a2a.PushConfig, task *a2a.Task) error {
+	via := *cfg
+	via.URL = g.srv.URL + "/?to=" + url.QueryEscape(cfg.URL)
+	return g.inner.SendPush(ctx, &via, task)
+}
+
+func (g *signingGateway) relay(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	to, tok := r.URL.Query().Get("to"), r.Header.Get("X-A2A-Notification-Token")
+	g.mu.Lock()
+	g.n++
+	n := g.n
+	g.mu.Unlock()
+	now := time.Now().Unix()
+	id := fmt.Sprintf("msg_%d", n)
+	g.post("real "+id, to, body, signJS(g.t, theSecret, id, now, body), "")
+	if n == 1 {
+		var task a2a.Task
+		_ = json.Unmarshal(body, &task)
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+		task.Artifacts = []*a2a.Artifact{{ID: "forged", Parts: a2a.ContentParts{a2a.TextPart{Text: "FORGED"}}}}
+		forged, _ := json.Marshal(task)
+		g.post("other secret", to, forged, signJS(g.t, otherSecret, "msg_f1", now, forged), tok)
+		g.post("10 minutes old", to, forged, signJS(g.t, theSecret, "msg_f2", now-600, forged), tok)
+		g.post("replayed id", to, forged, signJS(g.t, theSecret, id, now, forged), "")
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (g *signingGateway) post(what, to string, body []byte, hdr map[string]string, tok string) {
+	req, _ := http.NewRequest(http.MethodPost, to, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if tok != "" {
+		req.Header.Set("X-A2A-Notification-Token", tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		g.t.Errorf("%s: %v", what, err)
+		return
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	g.mu.Lock()
+	g.answers = append(g.answers, fmt.Sprintf("%s: %d %s", what, resp.StatusCode, bytes.TrimSpace(b)))
+	g.mu.Unlock()
+}
+
+// An agent that signs its push notifications with Standard Webhooks (the
+// npm reference library, over a2a-go's server and push sender) ends the
+// turn by the signature alone: its deliveries carry no token. A delivery
+// signed with another secret (even with the turn's good token), one signed
+// 10 minutes ago, and one reusing a webhook-id taken before are refused and
+// change nothing: the reply is the agent's, never the forged "FORGED".
+func TestA2ASignedPushNotificationCompletesTheTurn(t *testing.T) {
+	g := newSigningGateway(t)
+	srv := pushAgent(t, &remote{}, g)
+	f, js := pushFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":30,"webhookSecretRef":"push-hook"}`, srv.URL),
+		secrets{"remote-token": "s3cret", "push-hook": theSecret})
+
+	out, _ := f.turn(t, "count 6")
+	if out.Fail != nil || out.Final != "1 2 3 4 5 6 " {
+		t.Fatalf("outcome %+v, want the task's whole reply from its signed push notification", out)
+	}
+	g.mu.Lock()
+	answers := append([]string(nil), g.answers...)
+	g.mu.Unlock()
+	want := map[string]string{
+		"real msg_1":     `200 {"ok":true}`,
+		"other secret":   `401 {"error":{"code":"unauthorized","message":"no valid v1 signature in webhook-signature"`,
+		"10 minutes old": `401 {"error":{"code":"unauthorized","message":"webhook-timestamp is 10m`,
+		"replayed id":    `200 {"duplicate":true,"ok":true}`,
+	}
+	for _, a := range answers {
+		what, got, _ := strings.Cut(a, ": ")
+		if w, ok := want[what]; ok {
+			if !strings.HasPrefix(got, w) {
+				t.Errorf("%s answered %s, want %s", what, got, w)
+			}
+			delete(want, what)
+		} else if !strings.HasPrefix(got, "200") && !strings.HasPrefix(got, "401") { // 401: a delivery after the turn ended
+			t.Errorf("%s answered %s", what, got)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("deliveries never made: %v (answers %q)", want, answers)
+	}
+	// Signed without a secret configured: refused, in words.
+	hdr := signJS(t, theSecret, "msg_x", time.Now().Unix(), []byte(`{"id":"t1"}`))
+	req, _ := http.NewRequest(http.MethodPost, js.URL+a2art.PushPath+"?agent=nobody", strings.NewReader(`{"id":"t1"}`))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 401 || !strings.Contains(string(b), `\"nobody\" is not an A2A agent here`) {
+		t.Fatalf("a delivery signed for an unknown agent: %d %s", resp.StatusCode, b)
+	}
 }
