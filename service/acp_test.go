@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"jarvis/internal/testwait"
@@ -320,5 +321,123 @@ func TestACPSessionDeletedOrClearedStopsTheAgent(t *testing.T) {
 				t.Errorf("after the clear: %q", f)
 			}
 		}
+	}
+}
+
+// keptLines are the status lines of a transcript whose meta kind is
+// "diff" or "agent_choice", as "kind by/undo: text".
+func keptLines(t *testing.T, e *env, sid string) ([]string, []api.TranscriptMessage) {
+	t.Helper()
+	var tr api.Transcript
+	if err := e.c.Do(context.Background(), "GET", "/v1/sessions/"+sid+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range tr.Messages {
+		if m.Role != "status" {
+			continue
+		}
+		var meta struct {
+			Kind  string
+			By    string
+			Mode  string
+			Model string
+			Diff  *api.FileDiff
+		}
+		_ = json.Unmarshal(m.Meta, &meta)
+		switch meta.Kind {
+		case "agent_choice":
+			out = append(out, fmt.Sprintf("choice %s %s/%s: %s", meta.By, meta.Mode, meta.Model, m.Text))
+		case "diff":
+			if meta.Diff == nil {
+				t.Fatalf("a kept diff line without its diff: %s", m.Meta)
+			}
+			old := "<new>"
+			if meta.Diff.Old != nil {
+				old = *meta.Diff.Old
+			}
+			out = append(out, fmt.Sprintf("diff %s %s %s->%s", meta.Diff.Undo, filepath.Base(meta.Diff.Path), old, meta.Diff.New))
+		}
+	}
+	return out, tr.Messages
+}
+
+// Diff cards and changes of mode or model are kept with the conversation:
+// after the service restarts, the transcript still has each ACP diff card
+// (with whether the turn's undo restores the file) and a line for each
+// change of mode or model, the user's (the picker) and the agent's own
+// (current_mode_update), each in its place; the first choices a new agent
+// process reports after the restart are not a change.
+func TestACPDiffCardsAndChoicesSurviveARestart(t *testing.T) {
+	bin := scriptedACPAgent(t)
+	e := newEnv(t)
+	e.setAgents(fmt.Sprintf(`[{"agentId":"general","displayName":"General"},
+ {"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":%q,"env":{"SCRIPTED_MODES":"1"}}}]`, bin), `,"toolResultTimeoutSeconds":30`)
+	r, _ := e.routeAgent("coder")
+	sid := r.Session.SessionID
+	work := filepath.Join(e.dir, "acp", "coder")
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("before"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	choose := func(body string) {
+		t.Helper()
+		var got api.AgentChoices
+		if err := e.c.Do(ctx, "PUT", "/v1/sessions/"+sid+"/agent-choice", json.RawMessage(body), &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow := func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{OK: true, Result: "written"}, true }
+	final := func(msg string) string {
+		t.Helper()
+		evs, _ := acpTurn(t, e, sid, msg, allow)
+		return msg + " -> " + text(evs, api.EventFinal)
+	}
+
+	choose(`{"mode":"plan"}`) // before the agent runs: kept for its session
+	for _, got := range []string{
+		final("edit " + filepath.Join(work, "a.txt") + " after"),
+		final("selfedit " + filepath.Join(work, "b.txt") + " new file"),
+		final("leaveplan"),
+	} {
+		if strings.HasSuffix(got, "-> ") {
+			t.Fatalf("a turn did not answer: %s", got)
+		}
+	}
+	choose(`{"model":"large"}`) // while it runs: sent at once
+	choose(`{"model":"large"}`) // the same again: no change, no line
+	want := []string{
+		"choice user plan/: Coder: mode changed to plan by you",
+		"diff turn a.txt before->after",
+		"diff none b.txt <new>->new file",
+		"choice agent code/small: Coder: mode changed to Code by the agent",
+		"choice user code/large: Coder: model changed to Large by you",
+	}
+	live, _ := keptLines(t, e, sid)
+	if strings.Join(live, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kept lines before the restart:\n%s\nwant:\n%s", strings.Join(live, "\n"), strings.Join(want, "\n"))
+	}
+
+	e.stop()
+	e.start()
+	if got := final("mode"); got != "mode -> mode=code model=large" {
+		t.Fatalf("after the restart: %s", got)
+	}
+	after, msgs := keptLines(t, e, sid)
+	if strings.Join(after, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kept lines after the restart:\n%s\nwant:\n%s", strings.Join(after, "\n"), strings.Join(want, "\n"))
+	}
+	// Each diff card is in its turn, before the turn's reply.
+	var order []string
+	for _, m := range msgs {
+		if m.Role == "status" && strings.Contains(string(m.Meta), `"kind":"diff"`) || m.Role == "assistant" && strings.HasPrefix(m.Text, "edited ") {
+			order = append(order, m.Role)
+		}
+	}
+	if strings.Join(order, ",") != "status,assistant,status,assistant" {
+		t.Fatalf("diff cards and replies in the transcript: %v", order)
 	}
 }

@@ -73,6 +73,9 @@ type acpEntry struct {
 	mcpHash string // its MCP token's hash (mcp.go), revoked with it
 	// commands are the slash commands last published (agent.commands), as JSON.
 	commands string
+	// mode and model are the agent's current ones as the transcript last
+	// said them (choices.go); "" before its session's first.
+	mode, model string
 }
 
 // acpAgent returns the session's agent, starting afresh when its config changed.
@@ -230,8 +233,11 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		case ev.Choices != nil:
 			c := apiChoices(*ev.Choices)
 			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: choicesText(agent.DisplayName, *ev.Choices), Kind: "agent_choices", TurnID: t.ID, Choices: &c})
+			rt.choiceSeen(t.SessionID, t.ID, agent.DisplayName, c, false)
 		case ev.Diff != nil:
-			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: diffText(agent.DisplayName, *ev.Diff), Kind: "diff", TurnID: t.ID, Diff: apiDiff(*ev.Diff)})
+			text, d := diffText(agent.DisplayName, *ev.Diff), apiDiff(*ev.Diff)
+			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: text, Kind: "diff", TurnID: t.ID, Diff: d})
+			rt.keep(t.SessionID, t.ID, text, diffLine{Kind: "diff", Diff: d})
 		}
 	})
 	// Agents send their commands right after session/new, often before the

@@ -5,12 +5,17 @@ package acprt
 // is kept in the session's attributes ("acp": {"mode", "model"}), sent to
 // the agent at once when its session is open, and to each new session of
 // it (after a restart too); the session's file changes the agent reports
-// are diff cards (status kind "diff").
+// are diff cards (status kind "diff"). Each diff card and each change of
+// mode or model is also kept with the conversation as a status line
+// (role "status", meta kind "diff" or "agent_choice"), so the transcript
+// shows them after a reload or a restart of the service; the model is
+// never sent status lines.
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"jarvis/api"
 	"jarvis/service/acpagent"
@@ -110,32 +115,149 @@ func (rt *Runtime) handlePutChoice(w http.ResponseWriter, r *http.Request) error
 	if req.Mode == "" && req.Model == "" {
 		return httpapi.Errorf(http.StatusBadRequest, "missing_field", "choose a mode or a model").With("field", "mode")
 	}
+	before := rt.choicesOf(sess)
 	if a := rt.live(sess.ID); a != nil {
 		if _, err := a.Choose(context.WithoutCancel(r.Context()), req.Mode, req.Model); err != nil {
 			return httpapi.Errorf(http.StatusBadRequest, "invalid_choice", "%v", err).With("field", "mode")
 		}
 	}
-	// Keep it with the session's other attributes.
+	s, err := rt.keepChoice(context.WithoutCancel(r.Context()), sess, req.Mode, req.Model)
+	if err != nil {
+		return err
+	}
+	sess.Attributes = s
+	after := rt.choicesOf(sess)
+	name := sess.AgentID
+	if a, ok := rt.env.Config().Agent(sess.AgentID); ok && a.DisplayName != "" {
+		name = a.DisplayName
+	}
+	if line, ok := changeText(name, true, before, after); ok {
+		rt.keep(sess.ID, "", line, choiceLine{Kind: "agent_choice", By: "user", Mode: after.Mode, Model: after.Model})
+	}
+	rt.choiceSeen(sess.ID, "", name, after, true)
+	return httpapi.WriteJSON(w, http.StatusOK, after)
+}
+
+// keepChoice keeps mode and model ("" leaves one as it was) with the
+// session's other attributes and returns them.
+func (rt *Runtime) keepChoice(ctx context.Context, sess store.Session, mode, model string) (string, error) {
 	attrs := map[string]json.RawMessage{}
 	_ = json.Unmarshal([]byte(sess.Attributes), &attrs) // an object (PATCH checks it) or empty
-	mode, model := chosen(sess)
-	if req.Mode != "" {
-		mode = req.Mode
+	keptMode, keptModel := chosen(sess)
+	if mode != "" {
+		keptMode = mode
 	}
-	if req.Model != "" {
-		model = req.Model
+	if model != "" {
+		keptModel = model
 	}
 	var kept sessionAttrs
-	kept.ACP.Mode, kept.ACP.Model = mode, model
+	kept.ACP.Mode, kept.ACP.Model = keptMode, keptModel
 	b, _ := json.Marshal(kept.ACP)
 	attrs["acp"] = b
 	out, _ := json.Marshal(attrs)
 	s := string(out)
-	if err := rt.env.Store.UpdateSession(context.WithoutCancel(r.Context()), sess.ID, nil, &s, nil); err != nil {
-		return err
+	return s, rt.env.Store.UpdateSession(ctx, sess.ID, nil, &s, nil)
+}
+
+// followAgent keeps the agent's own change of a kept mode or model: the
+// next agent process (after a restart) is not sent the one it left.
+func (rt *Runtime) followAgent(sessionID string, c api.AgentChoices) {
+	ctx := context.Background()
+	sess, err := rt.env.Store.Session(ctx, sessionID)
+	if err != nil {
+		return
 	}
-	sess.Attributes = s
-	return httpapi.WriteJSON(w, http.StatusOK, rt.choicesOf(sess))
+	mode, model := chosen(sess)
+	if mode == "" || mode == c.Mode {
+		c.Mode = ""
+	}
+	if model == "" || model == c.Model {
+		c.Model = ""
+	}
+	if c.Mode == "" && c.Model == "" {
+		return
+	}
+	if _, err := rt.keepChoice(ctx, sess, c.Mode, c.Model); err != nil {
+		rt.env.Log.Error("acp: keep the agent's own mode", "session", sessionID, "err", err)
+	}
+}
+
+// diffLine is the meta of a kept diff card.
+type diffLine struct {
+	Kind string        `json:"kind"` // "diff"
+	Diff *api.FileDiff `json:"diff"`
+}
+
+// choiceLine is the meta of a kept change of mode or model.
+type choiceLine struct {
+	Kind  string `json:"kind"` // "agent_choice"
+	By    string `json:"by"`   // "user" (the picker) or "agent" (it switched itself)
+	Mode  string `json:"mode,omitempty"`
+	Model string `json:"model,omitempty"`
+}
+
+// keep stores a status line with the conversation (under the turn, or
+// between turns when turnID is ""). A failure is logged: the live window
+// saw the line already.
+func (rt *Runtime) keep(sessionID, turnID, text string, meta any) {
+	b, _ := json.Marshal(meta)
+	if _, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: "status", Content: text, Meta: string(b)}); err != nil {
+		rt.env.Log.Error("acp: keep a status line", "session", sessionID, "err", err)
+	}
+}
+
+// choiceSeen records the session's current mode and model. Seen during a
+// turn (quiet false), a change from the ones known before is the agent's
+// own (current_mode_update) and is kept as a line; the first ones a new
+// agent process reports are not a change. The picker (quiet) keeps its
+// own line and only records.
+func (rt *Runtime) choiceSeen(sessionID, turnID, name string, c api.AgentChoices, quiet bool) {
+	rt.mu.Lock()
+	e := rt.bySess[sessionID]
+	if e == nil {
+		rt.mu.Unlock()
+		return
+	}
+	before := api.AgentChoices{Mode: e.mode, Model: e.model, Modes: c.Modes, Models: c.Models}
+	first := e.mode == "" && e.model == ""
+	e.mode, e.model = c.Mode, c.Model
+	rt.mu.Unlock()
+	if quiet || first {
+		return
+	}
+	if line, ok := changeText(name, false, before, c); ok {
+		rt.keep(sessionID, turnID, line, choiceLine{Kind: "agent_choice", By: "agent", Mode: c.Mode, Model: c.Model})
+		rt.followAgent(sessionID, c)
+	}
+}
+
+// changeText says a change of mode or model in a line ("Coder: mode
+// changed to Code by you"); ok false when neither changed.
+func changeText(name string, byUser bool, before, after api.AgentChoices) (string, bool) {
+	var parts []string
+	if after.Mode != "" && after.Mode != before.Mode {
+		parts = append(parts, "mode changed to "+choiceLabel(after.Modes, after.Mode))
+	}
+	if after.Model != "" && after.Model != before.Model {
+		parts = append(parts, "model changed to "+choiceLabel(after.Models, after.Model))
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	who := " by the agent"
+	if byUser {
+		who = " by you"
+	}
+	return name + ": " + strings.Join(parts, ", ") + who, true
+}
+
+func choiceLabel(list []api.AgentChoice, id string) string {
+	for _, c := range list {
+		if c.ID == id && c.Name != "" {
+			return c.Name
+		}
+	}
+	return id
 }
 
 func apiChoices(c acpagent.Choices) api.AgentChoices {
