@@ -391,9 +391,18 @@ func TestACPDiffCardsAndChoicesSurviveARestart(t *testing.T) {
 		}
 	}
 	allow := func(api.ToolCall) (api.ToolResult, bool) { return api.ToolResult{OK: true, Result: "written"}, true }
+	var liveChanges []string // the agent_choice statuses the turns' streams carried
 	final := func(msg string) string {
 		t.Helper()
 		evs, _ := acpTurn(t, e, sid, msg, allow)
+		for _, ev := range evs {
+			if ev.Type != api.EventStatus {
+				continue
+			}
+			if st := decode[api.StatusEvent](t, ev.Data); st.Kind == "agent_choice" {
+				liveChanges = append(liveChanges, st.Text)
+			}
+		}
 		return msg + " -> " + text(evs, api.EventFinal)
 	}
 
@@ -415,6 +424,9 @@ func TestACPDiffCardsAndChoicesSurviveARestart(t *testing.T) {
 		"diff none b.txt <new>->new file",
 		"choice agent code/small: Coder: mode changed to Code by the agent",
 		"choice user code/large: Coder: model changed to Large by you",
+	}
+	if len(liveChanges) != 1 || liveChanges[0] != "Coder: mode changed to Code by the agent" {
+		t.Errorf("the window saw the agent's change as %q", liveChanges)
 	}
 	live, _ := keptLines(t, e, sid)
 	if strings.Join(live, "\n") != strings.Join(want, "\n") {

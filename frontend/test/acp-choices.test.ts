@@ -107,6 +107,40 @@ describe("ACP agents in the window", () => {
     expect(cards[1].querySelector(".diff-undo")!.textContent).toContain("cannot undo this change");
   });
 
+  it("shows the kept diff cards and mode or model changes when a conversation is opened again", async () => {
+    fb.sessions.push({ sessionId: "kept", agentId: "codex" });
+    fb.messages.set("kept", [
+      { id: 1, role: "status", text: "Codex: mode changed to plan by you", meta: { kind: "agent_choice", by: "user", mode: "plan" }, createdAt: "2026-11-29T03:00:00Z" },
+      { id: 2, role: "user", text: "fix it", turnId: "t1", createdAt: "2026-11-29T03:00:01Z" },
+      { id: 3, role: "status", text: "Codex changed /w/a.txt (through Jarvis: the turn's undo restores it)", turnId: "t1", createdAt: "2026-11-29T03:00:02Z",
+        meta: { kind: "diff", diff: { tool_call_id: "c1", title: "Edit a.txt", path: "/w/a.txt", old: "one\ntwo\n", new: "one\n2\n", undo: "turn" } } },
+      { id: 4, role: "status", text: "Codex created /w/b.txt (itself: Jarvis has no copy of the file as it was, so it cannot undo this)", turnId: "t1", createdAt: "2026-11-29T03:00:03Z",
+        meta: { kind: "diff", diff: { path: "/w/b.txt", new: "hi\n", undo: "none" } } },
+      { id: 5, role: "status", text: "Codex: mode changed to Code by the agent", turnId: "t1", meta: { kind: "agent_choice", by: "agent", mode: "code" }, createdAt: "2026-11-29T03:00:04Z" },
+      { id: 6, role: "assistant", text: "edited /w/a.txt", turnId: "t1", createdAt: "2026-11-29T03:00:05Z" },
+    ]);
+    await actions.openSession("kept");
+    await flush();
+    const msgs = [...document.querySelectorAll("#messages > .msg")] as HTMLElement[];
+    expect(msgs.map((m) => m.classList[1])).toEqual(["status", "user", "diff", "diff", "status", "assistant"]);
+    expect(msgs[0].textContent).toBe("Codex: mode changed to plan by you");
+    expect(msgs[4].textContent).toBe("Codex: mode changed to Code by the agent");
+    const cards = [...document.querySelectorAll("#messages .msg.diff .diff-card")] as HTMLElement[];
+    expect(cards[0].querySelector(".diff-title")!.textContent).toBe("Changed /w/a.txt · Edit a.txt");
+    expect([...cards[0].querySelectorAll("pre span")].map((s) => s.textContent)).toEqual(["  one\n", "- two\n", "+ 2\n"]);
+    expect(cards[0].querySelector(".diff-undo")!.textContent).toContain("“Undo these changes” under this turn restores it");
+    expect(cards[1].querySelector(".diff-title")!.textContent).toBe("Created /w/b.txt");
+    expect(cards[1].querySelector(".diff-undo")!.textContent).toContain("cannot undo this change");
+  });
+
+  it("a change of mode or model is a line that stays, live as after a reload", () => {
+    const t = new Transcript();
+    t.apply(ev(1, "status", { kind: "agent_choice", text: "Codex: model changed to Large by you" }));
+    t.apply(ev(2, "user.message", { text: "go", turn_id: "t1" }));
+    t.apply(ev(3, "assistant.final", { text: "done", turn_id: "t1" }));
+    expect(t.items.map((i) => [i.kind, i.text])).toEqual([["status", "Codex: model changed to Large by you"], ["user", "go"], ["assistant", "done"]]);
+  });
+
   it("lists an A2A agent's skills under it", () => {
     const skills = $('.agent-group[data-agent="travel"] details.agent-skills');
     expect(skills.querySelector("summary")!.textContent).toBe("2 skills");

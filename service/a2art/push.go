@@ -53,8 +53,8 @@ type pushes struct {
 type pushWait struct {
 	agent string // the agent the turn talks to
 	ch    chan *a2a.Task
-	mu   sync.Mutex
-	seen map[string]bool // deliveries taken: task, state, time, artifacts
+	mu    sync.Mutex
+	seen  map[string]bool // deliveries taken: task, state, time, artifacts
 }
 
 // pushFor returns the push configuration of a turn and its mailbox when the

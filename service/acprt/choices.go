@@ -132,7 +132,7 @@ func (rt *Runtime) handlePutChoice(w http.ResponseWriter, r *http.Request) error
 		name = a.DisplayName
 	}
 	if line, ok := changeText(name, true, before, after); ok {
-		rt.keep(sess.ID, "", line, choiceLine{Kind: "agent_choice", By: "user", Mode: after.Mode, Model: after.Model})
+		rt.keepChange(sess.ID, "", line, choiceLine{Kind: "agent_choice", By: "user", Mode: after.Mode, Model: after.Model})
 	}
 	rt.choiceSeen(sess.ID, "", name, after, true)
 	return httpapi.WriteJSON(w, http.StatusOK, after)
@@ -206,6 +206,13 @@ func (rt *Runtime) keep(sessionID, turnID, text string, meta any) {
 	}
 }
 
+// keepChange keeps a change of mode or model and shows it in the open
+// window at once (status kind "agent_choice").
+func (rt *Runtime) keepChange(sessionID, turnID, text string, meta choiceLine) {
+	rt.keep(sessionID, turnID, text, meta)
+	rt.env.Publisher.Publish(sessionID, api.EventStatus, api.StatusEvent{Text: text, Kind: "agent_choice", TurnID: turnID})
+}
+
 // choiceSeen records the session's current mode and model. Seen during a
 // turn (quiet false), a change from the ones known before is the agent's
 // own (current_mode_update) and is kept as a line; the first ones a new
@@ -226,7 +233,7 @@ func (rt *Runtime) choiceSeen(sessionID, turnID, name string, c api.AgentChoices
 		return
 	}
 	if line, ok := changeText(name, false, before, c); ok {
-		rt.keep(sessionID, turnID, line, choiceLine{Kind: "agent_choice", By: "agent", Mode: c.Mode, Model: c.Model})
+		rt.keepChange(sessionID, turnID, line, choiceLine{Kind: "agent_choice", By: "agent", Mode: c.Mode, Model: c.Model})
 		rt.followAgent(sessionID, c)
 	}
 }
