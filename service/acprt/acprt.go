@@ -29,6 +29,7 @@ import (
 	"jarvis/service/acpagent"
 	"jarvis/service/catalog"
 	"jarvis/service/config"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
@@ -49,6 +50,9 @@ type Options struct {
 	Catalog *catalog.Catalog
 	// PutSecret stores a sign-in key in the secret store (signin.go).
 	PutSecret func(ref, value string) (where string, err error)
+	// Red removes secret values from the lines kept with the conversation
+	// (a diff card's file text); nil keeps them as they are.
+	Red *redact.Set
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.

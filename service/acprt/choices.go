@@ -201,7 +201,11 @@ type choiceLine struct {
 // saw the line already.
 func (rt *Runtime) keep(sessionID, turnID, text string, meta any) {
 	b, _ := json.Marshal(meta)
-	if _, err := rt.env.Store.AddMessage(context.Background(), store.Message{SessionID: sessionID, TurnID: turnID, Role: "status", Content: text, Meta: string(b)}); err != nil {
+	m := store.Message{SessionID: sessionID, TurnID: turnID, Role: "status", Content: text, Meta: string(b)}
+	if red := rt.opts.Red; red != nil { // as every event is: a file's text may hold a secret Jarvis knows
+		m.Content, m.Meta = red.String(m.Content), red.String(m.Meta)
+	}
+	if _, err := rt.env.Store.AddMessage(context.Background(), m); err != nil {
 		rt.env.Log.Error("acp: keep a status line", "session", sessionID, "err", err)
 	}
 }

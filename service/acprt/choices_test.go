@@ -19,6 +19,7 @@ import (
 	"jarvis/service/acprt"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
+	"jarvis/service/redact"
 	"jarvis/service/store"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
@@ -129,9 +130,18 @@ func TestACPModesAndModelsPicker(t *testing.T) {
 
 // A file change the agent reports is a diff card (status kind "diff"):
 // undo "turn" when Jarvis wrote the file through the desktop's write_file
-// (checkpointed there), "none" when the agent wrote it itself.
+// (checkpointed there), "none" when the agent wrote it itself. Each card is
+// kept with its turn as a status line, a secret Jarvis knows removed from
+// the file's text.
 func TestACPDiffCards(t *testing.T) {
 	f := newFixture(t)
+	red := &redact.Set{}
+	red.Add("s3cret-value-42")
+	f.rt.Close()
+	f.rt = acprt.New(f.env, acprt.Options{Waiter: f.waiter, Red: red,
+		Instructions:    func(*config.Config, config.Agent) string { return "Be brief." },
+		InstructionsKey: func(*config.Config, config.Agent) string { return "k1" }})
+	t.Cleanup(f.rt.Close)
 	work := filepath.Join(f.env.DataDir, "acp", "coder")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)
@@ -147,7 +157,7 @@ func TestACPDiffCards(t *testing.T) {
 	if o := <-done; o.Fail != nil {
 		t.Fatalf("outcome %+v", o.Fail)
 	}
-	tt2, sess2 := turntest.Begin(t, f.env, "coder", "selfedit "+filepath.Join(work, "b.txt")+" new file")
+	tt2, sess2 := turntest.Begin(t, f.env, "coder", "selfedit "+filepath.Join(work, "b.txt")+" new file s3cret-value-42")
 	if o := f.run(tt2, sess2); o.Fail != nil {
 		t.Fatalf("outcome %+v", o.Fail)
 	}
@@ -158,7 +168,25 @@ func TestACPDiffCards(t *testing.T) {
 	if d := ds[0].Diff; d == nil || d.Path != path || d.Old == nil || *d.Old != "before" || d.New != "after" || d.Undo != "turn" || ds[0].TurnID != tt.ID {
 		t.Errorf("the diff written through Jarvis: %+v", ds[0])
 	}
-	if d := ds[1].Diff; d == nil || d.Old != nil || d.New != "new file" || d.Undo != "none" || !strings.Contains(ds[1].Text, "cannot undo") {
+	if d := ds[1].Diff; d == nil || d.Old != nil || !strings.HasPrefix(d.New, "new file ") || d.Undo != "none" || !strings.Contains(ds[1].Text, "cannot undo") {
 		t.Errorf("the diff the agent wrote itself: %+v %q", d, ds[1].Text)
+	}
+	for i, sid := range []string{sess.ID, sess2.ID} {
+		msgs, err := f.env.Store.Messages(context.Background(), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []store.Message
+		for _, m := range msgs {
+			if m.Role == "status" && strings.Contains(m.Meta, `"kind":"diff"`) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) != 1 || kept[0].TurnID != []string{tt.ID, tt2.ID}[i] || kept[0].Content != ds[i].Text {
+			t.Fatalf("diff lines kept in session %d: %+v", i, kept)
+		}
+		if i == 1 && (strings.Contains(kept[0].Meta, "s3cret-value-42") || !strings.Contains(kept[0].Meta, `"new":"new file `+redact.Mark+`"`)) {
+			t.Errorf("the kept card still holds the secret: %s", kept[0].Meta)
+		}
 	}
 }
