@@ -34,7 +34,9 @@ if ! { [ -x "$wails_bin" ] && "$wails_bin" version 2>/dev/null | grep -qx "$wail
   go install "github.com/wailsapp/wails/v2/cmd/wails@$wails_ver"
 fi
 # The third-party clients tests/conformance drives the service with (npm
-# standardwebhooks, eventsource), at the versions of their lock file.
+# standardwebhooks, eventsource), at the versions of their lock file;
+# service/a2art's tests sign A2A push notifications with the same
+# standardwebhooks.
 (cd tests/conformance/testdata && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 # The third-party MCP servers app/mcp's tests run over stdio
 # (@modelcontextprotocol/server-everything, server-filesystem), locked.
