@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -80,8 +81,9 @@ type Options struct {
 	// MCP are MCP servers given to each ACP session (Jarvis's own
 	// endpoint, through which the agent reaches the desktop's MCP tools
 	// under its gate): sent as HTTP servers when the agent's
-	// mcpCapabilities.http is true; otherwise not sent, and the first
-	// turn's Notice says so.
+	// mcpCapabilities.http is true; else as their Bridge (a stdio server)
+	// when they have one; otherwise not sent, and the first turn's Notice
+	// says so.
 	MCP []MCPServer
 }
 
@@ -90,6 +92,17 @@ type MCPServer struct {
 	Name    string
 	URL     string
 	Headers map[string]string
+	// Bridge, when set, is the stdio server given instead to an agent that
+	// takes MCP servers only over stdio: a program that forwards to URL.
+	Bridge *StdioServer
+}
+
+// StdioServer is an MCP server the agent starts itself and talks to over
+// its standard streams.
+type StdioServer struct {
+	Command string
+	Args    []string
+	Env     map[string]string
 }
 
 // Resume names an earlier ACP session and the instructions key it started with.
@@ -363,7 +376,7 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	if c, ok := a.unsent(); ok {
 		onEvent(Event{Choices: &c})
 	}
-	if o.fresh && len(a.opts.MCP) > 0 && !p.mcpHTTP {
+	if o.fresh && len(a.opts.MCP) > 0 && len(a.mcpServers(p)) == 0 {
 		onEvent(Event{Notice: "the agent does not take MCP servers over HTTP: Jarvis's MCP tools were not given to it"})
 	}
 	var blocks []acp.ContentBlock
@@ -637,18 +650,26 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 }
 
 // mcpServers are the MCP servers given to a session of p: Options.MCP
-// when the agent takes HTTP servers, else none.
+// over HTTP when the agent takes HTTP servers, else their stdio bridges
+// (every agent takes stdio servers), else none.
 func (a *Agent) mcpServers(p *process) []acp.McpServer {
 	out := []acp.McpServer{}
-	if !p.mcpHTTP {
-		return out
-	}
 	for _, m := range a.opts.MCP {
-		hs := []acp.HttpHeader{}
-		for k, v := range m.Headers {
-			hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+		switch {
+		case p.mcpHTTP:
+			hs := []acp.HttpHeader{}
+			for k, v := range m.Headers {
+				hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+			}
+			out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
+		case m.Bridge != nil:
+			env := []acp.EnvVariable{}
+			for k, v := range m.Bridge.Env {
+				env = append(env, acp.EnvVariable{Name: k, Value: v})
+			}
+			sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+			out = append(out, acp.McpServer{Stdio: &acp.McpServerStdio{Name: m.Name, Command: m.Bridge.Command, Args: append([]string{}, m.Bridge.Args...), Env: env}})
 		}
-		out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
 	}
 	return out
 }

@@ -49,6 +49,10 @@ type Options struct {
 	Catalog *catalog.Catalog
 	// PutSecret stores a sign-in key in the secret store (signin.go).
 	PutSecret func(ref, value string) (where string, err error)
+	// Bridge is the argv of the stdio MCP bridge (bridge.go, BridgeHelper),
+	// given to agents that take MCP servers only over stdio; nil: such
+	// agents get no MCP endpoint.
+	Bridge []string
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.

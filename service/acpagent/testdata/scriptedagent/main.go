@@ -33,7 +33,9 @@
 //	                    TEXT through the client (fs/write_text_file), completed
 //	selfedit PATH TEXT  the same, the file written by the agent itself
 //	mcp TOOL JSON       calls TOOL with the JSON arguments on the first MCP server the
-//	                    session was given (HTTP, with its headers); answers the result
+//	                    session was given (HTTP, with its headers; else stdio, the
+//	                    command started with its environment); answers the result, after
+//	                    `stdio["ARGV"…] ` for a stdio server
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
@@ -442,18 +444,31 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// callMCP calls tool on the session's first HTTP MCP server and describes
-// what it answered.
+// callMCP calls tool on the session's first MCP server (HTTP, else
+// stdio) and describes what it answered.
 func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
-	var srv *acp.McpServerHttpInline
+	var t mcp.Transport
+	via := "" // a stdio server's argv, said before the answer
 	for _, m := range a.mcp[sid] {
 		if m.Http != nil {
-			srv = m.Http
+			t = &mcp.StreamableClientTransport{Endpoint: m.Http.Url, DisableStandaloneSSE: true, MaxRetries: -1,
+				HTTPClient: &http.Client{Transport: headers{m.Http.Headers, http.DefaultTransport}}}
+			break
+		}
+		if m.Stdio != nil {
+			cmd := exec.Command(m.Stdio.Command, m.Stdio.Args...)
+			cmd.Env = os.Environ()
+			for _, e := range m.Stdio.Env {
+				cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+			}
+			cmd.Stderr = os.Stderr
+			t = &mcp.CommandTransport{Command: cmd}
+			via = fmt.Sprintf("stdio%q ", append([]string{m.Stdio.Command}, m.Stdio.Args...))
 			break
 		}
 	}
-	if srv == nil {
-		return "no MCP server over HTTP was given"
+	if t == nil {
+		return "no MCP server was given"
 	}
 	var in map[string]any
 	if args != "" {
@@ -462,8 +477,7 @@ func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "scriptedagent", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.Url, DisableStandaloneSSE: true, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: headers{srv.Headers, http.DefaultTransport}}}, nil)
+	cs, err := c.Connect(ctx, t, nil)
 	if err != nil {
 		return "mcp connect failed: " + err.Error()
 	}
@@ -486,5 +500,5 @@ func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
 			text = append(text, t.Text)
 		}
 	}
-	return fmt.Sprintf("tools=%s error=%v result=%s", strings.Join(names, ","), res.IsError, strings.Join(text, " "))
+	return fmt.Sprintf("%stools=%s error=%v result=%s", via, strings.Join(names, ","), res.IsError, strings.Join(text, " "))
 }
