@@ -46,6 +46,13 @@
 // SCRIPTED_MODES=1 offers the modes ask, code and plan (ask first) and the
 // models small and large (small first), with set_mode and set_model;
 // SCRIPTED_MCP_HTTP=1 takes MCP servers over HTTP (mcpCapabilities.http).
+// SCRIPTED_AUTH=terminal refuses session/new until the file
+// $SCRIPTED_DIR/credentials exists, and, to a client that announces the
+// "terminal-auth" _meta, offers the login "scripted-login" as
+// claude-code-acp does: its own binary with the argument "login" (which
+// writes that file, its path given in the method's env, and exits 0; or
+// exits 1 when the file's folder holds "refuse"); its authenticate says
+// "Method not implemented." as claude-code-acp's does.
 package main
 
 import (
@@ -101,6 +108,9 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, r acp.UnstableSetSess
 }
 
 func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if r.MethodId == "scripted-login" {
+		return acp.AuthenticateResponse{}, acp.NewInternalError(map[string]any{"error": "Method not implemented."})
+	}
 	if r.MethodId != "anthropic-api-key" || os.Getenv("ANTHROPIC_API_KEY") == "" {
 		return acp.AuthenticateResponse{}, acp.NewAuthRequired(nil)
 	}
@@ -108,19 +118,28 @@ func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.
 	return acp.AuthenticateResponse{}, nil
 }
 
-func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.InitializeResponse, error) {
+func (a *agent) Initialize(ctx context.Context, r acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if os.Getenv("SCRIPTED_NOINIT") == "1" {
 		<-ctx.Done()
 		select {}
 	}
 	desc := "Sign in with your Claude account"
+	login := &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}
+	if os.Getenv("SCRIPTED_AUTH") == "terminal" {
+		run := "Run `scripted login` in the terminal"
+		login = &acp.AuthMethodAgent{Id: "scripted-login", Name: "Log in with Scripted", Description: &run}
+		if r.ClientCapabilities.Meta["terminal-auth"] == true {
+			login.Meta = map[string]any{"terminal-auth": map[string]any{"command": os.Args[0], "args": []string{"login"}, "label": "Scripted Login",
+				"env": map[string]string{"SCRIPTED_CREDENTIALS": credentials()}}}
+		}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1",
 			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"},
 			McpCapabilities:    acp.McpCapabilities{Http: os.Getenv("SCRIPTED_MCP_HTTP") == "1"}},
 		AuthMethods: []acp.AuthMethod{
-			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
+			{Agent: login},
 			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
 		},
 	}, nil
@@ -138,6 +157,9 @@ func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.List
 
 func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if os.Getenv("SCRIPTED_AUTH") == "1" && !a.authed {
+		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
+	}
+	if _, err := os.Stat(credentials()); os.Getenv("SCRIPTED_AUTH") == "terminal" && err != nil {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
 	a.n++
@@ -424,7 +446,23 @@ func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) str
 	return fmt.Sprintf("exit=%d truncated=%v released=%v output=%q", *exit.ExitCode, out.Truncated, after != nil, out.Output)
 }
 
+// credentials is the file the terminal login writes.
+func credentials() string { return filepath.Join(os.Getenv("SCRIPTED_DIR"), "credentials") }
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "login" { // the terminal login (SCRIPTED_AUTH=terminal)
+		path := os.Getenv("SCRIPTED_CREDENTIALS")
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "refuse")); err == nil || path == "" {
+			fmt.Println("Login refused.")
+			os.Exit(1)
+		}
+		if err := os.WriteFile(path, []byte("signed in\n"), 0o600); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("Signed in.")
+		return
+	}
 	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}, mcp: map[string][]acp.McpServer{}}
 	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 	<-a.conn.Done()
