@@ -757,13 +757,13 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	ch := make(chan initResult, 1)
 	go func() {
 		resp, err := p.conn.Initialize(ctx, acp.InitializeRequest{
-			ProtocolVersion:    acp.ProtocolVersionNumber,
+			ProtocolVersion: acp.ProtocolVersionNumber,
 			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true,
 				// The window runs an agent's login in a terminal for the user:
 				// both the protocol's terminal auth methods and the
 				// "terminal-auth" _meta convention (claude-code-acp).
 				Auth: acp.AuthCapabilities{Terminal: true}, Meta: map[string]any{"terminal-auth": true}},
-			ClientInfo:         &acp.Implementation{Name: "jarvis", Version: "1"},
+			ClientInfo: &acp.Implementation{Name: "jarvis", Version: "1"},
 		})
 		ch <- initResult{resp, err}
 	}()
