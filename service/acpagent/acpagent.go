@@ -969,20 +969,27 @@ func exitText(err error) string {
 
 var _ io.Writer = (*tailBuffer)(nil)
 
-// SignIn calls authenticate with one of the methods the agent offers,
-// starting the agent when it is not running (the process is kept for the
-// next turn). For a terminal method it comes after the user's login in the
-// terminal: the agent reads what the login stored, and an agent that does
-// not implement authenticate for it (claude-code-acp) is not an error. For
-// an agent method the agent signs in itself (codex-acp's ChatGPT login
-// opens the browser) before it answers, so ctx should allow for the user.
-func (a *Agent) SignIn(ctx context.Context, methodID string) error {
-	a.turnMu.Lock()
-	defer a.turnMu.Unlock()
+// SignInMethods are the sign-in methods the agent offers (initialize's
+// authMethods), starting it when it is not running.
+func (a *Agent) SignInMethods(ctx context.Context) ([]AuthMethod, error) {
+	p, err := a.started(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []AuthMethod{}
+	for _, m := range p.authMethods {
+		out = append(out, a.authMethod(m))
+	}
+	return out, nil
+}
+
+// started returns the running process, starting and initializing one when
+// there is none (with no session: the next turn opens it).
+func (a *Agent) started(ctx context.Context) (*process, error) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		return errors.New("acpagent: closed")
+		return nil, errors.New("acpagent: closed")
 	}
 	p := a.p
 	a.mu.Unlock()
@@ -994,21 +1001,34 @@ func (a *Agent) SignIn(ctx context.Context, methodID string) error {
 		default:
 		}
 	}
-	if p == nil {
-		startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
-		var err error
-		p, err = a.start(startCtx)
-		cancel()
-		if err != nil {
-			return err
-		}
+	if p != nil {
+		return p, nil
+	}
+	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
+	defer cancel()
+	return a.start(startCtx)
+}
+
+// SignIn calls authenticate with one of the methods the agent offers,
+// starting the agent when it is not running (the process is kept for the
+// next turn). For a terminal method it comes after the user's login in the
+// terminal: the agent reads what the login stored, and an agent that does
+// not implement authenticate for it (claude-code-acp) is not an error. For
+// an agent method the agent signs in itself (codex-acp's ChatGPT login
+// opens the browser) before it answers, so ctx should allow for the user.
+func (a *Agent) SignIn(ctx context.Context, methodID string) error {
+	a.turnMu.Lock()
+	defer a.turnMu.Unlock()
+	p, err := a.started(ctx)
+	if err != nil {
+		return err
 	}
 	i := slices.IndexFunc(p.authMethods, func(m acp.AuthMethod) bool { return a.authMethod(m).ID == methodID })
 	if i < 0 {
 		return fmt.Errorf("the agent does not offer the sign-in method %q", methodID)
 	}
 	m := a.authMethod(p.authMethods[i])
-	_, err := p.conn.Authenticate(ctx, acp.AuthenticateRequest{MethodId: methodID})
+	_, err = p.conn.Authenticate(ctx, acp.AuthenticateRequest{MethodId: methodID})
 	var re *acp.RequestError
 	switch {
 	case err == nil:
