@@ -53,11 +53,27 @@ func (a *App) terminalArgv() []string {
 	return nil
 }
 
-// loginScript runs the login ("$@"), writes its exit status where Jarvis
-// waits for it (a terminal may hand the program to a server and return at
-// once, so its own exit says nothing), and keeps the terminal open until
-// the user has read it.
-const loginScript = `"$@"; echo $? > "$JARVIS_LOGIN_STATUS"; printf '\nJarvis goes on now. Press Enter to close this terminal.'; read _`
+// loginScript is the script the terminal runs (one file, so that every
+// terminal takes it as one program whatever it does with the words after
+// its flag): the login with its environment, then its exit status written
+// where Jarvis waits for it (a terminal may hand the program to a server
+// and return at once, so its own exit says nothing), then the terminal
+// kept open until the user has read it.
+func loginScript(login []string, env map[string]string, status string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellWords([]string{env[k]}))
+	}
+	fmt.Fprintf(&b, "%s\necho $? > %s\n", shellWords(login), shellWords([]string{status}))
+	b.WriteString("printf '\\nJarvis goes on now. Press Enter to close this terminal.'\nread _\n")
+	return b.String()
+}
 
 // RunAgentLogin runs one of an ACP agent's terminal logins for the user in
 // a terminal they see, waits for it to end, then signs the agent in; the
@@ -106,13 +122,18 @@ func runInTerminal(ctx context.Context, term, login []string, env map[string]str
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	status := filepath.Join(dir, "status")
-	argv := append(append(append([]string{}, term...), "sh", "-c", loginScript, "sh"), login...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(childenv.Scrub(os.Environ(), childenv.JarvisSecrets), "JARVIS_LOGIN_STATUS="+status)
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	status, script := filepath.Join(dir, "status"), filepath.Join(dir, "login.sh")
+	for k := range env {
+		if !validEnvName(k) {
+			return 0, fmt.Errorf("the agent's sign-in names an environment variable Jarvis will not set: %q", k)
+		}
 	}
+	if err := os.WriteFile(script, []byte(loginScript(login, env, status)), 0o700); err != nil {
+		return 0, err
+	}
+	argv := append(append([]string{}, term...), script)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = childenv.Scrub(os.Environ(), childenv.JarvisSecrets)
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("the terminal could not be opened: %w", err)
 	}
@@ -157,6 +178,16 @@ func (a *App) auditLogin(agentID string, m SignInMethod, login []string, code in
 	if _, err := a.audit.Append(context.WithoutCancel(a.ctx), e); err != nil {
 		a.log.Error("audit the agent's sign-in", "err", err)
 	}
+}
+
+// validEnvName is a name a shell can export.
+func validEnvName(k string) bool {
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return k != ""
 }
 
 // shellWords is argv as the user would type it.
