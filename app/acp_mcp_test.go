@@ -29,6 +29,43 @@ func TestACPAgentsMCPCallsPassTheDesktopsGate(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the scripted agent uses Unix sessions")
 	}
+	d, s, chat := acpMCPCallsThroughTheGate(t, `"SCRIPTED_MCP_HTTP":"1","SCRIPTED_MODES":"1"`, "")
+
+	// The picker's choice, from the window to the running agent.
+	c, err := d.app.ChooseForAgent(s.SessionID, "code", "")
+	if err != nil || c.Mode != "code" || len(c.Modes) != 3 {
+		t.Fatalf("ChooseForAgent = %+v, %v", c, err)
+	}
+	if _, err := d.app.ChooseForAgent(s.SessionID, "yolo", ""); err == nil || !strings.Contains(err.Error(), "does not offer the mode") {
+		t.Fatalf("an unknown mode: %v", err)
+	}
+	if got := <-chat("mode"); got != "mode=code model=small" {
+		t.Fatalf("after choosing code: %q", got)
+	}
+	if c, err := d.app.AgentChoices(s.SessionID); err != nil || c.Mode != "code" || c.Model != "small" {
+		t.Fatalf("AgentChoices = %+v, %v", c, err)
+	}
+}
+
+// TestACPAgentOverStdioMCPCallsPassTheDesktopsGate: the same for an ACP
+// agent that takes MCP servers only over stdio: it is given Jarvis's stdio
+// bridge (this test binary run as `jarvis __mcp-bridge`, main_test.go),
+// which its go-sdk client starts; the allowed call and the denied call
+// are prompted, decided and audited by the desktop as over HTTP.
+func TestACPAgentOverStdioMCPCallsPassTheDesktopsGate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripted agent uses Unix sessions")
+	}
+	acpMCPCallsThroughTheGate(t, "", `stdio[`)
+}
+
+// acpMCPCallsThroughTheGate runs the scripted ACP agent (with agentEnv in
+// its environment) on the real desktop with a go-sdk MCP server, has it
+// call an allowed tool and a denied one through Jarvis's MCP endpoint, and
+// checks the prompts, the answers (each starting with prefix) and the
+// audit rows. It returns the desktop, the session and its chat.
+func acpMCPCallsThroughTheGate(t *testing.T, agentEnv, prefix string) (*realDesktop, Session, func(string) <-chan string) {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "scriptedagent")
 	if out, err := exec.Command("go", "build", "-o", bin, "../service/acpagent/testdata/scriptedagent").CombinedOutput(); err != nil {
 		t.Fatalf("build the scripted agent: %v\n%s", err, out)
@@ -43,7 +80,7 @@ func TestACPAgentsMCPCallsPassTheDesktopsGate(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	m.Apply(m.Trust(mcp.Config{Servers: []mcp.ServerConfig{{Name: "peer", URL: hs.URL, Timeout: 1}}}))
 	d := newRealDesktopWith(t, 60, `{"rules":[{"tool":"mcp__peer__echo","action":"allow"}]}`, func(o *ToolRunnerOptions) { o.MCP = m },
-		`{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":"`+bin+`","workDir":"{{WS}}","env":{"SCRIPTED_MCP_HTTP":"1","SCRIPTED_MODES":"1"}}}`)
+		`{"agentId":"coder","displayName":"Coder","chat":{"provider":"acp","command":"`+bin+`","workDir":"{{WS}}","env":{`+agentEnv+`}}}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go SyncMCPCatalog(ctx, d.c, m, nil, 0)
@@ -84,7 +121,7 @@ func TestACPAgentsMCPCallsPassTheDesktopsGate(t *testing.T) {
 	if err := d.app.ResolvePrompt(p.ID, "once", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-reply; !strings.Contains(got, "mcp__peer__echo") || !strings.HasSuffix(got, "error=false result=through Jarvis") {
+	if got := <-reply; !strings.HasPrefix(got, prefix) || !strings.Contains(got, "mcp__peer__echo") || !strings.HasSuffix(got, "error=false result=through Jarvis") {
 		t.Fatalf("the allowed call: %q", got)
 	}
 	e := d.auditRow(t, s.SessionID, "mcp__peer__echo")
@@ -100,7 +137,7 @@ func TestACPAgentsMCPCallsPassTheDesktopsGate(t *testing.T) {
 	if err := d.app.ResolvePrompt(p.ID, "deny", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-reply; !strings.Contains(got, "error=true") || strings.Contains(got, "removed") {
+	if got := <-reply; !strings.HasPrefix(got, prefix) || !strings.Contains(got, "error=true") || strings.Contains(got, "removed") {
 		t.Fatalf("the denied call: %q", got)
 	}
 	e = d.auditRow(t, s.SessionID, "mcp__peer__rm")
@@ -110,19 +147,5 @@ func TestACPAgentsMCPCallsPassTheDesktopsGate(t *testing.T) {
 	if rep, err := d.runner.Audit().Verify(context.Background()); err != nil || !rep.OK {
 		t.Fatalf("chain %+v %v", rep, err)
 	}
-
-	// The picker's choice, from the window to the running agent.
-	c, err := d.app.ChooseForAgent(s.SessionID, "code", "")
-	if err != nil || c.Mode != "code" || len(c.Modes) != 3 {
-		t.Fatalf("ChooseForAgent = %+v, %v", c, err)
-	}
-	if _, err := d.app.ChooseForAgent(s.SessionID, "yolo", ""); err == nil || !strings.Contains(err.Error(), "does not offer the mode") {
-		t.Fatalf("an unknown mode: %v", err)
-	}
-	if got := <-chat("mode"); got != "mode=code model=small" {
-		t.Fatalf("after choosing code: %q", got)
-	}
-	if c, err := d.app.AgentChoices(s.SessionID); err != nil || c.Mode != "code" || c.Model != "small" {
-		t.Fatalf("AgentChoices = %+v, %v", c, err)
-	}
+	return d, s, chat
 }

@@ -5,6 +5,7 @@ package app
 // (GET and PUT /v1/sessions/{id}/agent-choice).
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 
@@ -44,7 +45,12 @@ type SignInMethod struct {
 	Description string   `json:"description,omitempty"`
 	Kind        string   `json:"kind"`
 	Vars        []string `json:"vars,omitempty"`
-	Args        []string `json:"args,omitempty"`
+	// Command, Args and Env are a terminal login's program (agentlogin.go);
+	// Label is its title.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Label   string            `json:"label,omitempty"`
 }
 
 // AgentSignIn lists an ACP agent's sign-in methods (GET /v1/agents/{id}/sign-in).
@@ -58,9 +64,11 @@ func (a *App) AgentSignIn(agentID string) (SignInMethods, error) {
 
 // SignInAgent stores the keys of one of the agent's key sign-in methods in
 // the keyring; the agent signs in with them from its next start (send the
-// message again).
+// message again). For a method the agent runs itself (no values), the
+// agent signs in now (authenticate): codex-acp's ChatGPT login opens the
+// browser and answers once the user is done, so this waits for them.
 func (a *App) SignInAgent(agentID, methodID string, values map[string]string) error {
-	ctx, cancel := a.reqCtx()
+	ctx, cancel := context.WithTimeout(a.ctx, agentSignInWait)
 	defer cancel()
 	return friendlyOrNil(a.s.c.Do(ctx, http.MethodPut, "/v1/agents/"+url.PathEscape(agentID)+"/sign-in", api.SignInRequest{MethodID: methodID, Values: values}, nil))
 }

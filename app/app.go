@@ -63,6 +63,10 @@ type Options struct {
 	// Unit is the systemd user unit of "Run tasks when Jarvis is closed";
 	// nil: not offered.
 	Unit *inbox.UnitOptions
+	// Terminal opens a terminal the user sees running the program named
+	// after it (an agent's login, agentlogin.go); nil: the first of the
+	// desktop's terminals found (x-terminal-emulator, …).
+	Terminal []string
 }
 
 // App is the object bound to the frontend.
@@ -86,6 +90,7 @@ type App struct {
 	about     AboutOptions
 	approvals *inbox.Approvals
 	unit      *inbox.UnitOptions
+	terminal  []string // Options.Terminal
 
 	mu      sync.Mutex
 	local   []Session       // sessions created this launch (when the service cannot list them)
@@ -116,7 +121,8 @@ func New(opts Options) (*App, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &App{c: opts.Client, sc: opts.StreamClient, s: svc{opts.Client}, emit: opts.Emit, log: opts.Logger,
 		tools: opts.Tools, fopts: opts.Follow, ctx: ctx, cancel: cancel, handled: map[string]bool{}, inflight: map[string]inflightCall{},
-		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About, approvals: opts.Approvals, unit: opts.Unit}, nil
+		prompts: opts.Prompts, audit: opts.Audit, dataDir: opts.DataDir, saveFile: opts.SaveFile, about: opts.About, approvals: opts.Approvals, unit: opts.Unit,
+		terminal: opts.Terminal}, nil
 }
 
 // Start begins the app's background work (the prompt watcher); main calls

@@ -53,7 +53,7 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: realToken})
+	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: realToken, MCPBridge: testBridge(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

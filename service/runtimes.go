@@ -31,7 +31,7 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 	s.runtimes.Register(config.TypeChat, s.chat)
 	s.runtimes.Register(turn.KindCLI, clirt.New(env, s.chat.CLISystemPrompt, s.chat.CLIInstructionsHash)) // claude-cli, codex-cli, pi-cli
 	s.acp = acprt.New(env, acprt.Options{Waiter: s.waiter, Instructions: s.chat.CLISystemPrompt, InstructionsKey: s.chat.CLIInstructionsHash, Catalog: s.catalog,
-		PutSecret: s.putSecret, Red: s.red})
+		PutSecret: s.putSecret, Red: s.red, Bridge: s.mcpBridge})
 	s.runtimes.Register(turn.KindACP, s.acp)
 	s.rtr = roundtablert.New(ctx, env, roundtablert.Options{Red: s.red, PutSecret: s.putSecret, DeleteSecret: s.deleteSecret, ProviderFor: s.providerFor,
 		DefaultAgent: func() string { a, _ := s.agentForNewSession(""); return a.AgentID }})

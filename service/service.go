@@ -102,6 +102,9 @@ type Options struct {
 	// TaskLookEvery is the longest wait between two looks at the clock
 	// for due tasks (default 30 s).
 	TaskLookEvery time.Duration
+	// MCPBridge is the argv of the stdio MCP bridge (acprt.BridgeHelper)
+	// for ACP agents that take MCP servers only over stdio; nil: none.
+	MCPBridge []string
 }
 
 // Service is the General Agent Service.
@@ -134,6 +137,7 @@ type Service struct {
 	st         *store.Store
 	hub        *events.Hub
 	acp        *acprt.Runtime // ACP agents' processes, by session
+	mcpBridge  []string       // Options.MCPBridge, for acp
 	mem        *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
 
 	chat     *chatrt.Runtime       // chat agents, their service tools and context (service/chatrt)
@@ -241,6 +245,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	}
 	s.mem = mem
 	s.dataDir = opts.DataDir
+	s.mcpBridge = opts.MCPBridge
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	s.registerRuntimes(ctx)
 	if err := s.recoverInterrupted(ctx); err != nil {

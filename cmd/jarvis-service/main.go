@@ -7,6 +7,7 @@
 //	jarvis-service [--addr 127.0.0.1:8765] [--data-dir DIR] [--config FILE] [--trust-config] [--allow-non-loopback] [--log-level info]
 //	jarvis-service config approve [--config FILE] [--data-dir DIR] [--yes]   (apply a config file changed outside Jarvis)
 //	jarvis-service agent-check URL [--api-key KEY] [--json]   (a round-table agent's conformance)
+//	jarvis-service __mcp-bridge   (hidden: started by an ACP agent, see service/acprt/bridge.go)
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 
 	"jarvis/internal/approved"
 	"jarvis/service"
+	"jarvis/service/acprt"
 	"jarvis/service/listener"
 	"jarvis/service/secrets"
 )
@@ -33,6 +35,13 @@ import (
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "config" && os.Args[2] == "approve" {
 		os.Exit(service.ApproveConfigCommand("jarvis-service", os.Args[3:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
+	if len(os.Args) > 1 && os.Args[1] == acprt.BridgeSubcommand { // the stdio MCP bridge an ACP agent starts
+		if err := acprt.Bridge(context.Background(), os.Getenv, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "jarvis-service MCP bridge:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "agent-check" { // agentcheck.go
 		os.Exit(agentCheck(os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
@@ -107,7 +116,8 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		Approved: store, ConfigWarning: warning,
 		// Scheduled tasks run here: a window or `jarvis --headless` attached
 		// with --service-url gets their calls, and approves them.
-		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid())})
+		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid()),
+		MCPBridge: mcpBridge(log)})
 	if err != nil {
 		ln.Close()
 		return err
@@ -165,4 +175,15 @@ func schedulerThreads(current int, env string) int {
 		return current
 	}
 	return max(1, current-1)
+}
+
+// mcpBridge is the argv of this binary's stdio MCP bridge; nil when the
+// binary cannot name itself.
+func mcpBridge(log *slog.Logger) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("ACP agents that take MCP servers only over stdio will not get Jarvis's tools: the binary cannot find itself", "err", err)
+		return nil
+	}
+	return acprt.BridgeHelper(exe)
 }

@@ -270,9 +270,11 @@ export interface AppAPI {
   /** Chooses the conversation's mode or model ("" leaves one as it is): kept, and sent to the agent. */
   ChooseForAgent(sessionId: string, mode: string, model: string): Promise<AgentChoices>;
   /** An ACP agent's sign-in methods, as it offered them when it asked to sign in. */
-  AgentSignIn(agentId: string): Promise<{ methods: { id: string; name: string; description?: string; kind: string; vars?: string[] }[] }>;
-  /** Stores the keys of one of its key methods in the keyring; the agent signs in with them at its next start. */
+  AgentSignIn(agentId: string): Promise<{ methods: { id: string; name: string; description?: string; kind: string; vars?: string[]; command?: string; args?: string[]; label?: string }[] }>;
+  /** Stores the keys of one of its key methods in the keyring (the agent signs in with them at its next start); without keys, asks the agent to sign in with its own method. */
   SignInAgent(agentId: string, methodId: string, values: Record<string, string>): Promise<void>;
+  /** Runs one of its terminal logins in a terminal the user sees, waits for it to end, then signs the agent in; the answer is what to tell the user. */
+  RunAgentLogin(agentId: string, methodId: string): Promise<string>;
   PermissionRules(): Promise<{
     workspace: string; rules: PolicyRule[]; default_commands?: PolicyRule[]; sandbox?: SandboxProtection[];
     grants?: { session_id: string; rule: PolicyRule }[]; tools?: { name: string; title?: string }[];

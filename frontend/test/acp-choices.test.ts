@@ -157,16 +157,43 @@ describe("ACP agents in the window", () => {
     (err.querySelector('[data-action="sign-in"]') as HTMLElement).click();
     await flush();
     const forms = [...err.querySelectorAll(".sign-in-method")] as HTMLElement[];
-    expect(forms.map((f) => f.dataset.method)).toEqual(["claude-login", "anthropic-api-key"]);
-    expect(forms[0].textContent).toContain("Jarvis cannot run this sign-in for you yet");
-    const key = forms[1].querySelector('input[data-var="ANTHROPIC_API_KEY"]') as HTMLInputElement;
+    expect(forms.map((f) => f.dataset.method)).toEqual(["claude-login", "chatgpt", "anthropic-api-key"]);
+    const key = forms[2].querySelector('input[data-var="ANTHROPIC_API_KEY"]') as HTMLInputElement;
     expect(key.type).toBe("password");
     key.value = "sk-test";
-    (forms[1] as HTMLFormElement).dispatchEvent(new Event("submit", { cancelable: true }));
+    (forms[2] as HTMLFormElement).dispatchEvent(new Event("submit", { cancelable: true }));
     await flush();
     await flush();
     expect(fb.calls.filter((c) => c.method === "SignInAgent").map((c) => c.args)).toEqual([["codex", "anthropic-api-key", { ANTHROPIC_API_KEY: "sk-test" }]]);
     expect(key.value).toBe(""); // not kept in the page
     expect(fb.calls.some((c) => c.method === "SendVersion" && c.args[1] === "t1")).toBe(true); // the turn asked again
+  });
+
+  it("runs a terminal login for the user, says what it runs, and retries; an agent's own login that fails is said in words", async () => {
+    await actions.newSession("codex");
+    const id = store.sessionId!;
+    actions.onStreamEvent({ sessionId: id, id: "1", type: "user.message", data: { text: "hi", turn_id: "t2" } });
+    actions.onStreamEvent({ sessionId: id, id: "2", type: "error", data: { code: "acp_auth_required", message: "Agent \"codex\": the agent needs you to sign in before it can start", turn_id: "t2" } });
+    const err = $("#messages .msg.error");
+    (err.querySelector('[data-action="sign-in"]') as HTMLElement).click();
+    await flush();
+    const [term, own] = [...err.querySelectorAll(".sign-in-method")] as HTMLElement[];
+    expect(term.querySelector("code")!.textContent).toBe("node '/usr/lib/node_modules/claude agent/cli.js'");
+    const button = term.querySelector("button")!;
+    expect(button.textContent).toBe("Open a terminal and sign in");
+    const sentBefore = fb.calls.filter((c) => c.method === "SendVersion").length;
+    button.click();
+    expect(term.querySelector('[role="status"]')!.textContent).toBe("Waiting for the sign-in in the terminal…");
+    await flush();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "RunAgentLogin").map((c) => c.args)).toEqual([["codex", "claude-login"]]);
+    expect(fb.calls.filter((c) => c.method === "SendVersion").length).toBe(sentBefore + 1); // the turn asked again
+
+    (own.querySelector("button") as HTMLElement).click();
+    await flush();
+    await flush();
+    expect(fb.calls.filter((c) => c.method === "SignInAgent").map((c) => c.args)).toEqual([["codex", "chatgpt", {}]]);
+    expect(own.querySelector('[role="alert"]')!.textContent).toContain("the sign-in did not complete");
+    expect(fb.calls.filter((c) => c.method === "SendVersion").length).toBe(sentBefore + 1); // not asked again
   });
 });

@@ -129,12 +129,16 @@ export function fakeBridge(): FakeBridge {
       return { ...c };
     },
     AgentSignIn: () => ({ methods: [
-      { id: "claude-login", name: "Log in with Claude Code", description: "Run `claude /login` in the terminal", kind: "agent" },
+      { id: "claude-login", name: "Log in with Claude Code", description: "Run `claude /login` in the terminal", kind: "terminal",
+        command: "node", args: ["/usr/lib/node_modules/claude agent/cli.js"], label: "Claude Code Login" },
+      { id: "chatgpt", name: "Login with ChatGPT", kind: "agent" },
       { id: "anthropic-api-key", name: "Use an API key", kind: "env_var", vars: ["ANTHROPIC_API_KEY"] },
     ] }),
-    SignInAgent: (_agent: string, _method: string, values: Record<string, string>) => {
+    SignInAgent: (_agent: string, method: string, values: Record<string, string>) => {
+      if (method === "chatgpt") throw "the agent still says you are not signed in with \"Login with ChatGPT\": the sign-in did not complete";
       if (!Object.values(values).every((v) => v.trim())) throw "give the key for ANTHROPIC_API_KEY";
     },
+    RunAgentLogin: () => "Signed in (Log in with Claude Code). Send your message again.",
     ExportConversation: (_id: string, _format: string, content: string) => ({ path: "/home/ada/conversation.md", bytes: content.length }),
     ExportAllConversations: (format: string) => ({ path: `/home/ada/conversations.${format}`, bytes: 120, conversations: fb.sessions.length }),
     SessionDecisions: (id: string) => fb.decisions.get(id) ?? [],

@@ -1,6 +1,6 @@
 // Package cli is the jarvis binary's command line other than the window:
 // the one table of its subcommands (undo, mcp, config, inbox, backup,
-// restore, export, help and the hidden confinement helper) with their
+// restore, export, help and the hidden confinement helper and MCP bridge) with their
 // flags, and the files the window and the subcommands share (paths.go).
 // main asks Run first; a launch no subcommand claims opens the window.
 package cli
@@ -58,6 +58,7 @@ var commands = map[string]command{
 		"jarvis export [--format md|json] FILE         every conversation, readable",
 	}, run: backupRunner("export")},
 	confineName: {hidden: true, run: runConfine},
+	bridgeName:  {hidden: true, run: runMCPBridge},
 }
 
 func init() {

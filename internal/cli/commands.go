@@ -14,6 +14,7 @@ import (
 	"jarvis/app/mcp"
 	"jarvis/internal/instance"
 	"jarvis/service"
+	"jarvis/service/acprt"
 	"jarvis/service/secrets"
 	"jarvis/tools"
 )
@@ -217,4 +218,13 @@ func printInbox(ctx context.Context, w io.Writer, dataDir string, all bool) erro
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// runMCPBridge is the hidden stdio MCP bridge an ACP agent starts
+// (acprt.Bridge): its endpoint and token come from the environment.
+func runMCPBridge(_ []string, env Env) int {
+	if err := acprt.Bridge(context.Background(), env.Getenv, env.Stdin, env.Stdout); err != nil {
+		return fail(env, "MCP bridge", err)
+	}
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"jarvis/app/inbox"
+	"jarvis/service/acprt"
 	"jarvis/tools"
 )
 
@@ -62,4 +63,19 @@ func ConfineHelper(log *slog.Logger) []string {
 		return nil
 	}
 	return []string{exe, confineName}
+}
+
+// bridgeName is the hidden subcommand an ACP agent that takes MCP servers
+// only over stdio starts to reach Jarvis's MCP endpoint (acprt.Bridge).
+const bridgeName = acprt.BridgeSubcommand
+
+// MCPBridge is the argv of that bridge: this binary's hidden subcommand;
+// nil (such agents get no MCP tools) when the binary cannot name itself.
+func MCPBridge(log *slog.Logger) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("ACP agents that take MCP servers only over stdio will not get Jarvis's tools: the binary cannot find itself", "err", err)
+		return nil
+	}
+	return acprt.BridgeHelper(exe)
 }

@@ -33,6 +33,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -80,8 +82,9 @@ type Options struct {
 	// MCP are MCP servers given to each ACP session (Jarvis's own
 	// endpoint, through which the agent reaches the desktop's MCP tools
 	// under its gate): sent as HTTP servers when the agent's
-	// mcpCapabilities.http is true; otherwise not sent, and the first
-	// turn's Notice says so.
+	// mcpCapabilities.http is true; else as their Bridge (a stdio server)
+	// when they have one; otherwise not sent, and the first turn's Notice
+	// says so.
 	MCP []MCPServer
 }
 
@@ -90,6 +93,17 @@ type MCPServer struct {
 	Name    string
 	URL     string
 	Headers map[string]string
+	// Bridge, when set, is the stdio server given instead to an agent that
+	// takes MCP servers only over stdio: a program that forwards to URL.
+	Bridge *StdioServer
+}
+
+// StdioServer is an MCP server the agent starts itself and talks to over
+// its standard streams.
+type StdioServer struct {
+	Command string
+	Args    []string
+	Env     map[string]string
 }
 
 // Resume names an earlier ACP session and the instructions key it started with.
@@ -234,11 +248,17 @@ type AuthMethod struct {
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Description string   `json:"description,omitempty"`
-	Kind        string   `json:"kind"`           // env_var (keys in its environment), terminal (a login it runs), agent (its own)
+	Kind        string   `json:"kind"`           // env_var (keys in its environment), terminal (a login run in a terminal), agent (the agent's own)
 	Vars        []string `json:"vars,omitempty"` // env_var: the variables it reads
-	// Command and Args are what a terminal method runs (the agent's
-	// command with these arguments).
-	Args []string `json:"args,omitempty"`
+	// Command, Args and Env are what a terminal method runs for the user
+	// in a terminal they see: the program the method's _meta
+	// "terminal-auth" names (claude-code-acp's login), or the agent's own
+	// command with the method's arguments (ACP's terminal auth method).
+	// Label is the terminal's title.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Label   string            `json:"label,omitempty"`
 }
 
 func (e *AuthRequiredError) Error() string {
@@ -363,7 +383,7 @@ func (a *Agent) Prompt(ctx context.Context, in Input, host Host, onEvent func(Ev
 	if c, ok := a.unsent(); ok {
 		onEvent(Event{Choices: &c})
 	}
-	if o.fresh && len(a.opts.MCP) > 0 && !p.mcpHTTP {
+	if o.fresh && len(a.opts.MCP) > 0 && len(a.mcpServers(p)) == 0 {
 		onEvent(Event{Notice: "the agent does not take MCP servers over HTTP: Jarvis's MCP tools were not given to it"})
 	}
 	var blocks []acp.ContentBlock
@@ -586,9 +606,11 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 		p.sessionID = ""
 		return a.newSession(startCtx, p, key, opened{fresh: true, changed: true})
 	}
-	p, err := a.start(startCtx)
-	if err != nil {
-		return nil, opened{}, err
+	if p == nil { // else a process started to sign in (SignIn), with no session yet
+		var err error
+		if p, err = a.start(startCtx); err != nil {
+			return nil, opened{}, err
+		}
 	}
 	a.mu.Lock()
 	prev := a.sessionID
@@ -637,18 +659,26 @@ func (a *Agent) newSession(ctx context.Context, p *process, key string, o opened
 }
 
 // mcpServers are the MCP servers given to a session of p: Options.MCP
-// when the agent takes HTTP servers, else none.
+// over HTTP when the agent takes HTTP servers, else their stdio bridges
+// (every agent takes stdio servers), else none.
 func (a *Agent) mcpServers(p *process) []acp.McpServer {
 	out := []acp.McpServer{}
-	if !p.mcpHTTP {
-		return out
-	}
 	for _, m := range a.opts.MCP {
-		hs := []acp.HttpHeader{}
-		for k, v := range m.Headers {
-			hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+		switch {
+		case p.mcpHTTP:
+			hs := []acp.HttpHeader{}
+			for k, v := range m.Headers {
+				hs = append(hs, acp.HttpHeader{Name: k, Value: v})
+			}
+			out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
+		case m.Bridge != nil:
+			env := []acp.EnvVariable{}
+			for k, v := range m.Bridge.Env {
+				env = append(env, acp.EnvVariable{Name: k, Value: v})
+			}
+			sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+			out = append(out, acp.McpServer{Stdio: &acp.McpServerStdio{Name: m.Name, Command: m.Bridge.Command, Args: append([]string{}, m.Bridge.Args...), Env: env}})
 		}
-		out = append(out, acp.McpServer{Http: &acp.McpServerHttpInline{Name: m.Name, Type: "http", Url: m.URL, Headers: hs}})
 	}
 	return out
 }
@@ -727,9 +757,13 @@ func (a *Agent) start(ctx context.Context) (*process, error) {
 	ch := make(chan initResult, 1)
 	go func() {
 		resp, err := p.conn.Initialize(ctx, acp.InitializeRequest{
-			ProtocolVersion:    acp.ProtocolVersionNumber,
-			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true},
-			ClientInfo:         &acp.Implementation{Name: "jarvis", Version: "1"},
+			ProtocolVersion: acp.ProtocolVersionNumber,
+			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true,
+				// The window runs an agent's login in a terminal for the user:
+				// both the protocol's terminal auth methods and the
+				// "terminal-auth" _meta convention (claude-code-acp).
+				Auth: acp.AuthCapabilities{Terminal: true}, Meta: map[string]any{"terminal-auth": true}},
+			ClientInfo: &acp.Implementation{Name: "jarvis", Version: "1"},
 		})
 		ch <- initResult{resp, err}
 	}()
@@ -790,32 +824,70 @@ func (a *Agent) authError(p *process, re *acp.RequestError) error {
 	ae := &AuthRequiredError{Detail: re.Message}
 	for _, m := range p.authMethods {
 		ae.Methods = append(ae.Methods, authHint(m))
-		ae.Offered = append(ae.Offered, authMethod(m))
+		ae.Offered = append(ae.Offered, a.authMethod(m))
 	}
 	return ae
 }
 
 // authMethod is the description of an ACP auth method.
-func authMethod(m acp.AuthMethod) AuthMethod {
+func (a *Agent) authMethod(m acp.AuthMethod) AuthMethod {
 	str := func(p *string) string {
 		if p == nil {
 			return ""
 		}
 		return *p
 	}
+	var am AuthMethod
+	var meta map[string]any
 	switch {
 	case m.EnvVar != nil:
-		am := AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: str(m.EnvVar.Description), Kind: "env_var"}
+		am = AuthMethod{ID: m.EnvVar.Id, Name: m.EnvVar.Name, Description: str(m.EnvVar.Description), Kind: "env_var"}
 		for _, v := range m.EnvVar.Vars {
 			am.Vars = append(am.Vars, v.Name)
 		}
-		return am
+		meta = m.EnvVar.Meta
 	case m.Terminal != nil:
-		return AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: str(m.Terminal.Description), Kind: "terminal", Args: m.Terminal.Args}
+		am = AuthMethod{ID: m.Terminal.Id, Name: m.Terminal.Name, Description: str(m.Terminal.Description), Kind: "terminal",
+			Command: a.opts.Command, Args: append(append([]string{}, a.opts.Args...), m.Terminal.Args...), Env: stringValues(m.Terminal.Env)}
+		meta = m.Terminal.Meta
 	case m.Agent != nil:
-		return AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: str(m.Agent.Description), Kind: "agent"}
+		am = AuthMethod{ID: m.Agent.Id, Name: m.Agent.Name, Description: str(m.Agent.Description), Kind: "agent"}
+		meta = m.Agent.Meta
+	default:
+		return AuthMethod{Kind: "unknown"}
 	}
-	return AuthMethod{Kind: "unknown"}
+	// The "terminal-auth" convention: {command, args, label, env}.
+	if t, ok := meta["terminal-auth"].(map[string]any); ok {
+		if cmd, _ := t["command"].(string); cmd != "" {
+			am.Kind, am.Command, am.Args, am.Vars = "terminal", cmd, nil, nil
+			if args, ok := t["args"].([]any); ok {
+				for _, x := range args {
+					if s, ok := x.(string); ok {
+						am.Args = append(am.Args, s)
+					}
+				}
+			}
+			am.Label, _ = t["label"].(string)
+			if env, ok := t["env"].(map[string]any); ok {
+				am.Env = stringValues(env)
+			}
+		}
+	}
+	return am
+}
+
+// stringValues keeps the string values of m.
+func stringValues(m map[string]any) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // stop ends p's whole process group (session/cancel has been sent when a
@@ -896,3 +968,78 @@ func exitText(err error) string {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// SignInMethods are the sign-in methods the agent offers (initialize's
+// authMethods), starting it when it is not running.
+func (a *Agent) SignInMethods(ctx context.Context) ([]AuthMethod, error) {
+	p, err := a.started(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []AuthMethod{}
+	for _, m := range p.authMethods {
+		out = append(out, a.authMethod(m))
+	}
+	return out, nil
+}
+
+// started returns the running process, starting and initializing one when
+// there is none (with no session: the next turn opens it).
+func (a *Agent) started(ctx context.Context) (*process, error) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, errors.New("acpagent: closed")
+	}
+	p := a.p
+	a.mu.Unlock()
+	if p != nil {
+		select {
+		case <-p.exited:
+			a.stop(p)
+			p = nil
+		default:
+		}
+	}
+	if p != nil {
+		return p, nil
+	}
+	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
+	defer cancel()
+	return a.start(startCtx)
+}
+
+// SignIn calls authenticate with one of the methods the agent offers,
+// starting the agent when it is not running (the process is kept for the
+// next turn). For a terminal method it comes after the user's login in the
+// terminal: the agent reads what the login stored, and an agent that does
+// not implement authenticate for it (claude-code-acp) is not an error. For
+// an agent method the agent signs in itself (codex-acp's ChatGPT login
+// opens the browser) before it answers, so ctx should allow for the user.
+func (a *Agent) SignIn(ctx context.Context, methodID string) error {
+	a.turnMu.Lock()
+	defer a.turnMu.Unlock()
+	p, err := a.started(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(p.authMethods, func(m acp.AuthMethod) bool { return a.authMethod(m).ID == methodID })
+	if i < 0 {
+		return fmt.Errorf("the agent does not offer the sign-in method %q", methodID)
+	}
+	m := a.authMethod(p.authMethods[i])
+	_, err = p.conn.Authenticate(ctx, acp.AuthenticateRequest{MethodId: methodID})
+	var re *acp.RequestError
+	switch {
+	case err == nil:
+		return nil
+	case m.Kind == "terminal" && errors.As(err, &re) && (re.Code == -32601 || re.Code == -32603):
+		a.log.Info("acpagent: the agent does not implement authenticate for its terminal login; the login's own result counts", "method", methodID, "err", err)
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("the agent did not finish signing in with %q in time", m.Name)
+	case authRequired(err):
+		return fmt.Errorf("the agent still says you are not signed in with %q: the sign-in did not complete", m.Name)
+	}
+	return fmt.Errorf("the agent did not accept the sign-in with %q: %s", m.Name, describe(err, p.stderr.String()))
+}

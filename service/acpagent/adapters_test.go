@@ -362,3 +362,27 @@ func TestRealCodexACPTakesAnMCPServerOverHTTP(t *testing.T) {
 		t.Fatalf("the MCP server's tools were not offered to codex's model: %q", names)
 	}
 }
+
+// claude-code-acp, told at initialize that Jarvis runs terminal logins
+// (the "terminal-auth" _meta), offers its login as one: node running its
+// CLI, which the window runs in a terminal for the user.
+func TestRealClaudeCodeACPOffersATerminalLogin(t *testing.T) {
+	bin := adapters(t)
+	env := withoutLogin(t)
+	a, err := New(Options{Command: filepath.Join(bin, "claude-code-acp"), WorkDir: t.TempDir(), Env: env, InitTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ms, err := a.SignInMethods(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("claude-code-acp offers: %+v", ms)
+	if len(ms) != 1 || ms[0].ID != "claude-login" || ms[0].Kind != "terminal" || ms[0].Command != "node" || len(ms[0].Args) != 1 || !strings.HasSuffix(ms[0].Args[0], "cli.js") {
+		t.Fatalf("methods %+v, want claude-login run in a terminal as node …/cli.js", ms)
+	}
+	if _, err := os.Stat(ms[0].Args[0]); err != nil {
+		t.Fatalf("the login's program: %v", err)
+	}
+}

@@ -53,6 +53,10 @@ type Options struct {
 	// Red removes secret values from the lines kept with the conversation
 	// (a diff card's file text); nil keeps them as they are.
 	Red *redact.Set
+	// Bridge is the argv of the stdio MCP bridge (bridge.go, BridgeHelper),
+	// given to agents that take MCP servers only over stdio; nil: such
+	// agents get no MCP endpoint.
+	Bridge []string
 }
 
 // Runtime runs ACP agents: one process per Jarvis session, kept between turns.
@@ -84,29 +88,10 @@ type acpEntry struct {
 
 // acpAgent returns the session's agent, starting afresh when its config changed.
 func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat) (*acpagent.Agent, error) {
-	dir := ch.WorkDir
-	if dir == "" {
-		dir = filepath.Join(rt.env.DataDir, "acp", agent.AgentID)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("could not create the agent's working folder: %w", err)
-		}
+	env, dir, err := rt.launch(agent, ch)
+	if err != nil {
+		return nil, err
 	}
-	var env []string
-	for k, v := range ch.Env {
-		if ref, ok := strings.CutPrefix(v, "secret:"); ok {
-			if rt.env.Secrets == nil {
-				return nil, fmt.Errorf("env %s names the secret %q, and there is no secret store", k, ref)
-			}
-			val, err := rt.env.Secrets.Get(ref)
-			if err != nil {
-				return nil, fmt.Errorf("env %s: the secret %q cannot be read: %w", k, ref, err)
-			}
-			v = val
-		}
-		env = append(env, k+"="+v)
-	}
-	env = rt.signInEnv(agent.AgentID, ch.Env, env) // keys given in the window (signin.go)
-	sort.Strings(env)
 	// Jarvis's MCP endpoint is given once the desktop has MCP tools: when
 	// they appear, the agent is started again (its session resumed).
 	withMCP := rt.opts.Catalog != nil && len(rt.opts.Catalog.Definitions()) > 0
@@ -140,6 +125,35 @@ func (rt *Runtime) agentFor(sessionID string, agent config.Agent, ch config.Chat
 	}
 	rt.bySess[sessionID] = &acpEntry{a: a, key: key, mcpHash: hash}
 	return a, nil
+}
+
+// launch is what the agent is started with: its environment (chat.env,
+// secrets read, and the keys given in the window) and its working folder.
+func (rt *Runtime) launch(agent config.Agent, ch config.Chat) ([]string, string, error) {
+	dir := ch.WorkDir
+	if dir == "" {
+		dir = filepath.Join(rt.env.DataDir, "acp", agent.AgentID)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, "", fmt.Errorf("could not create the agent's working folder: %w", err)
+		}
+	}
+	var env []string
+	for k, v := range ch.Env {
+		if ref, ok := strings.CutPrefix(v, "secret:"); ok {
+			if rt.env.Secrets == nil {
+				return nil, "", fmt.Errorf("env %s names the secret %q, and there is no secret store", k, ref)
+			}
+			val, err := rt.env.Secrets.Get(ref)
+			if err != nil {
+				return nil, "", fmt.Errorf("env %s: the secret %q cannot be read: %w", k, ref, err)
+			}
+			v = val
+		}
+		env = append(env, k+"="+v)
+	}
+	env = rt.signInEnv(agent.AgentID, ch.Env, env) // keys given in the window (signin.go)
+	sort.Strings(env)
+	return env, dir, nil
 }
 
 // Drop stops the session's agent and its whole process group, in the

@@ -3,7 +3,9 @@ package acprt
 // Jarvis's MCP tools for ACP agents, under one policy: each ACP agent's
 // sessions are given Jarvis's own MCP endpoint (POST /acp/mcp on the
 // loopback service, Streamable HTTP, stateless) with a bearer token of its
-// own, minted per Jarvis session and kept only as its hash. The endpoint
+// own, minted per Jarvis session and kept only as its hash (an agent that
+// takes MCP servers only over stdio gets the stdio bridge instead,
+// bridge.go, with the same token). The endpoint
 // lists the desktop's MCP tools (service/catalog) in the agent's scope, and
 // each tools/call becomes a tool.request of the session's running turn,
 // like a chat agent's MCP call: the desktop's gate decides it, runs it and
@@ -76,7 +78,12 @@ func (rt *Runtime) mcpFor(sessionID string, agent config.Agent) ([]acpagent.MCPS
 	}
 	rt.mcp.grants[hash] = grant{sessionID: sessionID, agentID: agent.AgentID}
 	rt.mcp.mu.Unlock()
-	return []acpagent.MCPServer{{Name: mcpName, URL: strings.TrimSuffix(base, "/") + MCPPath, Headers: map[string]string{"Authorization": "Bearer " + tok}}}, hash
+	srv := acpagent.MCPServer{Name: mcpName, URL: strings.TrimSuffix(base, "/") + MCPPath, Headers: map[string]string{"Authorization": "Bearer " + tok}}
+	if len(rt.opts.Bridge) > 0 { // the token by environment, never on the command line
+		srv.Bridge = &acpagent.StdioServer{Command: rt.opts.Bridge[0], Args: rt.opts.Bridge[1:],
+			Env: map[string]string{BridgeURLVar: srv.URL, BridgeTokenVar: tok}}
+	}
+	return []acpagent.MCPServer{srv}, hash
 }
 
 // revoke ends a token: its agent was stopped or replaced.

@@ -9,10 +9,12 @@ package acprt
 // that needs a login run in a terminal is described, not run (not built).
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"jarvis/api"
 	"jarvis/service/acpagent"
@@ -102,8 +104,11 @@ func (rt *Runtime) handlePutSignIn(w http.ResponseWriter, r *http.Request) error
 		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "the agent did not offer the sign-in method %q", req.MethodID).With("field", "methodId")
 	}
 	m := ms[i]
+	if m.Kind == "terminal" || m.Kind == "agent" {
+		return rt.authenticate(w, r, id, m)
+	}
 	if m.Kind != "env_var" {
-		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "%q is not signed in with a key: %s", m.Name, m.Description).With("field", "methodId")
+		return httpapi.Errorf(http.StatusBadRequest, "invalid_field", "Jarvis cannot sign in with %q: %s", m.Name, m.Description).With("field", "methodId")
 	}
 	for _, v := range m.Vars {
 		if strings.TrimSpace(req.Values[v]) == "" {
@@ -132,4 +137,33 @@ func (rt *Runtime) handlePutSignIn(w http.ResponseWriter, r *http.Request) error
 		return httpapi.Errorf(http.StatusServiceUnavailable, "keyring_unavailable", "the key could not be stored: %v", err)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": fmt.Sprintf("Stored. Send your message again: %s signs in with it.", id)})
+}
+
+// signInWait bounds an authenticate: the agent's own login waits for the
+// user (a browser page), a terminal login's has already run.
+const signInWait = 5 * time.Minute
+
+// authenticate signs the agent in with a terminal or agent method: a
+// process of the agent started for it calls authenticate, then stops; the
+// agent keeps what the login stored (its own files), so the next turn's
+// process starts signed in.
+func (rt *Runtime) authenticate(w http.ResponseWriter, r *http.Request, agentID string, m acpagent.AuthMethod) error {
+	c := rt.env.Config()
+	agent, _ := c.Agent(agentID)
+	ch := c.ResolvedChat(agent)
+	env, dir, err := rt.launch(agent, ch)
+	if err != nil {
+		return httpapi.Errorf(http.StatusBadGateway, "acp_failed", "the agent could not be started to sign in: %v", err)
+	}
+	a, err := acpagent.New(acpagent.Options{Command: ch.Command, Args: ch.Args, Env: env, WorkDir: dir, Logger: rt.env.Log})
+	if err != nil {
+		return httpapi.Errorf(http.StatusBadGateway, "acp_failed", "the agent could not be started to sign in: %v", err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(r.Context(), signInWait)
+	defer cancel()
+	if err := a.SignIn(ctx, m.ID); err != nil {
+		return httpapi.Errorf(http.StatusBadGateway, "sign_in_failed", "%s", strings.TrimPrefix(err.Error(), "acpagent: "))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "message": fmt.Sprintf("Signed in (%s). Send your message again.", m.Name)})
 }

@@ -33,7 +33,9 @@
 //	                    TEXT through the client (fs/write_text_file), completed
 //	selfedit PATH TEXT  the same, the file written by the agent itself
 //	mcp TOOL JSON       calls TOOL with the JSON arguments on the first MCP server the
-//	                    session was given (HTTP, with its headers); answers the result
+//	                    session was given (HTTP, with its headers; else stdio, the
+//	                    command started with its environment); answers the result, after
+//	                    `stdio["ARGV"…] ` for a stdio server
 //
 // Environment: SCRIPTED_AUTH=1 refuses session/new (authentication
 // required) unless authenticate was called with "anthropic-api-key" and
@@ -44,6 +46,13 @@
 // SCRIPTED_MODES=1 offers the modes ask, code and plan (ask first) and the
 // models small and large (small first), with set_mode and set_model;
 // SCRIPTED_MCP_HTTP=1 takes MCP servers over HTTP (mcpCapabilities.http).
+// SCRIPTED_AUTH=terminal refuses session/new until the file
+// $SCRIPTED_DIR/credentials exists, and, to a client that announces the
+// "terminal-auth" _meta, offers the login "scripted-login" as
+// claude-code-acp does: its own binary with the argument "login" (which
+// writes that file, its path given in the method's env, and exits 0; or
+// exits 1 when the file's folder holds "refuse"); its authenticate says
+// "Method not implemented." as claude-code-acp's does.
 package main
 
 import (
@@ -99,6 +108,9 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, r acp.UnstableSetSess
 }
 
 func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if r.MethodId == "scripted-login" {
+		return acp.AuthenticateResponse{}, acp.NewInternalError(map[string]any{"error": "Method not implemented."})
+	}
 	if r.MethodId != "anthropic-api-key" || os.Getenv("ANTHROPIC_API_KEY") == "" {
 		return acp.AuthenticateResponse{}, acp.NewAuthRequired(nil)
 	}
@@ -106,19 +118,28 @@ func (a *agent) Authenticate(_ context.Context, r acp.AuthenticateRequest) (acp.
 	return acp.AuthenticateResponse{}, nil
 }
 
-func (a *agent) Initialize(ctx context.Context, _ acp.InitializeRequest) (acp.InitializeResponse, error) {
+func (a *agent) Initialize(ctx context.Context, r acp.InitializeRequest) (acp.InitializeResponse, error) {
 	if os.Getenv("SCRIPTED_NOINIT") == "1" {
 		<-ctx.Done()
 		select {}
 	}
 	desc := "Sign in with your Claude account"
+	login := &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}
+	if os.Getenv("SCRIPTED_AUTH") == "terminal" {
+		run := "Run `scripted login` in the terminal"
+		login = &acp.AuthMethodAgent{Id: "scripted-login", Name: "Log in with Scripted", Description: &run}
+		if r.ClientCapabilities.Meta["terminal-auth"] == true {
+			login.Meta = map[string]any{"terminal-auth": map[string]any{"command": os.Args[0], "args": []string{"login"}, "label": "Scripted Login",
+				"env": map[string]string{"SCRIPTED_CREDENTIALS": credentials()}}}
+		}
+	}
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		AgentCapabilities: acp.AgentCapabilities{LoadSession: os.Getenv("SCRIPTED_LOAD") == "1",
 			PromptCapabilities: acp.PromptCapabilities{Image: os.Getenv("SCRIPTED_IMAGES") == "1"},
 			McpCapabilities:    acp.McpCapabilities{Http: os.Getenv("SCRIPTED_MCP_HTTP") == "1"}},
 		AuthMethods: []acp.AuthMethod{
-			{Agent: &acp.AuthMethodAgent{Id: "claude-login", Name: "Log in with Claude Code", Description: &desc}},
+			{Agent: login},
 			{EnvVar: &acp.AuthMethodEnvVarInline{Id: "anthropic-api-key", Name: "Use an API key", Vars: []acp.AuthEnvVar{{Name: "ANTHROPIC_API_KEY"}}}},
 		},
 	}, nil
@@ -136,6 +157,9 @@ func (a *agent) ListSessions(context.Context, acp.ListSessionsRequest) (acp.List
 
 func (a *agent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if os.Getenv("SCRIPTED_AUTH") == "1" && !a.authed {
+		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
+	}
+	if _, err := os.Stat(credentials()); os.Getenv("SCRIPTED_AUTH") == "terminal" && err != nil {
 		return acp.NewSessionResponse{}, acp.NewAuthRequired(nil)
 	}
 	a.n++
@@ -422,7 +446,23 @@ func (a *agent) terminal(ctx context.Context, req acp.CreateTerminalRequest) str
 	return fmt.Sprintf("exit=%d truncated=%v released=%v output=%q", *exit.ExitCode, out.Truncated, after != nil, out.Output)
 }
 
+// credentials is the file the terminal login writes.
+func credentials() string { return filepath.Join(os.Getenv("SCRIPTED_DIR"), "credentials") }
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "login" { // the terminal login (SCRIPTED_AUTH=terminal)
+		path := os.Getenv("SCRIPTED_CREDENTIALS")
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), "refuse")); err == nil || path == "" {
+			fmt.Println("Login refused.")
+			os.Exit(1)
+		}
+		if err := os.WriteFile(path, []byte("signed in\n"), 0o600); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("Signed in.")
+		return
+	}
 	a := &agent{sessions: map[string]bool{}, mode: map[string]string{}, model: map[string]string{}, mcp: map[string][]acp.McpServer{}}
 	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
 	<-a.conn.Done()
@@ -442,18 +482,31 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// callMCP calls tool on the session's first HTTP MCP server and describes
-// what it answered.
+// callMCP calls tool on the session's first MCP server (HTTP, else
+// stdio) and describes what it answered.
 func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
-	var srv *acp.McpServerHttpInline
+	var t mcp.Transport
+	via := "" // a stdio server's argv, said before the answer
 	for _, m := range a.mcp[sid] {
 		if m.Http != nil {
-			srv = m.Http
+			t = &mcp.StreamableClientTransport{Endpoint: m.Http.Url, DisableStandaloneSSE: true, MaxRetries: -1,
+				HTTPClient: &http.Client{Transport: headers{m.Http.Headers, http.DefaultTransport}}}
+			break
+		}
+		if m.Stdio != nil {
+			cmd := exec.Command(m.Stdio.Command, m.Stdio.Args...)
+			cmd.Env = os.Environ()
+			for _, e := range m.Stdio.Env {
+				cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+			}
+			cmd.Stderr = os.Stderr
+			t = &mcp.CommandTransport{Command: cmd}
+			via = fmt.Sprintf("stdio%q ", append([]string{m.Stdio.Command}, m.Stdio.Args...))
 			break
 		}
 	}
-	if srv == nil {
-		return "no MCP server over HTTP was given"
+	if t == nil {
+		return "no MCP server was given"
 	}
 	var in map[string]any
 	if args != "" {
@@ -462,8 +515,7 @@ func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "scriptedagent", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.Url, DisableStandaloneSSE: true, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: headers{srv.Headers, http.DefaultTransport}}}, nil)
+	cs, err := c.Connect(ctx, t, nil)
 	if err != nil {
 		return "mcp connect failed: " + err.Error()
 	}
@@ -486,5 +538,5 @@ func (a *agent) callMCP(ctx context.Context, sid, tool, args string) string {
 			text = append(text, t.Text)
 		}
 	}
-	return fmt.Sprintf("tools=%s error=%v result=%s", strings.Join(names, ","), res.IsError, strings.Join(text, " "))
+	return fmt.Sprintf("%stools=%s error=%v result=%s", via, strings.Join(names, ","), res.IsError, strings.Join(text, " "))
 }
