@@ -387,7 +387,9 @@ func mcpLogin(in bool, name, cfgPath, dataDir string, o MCPCommandOptions) int {
 			fmt.Fprintf(o.Stdout, "To sign in to %s, open this address in a browser on this computer:\n\n  %s\n\nWaiting for the browser (up to %s)...\n", sc.Label, u, signInWait)
 		}})
 	} else {
-		err = mcp.SignOut(sc.Name, o.SetSecret)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = mcp.SignOut(ctx, sc.Name, mcp.SignInOptions{Secret: o.Secret, SetSecret: o.SetSecret})
 	}
 	if err != nil {
 		return fail(err)
