@@ -390,6 +390,10 @@ func mcpLogin(in bool, name, cfgPath, dataDir string, o MCPCommandOptions) int {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err = mcp.SignOut(ctx, sc.Name, mcp.SignInOptions{Secret: o.Secret, SetSecret: o.SetSecret})
+		if errors.Is(err, mcp.ErrNotRevoked) { // forgotten here all the same
+			fmt.Fprintln(o.Stderr, "jarvis mcp:", err)
+			err = nil
+		}
 	}
 	if err != nil {
 		return fail(err)

@@ -458,10 +458,14 @@ func SignOut(ctx context.Context, server string, o SignInOptions) error {
 		return err
 	}
 	if rerr != nil {
-		return fmt.Errorf("signed out here, but the authorization server could not be told to end the sign-in, which may stay valid there until it expires: %w", rerr)
+		return fmt.Errorf("%w: %w", ErrNotRevoked, rerr)
 	}
 	return nil
 }
+
+// ErrNotRevoked wraps SignOut's error when the sign-in was forgotten here
+// but the authorization server could not be told.
+var ErrNotRevoked = errors.New("signed out here, but the authorization server could not be told to end the sign-in, which may stay valid there until it expires")
 
 // SignIn signs in to a server (SignIn) and starts it again. open shows the
 // authorization URL to the user.
@@ -508,7 +512,7 @@ func (m *Manager) SignOut(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := SignOut(ctx, name, SignInOptions{Secret: m.opts.Secret, SetSecret: m.opts.SetSecret, HTTPClient: m.opts.HTTPClient})
-	if err != nil && !strings.HasPrefix(err.Error(), "signed out here") {
+	if err != nil && !errors.Is(err, ErrNotRevoked) {
 		return err
 	}
 	if err != nil {

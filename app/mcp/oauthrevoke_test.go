@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,40 @@ func TestOAuthSignOutRevokes(t *testing.T) {
 	}
 	if _, err := as.Manager.LoadRefreshToken(ctx, rec.Token.RefreshToken); err == nil {
 		t.Fatal("the refresh token is still valid at the authorization server")
+	}
+	waitFor(t, m, "signed out", func() bool { st := serverState(m, name); return st.State == StateSignIn && !st.SignedIn })
+}
+
+// TestOAuthSignOutWhenRevocationRefused: an authorization server that
+// refuses the revocation (here: the client it names is not the one the
+// tokens were issued to) does not keep the sign-in here: it is forgotten,
+// and the error says the server was not told.
+func TestOAuthSignOutWhenRevocationRefused(t *testing.T) {
+	as := newAS(t, time.Hour)
+	mcpURL, _ := newProtected(t, as)
+	name := uniqueName("rf")
+	m, store := oauthManager(t, ServerConfig{Name: name, URL: mcpURL})
+	waitFor(t, m, "the sign-in request", func() bool { return serverState(m, name).State == StateSignIn })
+	var opened []string
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.SignIn(ctx, name, browser(t, &opened)); err != nil {
+		t.Fatalf("sign-in: %v", err)
+	}
+	waitFor(t, m, "the signed-in server", func() bool { return serverState(m, name).State == StateReady })
+	raw, _ := store.Get(SecretRef(name, OAuthSecret))
+	var rec signInRecord
+	json.Unmarshal([]byte(raw), &rec)
+	rec.ClientID = "not-registered"
+	b, _ := json.Marshal(rec)
+	store.Set(SecretRef(name, OAuthSecret), string(b))
+
+	err := m.SignOut(name)
+	if !errors.Is(err, ErrNotRevoked) || !strings.Contains(err.Error(), "invalid_client") {
+		t.Fatalf("sign-out with a refused revocation: %v", err)
+	}
+	if raw, _ := store.Get(SecretRef(name, OAuthSecret)); raw != "{}" {
+		t.Fatalf("the sign-in is still stored: %q", raw)
 	}
 	waitFor(t, m, "signed out", func() bool { st := serverState(m, name); return st.State == StateSignIn && !st.SignedIn })
 }
