@@ -167,3 +167,37 @@ func TestMCPSamplingWithoutConversation(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestMCPSamplingSessionGrant: "allow for this conversation" covers that
+// server's later requests in the conversation, and "always" would save a
+// rule for that server only.
+func TestMCPSamplingSessionGrant(t *testing.T) {
+	d := everythingDesktop(t, samplingPolicy)
+	sid := d.session(t)
+	if err := d.app.Send(sid, samplingCall); err != nil {
+		t.Fatal(err)
+	}
+	pr := d.waitPrompt(t)
+	if len(pr.Scopes) != 1 || pr.Scopes[0].Label != "requests for a completion from the MCP server every" || pr.Scopes[0].Rule.Args["server"] != "every" {
+		t.Fatalf("the always scope %+v", pr.Scopes)
+	}
+	if err := d.app.ResolvePrompt(pr.ID, "session", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.finalText(t, sid, "You said: "+samplingText)
+	if err := d.app.Send(sid, strings.Replace(samplingCall, "a colour", "a fruit", 1)); err != nil {
+		t.Fatal(err)
+	}
+	// The tool's second call asks (it reaches the outside world after the
+	// first one's untrusted result); its request for a completion does not.
+	if pr := d.waitPrompt(t); pr.Tool != "mcp__every__trigger-sampling-request" {
+		t.Fatalf("prompt for %q", pr.Tool)
+	} else if err := d.app.ResolvePrompt(pr.ID, "once", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.finalText(t, sid, "You said: Resource trigger-sampling-request context: name a fruit")
+	row := d.auditRow(t, sid, mcp.SamplingTool)
+	if row.Decision != audit.Allowed || row.DecidedBy != audit.BySession {
+		t.Fatalf("the second request's row %+v", row)
+	}
+}
