@@ -60,7 +60,17 @@ func (r *Runner) sample(ctx context.Context, req mcp.SampleRequest) (*sdk.Create
 	var got api.SampleResponse
 	id := fmt.Sprintf("sampling-%d", r.sampled.Add(1))
 	out := r.gate.Handle(ctx, gate.Request{ID: id, SessionID: req.SessionID, Name: mcp.SamplingTool, Arguments: args, ProposedRisk: tools.Risky},
-		func(ctx context.Context, _ string, _ json.RawMessage) (string, error) {
+		func(ctx context.Context, _ string, ran json.RawMessage) (string, error) {
+			// The messages as allowed: the user may have edited them in
+			// the prompt; the server and the model are not theirs to change.
+			var a samplingArgs
+			if err := json.Unmarshal(ran, &a); err != nil {
+				return "", fmt.Errorf("the request for a completion: %w", err)
+			}
+			if a.Server != req.Server || a.Agent != which.AgentID || a.Model != which.Model {
+				return "", fmt.Errorf("the server, agent and model of a request for a completion cannot be changed")
+			}
+			sr := api.SampleRequest{Messages: a.Messages, SystemPrompt: a.SystemPrompt, MaxTokens: a.MaxTokens}
 			var err error
 			if got, err = r.svc.sample(ctx, req.SessionID, sr); err != nil {
 				return "", fmt.Errorf("the model did not answer: %w", friendly(err))

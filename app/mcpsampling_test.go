@@ -201,3 +201,41 @@ func TestMCPSamplingSessionGrant(t *testing.T) {
 		t.Fatalf("the second request's row %+v", row)
 	}
 }
+
+// TestMCPSamplingEditedMessages: messages the user edited in the prompt are
+// the ones the model reads (and the audit records); the model cannot be
+// changed there.
+func TestMCPSamplingEditedMessages(t *testing.T) {
+	d := everythingDesktop(t, samplingPolicy)
+	sid := d.session(t)
+	if err := d.app.Send(sid, samplingCall); err != nil {
+		t.Fatal(err)
+	}
+	pr := d.waitPrompt(t)
+	edited := strings.Replace(string(pr.Arguments), "name a colour", "name a tree", 1)
+	if edited == string(pr.Arguments) {
+		t.Fatalf("arguments %s", pr.Arguments)
+	}
+	if err := d.app.ResolvePrompt(pr.ID, "once", edited); err != nil {
+		t.Fatal(err)
+	}
+	d.finalText(t, sid, "You said: Resource trigger-sampling-request context: name a tree")
+	row := d.auditRow(t, sid, mcp.SamplingTool)
+	if row.Decision != audit.Allowed || !strings.Contains(string(row.EditedArguments), "name a tree") {
+		t.Fatalf("audit row %+v", row)
+	}
+
+	if err := d.app.Send(sid, samplingCall); err != nil {
+		t.Fatal(err)
+	}
+	if pr := d.waitPrompt(t); pr.Tool != "mcp__every__trigger-sampling-request" { // tainted by the first result
+		t.Fatalf("prompt for %q", pr.Tool)
+	} else if err := d.app.ResolvePrompt(pr.ID, "once", ""); err != nil {
+		t.Fatal(err)
+	}
+	pr = d.waitPrompt(t)
+	if err := d.app.ResolvePrompt(pr.ID, "once", strings.Replace(string(pr.Arguments), `"model":"m"`, `"model":"gpt-x"`, 1)); err != nil {
+		t.Fatal(err)
+	}
+	d.finalText(t, sid, "cannot be changed")
+}
