@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,8 +60,7 @@ func (r *Runner) sample(ctx context.Context, req mcp.SampleRequest) (*sdk.Create
 		return nil, err
 	}
 	var got api.SampleResponse
-	id := fmt.Sprintf("sampling-%d", r.sampled.Add(1))
-	out := r.gate.Handle(ctx, gate.Request{ID: id, SessionID: req.SessionID, Name: mcp.SamplingTool, Arguments: args, ProposedRisk: tools.Risky},
+	out := r.gate.Handle(ctx, gate.Request{ID: samplingID(), SessionID: req.SessionID, Name: mcp.SamplingTool, Arguments: args, ProposedRisk: tools.Risky},
 		func(ctx context.Context, _ string, ran json.RawMessage) (string, error) {
 			// The messages as allowed: the user may have edited them in
 			// the prompt; the server and the model are not theirs to change.
@@ -87,6 +88,10 @@ func (r *Runner) sample(ctx context.Context, req mcp.SampleRequest) (*sdk.Create
 	return &sdk.CreateMessageResult{Content: &sdk.TextContent{Text: got.Text}, Model: got.Model, Role: "assistant", StopReason: got.StopReason}, nil
 }
 
+// samplingID names a request for a completion in the audit log (it has no
+// tool call of its own).
+func samplingID() string { return "sampling_" + strings.ToLower(rand.Text()[:16]) }
+
 // sampleRefused records a request for a completion refused before the gate
 // could judge it (the conversation's agent has no model Jarvis can run, or a
 // message is not text) and returns the server's error.
@@ -95,7 +100,7 @@ func (r *Runner) sampleRefused(ctx context.Context, req mcp.SampleRequest, sr *a
 	if sr != nil {
 		args, _ = json.Marshal(samplingArgs{Server: req.Server, SystemPrompt: sr.SystemPrompt, Messages: sr.Messages, MaxTokens: sr.MaxTokens})
 	}
-	e := audit.Entry{SessionID: req.SessionID, ToolCallID: fmt.Sprintf("sampling-%d", r.sampled.Add(1)), Tool: mcp.SamplingTool, Arguments: args,
+	e := audit.Entry{SessionID: req.SessionID, ToolCallID: samplingID(), Tool: mcp.SamplingTool, Arguments: args,
 		ProposedRisk: string(tools.Risky), Class: string(tools.Forbidden), Decision: audit.Denied, DecidedBy: audit.ByPolicy, Reason: why}
 	if _, err := r.log.Append(context.WithoutCancel(ctx), e); err != nil {
 		r.logger.Error("audit append failed", "tool", mcp.SamplingTool, "err", err)

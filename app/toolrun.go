@@ -123,8 +123,7 @@ type Runner struct {
 	dataDir   string
 	approvals *inbox.Approvals
 	redact    func(string) (string, bool)
-	svc       svc          // the service, for MCP servers' sampling
-	sampled   atomic.Int64 // ids of sampling requests' audit rows
+	svc       svc // the service, for MCP servers' sampling
 	// stopWatch ends the watch of the policy file (policywatch.go).
 	stopWatch func()
 }
