@@ -175,6 +175,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	ropts := app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
 		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: cli.ConfineHelper(l.log),
+		Service:     api.NewClient(base, token, &http.Client{}), // MCP servers' sampling, with the conversation's model
 		ConfigFiles: []string{l.configPath, *mcpConfig, cli.SecretsFile(l.configPath)},
 		Redact: func(text string) (string, bool) {
 			if svc := l.svc.Load(); svc != nil {

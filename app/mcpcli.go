@@ -387,7 +387,13 @@ func mcpLogin(in bool, name, cfgPath, dataDir string, o MCPCommandOptions) int {
 			fmt.Fprintf(o.Stdout, "To sign in to %s, open this address in a browser on this computer:\n\n  %s\n\nWaiting for the browser (up to %s)...\n", sc.Label, u, signInWait)
 		}})
 	} else {
-		err = mcp.SignOut(sc.Name, o.SetSecret)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = mcp.SignOut(ctx, sc.Name, mcp.SignInOptions{Secret: o.Secret, SetSecret: o.SetSecret})
+		if errors.Is(err, mcp.ErrNotRevoked) { // forgotten here all the same
+			fmt.Fprintln(o.Stderr, "jarvis mcp:", err)
+			err = nil
+		}
 	}
 	if err != nil {
 		return fail(err)

@@ -19,8 +19,8 @@ import (
 
 // everythingDesktop is the real service and desktop with
 // @modelcontextprotocol/server-everything (app/mcp/testdata) over stdio,
-// its catalogue sent to the service.
-func everythingDesktop(t *testing.T, policy string) *realDesktop {
+// its catalogue sent to the service; tweaks change the runner's options.
+func everythingDesktop(t *testing.T, policy string, tweaks ...func(*ToolRunnerOptions)) *realDesktop {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("mcp", "testdata", "node_modules", ".bin", "mcp-server-everything"))
 	if err != nil {
@@ -35,7 +35,12 @@ func everythingDesktop(t *testing.T, policy string) *realDesktop {
 	}
 	t.Cleanup(func() { m.Close() })
 	m.Apply(m.Trust(mcp.Config{Servers: []mcp.ServerConfig{{Name: "every", Command: bin, Args: []string{"stdio"}}}}))
-	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) { o.MCP = m })
+	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) {
+		o.MCP = m
+		for _, tw := range tweaks {
+			tw(o)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go SyncMCPCatalog(ctx, d.c, m, nil, 0)

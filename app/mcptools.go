@@ -25,10 +25,24 @@ type mcpAssessor struct {
 }
 
 func (a mcpAssessor) Assess(name string, args json.RawMessage) tools.Assessment {
+	if name == mcp.SamplingTool { // a server's request for a completion (mcpsampling.go)
+		return mcp.AssessSampling(args)
+	}
 	if mcp.IsToolName(name) {
 		return a.m.Assess(name, args)
 	}
 	return a.x.Assess(name, args)
+}
+
+// mcpDefinition is the gate's lookup of MCP names: the servers' tools, and
+// their requests for a completion.
+func mcpDefinition(m *mcp.Manager) func(string) (tools.Definition, bool) {
+	return func(name string) (tools.Definition, bool) {
+		if name == mcp.SamplingTool {
+			return mcp.SamplingDefinition(), true
+		}
+		return m.Definition(name)
+	}
 }
 
 // exec is the gate's ExecFunc for one call: MCP tools through the
@@ -47,7 +61,7 @@ func (r *Runner) exec(sessionID string, call api.ToolCall, media *mcp.MediaSink)
 		if r.mcpProg != nil {
 			progress = func(p mcp.Progress) { r.mcpProg(sessionID, p) }
 		}
-		return r.mcp.Call(mcp.WithMedia(ctx, media), call.ID, name, args, progress)
+		return r.mcp.Call(mcp.WithSession(mcp.WithMedia(ctx, media), sessionID), call.ID, name, args, progress)
 	}
 }
 

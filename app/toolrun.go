@@ -40,6 +40,10 @@ type ToolRunnerOptions struct {
 	// MCP runs the tools of MCP servers (mcp__<server>__<tool>), judged by
 	// the same gate (mcptools.go); nil: none.
 	MCP *mcp.Manager
+	// Service is the service's client: an MCP server's request for a
+	// completion, once the gate allowed it, runs there with the
+	// conversation's model (mcpsampling.go). Nil: such requests are declined.
+	Service *api.Client
 	// MCPProgress receives the progress notifications of MCP calls.
 	MCPProgress func(sessionID string, p mcp.Progress)
 	// CommandProgress receives a running command's output so far
@@ -119,6 +123,7 @@ type Runner struct {
 	dataDir   string
 	approvals *inbox.Approvals
 	redact    func(string) (string, bool)
+	svc       svc // the service, for MCP servers' sampling
 	// stopWatch ends the watch of the policy file (policywatch.go).
 	stopWatch func()
 }
@@ -205,7 +210,7 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 	var assessor gate.Assessor = x
 	var lookup func(string) (tools.Definition, bool)
 	if opts.MCP != nil {
-		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, opts.MCP.Definition
+		assessor, lookup = mcpAssessor{x: x, m: opts.MCP}, mcpDefinition(opts.MCP)
 	}
 	g, err = gate.New(gate.Options{Policy: pol, Assessor: assessor, Prompter: asker, Audit: lg, SavePolicy: save, Logger: opts.Logger, Lookup: lookup,
 		CurrentFile: x.CurrentFile, Workspace: x.Workspace()})
@@ -216,7 +221,10 @@ func NewToolRunner(opts ToolRunnerOptions) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{x: x, log: lg, gate: g, prompts: pr, logger: opts.Logger, mcp: opts.MCP, mcpProg: opts.MCPProgress, cmdProg: opts.CommandProgress, cps: cps, keep: opts.Retention.Defaults(), dataDir: opts.DataDir,
-		approvals: approvals, redact: opts.Redact}
+		approvals: approvals, redact: opts.Redact, svc: svc{opts.Service}}
+	if opts.MCP != nil && opts.Service != nil {
+		opts.MCP.SetSample(r.sample) // mcpsampling.go
+	}
 	r.stopWatch = func() {}
 	if opts.PolicyPath != "" {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -69,7 +69,7 @@ func newRealDesktopWith(t *testing.T, toolTimeout int, policy string, tweak func
 		}
 	}
 	ro := ToolRunnerOptions{Workspace: ws, AuditPath: filepath.Join(dir, "audit.db"), PolicyPath: policyPath,
-		Prompter: gate.PrompterOptions{Timeout: time.Minute}}
+		Prompter: gate.PrompterOptions{Timeout: time.Minute}, Service: api.NewClient(srv.URL, realToken, &http.Client{})}
 	if tweak != nil {
 		tweak(&ro)
 	}

@@ -167,6 +167,12 @@ func (s *Service) abandon(t *turn.Turn, err error) {
 // with the last delta not yet published, if any.
 func (s *Service) finishTurn(t *turn.Turn, status string, out turn.Outcome) {
 	out = s.redactOutcome(out) // redact.go
+	// An MCP server's sampling during the turn (POST /v1/sessions/{id}/sample).
+	if u := t.TakeSampled(); u.Requests > 0 {
+		t.Usage.Requests += u.Requests
+		t.Usage.PromptTokens += u.PromptTokens
+		t.Usage.CompletionTokens += u.CompletionTokens
+	}
 	code := ""
 	typ, data := api.EventFinal, any(api.TextEvent{Text: out.Final, TurnID: t.ID, Kind: out.Kind})
 	if out.Fail != nil {

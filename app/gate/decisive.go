@@ -76,6 +76,15 @@ func decisive(tool string, args map[string]json.RawMessage, target string) []Fie
 			out = append(out, Field{Name: "creates", Value: target})
 		}
 		add("prompt", "prompt")
+	case "mcp_sampling": // an MCP server's request for a completion (app/mcpsampling.go)
+		add("server", "server")
+		add("model", "model")
+		add("instructions", "system_prompt")
+		var msgs []struct{ Role, Text string }
+		json.Unmarshal(args["messages"], &msgs)
+		for _, m := range msgs {
+			out = append(out, Field{Name: m.Role, Value: m.Text})
+		}
 	}
 	return out
 }

@@ -382,7 +382,8 @@ func (g *Gate) classify(req Request) (Decision, map[string]json.RawMessage) {
 
 // grantRule is the allow rule that "allow for this session" and "always
 // allow" store: the tool, narrowed to the program for run_command, to the
-// app for open_app and to the agent for agents_message.
+// app for open_app, to the agent for agents_message and to the server for
+// an MCP server's request for a completion.
 func grantRule(tool string, args map[string]json.RawMessage) Rule {
 	r := Rule{Tool: escapeGlob(tool), Action: Allow}
 	switch tool {
@@ -395,6 +396,8 @@ func grantRule(tool string, args map[string]json.RawMessage) Rule {
 		r.Args = map[string]string{"agentId": escapeGlob(argValue(args, "agentId"))}
 	case "agent_permission":
 		r.Args = map[string]string{"agent": escapeGlob(argValue(args, "agent")), "kind": escapeGlob(argValue(args, "kind"))}
+	case "mcp_sampling":
+		r.Args = map[string]string{"server": escapeGlob(argValue(args, "server"))}
 	}
 	return r
 }

@@ -60,6 +60,8 @@ func alwaysScopes(tool string, args map[string]json.RawMessage, workspace string
 		return []Scope{{Label: "the app " + argValue(args, "app_id"), Rule: grantRule(tool, args)}}
 	case "agents_message":
 		return []Scope{{Label: "messages to the agent " + argValue(args, "agentId"), Rule: grantRule(tool, args)}}
+	case "mcp_sampling":
+		return []Scope{{Label: "requests for a completion from the MCP server " + argValue(args, "server"), Rule: grantRule(tool, args)}}
 	}
 	return []Scope{{Label: "every " + tool + " call", Rule: everywhere}}
 }

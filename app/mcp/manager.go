@@ -172,6 +172,7 @@ type Manager struct {
 	subs      []chan struct{}
 	resync    []chan struct{}
 	calls     map[string]func(Progress) // progress token → sink
+	smp       sampling                  // servers' requests for a completion (sampling.go)
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -873,6 +874,7 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 	if err != nil {
 		return "", err
 	}
+	defer m.smp.during(server, ctx)() // a completion it asks for meanwhile is for this call's conversation
 	m.mu.Lock()
 	t := m.catalogue[name]
 	m.mu.Unlock()

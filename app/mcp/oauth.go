@@ -66,6 +66,9 @@ type signInRecord struct {
 	TokenURL     string           `json:"token_url,omitempty"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
 	Token        *oauth2.Token    `json:"token,omitempty"`
+	// RevokeURL is the authorization server's revocation endpoint (RFC
+	// 7009), when its metadata named one (oauthrevoke.go).
+	RevokeURL string `json:"revoke_url,omitempty"`
 }
 
 // refreshEarly: an access token is refreshed this long before it expires.
@@ -256,7 +259,7 @@ func (s *server) oauthTransport(base http.RoundTripper, hc *http.Client) (http.R
 	s.mu.Unlock()
 	b := bearer{base: base, signIn: s.needSignIn}
 	if rec.Token != nil {
-		b.tokens = &tokens{rec: rec, hc: hc, save: s.m.saveSignIn(s.cfg.Name)}
+		b.tokens = &tokens{rec: rec, hc: oauthClient(hc), save: s.m.saveSignIn(s.cfg.Name)}
 	}
 	return b, nil
 }
@@ -301,12 +304,10 @@ func SignIn(ctx context.Context, cfg ServerConfig, o SignInOptions) error {
 	if err != nil {
 		return err
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
+	hc := oauthClient(o.HTTPClient) // discovery, registration and the token exchange under netguard's rule
 	c := *hc
-	c.Transport = headerTransport{base: hc.Transport, headers: headers}
+	watch := &authMetaWatch{base: headerTransport{base: hc.Transport, headers: headers}}
+	c.Transport = watch
 	oc := OAuthConfig{}
 	if cfg.OAuth != nil {
 		oc = *cfg.OAuth
@@ -407,6 +408,7 @@ func SignIn(ctx context.Context, cfg ServerConfig, o SignInOptions) error {
 	if signed == nil {
 		return fmt.Errorf("signing in to %s: no token came back", cfg.Label)
 	}
+	signed.RevokeURL = watch.revocationFor(signed.TokenURL)
 	b, _ := json.Marshal(signed)
 	return o.SetSecret(SecretRef(cfg.Name, OAuthSecret), string(b))
 }
@@ -440,13 +442,30 @@ func probe(ctx context.Context, c *http.Client, cfg ServerConfig) (*http.Request
 }
 
 // SignOut forgets a server's sign-in (its tokens and the client they were
-// issued to).
-func SignOut(server string, setSecret func(ref, value string) error) error {
-	if setSecret == nil {
+// issued to), after asking the authorization server to revoke the tokens
+// when it named a revocation endpoint (oauthrevoke.go). The sign-in is
+// forgotten even when the revocation fails; the error then says so.
+func SignOut(ctx context.Context, server string, o SignInOptions) error {
+	if o.SetSecret == nil {
 		return errors.New("this Jarvis has no secret store")
 	}
-	return setSecret(SecretRef(server, OAuthSecret), "{}")
+	rec, err := loadSignIn(server, o.Secret)
+	var rerr error
+	if err == nil {
+		rerr = revoke(ctx, rec, oauthClient(o.HTTPClient))
+	}
+	if err := o.SetSecret(SecretRef(server, OAuthSecret), "{}"); err != nil {
+		return err
+	}
+	if rerr != nil {
+		return fmt.Errorf("%w: %w", ErrNotRevoked, rerr)
+	}
+	return nil
 }
+
+// ErrNotRevoked wraps SignOut's error when the sign-in was forgotten here
+// but the authorization server could not be told.
+var ErrNotRevoked = errors.New("signed out here, but the authorization server could not be told to end the sign-in, which may stay valid there until it expires")
 
 // SignIn signs in to a server (SignIn) and starts it again. open shows the
 // authorization URL to the user.
@@ -490,9 +509,16 @@ func (m *Manager) SignOut(name string) error {
 	if !ok {
 		return fmt.Errorf("no MCP server %q", name)
 	}
-	if err := SignOut(name, m.opts.SetSecret); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := SignOut(ctx, name, SignInOptions{Secret: m.opts.Secret, SetSecret: m.opts.SetSecret, HTTPClient: m.opts.HTTPClient})
+	if err != nil && !errors.Is(err, ErrNotRevoked) {
 		return err
 	}
-	m.log.Info("mcp: signed out", "server", name)
-	return m.restart(name)
+	if err != nil {
+		m.log.Warn("mcp: signed out; the authorization server was not told", "server", name, "err", err)
+	} else {
+		m.log.Info("mcp: signed out", "server", name)
+	}
+	return errors.Join(err, m.restart(name))
 }

@@ -197,6 +197,9 @@ func (s *server) connectOnce(ctx context.Context) error {
 		ElicitationHandler: func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			return s.elicit(ctx, r.Params)
 		},
+		CreateMessageHandler: func(ctx context.Context, r *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return s.sample(ctx, r.Params) // sampling.go
+		},
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			s.logged(r.Params)
 		},

@@ -65,6 +65,7 @@ func NewAuthServer(accessExp time.Duration) (*AuthServer, error) {
 			"registration_endpoint": a.URL + "/register", "response_types_supported": []string{"code"},
 			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
 			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"tools", "offline_access"},
+			"revocation_endpoint": a.URL + "/revoke", "revocation_endpoint_auth_methods_supported": []string{"none"},
 		})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
@@ -88,6 +89,41 @@ func NewAuthServer(accessExp time.Duration) (*AuthServer, error) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 		}
 	})
+	// RFC 7009 token revocation, for public clients (client_id in the
+	// form): a token of another client is refused, an unknown one is
+	// answered 200 as the RFC says.
+	mux.HandleFunc("/revoke", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.ParseForm() != nil {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		tok, hint, client := r.PostForm.Get("token"), r.PostForm.Get("token_type_hint"), r.PostForm.Get("client_id")
+		a.record("revoke " + hint)
+		if tok == "" || client == "" {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		if _, err := clients.GetByID(r.Context(), client); err != nil {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		ti, err := a.Manager.LoadAccessToken(r.Context(), tok)
+		remove := a.Manager.RemoveAccessToken
+		if err != nil {
+			ti, err = a.Manager.LoadRefreshToken(r.Context(), tok)
+			remove = a.Manager.RemoveRefreshToken
+		}
+		if err != nil {
+			return // unknown or already revoked: 200
+		}
+		if ti.GetClientID() != client {
+			http.Error(w, `{"error":"unauthorized_client"}`, http.StatusBadRequest)
+			return
+		}
+		if err := remove(r.Context(), tok); err != nil {
+			http.Error(w, `{"error":"server_error"}`, http.StatusInternalServerError)
+		}
+	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		a.record("token " + r.PostForm.Get("grant_type"))
@@ -100,7 +136,7 @@ func (a *AuthServer) record(s string) { a.mu.Lock(); a.log = append(a.log, s); a
 
 // Seen is what it was asked, in order, among lines starting with prefix:
 // "register <redirect uri>", "authorize <challenge method> resource=<r>",
-// "token <grant type>".
+// "token <grant type>", "revoke <token type hint>".
 func (a *AuthServer) Seen(prefix string) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -136,6 +136,7 @@ func (rt *Runtime) Routes() []turn.Route {
 		{Pattern: "GET /v1/tools/catalog", Handle: rt.handleGetToolCatalog},
 		{Pattern: "POST /v1/sessions/{id}/compact", Handle: rt.handleCompact},
 		{Pattern: "GET /v1/sessions/{id}/compactions", Handle: rt.handleCompactions},
+		{Pattern: "POST /v1/sessions/{id}/sample", Handle: rt.handleSample}, // an MCP server's sampling (sample.go)
 		{Pattern: "POST /v1/memory/write", Handle: rt.handleMemoryWrite},
 		{Pattern: "GET /v1/memory/search", Handle: rt.handleMemorySearch},
 		{Pattern: "GET /v1/memory/get", Handle: rt.handleMemoryGet},

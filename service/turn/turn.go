@@ -57,6 +57,11 @@ type Turn struct {
 	Usage store.Usage
 	// Window is the context window the chat runtime planned the turn for.
 	Window int
+	// sampled is the usage of completions run for the turn from outside its
+	// runtime (an MCP server's sampling while one of its tool calls runs),
+	// added to Usage when the turn ends (AddSampled, TakeSampled).
+	sampledMu sync.Mutex
+	sampled   store.Usage
 
 	// Task is set on a scheduled task's run: its agent is narrowed to the
 	// task's tools (service/tasks.Narrow), its tool calls carry it (the
@@ -67,6 +72,26 @@ type Turn struct {
 	// Set before done is closed.
 	Final string
 	Fail  *api.ErrorEvent
+}
+
+// AddSampled counts a completion run for the turn beside its runtime (POST
+// /v1/sessions/{id}/sample); safe while the runtime runs.
+func (t *Turn) AddSampled(u store.Usage) {
+	t.sampledMu.Lock()
+	defer t.sampledMu.Unlock()
+	t.sampled.Requests += u.Requests
+	t.sampled.PromptTokens += u.PromptTokens
+	t.sampled.CompletionTokens += u.CompletionTokens
+}
+
+// TakeSampled returns what AddSampled counted since the last call, and
+// forgets it: the turn's end adds it to Usage once.
+func (t *Turn) TakeSampled() store.Usage {
+	t.sampledMu.Lock()
+	defer t.sampledMu.Unlock()
+	u := t.sampled
+	t.sampled = store.Usage{}
+	return u
 }
 
 // ToolWait is how long a tool call of t waits for the desktop: limit, or
