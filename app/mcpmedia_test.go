@@ -22,6 +22,13 @@ import (
 // its catalogue sent to the service.
 func everythingDesktop(t *testing.T, policy string) *realDesktop {
 	t.Helper()
+	return everythingDesktopWith(t, policy, mcp.Options{}, nil)
+}
+
+// everythingDesktopWith is everythingDesktop with the Manager's options
+// (InitTimeout is set) and the runner's tweaked.
+func everythingDesktopWith(t *testing.T, policy string, mo mcp.Options, tweak func(*ToolRunnerOptions)) *realDesktop {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("mcp", "testdata", "node_modules", ".bin", "mcp-server-everything"))
 	if err != nil {
 		t.Fatal(err)
@@ -29,13 +36,19 @@ func everythingDesktop(t *testing.T, policy string) *realDesktop {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("server-everything is not installed: run scripts/setup.sh (npm ci in app/mcp/testdata): %v", err)
 	}
-	m, err := mcp.New(mcp.Options{InitTimeout: 30 * time.Second})
+	mo.InitTimeout = 30 * time.Second
+	m, err := mcp.New(mo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
 	m.Apply(m.Trust(mcp.Config{Servers: []mcp.ServerConfig{{Name: "every", Command: bin, Args: []string{"stdio"}}}}))
-	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) { o.MCP = m })
+	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) {
+		o.MCP = m
+		if tweak != nil {
+			tweak(o)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go SyncMCPCatalog(ctx, d.c, m, nil, 0)

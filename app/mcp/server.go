@@ -314,7 +314,7 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		}
 		if s.cfg.IsSSE() {
 			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
-			return t, func() {}, func(time.Duration) string { return "" }, nil
+			return taskTransport{Transport: t, s: s}, func() {}, func(time.Duration) string { return "" }, nil
 		}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, func(time.Duration) string { return "" }, nil
 	}
@@ -389,7 +389,7 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		case <-ctx.Done():
 		}
 	}()
-	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, exited, nil
+	return taskTransport{Transport: &sdk.IOTransport{Reader: pr, Writer: stdin}, s: s}, stop, exited, nil
 }
 
 // filterStdout passes the server's JSON-RPC lines on and moves anything
