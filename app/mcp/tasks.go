@@ -12,9 +12,10 @@ package mcp
 // call's timeout) becomes tasks/cancel.
 //
 // Only stdio and legacy SSE connections are wrapped: go-sdk's Streamable
-// HTTP connection learns the session's protocol version through a method a
-// wrapper outside go-sdk cannot forward, so there a tool requiring a task
-// is still offered as a plain tool (and the server refuses the call).
+// HTTP connection learns the session's protocol version (and opens its
+// event stream) through an unexported method a wrapper outside go-sdk
+// cannot forward; a Streamable HTTP server's task calls are sent beside
+// go-sdk's connection instead (taskhttp.go).
 
 import (
 	"context"
@@ -79,6 +80,10 @@ type taskCall struct {
 	// task is cancelled as soon as it is.
 	cancelled bool
 	stop      context.CancelFunc // ends the follower
+	// last and steps: the status message last reported as progress, and
+	// how many were.
+	last  string
+	steps float64
 }
 
 func newTaskConn(inner sdk.Connection, s *server) *taskConn {
@@ -182,9 +187,26 @@ func (c *taskConn) received(m jsonrpc.Message) bool {
 		c.started(call, created.Task)
 		return false
 	case *jsonrpc.Request:
-		// Status notifications: the follower polls tasks/get, which says
-		// the same; go-sdk has no handler for them.
-		return m.Method != "notifications/tasks/status"
+		if m.Method != "notifications/tasks/status" {
+			return true
+		}
+		// A task's status (go-sdk has no handler for it): progress of its
+		// call, as tasks/get's answers are.
+		var t taskStatus
+		if json.Unmarshal(m.Params, &t) == nil {
+			c.mu.Lock()
+			var call *taskCall
+			for _, x := range c.calls {
+				if x.taskID != "" && x.taskID == t.TaskID {
+					call = x
+				}
+			}
+			c.mu.Unlock()
+			if call != nil {
+				c.report(call, &t)
+			}
+		}
+		return false
 	}
 	return true
 }
@@ -315,7 +337,8 @@ func (c *taskConn) started(call *taskCall, t *taskStatus) {
 	go c.follow(ctx, call, t)
 }
 
-// follow reports the task's status messages as progress while tasks/result
+// follow reports the task's status messages as progress (from tasks/get,
+// besides the status notifications a server may send) while tasks/result
 // waits for its end, then hands go-sdk the result.
 func (c *taskConn) follow(ctx context.Context, call *taskCall, t *taskStatus) {
 	defer c.forget(call.id)
@@ -328,17 +351,7 @@ func (c *taskConn) follow(ctx context.Context, call *taskCall, t *taskStatus) {
 		r, err := c.request(ctx, "tasks/result", map[string]string{"taskId": call.taskID})
 		done <- answer{r, err}
 	}()
-	var steps float64
-	last := ""
-	report := func(t *taskStatus) {
-		if call.token == nil || t.StatusMessage == "" || t.StatusMessage == last {
-			return
-		}
-		last = t.StatusMessage
-		steps++
-		params, _ := json.Marshal(map[string]any{"progressToken": call.token, "progress": steps, "message": t.StatusMessage})
-		c.deliver(&jsonrpc.Request{Method: "notifications/progress", Params: params})
-	}
+	report := func(t *taskStatus) { c.report(call, t) }
 	report(t)
 	for {
 		wait := maxTaskPoll
@@ -370,6 +383,22 @@ func (c *taskConn) follow(ctx context.Context, call *taskCall, t *taskStatus) {
 			report(t)
 		}
 	}
+}
+
+// report hands go-sdk a task's new status message as a progress
+// notification of its call (the call's progress token).
+func (c *taskConn) report(call *taskCall, t *taskStatus) {
+	c.mu.Lock()
+	if call.token == nil || t.StatusMessage == "" || t.StatusMessage == call.last {
+		c.mu.Unlock()
+		return
+	}
+	call.last = t.StatusMessage
+	call.steps++
+	steps := call.steps
+	c.mu.Unlock()
+	params, _ := json.Marshal(map[string]any{"progressToken": call.token, "progress": steps, "message": t.StatusMessage})
+	c.deliver(&jsonrpc.Request{Method: "notifications/progress", Params: params})
 }
 
 // cancel turns go-sdk's cancellation of a task call into tasks/cancel;
