@@ -140,7 +140,7 @@ func (s *server) callHTTPTask(ctx context.Context, h *httpTasks, cs *sdk.ClientS
 	defer stop()
 	done := make(chan answer, 1)
 	go func() {
-		raw, err := h.rpc(fctx, cs, "tasks/result", ids)
+		raw, err := h.rpcServing(fctx, cs, s, "tasks/result", ids)
 		done <- answer{raw, err}
 	}()
 	var steps float64
@@ -207,8 +207,15 @@ func (s *server) cancelHTTPTask(h *httpTasks, cs *sdk.ClientSession, tool, taskI
 
 // rpc POSTs one request in go-sdk's session and reads its answer (a JSON
 // body, or the event stream until the answer; the server's other messages
-// on that stream are left unanswered).
+// on that stream are skipped).
 func (h *httpTasks) rpc(ctx context.Context, cs *sdk.ClientSession, method string, params any) (json.RawMessage, error) {
+	return h.rpcServing(ctx, cs, nil, method, params)
+}
+
+// rpcServing is rpc whose stream may carry the server's requests (a
+// question for the user while a task waits in tasks/result): s answers
+// them; nil: they are left unanswered.
+func (h *httpTasks) rpcServing(ctx context.Context, cs *sdk.ClientSession, s *server, method string, params any) (json.RawMessage, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -225,15 +232,7 @@ func (h *httpTasks) rpc(ctx context.Context, cs *sdk.ClientSession, method strin
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid := cs.ID(); sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-		req.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
-	}
-	resp, err := h.client.Do(req)
+	resp, err := h.post(req, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +245,10 @@ func (h *httpTasks) rpc(ctx context.Context, cs *sdk.ClientSession, method strin
 		m, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
 			return nil, false, nil // not a message: skipped
+		}
+		if q, ok := m.(*jsonrpc.Request); ok && q.IsCall() && s != nil {
+			go h.serve(ctx, cs, s, q)
+			return nil, false, nil
 		}
 		r, ok := m.(*jsonrpc.Response)
 		if !ok || r.ID != id {
@@ -298,3 +301,53 @@ func (h *httpTasks) rpc(ctx context.Context, cs *sdk.ClientSession, method strin
 
 // maxRPCAnswer caps one answer read by rpc (a tool's result with images).
 const maxRPCAnswer = 32 << 20
+
+// post sends a POST of go-sdk's session (its id and protocol version).
+func (h *httpTasks) post(req *http.Request, cs *sdk.ClientSession) (*http.Response, error) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid := cs.ID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if ir := cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
+	}
+	return h.client.Do(req)
+}
+
+// serve answers a server's request that came on a task's stream: a
+// question for the user (elicitation, as go-sdk's own handler would ask
+// it); anything else is refused.
+func (h *httpTasks) serve(ctx context.Context, cs *sdk.ClientSession, s *server, q *jsonrpc.Request) {
+	r := &jsonrpc.Response{ID: q.ID}
+	switch q.Method {
+	case "elicitation/create":
+		var p sdk.ElicitParams
+		if err := json.Unmarshal(q.Params, &p); err != nil {
+			r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			break
+		}
+		res, err := s.elicit(ctx, &p)
+		if err != nil {
+			r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			break
+		}
+		r.Result, _ = json.Marshal(res)
+	default:
+		r.Error = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: q.Method + " is not answered during a task"}
+	}
+	body, err := jsonrpc.EncodeMessage(r)
+	if err != nil {
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	resp, err := h.post(req, cs)
+	if err != nil {
+		s.m.log.Warn("mcp: answering a server's request during a task failed", "server", s.cfg.Name, "method", q.Method, "err", err)
+		return
+	}
+	resp.Body.Close()
+}

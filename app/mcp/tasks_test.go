@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"jarvis/internal/testwait"
 )
 
@@ -130,4 +132,41 @@ func inOrder(got, want string) bool {
 		i++
 	}
 	return true
+}
+
+// TestTaskToolAsksTheUser: an ambiguous research query makes the task ask
+// the user (elicitation, delivered on the tasks/result stream while the
+// task waits in input_required); the answer reaches the task and its
+// report, over stdio and Streamable HTTP.
+func TestTaskToolAsksTheUser(t *testing.T) {
+	for _, tc := range []struct{ name, transport string }{{"stdio", ""}, {"streamable", "streamableHttp"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			entry := map[string]any{"command": peer(t, "mcp-server-everything"), "args": []string{"stdio"}}
+			if tc.transport != "" {
+				entry = map[string]any{"url": everythingOverHTTP(t, tc.transport) + "/mcp"}
+			}
+			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"every": entry}})
+			var mu sync.Mutex
+			var asked []string
+			m, _ := startManager(t, string(cfg), func(o *Options) {
+				o.Elicit = func(_ context.Context, server string, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, server+": "+p.Message)
+					mu.Unlock()
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "historical"}}, nil
+				}
+			})
+			const tool = "mcp__every__simulate-research-query"
+			waitFor(t, m, "the research tool", func() bool { return hasTool(m, tool) })
+			out, err := m.Call(context.Background(), "c1", tool, json.RawMessage(`{"topic":"tides","ambiguous":true}`), nil)
+			if err != nil || !strings.Contains(out, "**Clarification**: historical") {
+				t.Fatalf("call: %v %.400q", err, out)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != 1 || !strings.Contains(asked[0], `every: The research query "tides" could have multiple interpretations`) {
+				t.Fatalf("asked %q", asked)
+			}
+		})
+	}
 }
