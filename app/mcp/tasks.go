@@ -68,7 +68,13 @@ type taskConn struct {
 	support map[string]string                     // tool name → execution.taskSupport
 	calls   map[jsonrpc.ID]*taskCall              // calls sent as tasks, by go-sdk's request id
 	own     map[jsonrpc.ID]chan *jsonrpc.Response // our own requests (tasks/*), waiting
+	// early: status notifications of tasks not yet known (a server may
+	// send one before the answer that creates the task), by task id.
+	early map[string]*taskStatus
 }
+
+// maxEarly caps the status notifications kept for tasks not yet known.
+const maxEarly = 64
 
 // taskCall is one call sent as a task.
 type taskCall struct {
@@ -89,7 +95,7 @@ type taskCall struct {
 func newTaskConn(inner sdk.Connection, s *server) *taskConn {
 	return &taskConn{inner: inner, s: s, out: make(chan jsonrpc.Message), closed: make(chan struct{}),
 		lists: map[jsonrpc.ID]bool{}, support: map[string]string{}, calls: map[jsonrpc.ID]*taskCall{},
-		own: map[jsonrpc.ID]chan *jsonrpc.Response{}}
+		own: map[jsonrpc.ID]chan *jsonrpc.Response{}, early: map[string]*taskStatus{}}
 }
 
 func (c *taskConn) SessionID() string { return c.inner.SessionID() }
@@ -200,6 +206,12 @@ func (c *taskConn) received(m jsonrpc.Message) bool {
 				if x.taskID != "" && x.taskID == t.TaskID {
 					call = x
 				}
+			}
+			if call == nil && t.TaskID != "" && len(c.calls) > 0 {
+				if len(c.early) >= maxEarly {
+					clear(c.early)
+				}
+				c.early[t.TaskID] = &t
 			}
 			c.mu.Unlock()
 			if call != nil {
@@ -328,6 +340,13 @@ func (c *taskConn) started(call *taskCall, t *taskStatus) {
 	c.mu.Lock()
 	call.taskID, call.stop = t.TaskID, stop
 	cancelled := call.cancelled
+	if e := c.early[t.TaskID]; e != nil {
+		delete(c.early, t.TaskID)
+		if e.StatusMessage != "" {
+			e.PollInterval = t.PollInterval
+			t = e // newer than the task's creation
+		}
+	}
 	c.mu.Unlock()
 	c.s.m.log.Info("mcp: tool call runs as a task", "server", c.s.cfg.Name, "tool", call.tool, "task", t.TaskID)
 	if cancelled {
