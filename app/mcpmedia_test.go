@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -114,6 +115,25 @@ func TestMCPImageReachesModel(t *testing.T) {
 	n := len(last.Messages)
 	if last.Messages[n-2].Role != openai.ChatMessageRoleTool || last.Messages[n-1].Role != openai.ChatMessageRoleUser {
 		t.Fatalf("the image does not follow the tool's result: roles %s, %s", last.Messages[n-2].Role, last.Messages[n-1].Role)
+	}
+
+	// Reopened, the conversation's tool message still has the image, for
+	// the card (frontend storedMedia).
+	tr, err := d.app.Reload(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, m := range tr.Messages {
+		var meta struct {
+			Images []string `json:"images"`
+		}
+		if m.Role == "tool" && json.Unmarshal(m.Meta, &meta) == nil && len(meta.Images) == 1 && strings.HasPrefix(meta.Images[0], "data:image/png;base64,iVBOR") {
+			kept = true
+		}
+	}
+	if !kept {
+		t.Fatalf("the reopened transcript's tool message has no image: %+v", tr.Messages)
 	}
 }
 
