@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,13 @@ import (
 // its catalogue sent to the service; tweaks change the runner's options.
 func everythingDesktop(t *testing.T, policy string, tweaks ...func(*ToolRunnerOptions)) *realDesktop {
 	t.Helper()
+	return everythingDesktopWith(t, policy, mcp.Options{}, tweaks...)
+}
+
+// everythingDesktopWith is everythingDesktop with the Manager's options
+// (InitTimeout is set) and the runner's tweaked.
+func everythingDesktopWith(t *testing.T, policy string, mo mcp.Options, tweaks ...func(*ToolRunnerOptions)) *realDesktop {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("mcp", "testdata", "node_modules", ".bin", "mcp-server-everything"))
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +37,8 @@ func everythingDesktop(t *testing.T, policy string, tweaks ...func(*ToolRunnerOp
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("server-everything is not installed: run scripts/setup.sh (npm ci in app/mcp/testdata): %v", err)
 	}
-	m, err := mcp.New(mcp.Options{InitTimeout: 30 * time.Second})
+	mo.InitTimeout = 30 * time.Second
+	m, err := mcp.New(mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +47,9 @@ func everythingDesktop(t *testing.T, policy string, tweaks ...func(*ToolRunnerOp
 	d := newRealDesktopWith(t, 60, policy, func(o *ToolRunnerOptions) {
 		o.MCP = m
 		for _, tw := range tweaks {
-			tw(o)
+			if tw != nil {
+				tw(o)
+			}
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,6 +117,25 @@ func TestMCPImageReachesModel(t *testing.T) {
 	n := len(last.Messages)
 	if last.Messages[n-2].Role != openai.ChatMessageRoleTool || last.Messages[n-1].Role != openai.ChatMessageRoleUser {
 		t.Fatalf("the image does not follow the tool's result: roles %s, %s", last.Messages[n-2].Role, last.Messages[n-1].Role)
+	}
+
+	// Reopened, the conversation's tool message still has the image, for
+	// the card (frontend storedMedia).
+	tr, err := d.app.Reload(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, m := range tr.Messages {
+		var meta struct {
+			Images []string `json:"images"`
+		}
+		if m.Role == "tool" && json.Unmarshal(m.Meta, &meta) == nil && len(meta.Images) == 1 && strings.HasPrefix(meta.Images[0], "data:image/png;base64,iVBOR") {
+			kept = true
+		}
+	}
+	if !kept {
+		t.Fatalf("the reopened transcript's tool message has no image: %+v", tr.Messages)
 	}
 }
 

@@ -910,7 +910,7 @@ func (m *Manager) Call(ctx context.Context, callID, name string, args json.RawMe
 		delete(m.calls, token)
 		m.mu.Unlock()
 	}()
-	res, err := cs.CallTool(cctx, params)
+	res, err := s.callTool(cctx, cs, params) // taskhttp.go
 	switch {
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return "", fmt.Errorf("%s: no answer from MCP server %q within %s (the call was cancelled)", name, server, timeout)

@@ -82,6 +82,10 @@ type server struct {
 	// signIn: why the server waits for a sign-in (set by the bearer
 	// transport on a 401 it could not answer); nil: it does not.
 	signIn atomic.Pointer[string]
+
+	// httpTasks runs the task calls of a Streamable HTTP server
+	// (taskhttp.go); nil for stdio and SSE, whose connection does.
+	httpTasks atomic.Pointer[httpTasks]
 }
 
 // maxLogs is how many of a server's log notifications the panel keeps.
@@ -288,6 +292,7 @@ func (s *server) refresh(ctx context.Context) error {
 		}
 		all = append(all, t)
 	}
+	s.listTaskSupport(ctx, cs)
 	s.mu.Lock()
 	s.tools = all
 	s.mu.Unlock()
@@ -301,6 +306,7 @@ func (s *server) refresh(ctx context.Context) error {
 // child's whole process group); exited waits up to d for the child to end
 // and says how it ended ("" while it runs, and for a url).
 func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), exited func(d time.Duration) string, err error) {
+	s.httpTasks.Store(nil)
 	if s.cfg.IsHTTP() {
 		headers, err := resolve(s.cfg.Name, s.cfg.Headers, s.m.opts.Secret)
 		if err != nil {
@@ -317,8 +323,9 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		}
 		if s.cfg.IsSSE() {
 			t := longLived{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c}, ctx: ctx}
-			return t, func() {}, func(time.Duration) string { return "" }, nil
+			return taskTransport{Transport: t, s: s}, func() {}, func(time.Duration) string { return "" }, nil
 		}
+		s.useHTTPTasks(s.cfg.URL, &c)
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &c, MaxRetries: -1}, func() {}, func(time.Duration) string { return "" }, nil
 	}
 	env, err := resolve(s.cfg.Name, s.cfg.Env, s.m.opts.Secret)
@@ -392,7 +399,7 @@ func (s *server) transport(ctx context.Context) (t sdk.Transport, stop func(), e
 		case <-ctx.Done():
 		}
 	}()
-	return &sdk.IOTransport{Reader: pr, Writer: stdin}, stop, exited, nil
+	return taskTransport{Transport: &sdk.IOTransport{Reader: pr, Writer: stdin}, s: s}, stop, exited, nil
 }
 
 // filterStdout passes the server's JSON-RPC lines on and moves anything

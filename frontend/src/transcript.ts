@@ -381,6 +381,8 @@ export class Transcript {
             it.tool.result = m.text;
             it.tool.ok = meta.ok ?? !/^denied|^error/i.test(m.text ?? "");
             if (meta.decision) it.tool.decision = meta.decision;
+            const media = storedMedia(meta);
+            if (media.length) it.tool.media = media;
           }
           break;
         }
@@ -758,4 +760,23 @@ function parseArgs(a: unknown): unknown {
   } catch {
     return a;
   }
+}
+
+/**
+ * The images and audio stored with a tool's message (its meta's "images" and
+ * "audio": data URLs), as the card's media: what the tool returned, shown
+ * again when the conversation is reopened. Anything not a base64 data URL is
+ * left out (the card then checks the type, as for live results).
+ */
+export function storedMedia(meta: any): ToolMedia[] {
+  const out: ToolMedia[] = [];
+  for (const [key, type] of [["images", "image"], ["audio", "audio"]] as const) {
+    const list = meta?.[key];
+    if (!Array.isArray(list)) continue;
+    for (const u of list) {
+      const m = typeof u === "string" ? /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+);base64,(.*)$/i.exec(u) : null;
+      if (m) out.push({ type, mimeType: m[1].toLowerCase(), data: m[2] });
+    }
+  }
+  return out;
 }

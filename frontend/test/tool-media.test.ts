@@ -47,6 +47,41 @@ describe("images and audio from a tool", () => {
     expect(card.querySelectorAll("img").length).toBe(1);
   });
 
+  it("a reopened conversation shows the images and audio stored with the tool's message", () => {
+    const t = new Transcript();
+    t.load([
+      { id: 1, role: "user", text: "draw", turnId: "t1" },
+      { id: 2, role: "assistant", text: "", turnId: "t1", toolCalls: [{ id: "c1", function: { name: "mcp__every__get-tiny-image", arguments: "{}" } }] },
+      {
+        id: 3,
+        role: "tool",
+        toolCallId: "c1",
+        text: "[image 1: image/png, 8 bytes, attached]",
+        turnId: "t1",
+        meta: { images: [`data:image/png;base64,${png.data}`, "https://example.com/x.png"], audio: [`data:audio/wav;base64,${wav.data}`], untrusted: [{ kind: "tool_result", name: "mcp__every__get-tiny-image" }] },
+      },
+      { id: 4, role: "assistant", text: "Here it is.", turnId: "t1" },
+    ]);
+    const it = t.items.find((i) => i.kind === "tool")!;
+    expect(it.tool!.media).toEqual([png, wav]);
+    const n = blobs.length;
+    const card = toolCard(it);
+    expect(card.querySelectorAll("img.tool-image").length).toBe(1);
+    expect(card.querySelector("audio.tool-audio")!.getAttribute("src")).toMatch(/^blob:/);
+    expect(blobs.slice(n).map((b) => [b.type, b.size])).toEqual([["image/png", 8], ["audio/wav", 4]]);
+  });
+
+  it("a tool message stored without media has no media on its card", () => {
+    const t = new Transcript();
+    t.load([
+      { id: 1, role: "assistant", text: "", turnId: "t1", toolCalls: [{ id: "c1", function: { name: "list_dir", arguments: "{}" } }] },
+      { id: 2, role: "tool", toolCallId: "c1", text: "a.txt", turnId: "t1", meta: { untrusted: [] } },
+    ]);
+    const it = t.items.find((i) => i.kind === "tool")!;
+    expect(it.tool!.media).toBeUndefined();
+    expect(toolCard(it).querySelector(".tool-media")).toBeNull();
+  });
+
   it("the window's CSP lets blob: images and media in, not data: or remote ones", () => {
     const html = readFileSync(resolve(__dirname, "../index.html"), "utf8");
     const csp = /content="([^"]+)"/.exec(html.slice(html.indexOf("Content-Security-Policy")))![1];

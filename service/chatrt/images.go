@@ -2,6 +2,7 @@ package chatrt
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 
 	"jarvis/api"
@@ -51,6 +52,53 @@ func toolImages(r api.ToolResult) []string {
 		out = append(out, m.DataURL())
 	}
 	return out
+}
+
+// maxToolAudio caps the audio of one tool result kept with it for the
+// window (each clip and their sum): audio never goes to a model, so it is
+// stored only to show the card again when the conversation is reopened.
+const maxToolAudio = 5 << 20
+
+// toolAudio is the audio of a tool's result kept with its message, as data
+// URLs: clips of an audio/* type whose base64 is valid, within
+// maxToolAudio. Larger clips are shown live only.
+func toolAudio(r api.ToolResult) []string {
+	if !r.OK {
+		return nil
+	}
+	var out []string
+	total := 0
+	for _, m := range r.Media {
+		mt := strings.ToLower(m.MIMEType)
+		if m.Type != "audio" || !strings.HasPrefix(mt, "audio/") || strings.ContainsAny(mt, ";,") {
+			continue
+		}
+		n := base64.StdEncoding.DecodedLen(len(m.Data))
+		if _, err := base64.StdEncoding.DecodeString(m.Data); err != nil || total+n > maxToolAudio {
+			continue
+		}
+		total += n
+		out = append(out, "data:"+mt+";base64,"+m.Data)
+	}
+	return out
+}
+
+// toolMediaMeta is the meta of a tool message with images (sent to models
+// that read them, and shown on the card) and audio (the card only); ""
+// without. Media stay out of the message's text, which is what the search
+// index and the text's size budget see.
+func toolMediaMeta(images, audio []string) string {
+	if len(audio) == 0 {
+		return ImagesMeta(images)
+	}
+	b, err := json.Marshal(struct {
+		Images []string `json:"images,omitempty"`
+		Audio  []string `json:"audio"`
+	}{images, audio})
+	if err != nil { // strings always encode
+		panic(err)
+	}
+	return string(b)
 }
 
 // toolImagesLeftOut ends a tool result whose images a model refused.

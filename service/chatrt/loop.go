@@ -258,7 +258,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		for i, tc := range reply.ToolCalls {
 			content, images := toolContent(results[i]), toolImages(results[i]) // images.go
 			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID,
-				Meta: provenance.Meta(ImagesMeta(images), provenance.Of(tc.Name, results[i])...)})
+				Meta: provenance.Meta(toolMediaMeta(images, toolAudio(results[i])), provenance.Of(tc.Name, results[i])...)})
 			if err != nil {
 				rt.env.Log.Error("store tool message", "err", err)
 			}
