@@ -271,9 +271,11 @@ func matchExpr(terms []term, op string) string {
 // ("is", "my", "now") count little. Ranking is BM25 (as FTS5's, see
 // rank.go) over chunks (headings with their first block, paragraphs, lists,
 // code blocks), weighted per word and raised by the share of the query's
-// words a chunk contains. Every content word (or a synonym) must match; only
-// if that finds nothing are hits matching any of them returned (so a
-// question in plain words, "who is my dentist?", still finds notes); a
+// words a chunk contains. Notes where every content word (or a synonym)
+// matches come first; if they are fewer than limit, notes matching some of
+// them follow (fillUp: so a question in plain words, "who is my
+// dentist?", still finds notes, and one whose answer is spread over several
+// notes finds more than the one note having all its words); a
 // question naming someone's something ("where does my partner work?")
 // also finds the lines naming it without the other words ("My partner
 // switched jobs to Spotify."). Among
@@ -308,8 +310,10 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if err != nil {
 		return nil, err
 	}
+	anyRun := false // hits are those of the "any" query
 	switch {
 	case len(hits) == 0 && len(p.groups) > 1:
+		anyRun = true
 		if hits, err = s.query(ctx, p.or, p.orArgs, kind, fetch); err != nil {
 			return nil, err
 		}
@@ -331,6 +335,21 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	s.rerank(hits, p)
 
 	var kept [][]uint64
+	results = pick(results, hits, p, limit, &kept)
+	if len(results) < limit && !anyRun && len(p.groups) > 1 {
+		// Too few notes have every word: fill up with notes having some.
+		more, err := s.fillUp(ctx, hits, p, kind, 4*limit)
+		if err != nil {
+			return nil, err
+		}
+		results = pick(results, more, p, limit, &kept)
+	}
+	return results, nil
+}
+
+// pick appends the excerpts of hits to results, best first, until there
+// are limit of them, skipping near-duplicates of those kept.
+func pick(results []Result, hits []hit, p plan, limit int, kept *[][]uint64) []Result {
 	for _, h := range hits {
 		if len(results) == limit {
 			break
@@ -338,7 +357,7 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 		r := excerpt(h, p)
 		words := wordSet(r.Excerpt)
 		dup := false
-		for _, k := range kept {
+		for _, k := range *kept {
 			if jaccard(words, k) >= dupThreshold {
 				dup = true
 				break
@@ -347,10 +366,10 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 		if dup {
 			continue
 		}
-		kept = append(kept, words)
+		*kept = append(*kept, words)
 		results = append(results, r)
 	}
-	return results, nil
+	return results
 }
 
 type hit struct {

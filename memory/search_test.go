@@ -70,12 +70,12 @@ func TestSearch(t *testing.T) {
 		{"dentist", "", "memory/2026-02-10.md", []string{"memory/2026-02-10.md", "memory/MEMORY.md", "memory/2025-01-01.md"}},
 		{"dentist", "long_term", "memory/MEMORY.md", []string{"memory/MEMORY.md"}},
 		{"dentist", "daily", "memory/2026-02-10.md", []string{"memory/2026-02-10.md", "memory/2025-01-01.md"}},
-		// All words must match...
-		{"DENTIST crown", "", "memory/2026-02-10.md", []string{"memory/2026-02-10.md"}},
-		// ...unless nothing does: then any word will do.
+		// Notes with every word come first, then notes with some...
+		{"DENTIST crown", "", "memory/2026-02-10.md", []string{"memory/2026-02-10.md", "memory/MEMORY.md", "memory/2025-01-01.md"}},
+		// ...and if none has every word, any word will do.
 		{"who is my dentist?", "", "", []string{"memory/2026-02-10.md", "memory/MEMORY.md", "memory/2025-01-01.md"}},
 		{"dent*", "long_term", "memory/MEMORY.md", []string{"memory/MEMORY.md"}},
-		{`"memory" NEAR(fts5`, "", "memory/projects/jarvis.md", []string{"memory/projects/jarvis.md"}},
+		{`"memory" NEAR(fts5`, "", "memory/projects/jarvis.md", []string{"memory/projects/jarvis.md", "memory/MEMORY.md"}},
 		{"okafor", "", "memory/MEMORY.md", []string{"memory/MEMORY.md"}},
 		{"nothing-matches-this", "", "", nil},
 		{"", "", "", nil},
@@ -139,8 +139,8 @@ func TestSearchCollapsesNearDuplicates(t *testing.T) {
 	}
 	s := openStore(t, root, nil)
 	res := search(t, s, "quarterly roadmap platform", "")
-	if len(res) != 1 {
-		t.Fatalf("got %d results, want the 4 copies collapsed to 1: %+v", len(res), res)
+	if len(res) != 5 || !strings.HasPrefix(res[0].Excerpt, "Standup") {
+		t.Fatalf("got %d results, want the 4 copies collapsed to 1, first, then the 4 other notes naming the roadmap: %+v", len(res), res)
 	}
 	res = search(t, s, "roadmap", "")
 	if len(res) != 5 { // 1 collapsed standup + 4 distinct "other note" lines
