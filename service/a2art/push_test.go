@@ -12,14 +12,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/push"
 
 	"jarvis/internal/testhttp"
+	"jarvis/internal/testwait"
 	"jarvis/service/a2art"
 	"jarvis/service/httpapi"
+	"jarvis/service/store"
 )
 
 // twice is a2a-go's HTTP push sender, delivering each notification and then
@@ -51,13 +54,11 @@ func (s *twice) SendPush(ctx context.Context, cfg *a2a.PushConfig, task *a2a.Tas
 	return nil
 }
 
-// A task that finished while its agent could not be reached (the stream cut
-// mid-task, then every JSON-RPC call refused) ends the turn through the
-// agent's push notification: a2a-go's server and push sender post the task
-// to Jarvis's push route with the turn's token; the reply is the task's
-// whole. A delivery repeated is answered as a duplicate; a wrong token is
-// refused.
-func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
+// pushAgent is a2a-go's server with push notifications (sent twice each),
+// whose first stream is cut after its first chunk and which cannot be
+// reached after that, and Jarvis's push route; the turn times out after
+// timeout seconds.
+func pushAgent(t *testing.T, timeout string) (*fixture, *twice, *httptest.Server) {
 	r := &remote{breakStream: true}
 	sender := &twice{inner: push.NewHTTPPushSender(nil)}
 	mux := http.NewServeMux()
@@ -92,7 +93,7 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 		rpc.ServeHTTP(w, req)
 	}))
 
-	f := newFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":30}`, srv.URL))
+	f := newFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":%s}`, srv.URL, timeout))
 	jarvis := http.NewServeMux()
 	js := httptest.NewServer(jarvis)
 	t.Cleanup(js.Close)
@@ -102,6 +103,17 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 		jarvis.Handle(rr.Pattern, httpapi.Adapt(slog.New(slog.DiscardHandler), rr.Handle))
 	}
 
+	return f, sender, js
+}
+
+// A task that finished while its agent could not be reached (the stream cut
+// mid-task, then every JSON-RPC call refused) ends the turn through the
+// agent's push notification: a2a-go's server and push sender post the task
+// to Jarvis's push route with the turn's token; the reply is the task's
+// whole. A delivery repeated is answered as a duplicate; a wrong token is
+// refused.
+func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
+	f, sender, js := pushAgent(t, "30")
 	out, _ := f.turn(t, "count 6")
 	if out.Fail != nil || out.Final != "1 2 3 4 5 6 " {
 		t.Fatalf("outcome %+v, want the task's whole reply from its push notification", out)
@@ -125,4 +137,53 @@ func TestA2APushNotificationCompletesTheTurn(t *testing.T) {
 		}
 	}
 	testhttp.Fails(t, "POST", js.URL+a2art.PushPath, `{"id":"t1","status":{"state":"completed"}}`, 401, "unauthorized")
+}
+
+// TestA2ALatePushNotificationComesToTheInbox: the turn timed out while the
+// agent could not be reached (so its task could not be cancelled); the task
+// completes later and the agent's push notification brings its answer: it
+// is kept in the conversation and becomes one Inbox item. The delivery
+// repeated adds nothing.
+func TestA2ALatePushNotificationComesToTheInbox(t *testing.T) {
+	f, sender, _ := pushAgent(t, "0.5")
+	out, tt := f.turn(t, "count 30")
+	if out.Fail == nil || out.Fail.Code != "a2a_timeout" {
+		t.Fatalf("outcome %+v, want the turn timed out", out)
+	}
+	ctx := context.Background()
+	var items []store.InboxRow
+	testwait.Until(t, "the late answer in the Inbox", 15*time.Second, func() bool {
+		rows, _, err := f.env.Store.Inbox(ctx, false, 0)
+		items = rows
+		return err == nil && len(rows) > 0
+	})
+	want := ""
+	for i := 1; i <= 30; i++ {
+		want += fmt.Sprintf("%d ", i)
+	}
+	it := items[0]
+	if len(items) != 1 || it.Kind != "answer" || it.Title != "Remote answered" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
+		t.Fatalf("inbox %+v", items)
+	}
+	msgs, err := f.env.Store.Messages(ctx, tt.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != "assistant" || last.Content != want || last.TurnID == tt.ID {
+		t.Fatalf("the late answer is not kept in the conversation: %+v", last)
+	}
+	testwait.Until(t, "the repeated delivery", 10*time.Second, func() bool {
+		sender.mu.Lock()
+		defer sender.mu.Unlock()
+		for _, rp := range sender.repeats {
+			if strings.HasPrefix(rp, "completed:") {
+				return true
+			}
+		}
+		return false
+	})
+	if rows, _, _ := f.env.Store.Inbox(ctx, false, 0); len(rows) != 1 {
+		t.Fatalf("the repeated delivery added an item: %+v", rows)
+	}
 }
