@@ -91,6 +91,9 @@ type InboxItem struct {
 type InboxCall struct {
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Risk is the gate's class of the call, for the audit row of a
+	// decision given after the process that held it stopped.
+	Risk string `json:"risk,omitempty"`
 }
 
 // Inbox is GET /v1/inbox: newest first, and the unread count.

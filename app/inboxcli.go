@@ -1,16 +1,21 @@
 package app
 
-// `jarvis inbox allow|deny ID` beside a running Jarvis: the decision on a
-// call of a task's run waiting for approval is handed over the control
-// socket to the process that holds the call (window or headless).
+// `jarvis inbox` beside a running Jarvis: the decision on a call of a
+// task's run waiting for approval is handed over the control socket to the
+// process that holds the call (window or headless), and the list and "done"
+// too, so that all act on the Inbox that process keeps: its in-process
+// service's, or the service's it is attached to (--service-url), whose data
+// dir is not this one.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"jarvis/api"
 	"jarvis/app/gate"
 	"jarvis/app/inbox"
 	"jarvis/internal/instance"
@@ -19,8 +24,75 @@ import (
 // Control socket requests of the Inbox and of a window taking over.
 const (
 	InboxDecideOp = "inbox.decide"
+	InboxListOp   = "inbox.list"
+	InboxDoneOp   = "inbox.done"
 	YieldOp       = "yield"
 )
+
+type listRequest struct {
+	All bool `json:"all"`
+}
+
+type doneRequest struct {
+	ID string `json:"id"`
+}
+
+// inboxFromControl answers the list and "done" of `jarvis inbox` from the
+// Inbox this process keeps.
+func inboxFromControl(ctx context.Context, r *Runner, op string, body json.RawMessage) (any, error) {
+	svc, err := r.approvals.Service()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if op == InboxListOp {
+		var req listRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("inbox request: %w", err)
+		}
+		in, err := svc.Inbox(ctx, req.All)
+		return in, friendly(err)
+	}
+	var req doneRequest
+	if err := json.Unmarshal(body, &req); err != nil || req.ID == "" {
+		return nil, errors.New("inbox request: which item?")
+	}
+	yes := true
+	if _, err := svc.UpdateInbox(ctx, req.ID, api.InboxUpdate{Read: &yes, Done: &yes}); err != nil {
+		if se := (*api.StatusError)(nil); errors.As(err, &se) && se.Status == http.StatusNotFound {
+			return nil, fmt.Errorf("the Inbox has no item %q", req.ID)
+		}
+		return nil, friendly(err)
+	}
+	return map[string]bool{"done": true}, nil
+}
+
+// InboxFromTerminal lists the Inbox of the Jarvis running on dataDir (the
+// one its allow and deny act on); running is false when none runs there,
+// and the caller reads the data dir's own.
+func InboxFromTerminal(dataDir string, all bool) (in api.Inbox, running bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err = instance.Call(ctx, dataDir, InboxListOp, listRequest{All: all}, &in)
+	if errors.Is(err, instance.ErrNotListening) {
+		return api.Inbox{}, false, nil
+	}
+	return in, true, err
+}
+
+// DoneFromTerminal marks an item done in the Inbox of the Jarvis running on
+// dataDir; running is false when none runs there.
+func DoneFromTerminal(dataDir, id string) (running bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var out map[string]bool
+	err = instance.Call(ctx, dataDir, InboxDoneOp, doneRequest{ID: id}, &out)
+	if errors.Is(err, instance.ErrNotListening) {
+		return false, nil
+	}
+	return true, err
+}
 
 type decideRequest struct {
 	ID     string `json:"id"`

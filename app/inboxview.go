@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"jarvis/api"
+	"jarvis/app/audit"
 	"jarvis/app/gate"
 	"jarvis/app/inbox"
+	"jarvis/tools"
 )
 
 // followTaskRuns follows the sessions of tasks' runs in the window, as
@@ -76,8 +78,12 @@ func (a *App) watchApprovals() {
 	if a.approvals == nil {
 		return
 	}
-	a.approvals.HandleHeld(decideHeld(a.c, a.approvals)) // approvals a stopped process left
-	announced := map[string]bool{}
+	a.approvals.UseService(a.c)          // `jarvis inbox` beside this process lists its Inbox
+	a.approvals.HandleHeld(a.decideHeld) // approvals a stopped process left
+	announced, audited := map[string]bool{}, map[string]bool{}
+	sweep := time.NewTicker(heldSweep)
+	defer sweep.Stop()
+	a.auditExpiredHeld(audited)
 	for {
 		ch := a.approvals.Changed()
 		for _, p := range a.approvals.Pending() {
@@ -104,10 +110,87 @@ func (a *App) watchApprovals() {
 		a.emit("inbox:changed", nil)
 		select {
 		case <-ch:
+		case <-sweep.C:
+			a.auditExpiredHeld(audited)
 		case <-a.ctx.Done():
 			return
 		}
 	}
+}
+
+// heldSweep is how often the Inbox is looked at for approvals that expired
+// while no process held their call.
+const heldSweep = 2 * time.Second
+
+// auditExpiredHeld audits, as expired, each approval that expired in the
+// Inbox while no process held its call (the service expires it at its
+// deadline): the process that held it recorded only that it held it.
+// audited remembers the items settled here.
+func (a *App) auditExpiredHeld(audited map[string]bool) {
+	if a.gateLog() == nil {
+		return
+	}
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	in, err := a.c.Inbox(ctx, true)
+	if err != nil {
+		return
+	}
+	for _, it := range in.Items {
+		if it.Kind != "approval" || it.State != "expired" || it.Call == nil || it.CallID == "" || audited[it.ID] {
+			continue
+		}
+		if a.approvals.AskedHere(it.ID) {
+			audited[it.ID] = true // this process's gate audited it
+			continue
+		}
+		deadline := it.Deadline
+		if t, err := time.Parse(time.RFC3339Nano, it.Deadline); err == nil {
+			deadline = t.Local().Format("Mon 2 Jan 15:04")
+		}
+		err := a.auditHeld(ctx, it, audit.ByExpired, "expired: it waited in the Inbox, held by no running Jarvis, and nobody decided before the task's deadline ("+deadline+")")
+		if err != nil {
+			a.log.Warn("inbox: auditing an expired approval", "item", it.ID, "err", err)
+			continue
+		}
+		audited[it.ID] = true
+	}
+}
+
+// gateLog is the audit log of this process's gate (the Runner's, which
+// headless has without the window's audit panel); nil without one.
+func (a *App) gateLog() *audit.Log {
+	if r, ok := a.tools.(interface{ Audit() *audit.Log }); ok {
+		return r.Audit()
+	}
+	return a.audit
+}
+
+// auditHeld records the decision on a call a stopped process left waiting
+// in the Inbox (denied by the user, or expired): one row, unless the call
+// has a decided row already (its "held" row is not one).
+func (a *App) auditHeld(ctx context.Context, it api.InboxItem, by, reason string) error {
+	log := a.gateLog()
+	if log == nil {
+		return errors.New("this Jarvis keeps no audit log")
+	}
+	es, err := log.List(ctx, audit.Filter{ToolCallID: it.CallID})
+	if err != nil {
+		return err
+	}
+	class := it.Call.Risk
+	for _, e := range es {
+		if e.Decision != audit.Held {
+			return nil
+		}
+		class = e.Class
+	}
+	if class == "" {
+		class = string(tools.Risky)
+	}
+	_, err = log.Append(context.WithoutCancel(ctx), audit.Entry{SessionID: it.SessionID, ToolCallID: it.CallID, Tool: it.Call.Tool,
+		Arguments: it.Call.Arguments, Class: class, Decision: audit.Denied, DecidedBy: by, Reason: reason})
+	return err
 }
 
 func (a *App) announceApproval(p inbox.Pending) {
@@ -124,7 +207,7 @@ func (a *App) announceApproval(p inbox.Pending) {
 	defer cancel()
 	if _, err := a.c.AddInbox(ctx, api.InboxItem{ID: p.ID, Kind: "approval", Title: title, Body: body.String(),
 		SessionID: p.Prompt.SessionID, TaskID: p.Task.TaskID, RunID: p.Task.RunID, CallID: p.Prompt.ToolCallID,
-		Call: &api.InboxCall{Tool: p.Prompt.Tool, Arguments: p.Prompt.Arguments}, Deadline: p.Deadline.UTC().Format(time.RFC3339Nano)}); err != nil {
+		Call: &api.InboxCall{Tool: p.Prompt.Tool, Arguments: p.Prompt.Arguments, Risk: string(p.Prompt.Risk)}, Deadline: p.Deadline.UTC().Format(time.RFC3339Nano)}); err != nil {
 		a.log.Warn("inbox: announcing an approval", "item", p.ID, "err", err)
 	}
 	if n, ok := a.tools.(userNotifier); ok {
@@ -135,48 +218,52 @@ func (a *App) announceApproval(p inbox.Pending) {
 }
 
 // decideHeld decides an approval whose call was held by a process that
-// stopped (the Inbox kept the call and its deadline): denied, it is marked
-// so; allowed, the call is allowed ahead in q (once, until its deadline)
-// and the task runs again, reaching that call without waiting: the run
-// that held it ended with its process, so it is started again, not
-// resumed.
-func decideHeld(c *api.Client, q *inbox.Approvals) func(id string, choice gate.Choice) error {
-	return func(id string, choice gate.Choice) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		in, err := c.Inbox(ctx, false)
-		if err != nil {
-			return friendly(err)
+// stopped (the Inbox kept the call and its deadline): denied, it is
+// audited as the user's deny and marked so; allowed, the call is allowed
+// ahead in the Approvals (once, until its deadline) and the task runs
+// again, reaching that call without waiting: the run that held it ended
+// with its process, so it is started again, not resumed.
+func (a *App) decideHeld(id string, choice gate.Choice) error {
+	c, q := a.c, a.approvals
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := c.Inbox(ctx, false)
+	if err != nil {
+		return friendly(err)
+	}
+	var it *api.InboxItem
+	for i := range in.Items {
+		if in.Items[i].ID == id {
+			it = &in.Items[i]
 		}
-		var it *api.InboxItem
-		for i := range in.Items {
-			if in.Items[i].ID == id {
-				it = &in.Items[i]
-			}
+	}
+	if it == nil || it.Kind != "approval" || it.State != "pending" || it.Call == nil || it.TaskID == "" {
+		return inbox.ErrNoSuchApproval
+	}
+	state := "denied"
+	if choice == gate.Refuse {
+		if err := a.auditHeld(ctx, *it, audit.ByUser, "denied by the user in the Inbox, after the Jarvis that held the call stopped"); err != nil {
+			return fmt.Errorf("the deny could not be recorded in the audit log, so the approval still waits: %w", err)
 		}
-		if it == nil || it.Kind != "approval" || it.State != "pending" || it.Call == nil || it.TaskID == "" {
-			return inbox.ErrNoSuchApproval
+	}
+	if choice == gate.Once {
+		deadline, err := time.Parse(time.RFC3339Nano, it.Deadline)
+		if err != nil || !deadline.After(time.Now()) {
+			return inbox.ErrNoSuchApproval // expired meanwhile
 		}
-		state := "denied"
-		if choice == gate.Once {
-			deadline, err := time.Parse(time.RFC3339Nano, it.Deadline)
-			if err != nil || !deadline.After(time.Now()) {
-				return inbox.ErrNoSuchApproval // expired meanwhile
-			}
-			q.Predecide(it.TaskID, it.Call.Tool, it.Call.Arguments, deadline)
-			state = "allowed"
-		}
-		if _, err := c.UpdateInbox(ctx, id, api.InboxUpdate{State: &state}); err != nil {
-			return friendly(err)
-		}
-		if choice != gate.Once {
-			return nil
-		}
-		if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
-			return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
-		}
+		q.Predecide(it.TaskID, it.Call.Tool, it.Call.Arguments, deadline)
+		state = "allowed"
+	}
+	if _, err := c.UpdateInbox(ctx, id, api.InboxUpdate{State: &state}); err != nil {
+		return friendly(err)
+	}
+	if choice != gate.Once {
 		return nil
 	}
+	if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
+		return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
+	}
+	return nil
 }
 
 // Inbox lists the Inbox, newest first, with the unread count (done items

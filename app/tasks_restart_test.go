@@ -256,4 +256,82 @@ func TestAHeldApprovalStillExpiresAtItsDeadline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.ws, "keep.md")); err != nil {
 		t.Fatal("keep.md went")
 	}
+	// No process held the call when it expired: the desktop audits it as
+	// expired all the same, once, even after another restart.
+	d.waitAudit(ap, audit.ByExpired)
+	d.stop()
+	d.start()
+	d.waitAudit(ap, audit.ByExpired)
+}
+
+// waitAudit waits for the audit row of an approval's call a stopped process
+// left, decided by by (denied), and fails on a second decided row for it:
+// the stopped process recorded only that it held the call.
+func (d *restartDesk) waitAudit(ap api.InboxItem, by string) {
+	d.t.Helper()
+	var es, decided []audit.Entry
+	testwait.Until(d.t, "the audit row of the call "+ap.CallID, 20*time.Second, func() bool {
+		var err error
+		es, err = d.runner.Audit().List(context.Background(), audit.Filter{ToolCallID: ap.CallID})
+		decided = decided[:0]
+		for _, e := range es {
+			if e.Decision != audit.Held {
+				decided = append(decided, e)
+			}
+		}
+		return err == nil && len(decided) > 0
+	})
+	e := decided[0]
+	if len(es) != 2 || es[0].Decision != audit.Held || len(decided) != 1 || e.Tool != ap.Call.Tool || e.Decision != audit.Denied ||
+		e.DecidedBy != by || e.SessionID != ap.SessionID || e.Class != es[0].Class {
+		d.t.Fatalf("audit of the call %s: %+v", ap.CallID, es)
+	}
+}
+
+// TestADenyAfterARestartIsAudited: a call waits for approval; the process
+// stops. Denied in the restarted process, the call is audited as the
+// user's deny (once, even after another restart), the Inbox item shows it
+// denied, and nothing runs.
+func TestADenyAfterARestartIsAudited(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "keep.md"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.set(time.Now())
+	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	ap := d.waitPending(task.ID)
+	d.stop()
+	d.start()
+	if err := d.runner.Approvals().Decide(ap.ID, gate.Refuse); err != nil {
+		t.Fatal(err)
+	}
+	if it := d.item(ap.ID); it.State != "denied" {
+		t.Fatalf("the denied approval: %+v", it)
+	}
+	d.waitAudit(ap, audit.ByUser)
+	if err := d.runner.Approvals().Decide(ap.ID, gate.Refuse); err == nil {
+		t.Fatal("a denied approval was denied twice")
+	}
+	d.stop()
+	d.start()
+	d.waitAudit(ap, audit.ByUser)
+	if _, err := os.Stat(filepath.Join(d.ws, "keep.md")); err != nil {
+		t.Fatal("keep.md went")
+	}
+	in, err := d.c.Inbox(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range in.Items {
+		if it.TaskID == task.ID && it.Kind == "result" && it.RunID != ap.RunID {
+			t.Fatalf("the task ran again after the deny: %+v", it)
+		}
+	}
 }

@@ -157,7 +157,7 @@ func (a *App) runTool(ctx context.Context, sessionID string, call api.ToolCall) 
 	if d.Decision == audit.Withdrawn {
 		return // the service answered the call itself; it awaits nothing
 	}
-	if call.Task != nil && !d.OK && a.ctx.Err() != nil {
+	if d.Decision == audit.Held || (call.Task != nil && !d.OK && a.ctx.Err() != nil) {
 		// A task's call cut off by this process stopping: no answer, so
 		// that its approval stays in the Inbox for after the restart (the
 		// run stops with the service).

@@ -303,6 +303,8 @@ func (r *Runner) Run(ctx context.Context, sessionID string, call api.ToolCall) T
 	switch {
 	case out.Withdrawn:
 		d.Decision = audit.Withdrawn
+	case out.Held:
+		d.Decision = audit.Held
 	case out.Decision.Action == gate.Run:
 		d.Decision = audit.Allowed
 	}

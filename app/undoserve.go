@@ -24,8 +24,9 @@ func ServeUndo(dataDir string, r *Runner, emit func(event string, data any), mcp
 	return ServeControl(dataDir, r, emit, nil, mcpm)
 }
 
-// ServeControl is ServeUndo answering more: `jarvis inbox allow|deny ID`
-// (a call of a task's run waiting in r's Approvals, inboxcli.go), and, when
+// ServeControl is ServeUndo answering more: `jarvis inbox` (its list and
+// done, and allow|deny ID of a call of a task's run waiting in r's
+// Approvals, inboxcli.go), and, when
 // yield is set (`jarvis --headless`), a window's request that this process
 // stop so that the window can take the data dir.
 func ServeControl(dataDir string, r *Runner, emit func(event string, data any), yield func(), mcpm *mcp.Manager) (*instance.Server, error) {
@@ -33,6 +34,8 @@ func ServeControl(dataDir string, r *Runner, emit func(event string, data any), 
 		switch op {
 		case InboxDecideOp:
 			return decideFromControl(r, body)
+		case InboxListOp, InboxDoneOp:
+			return inboxFromControl(ctx, r, op, body)
 		case YieldOp:
 			if yield == nil {
 				return nil, fmt.Errorf("this Jarvis is a window; it does not give way")

@@ -4,8 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"jarvis/api"
+	"jarvis/internal/testwait"
+	"jarvis/service/store"
 )
 
 // answers are the Inbox's items of kind "answer".
@@ -61,6 +64,51 @@ func TestExternalAnswersComeToTheInboxOncePerDelivery(t *testing.T) {
 	e.stop()
 	e.start()
 	if a := e.answers(); len(a) != 2 || !strings.Contains(a[1].Body, "three flights") {
+		t.Fatalf("after a restart: %+v", a)
+	}
+}
+
+// TestDelegatedRepliesThatArriveWhileAwayComeToTheInbox: an in-process
+// agent's reply to agents_message becomes one Inbox item when it lands
+// after the caller's turn is over (async, or past the caller's timeout),
+// in the target's conversation, keyed by the delegated turn; a sync reply
+// the caller's turn took while it ran adds none. A restart adds nothing.
+func TestDelegatedRepliesThatArriveWhileAwayComeToTheInbox(t *testing.T) {
+	e := newEnv(t)
+	e.setAgents(teamAgents, "")
+	sid := e.session("j1")
+
+	// Sync, answered within the caller's turn: no item.
+	evs := e.agChat(sid, `[[tool agents_message {"agentId":"notes","content":"[[deltas 2]]"}]]`)
+	if r := delegationResult(t, agDelegations(t, evs)[0]); r.Status != "complete" {
+		t.Fatalf("sync: %+v", r)
+	}
+
+	// Async: the caller's turn ends at once; the reply comes later.
+	evs = e.agChat(sid, `[[tool agents_message {"agentId":"notes","content":"[[slow 100]] [[deltas 4]]","mode":"async","session":"create"}]]`)
+	async := delegationResult(t, agDelegations(t, evs)[0])
+	// Past the caller's timeout: the reply lands after its turn ended.
+	evs = e.agChat(sid, `[[tool agents_message {"agentId":"notes","content":"[[slow 150]] [[deltas 5]]","timeout":0.3,"session":"create"}]]`)
+	late := delegationResult(t, agDelegations(t, evs)[0])
+	if async.Status != "started" || late.Status != "timeout" {
+		t.Fatalf("async %+v late %+v", async, late)
+	}
+	var got []api.InboxItem
+	testwait.Until(t, "both late replies in the Inbox", 10*time.Second, func() bool {
+		got = e.answers()
+		return len(got) >= 2
+	})
+	bySession := map[string]api.InboxItem{}
+	for _, it := range got {
+		bySession[it.SessionID] = it
+	}
+	if len(got) != 2 || bySession[async.SessionID].Body != "w0 w1 w2 w3" || bySession[late.SessionID].Body != "w0 w1 w2 w3 w4" ||
+		bySession[async.SessionID].Title != "Notes answered" || bySession[async.SessionID].ID != store.AnswerID("delegate", "notes", async.SessionID, async.ResponseID) {
+		t.Fatalf("answers: %+v", got)
+	}
+	e.stop()
+	e.start()
+	if a := e.answers(); len(a) != 2 {
 		t.Fatalf("after a restart: %+v", a)
 	}
 }

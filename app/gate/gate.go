@@ -412,6 +412,10 @@ type Ruling struct {
 	// Withdrawn: the service gave up on the call before it could run
 	// (ctx cancelled with ErrWithdrawn); Allow is false.
 	Withdrawn bool `json:"withdrawn,omitempty"`
+	// Held: a task's call waiting in the Inbox when this process stopped
+	// (ErrKept); Allow is false, and the decision given after the restart
+	// is a row of its own.
+	Held bool `json:"held,omitempty"`
 	// UserReason is what the user wrote when they denied it (Answer.Why).
 	UserReason string `json:"user_reason,omitempty"`
 }
@@ -451,6 +455,7 @@ type Outcome struct {
 	Arguments json.RawMessage `json:"arguments"`  // as executed: canonical (edited, if the user edited them)
 	Edited    bool            `json:"edited,omitempty"`
 	Withdrawn bool            `json:"withdrawn,omitempty"` // the service gave up on it; nothing ran
+	Held      bool            `json:"held,omitempty"`      // kept in the Inbox when this process stopped; nothing ran
 	// UserReason is what the user wrote when they denied it ("Tell the
 	// agent why"); the service gives it to the model with the denial.
 	UserReason string        `json:"user_reason,omitempty"`
@@ -506,6 +511,9 @@ func (g *Gate) Handle(ctx context.Context, req Request, exec ExecFunc) Outcome {
 	} else if r.Withdrawn {
 		entry.Decision, out.Withdrawn = audit.Withdrawn, true
 		out.Error = "withdrawn: " + r.Reason
+	} else if r.Held {
+		entry.Decision, out.Held = audit.Held, true
+		out.Error = "held: " + r.Reason
 	} else {
 		entry.Decision = audit.Denied
 		out.Error = "denied: " + r.Reason
@@ -580,6 +588,10 @@ func (g *Gate) prompt(ctx context.Context, req Request, args map[string]json.Raw
 	case errors.Is(err, ErrNoOneToAsk):
 		r.DecidedBy = audit.ByHeadless
 		r.Reason += "; it would prompt, and there is nobody to ask (headless): denied"
+		return false
+	case errors.Is(err, ErrKept):
+		r.DecidedBy, r.Held = audit.ByService, true
+		r.Reason += "; held: Jarvis stopped while it waited for approval in the Inbox, which keeps it; the decision given after the restart is a row of its own"
 		return false
 	case errors.Is(err, ErrExpired):
 		r.DecidedBy = audit.ByExpired

@@ -98,6 +98,10 @@ var (
 	// ErrExpired: a call of a task's run waited for approval in the Inbox
 	// past the task's deadline (denied, audited as expired).
 	ErrExpired = errors.New("gate: nobody decided before the task's deadline")
+	// ErrKept: a call of a task's run waited for approval in the Inbox and
+	// this process stopped; the Inbox keeps it for after the restart
+	// (audited as held: neither allowed nor denied yet).
+	ErrKept = errors.New("gate: Jarvis stopped while the call waited in the Inbox; the Inbox keeps it")
 	// ErrNoOneToAsk is NoOneToAsk's answer: there is no window
 	// (`jarvis --headless`), so a call that would prompt is denied.
 	ErrNoOneToAsk = errors.New("gate: the call needs the user's permission, and there is nobody to ask (headless)")

@@ -2,7 +2,8 @@
 // a call of a scheduled task's run that needs your approval waits here
 // (Approvals: no prompt in your face, no denial, no timeout) until you decide
 // in the Inbox or the task's deadline passes (then denied, and audited as
-// expired); and the Inbox printed in a terminal (`jarvis inbox`, Print).
+// expired); and the Inbox this process keeps through its service (Service),
+// which `jarvis inbox` beside it lists and acts on.
 package inbox
 
 import (
@@ -43,6 +44,13 @@ type Pending struct {
 	Outcome string `json:"outcome,omitempty"`
 }
 
+// Service is where this process's Inbox is kept: the service it runs, or
+// the one it is attached to (--service-url). *api.Client is one.
+type Service interface {
+	Inbox(ctx context.Context, all bool) (api.Inbox, error)
+	UpdateInbox(ctx context.Context, id string, u api.InboxUpdate) (api.InboxItem, error)
+}
+
 type waiting struct {
 	p  Pending
 	ch chan gate.Answer
@@ -56,6 +64,8 @@ type Approvals struct {
 	waits   map[string]*waiting
 	given   []given // decisions given ahead, after a restart (Predecide)
 	held    func(id string, choice gate.Choice) error
+	asked   map[string]bool // every id Ask parked in this process
+	svc     Service
 	settled []Pending // settled since the last Drain, for the Inbox's states
 	changed chan struct{}
 	closed  bool
@@ -66,15 +76,17 @@ func NewApprovals(now func() time.Time) *Approvals {
 	if now == nil {
 		now = time.Now
 	}
-	return &Approvals{now: now, waits: map[string]*waiting{}, changed: make(chan struct{})}
+	return &Approvals{now: now, waits: map[string]*waiting{}, asked: map[string]bool{}, changed: make(chan struct{})}
 }
 
 // ErrNoSuchApproval: nothing waits under that id (decided, expired, or never).
 var ErrNoSuchApproval = errors.New("inbox: nothing waits for approval under that id")
 
 // Ask parks p until Decide answers it, the task's deadline passes
-// (gate.ErrExpired) or ctx ends (the service withdrew the call). The
-// returned error follows gate.Asker.
+// (gate.ErrExpired) or ctx ends: the service withdrew the call
+// (gate.ErrWithdrawn), or this process stops (gate.ErrKept: the Inbox
+// keeps the call for after the restart). The returned error follows
+// gate.Asker.
 func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (gate.Answer, error) {
 	deadline, err := time.Parse(time.RFC3339Nano, task.Deadline)
 	if err != nil {
@@ -93,6 +105,7 @@ func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (g
 	p.ID, p.Deadline = id, deadline
 	w := &waiting{p: Pending{ID: id, Prompt: p, Task: task, Deadline: deadline, Since: q.now()}, ch: make(chan gate.Answer, 1)}
 	q.waits[id] = w
+	q.asked[id] = true
 	q.notify()
 	q.mu.Unlock()
 
@@ -108,7 +121,12 @@ func (q *Approvals) Ask(ctx context.Context, p gate.Prompt, task api.TaskRef) (g
 		return <-w.ch, nil // decided at the last moment
 	case <-ctx.Done():
 		q.settle(id, "withdrawn")
-		return gate.Answer{Choice: gate.Refuse}, context.Cause(ctx)
+		if cause := context.Cause(ctx); errors.Is(cause, gate.ErrWithdrawn) {
+			return gate.Answer{Choice: gate.Refuse}, cause
+		}
+		// Not withdrawn by the service: this process stops, and the
+		// Inbox keeps the call for after the restart.
+		return gate.Answer{Choice: gate.Refuse}, gate.ErrKept
 	}
 }
 
@@ -155,6 +173,37 @@ func (q *Approvals) HandleHeld(f func(id string, choice gate.Choice) error) {
 	q.mu.Lock()
 	q.held = f
 	q.mu.Unlock()
+}
+
+// AskedHere says whether id is a call that waited in this process: its
+// outcome is audited by this process's gate, never as one a stopped
+// process left.
+func (q *Approvals) AskedHere(id string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.asked[id]
+}
+
+// UseService sets where this process's Inbox is kept (the App following
+// the service does, at start).
+func (q *Approvals) UseService(s Service) {
+	q.mu.Lock()
+	q.svc = s
+	q.mu.Unlock()
+}
+
+// ErrNoService: this process does not follow a service yet.
+var ErrNoService = errors.New("inbox: this Jarvis is not connected to its service yet")
+
+// Service returns where this process's Inbox is kept; ErrNoService before
+// UseService.
+func (q *Approvals) Service() (Service, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.svc == nil {
+		return nil, ErrNoService
+	}
+	return q.svc, nil
 }
 
 // settle takes id off the queue with an outcome; false if it was not there.

@@ -167,7 +167,13 @@ func runInbox(args []string, env Env) int {
 	case "":
 		err = printInbox(ctx, env.Stdout, *dataDir, *all)
 	case "done":
-		if err = service.MarkInboxDone(ctx, *dataDir, id); err == nil {
+		// The Jarvis running on the data dir marks it in the Inbox it
+		// keeps (its service's); else the data dir's own.
+		var running bool
+		if running, err = app.DoneFromTerminal(*dataDir, id); err == nil && !running {
+			err = service.MarkInboxDone(ctx, *dataDir, id)
+		}
+		if err == nil {
 			fmt.Fprintln(env.Stdout, "marked done:", id)
 		}
 	case "allow", "deny":
@@ -184,8 +190,14 @@ func runInbox(args []string, env Env) int {
 	return 0
 }
 
+// printInbox lists the Inbox of the Jarvis running on dataDir (its
+// service's, which under --service-url is not kept in dataDir: the one its
+// allow and deny act on), or dataDir's own when none runs.
 func printInbox(ctx context.Context, w io.Writer, dataDir string, all bool) error {
-	in, err := service.ReadInbox(ctx, dataDir, all)
+	in, running, err := app.InboxFromTerminal(dataDir, all)
+	if err == nil && !running {
+		in, err = service.ReadInbox(ctx, dataDir, all)
+	}
 	if err != nil {
 		return err
 	}

@@ -330,7 +330,16 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		return turn.Failed("a2a_unreachable", "Agent %q: %v", agent.AgentID, err)
 	}
 	pushCfg, pushed, endPush := rt.pushFor(agent.AgentID, card)
-	defer endPush()
+	var x2 *exchange
+	defer func() {
+		if pushed != nil && x2 != nil && x2.taskID != "" && ctx.Err() == nil && !x2.ended() {
+			// The turn is over and its task is not: its answer may
+			// still come by push notification.
+			rt.awaitLate(pushed, endPush, agent, t.SessionID, x2.taskID)
+			return
+		}
+		endPush()
+	}()
 	fopts := []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(rt.hc), a2aclient.WithConfig(a2aclient.Config{
 		PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, AcceptedOutputModes: []string{"text/plain", "text/markdown", "application/json"},
 		PushConfig: pushCfg})}
@@ -353,7 +362,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: t.User.Content})
 	msg.ContextID = rt.lastContext(cctx, t)
-	x2 := &exchange{rt: rt, t: t, agent: agent, client: client, push: pushed}
+	x2 = &exchange{rt: rt, t: t, agent: agent, client: client, push: pushed}
 	if card.Capabilities.Streaming {
 		err = x2.stream(cctx, &a2a.MessageSendParams{Message: msg})
 	} else {

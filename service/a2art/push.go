@@ -15,9 +15,13 @@ package a2art
 // verify even when it carries a good token. The turn reads deliveries
 // while it waits for its task's end, so a task that finished while the
 // agent could not be reached (its stream broken, tasks/get failing) still
-// ends the turn.
+// ends the turn. A turn that ended with its task unfinished (it timed out,
+// or lost the agent) keeps its mailbox for lateWindow: the task's end
+// delivered then is kept in the conversation and becomes one Inbox item
+// (an answer that arrived while you were away), and the token is revoked.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,12 +30,15 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"jarvis/api"
 	"jarvis/service/callback"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
+	"jarvis/service/store"
 	"jarvis/service/turn"
 	"jarvis/service/webhook"
 )
@@ -49,13 +56,72 @@ type pushes struct {
 	byHash map[string]*pushWait
 }
 
+// lateWindow is how long after its turn ended a task left unfinished may
+// still bring its answer by push notification.
+const lateWindow = 24 * time.Hour
+
 // pushWait is one turn's mailbox of delivered tasks.
 type pushWait struct {
 	agent string // the agent the turn talks to
 	ch    chan *a2a.Task
 	mu    sync.Mutex
 	seen  map[string]bool // deliveries taken: task, state, time, artifacts
+	// late takes the deliveries once the turn has ended (awaitLate).
+	late func(ctx context.Context, t *a2a.Task)
 }
+
+// awaitLate keeps the mailbox of a turn that ended with its task
+// unfinished open for lateWindow (then end revokes its token): the task's
+// end delivered meanwhile is its late answer (lateAnswer), and ends it.
+func (rt *Runtime) awaitLate(pw *pushWait, end func(), agent config.Agent, sessionID string, taskID a2a.TaskID) {
+	timer := time.AfterFunc(lateWindow, end)
+	var once sync.Once
+	pw.mu.Lock()
+	pw.late = func(ctx context.Context, t *a2a.Task) {
+		if t.ID != taskID || !(t.Status.State.Terminal() || t.Status.State == a2a.TaskStateInputRequired) {
+			return
+		}
+		once.Do(func() {
+			timer.Stop()
+			end()
+			rt.lateAnswer(ctx, agent, sessionID, t)
+		})
+	}
+	pw.mu.Unlock()
+}
+
+// lateAnswer keeps a task's answer that came after its turn in the
+// conversation (an assistant message of its own) and puts it in the Inbox,
+// once per task and state.
+func (rt *Runtime) lateAnswer(ctx context.Context, agent config.Agent, sessionID string, t *a2a.Task) {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		b.WriteString(partsText(a.Parts))
+	}
+	if b.Len() == 0 && t.Status.Message != nil {
+		b.WriteString(partsText(t.Status.Message.Parts))
+	}
+	text := b.String()
+	if t.Status.State != a2a.TaskStateCompleted && t.Status.State != a2a.TaskStateInputRequired || strings.TrimSpace(text) == "" {
+		rt.env.Log.Info("a2a: a task ended after its turn, with no answer", "agent", agent.AgentID, "task", t.ID, "state", t.Status.State)
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	var m meta
+	m.A2A.ContextID, m.A2A.TaskID, m.A2A.State = t.ContextID, string(t.ID), string(t.Status.State)
+	mb, _ := json.Marshal(m)
+	id := turn.NewID("a2l_")
+	msg := &store.Message{SessionID: sessionID, TurnID: id, Role: "assistant", Content: text, Meta: string(mb)}
+	if _, err := rt.env.Events.PublishWith(ctx, sessionID, api.EventFinal,
+		api.ExternalReplyEvent{Text: text, TurnID: id, Origin: lateOrigin, AgentID: agent.AgentID}, rt.env.Store.AppendMessage(msg)); err != nil {
+		rt.env.Log.Error("a2a: keeping a late answer", "agent", agent.AgentID, "task", t.ID, "err", err)
+		return
+	}
+	rt.env.AnswerArrived(ctx, agent, sessionID, "", text, "a2a", agent.AgentID, sessionID, string(t.ID), string(t.Status.State))
+}
+
+// lateOrigin is the origin of the assistant.final of a late answer.
+const lateOrigin = "a2a"
 
 // pushFor returns the push configuration of a turn and its mailbox when the
 // card offers push notifications and the service's address is known; end
@@ -161,11 +227,16 @@ func (rt *Runtime) handlePush(w http.ResponseWriter, r *http.Request) error {
 		pw.mu.Lock()
 		dup := pw.seen[key]
 		pw.seen[key] = true
+		late := pw.late
 		pw.mu.Unlock()
 		if dup {
 			continue
 		}
 		taken = true
+		if late != nil { // its turn has ended: a late answer
+			late(r.Context(), &task)
+			continue
+		}
 		select {
 		case pw.ch <- &task:
 		default:

@@ -23,8 +23,10 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/push"
 
 	"jarvis/internal/testhttp"
+	"jarvis/internal/testwait"
 	"jarvis/service/a2art"
 	"jarvis/service/httpapi"
+	"jarvis/service/store"
 )
 
 // twice is a2a-go's HTTP push sender, delivering each notification and then
@@ -314,5 +316,56 @@ func TestA2ASignedPushNotificationCompletesTheTurn(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 || !strings.Contains(string(b), `\"nobody\" is not an A2A agent here`) {
 		t.Fatalf("a delivery signed for an unknown agent: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestA2ALatePushNotificationComesToTheInbox: the turn timed out while the
+// agent could not be reached (so its task could not be cancelled); the task
+// completes later and the agent's push notification brings its answer: it
+// is kept in the conversation and becomes one Inbox item. The delivery
+// repeated adds nothing.
+func TestA2ALatePushNotificationComesToTheInbox(t *testing.T) {
+	sender := &twice{inner: push.NewHTTPPushSender(nil)}
+	srv := pushAgent(t, &remote{}, sender)
+	f, _ := pushFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":0.5}`, srv.URL), nil)
+	out, tt := f.turn(t, "count 30")
+	if out.Fail == nil || out.Fail.Code != "a2a_timeout" {
+		t.Fatalf("outcome %+v, want the turn timed out", out)
+	}
+	ctx := context.Background()
+	var items []store.InboxRow
+	testwait.Until(t, "the late answer in the Inbox", 15*time.Second, func() bool {
+		rows, _, err := f.env.Store.Inbox(ctx, false, 0)
+		items = rows
+		return err == nil && len(rows) > 0
+	})
+	want := ""
+	for i := 1; i <= 30; i++ {
+		want += fmt.Sprintf("%d ", i)
+	}
+	it := items[0]
+	if len(items) != 1 || it.Kind != "answer" || it.Title != "Remote answered" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
+		t.Fatalf("inbox %+v", items)
+	}
+	msgs, err := f.env.Store.Messages(ctx, tt.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != "assistant" || last.Content != want || last.TurnID == tt.ID {
+		t.Fatalf("the late answer is not kept in the conversation: %+v", last)
+	}
+	testwait.Until(t, "the repeated delivery", 10*time.Second, func() bool {
+		sender.mu.Lock()
+		defer sender.mu.Unlock()
+		for _, rp := range sender.repeats {
+			if strings.HasPrefix(rp, "completed:") {
+				return true
+			}
+		}
+		return false
+	})
+	if rows, _, _ := f.env.Store.Inbox(ctx, false, 0); len(rows) != 1 {
+		t.Fatalf("the repeated delivery added an item: %+v", rows)
 	}
 }

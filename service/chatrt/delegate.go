@@ -175,6 +175,7 @@ func (rt *Runtime) agentsMessage(ctx context.Context, t *turn.Turn, caller confi
 		return "", err
 	}
 	res.ResponseID = tt.ID
+	rt.answerWhenAway(t, target, sess.ID, tt)
 	rt.publish(t.SessionID, api.EventStatus, api.StatusEvent{
 		Text: fmt.Sprintf("Asked %s (%s, session %s)", target.DisplayName, args.Mode, sess.ID), Kind: "delegation", TurnID: t.ID})
 	if args.Mode == "async" {
@@ -227,6 +228,32 @@ func (rt *Runtime) agentsMessage(ctx context.Context, t *turn.Turn, caller confi
 	_, outside := rt.delegationTarget(rt.env.Config(), caller, raw)
 	judgeReply(ctx, target.AgentID, !outside, tt, len(res.InjectionFlags) > 0)
 	return marshalResult(res)
+}
+
+// answerWhenAway makes the delegated turn tt's reply one Inbox item when
+// it lands while nobody waits for it: after the caller's turn t is over
+// (async, past the caller's timeout, the caller cancelled), or in a
+// background run (a task's), whose user is away. The item is keyed by tt,
+// so it is added once. An external agent's reply comes through its
+// callback, which makes its own item.
+func (rt *Runtime) answerWhenAway(t *turn.Turn, target config.Agent, sessionID string, tt *turn.Turn) {
+	if _, ok := rt.awaiter(target); ok {
+		return
+	}
+	go func() {
+		<-tt.Done
+		if tt.Fail != nil || strings.TrimSpace(tt.Final) == "" {
+			return
+		}
+		if t.Task == nil {
+			select {
+			case <-t.Done:
+			default:
+				return // the caller's turn took the reply, or its user watches it
+			}
+		}
+		rt.env.AnswerArrived(context.Background(), target, sessionID, "", tt.Final, "delegate", target.AgentID, sessionID, tt.ID)
+	}()
 }
 
 // awaiter is the target's runtime when its reply comes after its turn.

@@ -128,6 +128,11 @@ func TestTasksRunInJarvisServiceWithTheDesktopAttached(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "old.md")); err != nil {
 		t.Fatalf("old.md went before the approval: %v", err)
 	}
+	// `jarvis inbox` on the attached process's data dir lists the
+	// service's Inbox: the one its allow acts on.
+	if out, err := h.jarvis(t, "inbox", "--data-dir", deskData); err != nil || !strings.Contains(out, "id "+pending.ID) || !strings.Contains(out, "pending") {
+		t.Fatalf("jarvis inbox beside the attached process does not list the service's approval %s: %v\n%s", pending.ID, err, out)
+	}
 	if out, err := h.jarvis(t, "inbox", "allow", pending.ID, "--data-dir", deskData); err != nil || !strings.Contains(out, "allowed") {
 		t.Fatalf("jarvis inbox allow: %v\n%s", err, out)
 	}
@@ -151,6 +156,22 @@ func TestTasksRunInJarvisServiceWithTheDesktopAttached(t *testing.T) {
 		}
 		return got["result open Tidy"] && got["result open Minute note"] && got["approval allowed "+pending.Title]
 	})
+	// Marked done from the terminal beside the attached process, in the
+	// service's Inbox.
+	var tidyResult string
+	if in, err := c.Inbox(ctx, false); err == nil {
+		for _, it := range in.Items {
+			if it.Kind == "result" && it.TaskID == tidy.ID {
+				tidyResult = it.ID
+			}
+		}
+	}
+	if out, err := h.jarvis(t, "inbox", "done", tidyResult, "--data-dir", deskData); err != nil {
+		t.Fatalf("jarvis inbox done: %v\n%s", err, out)
+	}
+	if in, err := c.Inbox(ctx, true); err != nil || !isDone(in, tidyResult) {
+		t.Fatalf("the result %s is not done in the service's Inbox: %v %+v", tidyResult, err, in)
+	}
 	if !strings.Contains(svc.Stderr(), "tasks: run started") {
 		t.Fatalf("the runs did not start in jarvis-service:\n%s", svc.Stderr())
 	}
@@ -164,4 +185,13 @@ func TestTasksRunInJarvisServiceWithTheDesktopAttached(t *testing.T) {
 	if err := svc.Stop(); err != nil {
 		t.Fatalf("jarvis-service on stop: %v\n%s", err, svc.Stderr())
 	}
+}
+
+func isDone(in api.Inbox, id string) bool {
+	for _, it := range in.Items {
+		if it.ID == id {
+			return it.State == "done"
+		}
+	}
+	return false
 }
