@@ -65,6 +65,9 @@ type Sandbox struct {
 	// Writable are the absolute folders the program may write: the
 	// workspace (or an MCP server's folder) and its temporary folder.
 	Writable []string
+	// WritableFiles are absolute files it may write (not create): a coding
+	// agent's state kept in one file of the home folder (~/.claude.json).
+	WritableFiles []string
 	// Protected are absolute folders it must never write, nor read (with
 	// bubblewrap): Jarvis's config, data, audit key, trash, checkpoints.
 	Protected []string
@@ -140,7 +143,8 @@ func (s Sandbox) Confined() bool {
 }
 
 // Describe is the sandbox in one line, for prompts, cards and audit rows:
-// "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network" or what
+// "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network" (or
+// "network allowed") or what
 // is missing.
 func (s Sandbox) Describe() string {
 	bw, ll, sc := s.mechanisms()
@@ -156,7 +160,7 @@ func (s Sandbox) Describe() string {
 	}
 	net := "no network"
 	if s.Network {
-		net = "with network"
+		net = "network allowed"
 	}
 	if len(mechs) == 0 {
 		return "not sandboxed: it can do whatever you can, network included"
@@ -185,6 +189,9 @@ func (s Sandbox) Command(path string, args []string, dir string) *exec.Cmd {
 		for _, w := range s.Writable {
 			h = append(h, "--rw", w)
 		}
+		for _, f := range s.WritableFiles {
+			h = append(h, "--rwfile", f)
+		}
 		if s.Network {
 			h = append(h, "--net")
 		}
@@ -212,6 +219,9 @@ func (s Sandbox) bwrapArgs(dir string) []string {
 	var ms []mnt
 	for _, w := range s.Writable {
 		ms = append(ms, mnt{w, []string{"--bind", w, w}})
+	}
+	for _, f := range s.WritableFiles {
+		ms = append(ms, mnt{f, []string{"--bind", f, f}})
 	}
 	var hidden []string
 	for _, p := range s.Protected {
@@ -290,7 +300,8 @@ func Bubblewrap() (string, error) {
 }
 
 // ConfineMain is the helper (confine.Main) as the jarvis binary's hidden
-// subcommand: args are "--rw DIR"… ["--net"] "--" PROGRAM ARG…. It
+// subcommand: args are "--rw DIR"… "--rwfile FILE"… ["--net"] "--"
+// PROGRAM ARG…. It
 // returns only on failure.
 func ConfineMain(args []string) error { return confine.Main(args, os.Environ()) }
 

@@ -253,7 +253,7 @@ func TestSandboxNetworkAllowed(t *testing.T) {
 			t.Fatalf("%s: assessment %+v", k, a)
 		}
 		r := runCmd(t, x, map[string]any{"program": os.Args[0], "network": true, "args": []string{"-test.run=^TestHelperEscape$", "--", "tcp", tcp.Addr().String()}})
-		if r.ExitCode != 0 || !r.Network || !strings.Contains(r.Sandbox, "with network") {
+		if r.ExitCode != 0 || !r.Network || !strings.Contains(r.Sandbox, "network allowed") {
 			t.Errorf("%s: network allowed, loopback connect: %+v", k, r)
 		}
 		r = runCmd(t, x, map[string]any{"program": os.Args[0], "network": true, "args": []string{"-test.run=^TestHelperEscape$", "--", "unix", usock.Addr().String()}})
