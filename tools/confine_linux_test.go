@@ -249,7 +249,7 @@ func TestSandboxNetworkAllowed(t *testing.T) {
 	for _, k := range kinds {
 		x := sandboxExec(t, t.TempDir(), nil, k)
 		a := x.Assess("run_command", jsonArgs(t, map[string]any{"program": "curl", "network": true}))
-		if !strings.Contains(a.Reason, "with network") || !strings.Contains(string(a.Canonical), `"network":true`) {
+		if !strings.Contains(a.Reason, "network allowed") || !strings.Contains(string(a.Canonical), `"network":true`) {
 			t.Fatalf("%s: assessment %+v", k, a)
 		}
 		r := runCmd(t, x, map[string]any{"program": os.Args[0], "network": true, "args": []string{"-test.run=^TestHelperEscape$", "--", "tcp", tcp.Addr().String()}})
