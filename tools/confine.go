@@ -75,6 +75,15 @@ type Sandbox struct {
 	Network bool
 }
 
+// NewSandbox is the sandbox of the programs started through helper (the
+// small jarvis-confine where it is installed, SmallHelper), with bubblewrap
+// where it works here, keeping the protected folders out of reach; the
+// caller sets Writable and Network per program.
+func NewSandbox(helper, protected []string) Sandbox {
+	bwrap, _ := Bubblewrap()
+	return Sandbox{Helper: SmallHelper(helper), Bwrap: bwrap, Protected: protected}
+}
+
 // Protection is one promise of the sandbox, and whether it holds here.
 type Protection struct {
 	Name string `json:"name"`

@@ -28,9 +28,16 @@ import (
 	"jarvis/service"
 	"jarvis/service/listener"
 	"jarvis/service/secrets"
+	"jarvis/tools"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == tools.ConfineSubcommand {
+		// The sandbox's helper, where jarvis-confine is not installed
+		// beside this binary (tools.SmallHelper).
+		fmt.Fprintln(os.Stderr, "sandbox:", tools.ConfineMain(os.Args[2:]))
+		os.Exit(126)
+	}
 	if len(os.Args) > 2 && os.Args[1] == "config" && os.Args[2] == "approve" {
 		os.Exit(service.ApproveConfigCommand("jarvis-service", os.Args[3:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
@@ -107,7 +114,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		Approved: store, ConfigWarning: warning,
 		// Scheduled tasks run here: a window or `jarvis --headless` attached
 		// with --service-url gets their calls, and approves them.
-		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid())})
+		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid()),
+		// CLI coding agents run in Jarvis's sandbox, through this binary's
+		// hidden subcommand (or jarvis-confine beside it).
+		Sandbox: agentSandbox(log)})
 	if err != nil {
 		ln.Close()
 		return err
@@ -165,4 +175,18 @@ func schedulerThreads(current int, env string) int {
 		return current
 	}
 	return max(1, current-1)
+}
+
+// agentSandbox is the sandbox of the CLI coding agents: this binary's
+// hidden subcommand is the helper (jarvis-confine when it is beside it);
+// the service protects its data and config folders. Nil (unconfined, and
+// the agents' status says so) when the binary cannot name itself.
+func agentSandbox(log *slog.Logger) *tools.Sandbox {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("CLI agents will not be sandboxed: the binary cannot find itself", "err", err)
+		return nil
+	}
+	sb := tools.NewSandbox([]string{exe, tools.ConfineSubcommand}, nil)
+	return &sb
 }

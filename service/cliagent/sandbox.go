@@ -93,11 +93,15 @@ func (r *Runner) Sandbox() string {
 	case OwnSandbox(r.opts.Kind, r.opts.PermissionMode):
 		return "in its own sandbox (commands cannot write outside the working folder, no network)"
 	case r.opts.Sandbox == nil:
-		return "not sandboxed by Jarvis: it can do whatever you can"
+		return "without Jarvis's sandbox: it can do whatever you can"
 	}
 	sb := *r.opts.Sandbox
 	sb.Network = true
-	return "in Jarvis's sandbox: " + sb.Describe()
+	d := sb.Describe()
+	if rest, ok := strings.CutPrefix(d, "sandboxed "); ok {
+		return "in Jarvis's sandbox " + rest
+	}
+	return "without a sandbox (this system has neither bubblewrap nor Landlock nor seccomp): it can do whatever you can"
 }
 
 // sandbox makes the state folders (claude's ~/.claude.json as an empty

@@ -98,7 +98,8 @@ func TestRunRelaysTheCLIAndResumesItsSession(t *testing.T) {
 		t.Fatalf("turn stats %+v %q", calls, thinking)
 	}
 	// The tool the CLI ran is reported (tool.result, source "agent") for the desktop's audit log.
-	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "tool.result", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
+	// The turn says first where the CLI runs (here: no sandbox was given).
+	if want := []string{"status claude-cli runs without Jarvis's sandbox: it can do whatever you can", "assistant.delta Let me look.", "status Coder is using Bash", "tool.result", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
 		t.Fatalf("published %q, want %q", rec.Lines("text"), want)
 	}
 
