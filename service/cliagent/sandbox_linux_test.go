@@ -291,3 +291,48 @@ func TestCodexOwnSandboxIsLeftAlone(t *testing.T) {
 		t.Errorf("codex read-only with its own sandbox: %v", err)
 	}
 }
+
+// TestCLIAgentWorkDirInsideProtectedFolder: a CLI agent's default working
+// folder is inside Jarvis's data folder (<data>/cli/<agent>), which the
+// sandbox hides: the CLI works in its folder, and the rest of the data
+// folder stays out of its reach.
+func TestCLIAgentWorkDirInsideProtectedFolder(t *testing.T) {
+	bwrap, err := tools.Bubblewrap()
+	if err != nil {
+		t.Skipf("needs bubblewrap: %v", err)
+	}
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "policy.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(data, "cli", "coder")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	script.WriteString(sandboxTurns[KindPi][0] + "\n")
+	for _, a := range [][3]string{{"workspace", "write", filepath.Join(ws, "written")}, {"protected", "write", filepath.Join(data, "policy.json")}} {
+		fmt.Fprintf(&script, "@sh %s -test.run='^TestHelperEscapeCLI$' -- %s %s; echo $? > %s\n",
+			shellQuote(os.Args[0]), a[1], shellQuote(a[2]), shellQuote(filepath.Join(ws, "result."+a[0])))
+	}
+	script.WriteString(sandboxTurns[KindPi][1])
+	f := newFake(t, script.String())
+	sb := &tools.Sandbox{Helper: []string{os.Args[0], "-test.run=^TestHelperConfineCLI$", "--"}, Bwrap: bwrap, Protected: []string{data}}
+	r := f.runner(KindPi, func(o *Options) {
+		o.WorkDir, o.Sandbox = ws, sb
+		o.Env = append(o.Env, "HOME="+t.TempDir(), "CONFINE_HELPER=1", "ESCAPE_HELPER=1")
+	})
+	res, _, err := run(t, r, Request{Prompt: "try"})
+	if err != nil || res.Text != "Done." {
+		t.Fatalf("Run: %q, %v (stderr %q)", res.Text, err, res.Stderr)
+	}
+	if got := strings.TrimSpace(readFile(t, ws, "result.workspace")); got != "0" {
+		t.Errorf("writing in its folder inside the data folder exited %s", got)
+	}
+	if got := strings.TrimSpace(readFile(t, ws, "result.protected")); got == "0" {
+		t.Errorf("writing the data folder's policy.json worked")
+	}
+	if b, _ := os.ReadFile(filepath.Join(data, "policy.json")); string(b) != "{}" {
+		t.Errorf("policy.json = %q", b)
+	}
+}
