@@ -66,8 +66,12 @@ func (rt *Runtime) cliRunner(a config.Agent, ch config.Chat) (*cliagent.Runner, 
 	if dir == "" {
 		dir = filepath.Join(rt.env.DataDir, "cli", a.AgentID)
 	}
+	sb := rt.env.Sandbox
+	if ch.Sandbox != nil && !*ch.Sandbox {
+		sb = nil // the approved config asks for no sandbox
+	}
 	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, Model: ch.Model,
-		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: rt.env.Log, Sandbox: rt.env.Sandbox})
+		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: rt.env.Log, Sandbox: sb})
 }
 
 // Run runs a turn of a chat agent with a CLI provider.
