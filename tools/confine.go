@@ -3,9 +3,9 @@ package tools
 // The sandbox of every program Jarvis starts on an agent's behalf:
 // run_command (and so ACP terminals), MCP stdio servers, and the CLI
 // coding agents whose own sandbox does not apply (service/cliagent, with
-// the network and their state folders). A program
-// cannot be undone (no checkpoint covers what it does), so it runs inside
-// up to three kernel mechanisms, each checked by the escape tests of
+// the network and their state folders). A program cannot be undone (no
+// checkpoint covers what it does), so it runs inside up to three kernel
+// mechanisms, each checked by the escape tests of
 // confine_linux_test.go:
 //
 //   - bubblewrap (Debian's bwrap), when it is installed and works here: a
