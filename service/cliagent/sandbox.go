@@ -36,10 +36,11 @@ func OwnSandbox(kind Kind, mode string) bool {
 // env's HOME names) the CLI of kind writes its own state to: its login,
 // settings, conversations, caches and locks, as each CLI keeps them.
 //
-//   - claude: ~/.claude (or $CLAUDE_CONFIG_DIR), ~/.claude.json (a file
-//     in the home folder itself, rewritten in place: claude's atomic
-//     rename through ~/.claude.json.tmp.* fails in the read-only home and
-//     it falls back to writing the file directly), ~/.cache/claude,
+//   - claude: ~/.claude (or $CLAUDE_CONFIG_DIR: sign-in, settings,
+//     conversations), ~/.claude.json (a file in the home folder itself,
+//     for the versions that rewrite it in place; Claude Code 2.1 saves it
+//     only by renaming ~/.claude.json.tmp.* over it, which the read-only
+//     home refuses, and goes on without saving it), ~/.cache/claude,
 //     ~/.cache/claude-cli-nodejs, ~/.local/state/claude (version and
 //     sign-in locks).
 //   - pi: ~/.pi (or $PI_CODING_AGENT_DIR).
