@@ -43,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,9 +81,14 @@ type Sandbox struct {
 // NewSandbox is the sandbox of the programs started through helper (the
 // small jarvis-confine where it is installed, SmallHelper), with bubblewrap
 // where it works here, keeping the protected folders out of reach; the
-// caller sets Writable and Network per program.
+// caller sets Writable and Network per program. Where the helper cannot
+// confine (not Linux) it is left out, so programs still start, and the
+// sandbox says it holds nothing.
 func NewSandbox(helper, protected []string) Sandbox {
 	bwrap, _ := Bubblewrap()
+	if runtime.GOOS != "linux" {
+		helper = nil
+	}
 	return Sandbox{Helper: SmallHelper(helper), Bwrap: bwrap, Protected: protected}
 }
 
