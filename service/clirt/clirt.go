@@ -200,7 +200,7 @@ const toolSourceAgent = "agent"
 // desktop's gate, and each one is published as a tool.result with source
 // "agent" (no tool.request came first), which the desktop writes to its
 // audit log as "ran inside the agent, not gated"; its result says where
-// the CLI ran (where: "claude-cli runs in Jarvis's sandbox: …, network
+// the CLI ran (where: "claude-cli runs in Jarvis's sandbox (…), network
 // allowed").
 func (rt *Runtime) publishAgentTool(t *turn.Turn, provider, where string, n int, tc cliagent.ToolCall) {
 	r := api.ToolResult{ID: fmt.Sprintf("agt_%s_%d", t.ID, n), OK: !tc.IsError, Source: toolSourceAgent,
@@ -230,10 +230,7 @@ func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
 // missing here, its own, or none); unconfigured (saying how to install
 // it) when it is not.
 func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
-	r, err := rt.cliRunner(a, rt.env.Config().ResolvedChat(a))
-	if err == nil {
-		_, err = r.LookPath()
-	}
+	r, err := rt.installed(a)
 	if err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 	}
@@ -243,9 +240,16 @@ func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
 // Validate says why a CLI agent cannot run: its runner cannot be made or
 // its CLI is not installed.
 func (rt *Runtime) Validate(a config.Agent) error {
+	_, err := rt.installed(a)
+	return err
+}
+
+// installed returns the runner of a CLI agent whose CLI is installed, or
+// why it cannot run.
+func (rt *Runtime) installed(a config.Agent) (*cliagent.Runner, error) {
 	r, err := rt.cliRunner(a, rt.env.Config().ResolvedChat(a))
 	if err == nil {
 		_, err = r.LookPath()
 	}
-	return err
+	return r, err
 }
