@@ -92,7 +92,7 @@ func (r *Runner) confined() bool {
 func (r *Runner) Sandbox() string {
 	switch {
 	case OwnSandbox(r.opts.Kind, r.opts.PermissionMode):
-		return "in its own sandbox (commands cannot write outside the working folder, no network)"
+		return "in its own sandbox (its commands write at most in the working folder, with no network)"
 	case r.opts.Sandbox == nil:
 		return "without Jarvis's sandbox: it can do whatever you can"
 	}
