@@ -362,7 +362,9 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(cli.SecretsFile(l.configPath), l.log)), ConfigPath: cfgFile, Window: true,
 			// This process runs the scheduled tasks: it holds the data dir's lock.
 			RunTasks: true, TasksFile: cli.TasksFile(l.configPath), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid()),
-			Approved: store, ConfigWarning: warning, MCPBridge: cli.MCPBridge(l.log)})
+			Approved: store, ConfigWarning: warning, MCPBridge: cli.MCPBridge(l.log),
+			// CLI coding agents run in the sandbox of run_command's programs.
+			Sandbox: app.AgentSandbox(cli.ConfineHelper(l.log), l.dataDir)})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {

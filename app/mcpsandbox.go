@@ -24,8 +24,7 @@ import (
 // once the user approved that entry, whose approval says it runs without
 // the sandbox (mcp.Approval.Unsandboxed), and logs that it does.
 func MCPSandbox(helper, protected []string) func(mcp.ServerConfig, *exec.Cmd) (*exec.Cmd, func(), error) {
-	bwrap, _ := tools.Bubblewrap()
-	helper = tools.SmallHelper(helper)
+	base := tools.NewSandbox(helper, protected)
 	return func(cfg mcp.ServerConfig, cmd *exec.Cmd) (*exec.Cmd, func(), error) {
 		if cfg.Unsandboxed() {
 			return cmd, func() {}, nil
@@ -52,11 +51,21 @@ func MCPSandbox(helper, protected []string) func(mcp.ServerConfig, *exec.Cmd) (*
 			dir = abs
 			writable = append(writable, abs)
 		}
-		sb := tools.Sandbox{Helper: helper, Bwrap: bwrap, Writable: writable, Protected: protected, Network: cfg.Network}
+		sb := base
+		sb.Writable, sb.Network = writable, cfg.Network
 		c := sb.Command(path, cmd.Args[1:], dir)
 		// npm's cache goes to the temporary folder: ~/.npm is outside.
 		c.Env = append(append([]string{}, cmd.Env...), "TMPDIR="+tmp, "npm_config_cache="+filepath.Join(tmp, "npm"))
 		c.Stderr = cmd.Stderr
 		return c, func() { os.RemoveAll(tmp) }, nil
 	}
+}
+
+// AgentSandbox is the sandbox of the coding-agent CLIs the in-process
+// service starts (service.Options.Sandbox): helper as for MCPSandbox, and
+// the folders NewToolRunner protects for a runner whose data lives in
+// dataDir.
+func AgentSandbox(helper []string, dataDir string) *tools.Sandbox {
+	sb := tools.NewSandbox(helper, ToolRunnerOptions{DataDir: dataDir, AuditPath: filepath.Join(dataDir, "audit.db")}.ProtectedPaths())
+	return &sb
 }

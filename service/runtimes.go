@@ -46,7 +46,7 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 // runtimeEnv is what the service gives a runtime package.
 func (s *Service) runtimeEnv() turn.Env {
 	return turn.Env{Store: s.st, Publisher: turn.PublisherFunc(s.publish), Config: s.cfg, Log: s.log, Now: s.now,
-		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir, Events: s.hub, Version: Version}
+		Secrets: s.secrets, HTTPClient: s.hc, BaseURL: s.base.URL, DataDir: s.dataDir, Events: s.hub, Version: Version, Sandbox: s.sandbox}
 }
 
 // runtimeFor returns the function that runs an agent's turns; a type this

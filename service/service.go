@@ -49,6 +49,7 @@ import (
 	"jarvis/service/tasks"
 	"jarvis/service/toolwait"
 	"jarvis/service/turn"
+	"jarvis/tools"
 )
 
 // Version is the service version reported by /health.
@@ -105,6 +106,12 @@ type Options struct {
 	// MCPBridge is the argv of the stdio MCP bridge (acprt.BridgeHelper)
 	// for ACP agents that take MCP servers only over stdio; nil: none.
 	MCPBridge []string
+	// Sandbox is Jarvis's sandbox (tools.NewSandbox: the confinement
+	// helper, bubblewrap, the protected folders) of the coding-agent CLIs
+	// whose own sandbox does not apply (cliagent.OwnSandbox); DataDir and
+	// the config file's folder are added to its protected folders. Nil:
+	// they run unconfined, and their status says so.
+	Sandbox *tools.Sandbox
 }
 
 // Service is the General Agent Service.
@@ -134,11 +141,13 @@ type Service struct {
 
 	conf       atomic.Pointer[config.Config]
 	configPath string
-	st         *store.Store
-	hub        *events.Hub
-	acp        *acprt.Runtime // ACP agents' processes, by session
-	mcpBridge  []string       // Options.MCPBridge, for acp
-	mem        *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
+	// sandbox is Options.Sandbox with the service's folders protected.
+	sandbox   *tools.Sandbox
+	st        *store.Store
+	hub       *events.Hub
+	acp       *acprt.Runtime // ACP agents' processes, by session
+	mcpBridge []string       // Options.MCPBridge, for acp
+	mem       *memory.Store  // the Markdown memory workspace (<data-dir>/memory)
 
 	chat     *chatrt.Runtime       // chat agents, their service tools and context (service/chatrt)
 	a2aCtx   a2aContexts           // A2A contexts and their sessions (a2a.go)
@@ -246,6 +255,14 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.mem = mem
 	s.dataDir = opts.DataDir
 	s.mcpBridge = opts.MCPBridge
+	if opts.Sandbox != nil {
+		sb := *opts.Sandbox
+		sb.Protected = append(append([]string(nil), sb.Protected...), absPath(opts.DataDir))
+		if opts.ConfigPath != "" {
+			sb.Protected = append(sb.Protected, filepath.Dir(absPath(opts.ConfigPath)))
+		}
+		s.sandbox = &sb
+	}
 	s.hub = events.New(st, events.Options{Logger: opts.Logger, Now: opts.Now, Redact: red.Bytes})
 	s.registerRuntimes(ctx)
 	if err := s.recoverInterrupted(ctx); err != nil {
@@ -395,4 +412,12 @@ func (s *Service) providerFor(a config.Agent) (llm.Provider, string, error) {
 		return nil, "", &llm.Error{Code: llm.CodeNotConfigured, Message: fmt.Sprintf("agent %q has no model configured (chat.model or providers.%s.model in config.json)", a.AgentID, ch.Provider)}
 	}
 	return llm.NewOpenAI(llm.OpenAIOptions{BaseURL: ch.BaseURL, APIKey: key, HTTPClient: s.models}), ch.Model, nil
+}
+
+// absPath is p made absolute (as it is when that fails).
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

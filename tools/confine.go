@@ -1,9 +1,11 @@
 package tools
 
 // The sandbox of every program Jarvis starts on an agent's behalf:
-// run_command (and so ACP terminals) and MCP stdio servers. A program
-// cannot be undone (no checkpoint covers what it does), so it runs inside
-// up to three kernel mechanisms, each checked by the escape tests of
+// run_command (and so ACP terminals), MCP stdio servers, and the CLI
+// coding agents whose own sandbox does not apply (service/cliagent, with
+// the network and their state folders). A program cannot be undone (no
+// checkpoint covers what it does), so it runs inside up to three kernel
+// mechanisms, each checked by the escape tests of
 // confine_linux_test.go:
 //
 //   - bubblewrap (Debian's bwrap), when it is installed and works here: a
@@ -41,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,11 +68,28 @@ type Sandbox struct {
 	// Writable are the absolute folders the program may write: the
 	// workspace (or an MCP server's folder) and its temporary folder.
 	Writable []string
+	// WritableFiles are absolute files it may write (not create): a coding
+	// agent's state kept in one file of the home folder (~/.claude.json).
+	WritableFiles []string
 	// Protected are absolute folders it must never write, nor read (with
 	// bubblewrap): Jarvis's config, data, audit key, trash, checkpoints.
 	Protected []string
 	// Network lets it reach the network.
 	Network bool
+}
+
+// NewSandbox is the sandbox of the programs started through helper (the
+// small jarvis-confine where it is installed, SmallHelper), with bubblewrap
+// where it works here, keeping the protected folders out of reach; the
+// caller sets Writable and Network per program. Where the helper cannot
+// confine (not Linux) it is left out, so programs still start, and the
+// sandbox says it holds nothing.
+func NewSandbox(helper, protected []string) Sandbox {
+	bwrap, _ := Bubblewrap()
+	if runtime.GOOS != "linux" {
+		helper = nil
+	}
+	return Sandbox{Helper: SmallHelper(helper), Bwrap: bwrap, Protected: protected}
 }
 
 // Protection is one promise of the sandbox, and whether it holds here.
@@ -140,7 +160,8 @@ func (s Sandbox) Confined() bool {
 }
 
 // Describe is the sandbox in one line, for prompts, cards and audit rows:
-// "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network" or what
+// "sandboxed (bubblewrap, Landlock ABI 7, seccomp), no network" (or
+// "network allowed") or what
 // is missing.
 func (s Sandbox) Describe() string {
 	bw, ll, sc := s.mechanisms()
@@ -156,7 +177,7 @@ func (s Sandbox) Describe() string {
 	}
 	net := "no network"
 	if s.Network {
-		net = "with network"
+		net = "network allowed"
 	}
 	if len(mechs) == 0 {
 		return "not sandboxed: it can do whatever you can, network included"
@@ -185,6 +206,9 @@ func (s Sandbox) Command(path string, args []string, dir string) *exec.Cmd {
 		for _, w := range s.Writable {
 			h = append(h, "--rw", w)
 		}
+		for _, f := range s.WritableFiles {
+			h = append(h, "--rwfile", f)
+		}
 		if s.Network {
 			h = append(h, "--net")
 		}
@@ -212,6 +236,9 @@ func (s Sandbox) bwrapArgs(dir string) []string {
 	var ms []mnt
 	for _, w := range s.Writable {
 		ms = append(ms, mnt{w, []string{"--bind", w, w}})
+	}
+	for _, f := range s.WritableFiles {
+		ms = append(ms, mnt{f, []string{"--bind", f, f}})
 	}
 	var hidden []string
 	for _, p := range s.Protected {
@@ -290,7 +317,8 @@ func Bubblewrap() (string, error) {
 }
 
 // ConfineMain is the helper (confine.Main) as the jarvis binary's hidden
-// subcommand: args are "--rw DIR"… ["--net"] "--" PROGRAM ARG…. It
+// subcommand: args are "--rw DIR"… "--rwfile FILE"… ["--net"] "--"
+// PROGRAM ARG…. It
 // returns only on failure.
 func ConfineMain(args []string) error { return confine.Main(args, os.Environ()) }
 

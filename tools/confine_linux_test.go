@@ -249,11 +249,11 @@ func TestSandboxNetworkAllowed(t *testing.T) {
 	for _, k := range kinds {
 		x := sandboxExec(t, t.TempDir(), nil, k)
 		a := x.Assess("run_command", jsonArgs(t, map[string]any{"program": "curl", "network": true}))
-		if !strings.Contains(a.Reason, "with network") || !strings.Contains(string(a.Canonical), `"network":true`) {
+		if !strings.Contains(a.Reason, "network allowed") || !strings.Contains(string(a.Canonical), `"network":true`) {
 			t.Fatalf("%s: assessment %+v", k, a)
 		}
 		r := runCmd(t, x, map[string]any{"program": os.Args[0], "network": true, "args": []string{"-test.run=^TestHelperEscape$", "--", "tcp", tcp.Addr().String()}})
-		if r.ExitCode != 0 || !r.Network || !strings.Contains(r.Sandbox, "with network") {
+		if r.ExitCode != 0 || !r.Network || !strings.Contains(r.Sandbox, "network allowed") {
 			t.Errorf("%s: network allowed, loopback connect: %+v", k, r)
 		}
 		r = runCmd(t, x, map[string]any{"program": os.Args[0], "network": true, "args": []string{"-test.run=^TestHelperEscape$", "--", "unix", usock.Addr().String()}})

@@ -30,9 +30,16 @@ import (
 	"jarvis/service/acprt"
 	"jarvis/service/listener"
 	"jarvis/service/secrets"
+	"jarvis/tools"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == tools.ConfineSubcommand {
+		// The sandbox's helper, where jarvis-confine is not installed
+		// beside this binary (tools.SmallHelper).
+		fmt.Fprintln(os.Stderr, "sandbox:", tools.ConfineMain(os.Args[2:]))
+		os.Exit(126)
+	}
 	if len(os.Args) > 2 && os.Args[1] == "config" && os.Args[2] == "approve" {
 		os.Exit(service.ApproveConfigCommand("jarvis-service", os.Args[3:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
@@ -117,7 +124,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		// Scheduled tasks run here: a window or `jarvis --headless` attached
 		// with --service-url gets their calls, and approves them.
 		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid()),
-		MCPBridge: mcpBridge(log)})
+		MCPBridge: mcpBridge(log),
+		// CLI coding agents run in Jarvis's sandbox, through this binary's
+		// hidden subcommand (or jarvis-confine beside it).
+		Sandbox: agentSandbox(log)})
 	if err != nil {
 		ln.Close()
 		return err
@@ -186,4 +196,18 @@ func mcpBridge(log *slog.Logger) []string {
 		return nil
 	}
 	return acprt.BridgeHelper(exe)
+}
+
+// agentSandbox is the sandbox of the CLI coding agents: this binary's
+// hidden subcommand is the helper (jarvis-confine when it is beside it);
+// the service protects its data and config folders. Nil (unconfined, and
+// the agents' status says so) when the binary cannot name itself.
+func agentSandbox(log *slog.Logger) *tools.Sandbox {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("CLI agents will not be sandboxed: the binary cannot find itself", "err", err)
+		return nil
+	}
+	sb := tools.NewSandbox([]string{exe, tools.ConfineSubcommand}, nil)
+	return &sb
 }

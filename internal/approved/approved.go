@@ -152,9 +152,12 @@ func Summarize(content []byte) []string {
 			}
 			if p, ok := x["provider"].(string); ok {
 				switch p {
-				case "claude", "codex", "pi":
-					add(fmt.Sprintf("starts the %s program (%s)", p, where))
+				case "claude", "codex", "pi", "claude-cli", "codex-cli", "pi-cli":
+					add(fmt.Sprintf("starts the %s program (%s)", strings.TrimSuffix(p, "-cli"), where))
 				}
+			}
+			if sb, ok := x["sandbox"].(bool); ok && !sb {
+				add(fmt.Sprintf("runs WITHOUT the sandbox: it can read, change and delete any of your files, use the network and reach your other programs, as you can (%s)", where))
 			}
 			if r, ok := x["apiKeyRef"].(string); ok && r != "" {
 				add(fmt.Sprintf("sends the stored secret %q (%s)", r, where))

@@ -104,3 +104,20 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("bad JSON: %v", s)
 	}
 }
+
+// TestSummarizeSaysWhatRunsWithoutTheSandbox: an agent whose entry turns
+// Jarvis's sandbox off is named in plain words, so approving the file is
+// the one-time confirmation of it; the CLI providers' real names count.
+func TestSummarizeSaysWhatRunsWithoutTheSandbox(t *testing.T) {
+	got := strings.Join(Summarize([]byte(`{"agents":[{"agentId":"coder","chat":{"provider":"claude-cli","permissionMode":"full","sandbox":false}},
+		{"agentId":"boxed","chat":{"provider":"pi-cli"}}]}`)), "\n")
+	for _, want := range []string{"starts the claude program (agents[0].chat)", "starts the pi program (agents[1].chat)",
+		"runs WITHOUT the sandbox: it can read, change and delete any of your files, use the network and reach your other programs, as you can (agents[0].chat)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "agents[1].chat.sandbox") || strings.Count(got, "WITHOUT") != 1 {
+		t.Errorf("only the entry that turns the sandbox off is named:\n%s", got)
+	}
+}

@@ -52,6 +52,7 @@ import (
 
 	"jarvis/internal/childenv"
 	"jarvis/internal/procstop"
+	"jarvis/tools"
 )
 
 const isWindows = runtime.GOOS == "windows"
@@ -127,6 +128,11 @@ type Options struct {
 	// MaxLine caps one stdout line in bytes; a longer line is skipped with
 	// a warning and parsing continues. Default 32 MiB.
 	MaxLine int
+	// Sandbox is Jarvis's sandbox (its helper, bubblewrap and protected
+	// folders; Writable and Network are set per run) the CLI runs in when
+	// its own does not apply (OwnSandbox): see sandbox.go. Nil: the CLI
+	// runs unconfined, and Runner.Sandbox says so.
+	Sandbox *tools.Sandbox
 }
 
 // Request is one turn.
@@ -380,6 +386,19 @@ func (r *Runner) runOnce(ctx context.Context, req Request, onEvent func(Event)) 
 		// Stdin stays nil (/dev/null): codex appends piped stdin to the
 		// prompt and would wait for its EOF.
 		WaitDelay: r.opts.GracePeriod,
+	}
+	if r.confined() {
+		sb, tmp, err := r.sandbox(r.opts.WorkDir, env)
+		if err != nil {
+			return Result{}, fmt.Errorf("cliagent: %s: preparing the sandbox: %w", r.opts.Kind, err)
+		}
+		defer os.RemoveAll(tmp)
+		c := sb.Command(path, args, cmd.Dir)
+		if c.Err != nil {
+			return Result{}, fmt.Errorf("cliagent: %s: the sandbox: %w", r.opts.Kind, c.Err)
+		}
+		cmd.Path, cmd.Args = c.Path, c.Args
+		cmd.Env = append(env, "TMPDIR="+tmp)
 	}
 	procstop.SetGroup(cmd)
 

@@ -66,8 +66,12 @@ func (rt *Runtime) cliRunner(a config.Agent, ch config.Chat) (*cliagent.Runner, 
 	if dir == "" {
 		dir = filepath.Join(rt.env.DataDir, "cli", a.AgentID)
 	}
+	sb := rt.env.Sandbox
+	if ch.Sandbox != nil && !*ch.Sandbox {
+		sb = nil // the approved config asks for no sandbox
+	}
 	return cliagent.New(cliagent.Options{Kind: cliagent.Kind(ch.Provider), WorkDir: dir, Model: ch.Model,
-		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: rt.env.Log})
+		ExtraArgs: ch.Args, PermissionMode: ch.PermissionMode, Logger: rt.env.Log, Sandbox: sb})
 }
 
 // Run runs a turn of a chat agent with a CLI provider.
@@ -96,6 +100,10 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		resume = ""
 		rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s's instructions changed: starting a new %s conversation", agent.DisplayName, ch.Provider), Kind: "agent_status", TurnID: t.ID})
 	}
+	// Where the CLI runs (Jarvis's sandbox, its own, or none) is said at
+	// each turn, and in the audit row of each tool it ran.
+	where := fmt.Sprintf("%s runs %s", ch.Provider, runner.Sandbox())
+	rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: where, Kind: "agent_status", TurnID: t.ID})
 	tools := 0
 	res, err := runner.Run(ctx, cliagent.Request{Prompt: prompt, SystemPrompt: rt.systemPrompt(c, agent), ResumeID: resume}, func(ev cliagent.Event) {
 		switch {
@@ -107,7 +115,7 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: fmt.Sprintf("%s is using %s", agent.DisplayName, ev.ToolStarted.Name), Kind: "tool", TurnID: t.ID})
 		case ev.ToolFinished != nil:
 			tools++
-			rt.publishAgentTool(t, ch.Provider, tools, *ev.ToolFinished)
+			rt.publishAgentTool(t, ch.Provider, where, tools, *ev.ToolFinished)
 		case ev.Status != "":
 			rt.env.Publisher.Publish(t.SessionID, api.EventStatus, api.StatusEvent{Text: ev.Status, Kind: "agent_status", TurnID: t.ID})
 		}
@@ -191,11 +199,13 @@ const toolSourceAgent = "agent"
 // record is complete: the CLI's tools run inside the CLI, outside the
 // desktop's gate, and each one is published as a tool.result with source
 // "agent" (no tool.request came first), which the desktop writes to its
-// audit log as "ran inside the agent, not gated".
-func (rt *Runtime) publishAgentTool(t *turn.Turn, provider string, n int, tc cliagent.ToolCall) {
+// audit log as "ran inside the agent, not gated"; its result says where
+// the CLI ran (where: "claude-cli runs in Jarvis's sandbox (…), network
+// allowed").
+func (rt *Runtime) publishAgentTool(t *turn.Turn, provider, where string, n int, tc cliagent.ToolCall) {
 	r := api.ToolResult{ID: fmt.Sprintf("agt_%s_%d", t.ID, n), OK: !tc.IsError, Source: toolSourceAgent,
 		TurnID: t.ID, Name: tc.Name, Arguments: tc.Input,
-		Result: fmt.Sprintf("ran inside %s, not gated (%d ms)", provider, tc.DurationMs)}
+		Result: fmt.Sprintf("ran inside %s, not gated (%d ms); %s", provider, tc.DurationMs, where)}
 	if tc.IsError {
 		msg := fmt.Sprintf("%s reported that the tool failed", provider)
 		r.Error = &msg
@@ -216,20 +226,30 @@ func (rt *Runtime) Describe(a config.Agent, info *api.AgentInfo) {
 }
 
 // Status is a CLI agent's status for GET /v1/agents: ok when the CLI is
-// installed, unconfigured (saying how to install it) when it is not.
+// installed, saying where it runs (Jarvis's sandbox and what of it is
+// missing here, its own, or none); unconfigured (saying how to install
+// it) when it is not.
 func (rt *Runtime) Status(a config.Agent) api.AgentStatus {
-	if err := rt.Validate(a); err != nil {
+	r, err := rt.installed(a)
+	if err != nil {
 		return api.AgentStatus{State: "unconfigured", Detail: err.Error()}
 	}
-	return api.AgentStatus{State: "ok"}
+	return api.AgentStatus{State: "ok", Detail: "runs " + r.Sandbox()}
 }
 
 // Validate says why a CLI agent cannot run: its runner cannot be made or
 // its CLI is not installed.
 func (rt *Runtime) Validate(a config.Agent) error {
+	_, err := rt.installed(a)
+	return err
+}
+
+// installed returns the runner of a CLI agent whose CLI is installed, or
+// why it cannot run.
+func (rt *Runtime) installed(a config.Agent) (*cliagent.Runner, error) {
 	r, err := rt.cliRunner(a, rt.env.Config().ResolvedChat(a))
 	if err == nil {
 		_, err = r.LookPath()
 	}
-	return err
+	return r, err
 }

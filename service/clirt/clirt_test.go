@@ -19,6 +19,7 @@ import (
 	"jarvis/service/store"
 	"jarvis/service/turn"
 	"jarvis/service/turn/turntest"
+	"jarvis/tools"
 )
 
 // fakeClaude puts a scripted claude first on PATH; it logs its argv, one
@@ -98,7 +99,8 @@ func TestRunRelaysTheCLIAndResumesItsSession(t *testing.T) {
 		t.Fatalf("turn stats %+v %q", calls, thinking)
 	}
 	// The tool the CLI ran is reported (tool.result, source "agent") for the desktop's audit log.
-	if want := []string{"assistant.delta Let me look.", "status Coder is using Bash", "tool.result", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
+	// The turn says first where the CLI runs (here: no sandbox was given).
+	if want := []string{"status claude-cli runs without Jarvis's sandbox: it can do whatever you can", "assistant.delta Let me look.", "status Coder is using Bash", "tool.result", "assistant.delta \n\nOne file: a.go."}; !slices.Equal(rec.Lines("text"), want) {
 		t.Fatalf("published %q, want %q", rec.Lines("text"), want)
 	}
 
@@ -149,5 +151,29 @@ func TestStatusAndValidateSayWhenTheCLIIsMissing(t *testing.T) {
 	out := rt.Run(context.Background(), userTurn(t, st, sess.ID, "t_1", "hi"), sess, codexer)
 	if out.Fail == nil || out.Fail.Code != "cli_not_installed" {
 		t.Fatalf("outcome %+v", out.Fail)
+	}
+}
+
+// TestSandboxFalseRunsTheCLIUnconfined: an agent whose (approved) entry
+// says "sandbox": false runs its CLI without Jarvis's sandbox, and its
+// status says so; the others run in the sandbox the service gave.
+func TestSandboxFalseRunsTheCLIUnconfined(t *testing.T) {
+	fakeClaude(t)
+	cfg, err := config.Parse("test.json", []byte(`{"agents":[
+		{"agentId":"boxed","displayName":"Boxed","chat":{"provider":"claude-cli"}},
+		{"agentId":"free","displayName":"Free","chat":{"provider":"claude-cli","permissionMode":"full","sandbox":false}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := tools.Sandbox{Helper: []string{"/usr/bin/jarvis-confine"}}
+	env := turn.Env{Config: func() *config.Config { return cfg }, Log: slog.New(slog.DiscardHandler), DataDir: t.TempDir(), Sandbox: &sb}
+	rt := clirt.New(env, nil, nil)
+	boxed, _ := cfg.Agent("boxed")
+	free, _ := cfg.Agent("free")
+	if st := rt.Status(boxed); st.State != "ok" || !strings.Contains(st.Detail, "runs in Jarvis's sandbox") || !strings.Contains(st.Detail, "network allowed") {
+		t.Errorf("boxed: %+v", st)
+	}
+	if st := rt.Status(free); st.State != "ok" || !strings.Contains(st.Detail, "without Jarvis's sandbox") {
+		t.Errorf("free: %+v", st)
 	}
 }

@@ -119,6 +119,10 @@ type Chat struct {
 	// PermissionMode is what a CLI provider's own tools may do, which run
 	// outside Jarvis's gate: "read-only" (default), "edit" or "full".
 	PermissionMode string `json:"permissionMode,omitempty"`
+	// Sandbox false runs a CLI provider's program without Jarvis's sandbox,
+	// with the user's full access (default: in the sandbox wherever the
+	// CLI's own does not apply). The config file's approval names it.
+	Sandbox *bool `json:"sandbox,omitempty"`
 	// Command starts an acp provider's agent (with Args), e.g. "npx".
 	Command string `json:"command,omitempty"`
 	// Env is added to an acp agent's environment; a value "secret:REF"

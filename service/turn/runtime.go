@@ -13,6 +13,7 @@ import (
 	"jarvis/service/events"
 	"jarvis/service/store"
 	"jarvis/service/textclean"
+	"jarvis/tools"
 )
 
 // Runtime runs the turns of one kind of agent. Run publishes the turn's
@@ -51,6 +52,10 @@ type Env struct {
 	// with its event in one transaction or follows a session's stream.
 	Events  *events.Hub
 	Version string // the service's version (User-Agent of calls out)
+	// Sandbox is the sandbox of the agent programs the service starts
+	// (service.Options.Sandbox, with the service's own folders protected);
+	// nil: they run unconfined.
+	Sandbox *tools.Sandbox
 }
 
 // AnswerArrived puts an answer that reached a session outside any turn (an
