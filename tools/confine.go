@@ -68,9 +68,13 @@ type Sandbox struct {
 	// Writable are the absolute folders the program may write: the
 	// workspace (or an MCP server's folder) and its temporary folder.
 	Writable []string
-	// WritableFiles are absolute files it may write (not create): a coding
-	// agent's state kept in one file of the home folder (~/.claude.json).
-	WritableFiles []string
+	// ReadOnly are absolute files or folders inside Writable ones that the
+	// program may read but not change: a coding agent's own settings,
+	// hooks and extensions in its state folder, which would run outside
+	// the sandbox the next time you start that agent yourself. Held by
+	// bubblewrap only (read-only binds over the writable folder); those
+	// that do not exist are skipped.
+	ReadOnly []string
 	// Protected are absolute folders it must never write, nor read (with
 	// bubblewrap): Jarvis's config, data, audit key, trash, checkpoints.
 	Protected []string
@@ -206,9 +210,6 @@ func (s Sandbox) Command(path string, args []string, dir string) *exec.Cmd {
 		for _, w := range s.Writable {
 			h = append(h, "--rw", w)
 		}
-		for _, f := range s.WritableFiles {
-			h = append(h, "--rwfile", f)
-		}
 		if s.Network {
 			h = append(h, "--net")
 		}
@@ -237,8 +238,10 @@ func (s Sandbox) bwrapArgs(dir string) []string {
 	for _, w := range s.Writable {
 		ms = append(ms, mnt{w, []string{"--bind", w, w}})
 	}
-	for _, f := range s.WritableFiles {
-		ms = append(ms, mnt{f, []string{"--bind", f, f}})
+	for _, r := range s.ReadOnly {
+		if _, err := os.Lstat(r); err == nil {
+			ms = append(ms, mnt{r, []string{"--ro-bind", r, r}})
+		}
 	}
 	var hidden []string
 	for _, p := range s.Protected {
@@ -317,8 +320,7 @@ func Bubblewrap() (string, error) {
 }
 
 // ConfineMain is the helper (confine.Main) as the jarvis binary's hidden
-// subcommand: args are "--rw DIR"… "--rwfile FILE"… ["--net"] "--"
-// PROGRAM ARG…. It
+// subcommand: args are "--rw DIR"… ["--net"] "--" PROGRAM ARG…. It
 // returns only on failure.
 func ConfineMain(args []string) error { return confine.Main(args, os.Environ()) }
 

@@ -5,7 +5,7 @@
 // jarvis binary (`jarvis __confine`, the fallback) loads the whole desktop
 // stack first.
 //
-//	jarvis-confine --rw DIR… --rwfile FILE… [--net] -- PROGRAM ARG…
+//	jarvis-confine --rw DIR… [--net] -- PROGRAM ARG…
 package main
 
 import (

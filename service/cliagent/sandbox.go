@@ -32,20 +32,21 @@ func OwnSandbox(kind Kind, mode string) bool {
 	return kind == KindCodex && mode != cliopts.PermFull
 }
 
-// StateFolders are the folders and the single files (in the home folder
-// env's HOME names) the CLI of kind writes its own state to: its login,
-// settings, conversations, caches and locks, as each CLI keeps them.
+// StateFolders are the folders (in the home folder env's HOME names) the
+// CLI of kind writes its own state to: its login, settings, conversations,
+// caches and locks, as each CLI keeps them.
 //
 //   - claude: ~/.claude (or $CLAUDE_CONFIG_DIR: sign-in, settings,
-//     conversations), ~/.claude.json (a file in the home folder itself,
-//     for the versions that rewrite it in place; Claude Code 2.1 saves it
-//     only by renaming ~/.claude.json.tmp.* over it, which the read-only
-//     home refuses, and goes on without saving it), ~/.cache/claude,
-//     ~/.cache/claude-cli-nodejs, ~/.local/state/claude (version and
-//     sign-in locks).
+//     conversations), ~/.cache/claude, ~/.cache/claude-cli-nodejs,
+//     ~/.local/state/claude (version and sign-in locks). ~/.claude.json,
+//     a file in the home folder itself, stays read-only: it names the MCP
+//     servers claude starts (Claude Code 2.1 saves it only by renaming a
+//     new file over it, and goes on without saving it).
 //   - pi: ~/.pi (or $PI_CODING_AGENT_DIR).
 //   - codex: ~/.codex (or $CODEX_HOME).
-func StateFolders(kind Kind, env []string) (dirs, files []string, err error) {
+//
+// kept are the files and folders inside them that stay read-only (Kept).
+func StateFolders(kind Kind, env []string) (dirs []string, kept []Kept, err error) {
 	home := envValue(env, "HOME")
 	if home == "" {
 		if home, err = os.UserHomeDir(); err != nil {
@@ -65,19 +66,45 @@ func StateFolders(kind Kind, env []string) (dirs, files []string, err error) {
 	switch kind {
 	case KindClaude:
 		if v := envValue(env, "CLAUDE_CONFIG_DIR"); filepath.IsAbs(v) {
-			dirs = append(dirs, v) // .claude.json is then inside it
+			dirs = append(dirs, v)
 		} else {
 			dirs = append(dirs, filepath.Join(home, ".claude"))
-			files = append(files, filepath.Join(home, ".claude.json"))
 		}
+		c := dirs[0]
+		kept = append(kept, Kept{filepath.Join(c, "settings.json"), "{}\n"}, Kept{Path: filepath.Join(c, ".claude.json")},
+			Kept{Path: filepath.Join(c, "CLAUDE.md")}, Kept{Path: filepath.Join(c, "plugins")}, Kept{Path: filepath.Join(c, "agents")},
+			Kept{Path: filepath.Join(c, "commands")}, Kept{Path: filepath.Join(c, "skills")})
 		cache, state := under("XDG_CACHE_HOME", ".cache"), under("XDG_STATE_HOME", filepath.Join(".local", "state"))
 		dirs = append(dirs, filepath.Join(cache, "claude"), filepath.Join(cache, "claude-cli-nodejs"), filepath.Join(state, "claude"))
 	case KindPi:
-		dirs = append(dirs, under("PI_CODING_AGENT_DIR", ".pi"))
+		agent := filepath.Join(home, ".pi", "agent")
+		if v := envValue(env, "PI_CODING_AGENT_DIR"); filepath.IsAbs(v) {
+			dirs, agent = append(dirs, v), v
+		} else {
+			dirs = append(dirs, filepath.Join(home, ".pi"))
+		}
+		kept = append(kept, Kept{filepath.Join(agent, "settings.json"), "{}\n"}, Kept{filepath.Join(agent, "extensions"), "/"},
+			Kept{Path: filepath.Join(agent, "models.json")}, Kept{Path: filepath.Join(agent, "AGENTS.md")},
+			Kept{Path: filepath.Join(agent, "skills")}, Kept{Path: filepath.Join(agent, "prompts")})
 	case KindCodex:
-		dirs = append(dirs, under("CODEX_HOME", ".codex"))
+		c := under("CODEX_HOME", ".codex")
+		dirs = append(dirs, c)
+		kept = append(kept, Kept{filepath.Join(c, "config.toml"), "\n"}, Kept{filepath.Join(c, "rules"), "/"},
+			Kept{Path: filepath.Join(c, "AGENTS.md")})
 	}
-	return dirs, files, nil
+	return dirs, kept, nil
+}
+
+// Kept is a file or folder in a CLI's state folder that stays read-only
+// in Jarvis's sandbox: its settings (hooks, permissions, the MCP servers
+// and commands it starts), extensions and instructions, which would act
+// outside the sandbox the next time you start that CLI yourself. A kept
+// path that does not exist yet is made with Make ("/": an empty folder;
+// else the file's content) so the agent cannot create it; with Make ""
+// it is left missing.
+type Kept struct {
+	Path string
+	Make string
 }
 
 // confined reports whether the Runner starts its CLI in Jarvis's sandbox.
@@ -100,38 +127,37 @@ func (r *Runner) Sandbox() string {
 	sb.Network = true
 	d := sb.Describe()
 	if rest, ok := strings.CutPrefix(d, "sandboxed "); ok {
+		if sb.Bwrap == "" {
+			rest += "; its own settings are writable (no bubblewrap)"
+		}
 		return "in Jarvis's sandbox " + rest
 	}
 	return "without a sandbox (this system has neither bubblewrap nor Landlock nor seccomp): it can do whatever you can"
 }
 
-// sandbox makes the state folders (claude's ~/.claude.json as an empty
-// object: the sandbox can only let a file that exists be written) and the
-// turn's temporary folder, and returns the sandbox of one run in dir and
-// its temporary folder (the caller removes it).
+// sandbox makes the state folders and the kept settings that are missing
+// (Kept.Make) and the turn's temporary folder, and returns the sandbox of
+// one run in dir and its temporary folder (the caller removes it).
 func (r *Runner) sandbox(dir string, env []string) (tools.Sandbox, string, error) {
-	dirs, files, err := StateFolders(r.opts.Kind, env)
+	dirs, kept, err := StateFolders(r.opts.Kind, env)
 	if err != nil {
 		return tools.Sandbox{}, "", err
 	}
 	sb := *r.opts.Sandbox
 	sb.Network = true
 	sb.Writable = nil
-	sb.WritableFiles = nil
+	sb.ReadOnly = nil
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return tools.Sandbox{}, "", err
 		}
 		sb.Writable = append(sb.Writable, realPath(d))
 	}
-	for _, f := range files {
-		if fh, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-			fh.WriteString("{}\n")
-			fh.Close()
-		} else if !errors.Is(err, os.ErrExist) {
+	for _, k := range kept {
+		if err := k.make(); err != nil {
 			return tools.Sandbox{}, "", err
 		}
-		sb.WritableFiles = append(sb.WritableFiles, realPath(f))
+		sb.ReadOnly = append(sb.ReadOnly, filepath.Join(realPath(filepath.Dir(k.Path)), filepath.Base(k.Path)))
 	}
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
@@ -157,4 +183,32 @@ func realPath(p string) string {
 		return r
 	}
 	return p
+}
+
+// make creates k's path when it is missing and k says how.
+func (k Kept) make() error {
+	if k.Make == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(k.Path), 0o700); err != nil {
+		return err
+	}
+	if k.Make == "/" {
+		if err := os.Mkdir(k.Path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		return nil
+	}
+	f, err := os.OpenFile(k.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(k.Make)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -42,6 +42,11 @@ func TestHelperEscapeCLI(t *testing.T) {
 	case "write":
 		os.MkdirAll(filepath.Dir(a[1]), 0o700) // a state folder unconfined runs did not make
 		err = os.WriteFile(a[1], []byte("escaped"), 0o644)
+	case "replace": // a new file renamed over it, as an editor saves
+		os.MkdirAll(filepath.Dir(a[1]), 0o700)
+		if err = os.WriteFile(a[1]+".new", []byte("escaped"), 0o644); err == nil {
+			err = os.Rename(a[1]+".new", a[1])
+		}
 	case "unix":
 		var c net.Conn
 		if c, err = net.DialTimeout("unix", a[1], 5*time.Second); err == nil {
@@ -86,20 +91,33 @@ type escapeRun struct {
 
 // attempts are the escape attempts: name, action, target.
 func (e escapeRun) attempts(kind Kind) [][3]string {
-	state := filepath.Join(e.home, ".pi", "state-written")
-	if kind == KindClaude {
-		state = filepath.Join(e.home, ".claude", "state-written")
-	} else if kind == KindCodex {
-		state = filepath.Join(e.home, ".codex", "state-written")
-	}
-	return [][3]string{
+	return append([][3]string{
 		{"workspace", "write", filepath.Join(e.ws, "written")},
-		{"state", "write", state},
+		{"state", "write", filepath.Join(stateDir(e.home, kind), "state-written")},
 		{"outside", "write", filepath.Join(e.outside, "escaped")},
 		{"home", "write", filepath.Join(e.home, "escaped")},
 		{"protected", "write", filepath.Join(e.protected, "policy.json")},
 		{"unix", "unix", e.sock},
+	}, e.settings(kind)...)
+}
+
+// stateDir is the state folder of kind in home.
+func stateDir(home string, kind Kind) string {
+	return filepath.Join(home, map[Kind]string{KindClaude: ".claude", KindPi: ".pi", KindCodex: ".codex"}[kind])
+}
+
+// settings are the attempts on what kind keeps read-only in its state
+// folder (its settings replaced, code or servers added), named
+// "settings…"; they need bubblewrap.
+func (e escapeRun) settings(kind Kind) [][3]string {
+	d := stateDir(e.home, kind)
+	switch kind {
+	case KindClaude:
+		return [][3]string{{"settings", "replace", filepath.Join(d, "settings.json")}, {"settings-servers", "write", filepath.Join(e.home, ".claude.json")}}
+	case KindPi:
+		return [][3]string{{"settings", "replace", filepath.Join(d, "agent", "settings.json")}, {"settings-extension", "write", filepath.Join(d, "agent", "extensions", "x.ts")}}
 	}
+	return [][3]string{{"settings", "replace", filepath.Join(d, "config.toml")}, {"settings-rules", "write", filepath.Join(d, "rules", "x.rules")}}
 }
 
 // runEscapes runs the scripted CLI of kind once, in sb (nil: unconfined),
@@ -181,8 +199,10 @@ func rewriteFake(t *testing.T, f *fakeCLI, transcript string) *fakeCLI {
 // TestCLIAgentsRunInJarvisSandbox: claude and pi (and codex in the full
 // mode, where its own sandbox is off), scripted in their real stream
 // formats, try to write outside their working folder, in the home folder,
-// into Jarvis's data folder inside the working folder, and to connect to a
-// pathname Unix socket outside: run unconfined every attempt works (so the
+// into Jarvis's data folder inside the working folder, to replace its own
+// settings or add an extension, rule or MCP server to them (which would run
+// outside the sandbox later), and to connect to a pathname Unix socket
+// outside: run unconfined every attempt works (so the
 // test proves the sandbox, not the environment); in Jarvis's sandbox each
 // fails, while the CLI still answers and writes in its working folder and
 // its own state folder.
@@ -222,6 +242,10 @@ func TestCLIAgentsRunInJarvisSandbox(t *testing.T) {
 					t.Errorf("sandboxed: %s exists (%v)", p, err)
 				}
 			}
+			// The settings Jarvis made before the run are as it made them.
+			if b, err := os.ReadFile(e.settings(c.kind)[0][2]); err != nil || strings.Contains(string(b), "escaped") {
+				t.Errorf("sandboxed: the settings file holds %q (%v)", b, err)
+			}
 		})
 	}
 }
@@ -237,7 +261,7 @@ func TestCLIAgentSandboxWithoutBubblewrap(t *testing.T) {
 		t.Skip("needs Landlock")
 	}
 	got, _, text := runEscapes(t, KindClaude, cliopts.PermEdit, sb)
-	for _, name := range []string{"outside", "home", "unix"} {
+	for _, name := range []string{"outside", "home", "unix", "settings-servers"} {
 		if got[name] == "0" {
 			t.Errorf("Landlock and seccomp: the %s attempt worked", name)
 		}
@@ -254,7 +278,8 @@ func TestCLIAgentSandboxWithoutBubblewrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := r.Sandbox(); !strings.Contains(d, "network allowed") || !strings.Contains(d, "NOT held: Jarvis's own folders out of reach") {
+	if d := r.Sandbox(); !strings.Contains(d, "network allowed") || !strings.Contains(d, "NOT held: Jarvis's own folders out of reach") ||
+		!strings.Contains(d, "its own settings are writable") {
 		t.Errorf("Sandbox() = %q: want it to say network allowed and name the missing protection", d)
 	}
 }

@@ -17,14 +17,13 @@ import (
 // ErrUnsupported is returned where the helper does not exist (not Linux).
 var ErrUnsupported = errors.New("confinement is supported on Linux only")
 
-// Main is the helper: args are "--rw DIR"… "--rwfile FILE"… ["--net"] "--"
-// PROGRAM ARG…; it confines itself (writes only in the --rw folders, the
-// --rwfile files and /dev/null; no
+// Main is the helper: args are "--rw DIR"… ["--net"] "--" PROGRAM ARG…;
+// it confines itself (writes only in the --rw folders and /dev/null; no
 // network without --net; no Unix sockets, signals or ptrace outside), then
 // replaces itself with PROGRAM (an absolute path) and the environment env.
 // It returns only on failure.
 func Main(args, env []string) error {
-	var rw, rwFiles []string
+	var rw []string
 	network := false
 	for len(args) > 0 && args[0] != "--" {
 		switch {
@@ -34,17 +33,14 @@ func Main(args, env []string) error {
 		case args[0] == "--rw" && len(args) >= 2:
 			rw = append(rw, args[1])
 			args = args[2:]
-		case args[0] == "--rwfile" && len(args) >= 2:
-			rwFiles = append(rwFiles, args[1])
-			args = args[2:]
 		default:
-			return errors.New("confine: usage: --rw DIR… --rwfile FILE… [--net] -- PROGRAM ARG…")
+			return errors.New("confine: usage: --rw DIR… [--net] -- PROGRAM ARG…")
 		}
 	}
 	if len(args) < 2 || !strings.HasPrefix(args[1], "/") {
 		return errors.New("confine: an absolute program path must follow --")
 	}
-	if err := restrictAndExec(rw, rwFiles, network, args[1], args[1:], env); err != nil {
+	if err := restrictAndExec(rw, network, args[1], args[1:], env); err != nil {
 		return fmt.Errorf("confine: %w", err)
 	}
 	return nil

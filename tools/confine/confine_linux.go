@@ -114,7 +114,7 @@ func filterProgram(network bool) []unix.SockFilter {
 }
 
 // restrictAndExec confines this thread and execs path from it: writes
-// only inside rw, to the files rwFiles and to /dev/null; without network no TCP (Landlock) and
+// only inside rw and to /dev/null; without network no TCP (Landlock) and
 // no socket but netlink (seccomp); never a Unix socket, a signal or ptrace
 // outside. Best effort maps the Landlock rules onto the kernel's ABI;
 // tools.Sandbox.Protections says what that leaves out.
@@ -126,7 +126,7 @@ func filterProgram(network bool) []unix.SockFilter {
 // documented single-thread enforcement (Config.NewRulesetFD); it spares
 // the helper the signalling of every thread that enforcing on the whole
 // process costs. The thread stays locked: it is never handed back.
-func restrictAndExec(rw, rwFiles []string, network bool, path string, argv, env []string) error {
+func restrictAndExec(rw []string, network bool, path string, argv, env []string) error {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
@@ -140,7 +140,6 @@ func restrictAndExec(rw, rwFiles []string, network bool, path string, argv, env 
 			landlock.RODirs("/"),
 			landlock.RWDirs(rw...).WithRefer(),
 			landlock.RWFiles("/dev/null").IgnoreIfMissing(),
-			landlock.RWFiles(rwFiles...),
 		)
 		if err != nil {
 			return err

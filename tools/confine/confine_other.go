@@ -8,6 +8,4 @@ func LandlockABI() int { return 0 }
 // SeccompAvailable reports whether the seccomp filter applies here.
 func SeccompAvailable() bool { return false }
 
-func restrictAndExec([]string, []string, bool, string, []string, []string) error {
-	return ErrUnsupported
-}
+func restrictAndExec([]string, bool, string, []string, []string) error { return ErrUnsupported }
