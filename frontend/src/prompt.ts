@@ -163,6 +163,8 @@ export function promptTitle(p: Prompt): string {
       return "Replace what is on your clipboard?";
     case "agents_message":
       return `Send a message to the agent ${str(a.agentId)}?`;
+    case "mcp_sampling":
+      return `Let the MCP server ${str(a.server)} use your model ${str(a.model)}?`;
   }
   return `Use ${toolLabel(p.tool, p.title)}?`;
 }
@@ -212,6 +214,10 @@ export function promptSentence(p: Prompt): string {
       return "Jarvis will replace what is on your clipboard with the text below.";
     case "agents_message":
       return `Jarvis will send the message below to the agent ${str(a.agentId)}${p.target ? ` (${p.target})` : ""}.`;
+    case "mcp_sampling": {
+      const n = Array.isArray(a.messages) ? a.messages.length : 0;
+      return `The server ${str(a.server)} asks for a completion: ${str(a.model)} will read the ${n === 1 ? "message" : `${n} messages`} below, and its answer goes back to the server (counted in this conversation's usage).`;
+    }
   }
   const given = Object.entries(a).filter(([, v]) => typeof v === "string" || typeof v === "number" || typeof v === "boolean").slice(0, 3)
     .map(([k, v]) => `${k.replace(/[_-]+/g, " ")} “${String(v).length > 60 ? String(v).slice(0, 60) + "…" : v}”`);

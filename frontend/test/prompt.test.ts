@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argumentsText, contentPreview, decisiveList, promptTitle, requestedLine, ruleText, workspacePath, type Prompt } from "../src/prompt";
+import { argumentsText, contentPreview, decisiveList, promptSentence, promptTitle, requestedLine, ruleText, workspacePath, type Prompt } from "../src/prompt";
 
 const prompt = (over: Partial<Prompt> = {}): Prompt => ({
   id: "prompt_1", tool_call_id: "tc_1", tool: "run_command", risk: "risky", reason: "run_command is risky",
@@ -45,6 +45,9 @@ describe("permission prompt", () => {
     expect(promptTitle(prompt({ tool: "move_path", arguments: { from: "a.txt", to: "b.txt", overwrite: true } }))).toBe("Move a.txt to b.txt, replacing what is there?");
     expect(promptTitle(prompt({ tool: "delete_path", arguments: { path: "old" } }))).toBe("Delete old (to Jarvis's trash)?");
     expect(promptTitle(prompt({ tool: "make_dir", arguments: { path: "new" } }))).toBe("Create the folder new?");
+    const sampling = prompt({ tool: "mcp_sampling", arguments: { server: "every", model: "llama3.2", messages: [{ role: "user", text: "name a colour" }] } });
+    expect(promptTitle(sampling)).toBe("Let the MCP server every use your model llama3.2?");
+    expect(promptSentence(sampling)).toBe("The server every asks for a completion: llama3.2 will read the message below, and its answer goes back to the server (counted in this conversation's usage).");
   });
 });
 
