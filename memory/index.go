@@ -21,7 +21,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. The index is derived
 // data, so instead of migrations a different version simply means "drop
 // everything and re-index from the files".
-const schemaVersion = 4 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming; 4: embeddings
+const schemaVersion = 5 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming; 4: embeddings; 5: chunk_terms
 
 var schema = []string{
 	`CREATE TABLE files(
@@ -56,9 +56,19 @@ var schema = []string{
 	// the triggers keep the inverted index in step.
 	`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id',
 		tokenize='porter unicode61 remove_diacritics 2')`,
+	// How many chunks hold each token, as the index tokenizes it
+	// (jarvis_terms, rank.go): jarvis_rank reads a query word's count here
+	// instead of walking the word's whole list of matches at every search.
+	// The triggers keep it with chunks_fts; a word no chunk holds any more
+	// keeps its row at 0.
+	`CREATE TABLE chunk_terms(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID`,
+	// The index's own count of chunks per token, read once after a bulk
+	// build (fillChunkTerms).
+	`CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)`,
 	createInsertTrigger,
 	`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 		INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+		UPDATE chunk_terms SET docs = docs - 1 WHERE term IN (SELECT value FROM json_each(jarvis_terms(old.text)));
 	END`,
 	// Let FTS5 buffer up to 32 MB of new postings before writing a segment
 	// (default 1 MB): a bulk build then writes a few large segments instead
@@ -75,7 +85,19 @@ var schema = []string{
 
 const createInsertTrigger = `CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
 		INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+		INSERT INTO chunk_terms(term, docs) SELECT value, 1 FROM json_each(jarvis_terms(new.text)) WHERE true
+			ON CONFLICT(term) DO UPDATE SET docs = docs + 1;
 	END`
+
+// fillChunkTerms sets chunk_terms from the full-text index's own counts,
+// after a bulk build that went around the insert trigger.
+func fillChunkTerms(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_terms`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO chunk_terms(term, docs) SELECT term, doc FROM chunks_vocab`)
+	return err
+}
 
 const dsnParams = "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=NORMAL&_foreign_keys=on"
 
@@ -557,6 +579,9 @@ func (s *Store) bulkIndex(ctx context.Context, rels []string, rows map[string]fi
 				return fmt.Errorf("build full-text index: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')`); err != nil {
+				return fmt.Errorf("build full-text index: %w", err)
+			}
+			if err := fillChunkTerms(ctx, tx); err != nil {
 				return fmt.Errorf("build full-text index: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, createInsertTrigger); err != nil {
