@@ -59,8 +59,7 @@ var schema = []string{
 	// How many chunks hold each token, as the index tokenizes it
 	// (jarvis_terms, rank.go): jarvis_rank reads a query word's count here
 	// instead of walking the word's whole list of matches at every search.
-	// The triggers keep it with chunks_fts; a word no chunk holds any more
-	// keeps its row at 0.
+	// Kept by the writes of chunks (terms.go).
 	`CREATE TABLE chunk_terms(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID`,
 	// The index's own count of chunks per token, read once after a bulk
 	// build (fillChunkTerms).
@@ -68,7 +67,6 @@ var schema = []string{
 	createInsertTrigger,
 	`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 		INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
-		UPDATE chunk_terms SET docs = docs - 1 WHERE term IN (SELECT value FROM json_each(jarvis_terms(old.text)));
 	END`,
 	// Let FTS5 buffer up to 32 MB of new postings before writing a segment
 	// (default 1 MB): a bulk build then writes a few large segments instead
@@ -85,19 +83,7 @@ var schema = []string{
 
 const createInsertTrigger = `CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
 		INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
-		INSERT INTO chunk_terms(term, docs) SELECT value, 1 FROM json_each(jarvis_terms(new.text)) WHERE true
-			ON CONFLICT(term) DO UPDATE SET docs = docs + 1;
 	END`
-
-// fillChunkTerms sets chunk_terms from the full-text index's own counts,
-// after a bulk build that went around the insert trigger.
-func fillChunkTerms(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_terms`); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO chunk_terms(term, docs) SELECT term, doc FROM chunks_vocab`)
-	return err
-}
 
 const dsnParams = "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=NORMAL&_foreign_keys=on"
 
@@ -321,7 +307,7 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := storeParsedTx(ctx, tx, files); err != nil {
+	if err := storeParsedTx(ctx, tx, files, true); err != nil {
 		return err
 	}
 	s.dirty.Store(true)
@@ -333,7 +319,9 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 	return nil
 }
 
-func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
+// storeParsedTx writes the files' chunks; count keeps chunk_terms with
+// them (a fresh build fills it at the end instead).
+func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed, count bool) error {
 	upsert, err := tx.PrepareContext(ctx, `INSERT INTO files(path, kind, day, mtime, size, hash, indexed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, day = excluded.day, mtime = excluded.mtime,
@@ -357,6 +345,7 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 	}
 	defer ins.Close()
 	now := time.Now().UnixNano()
+	terms := termDelta{}
 	for _, f := range files {
 		kind, day := kindOf(f.rel)
 		var dayUnix int64
@@ -367,6 +356,18 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 		if err := upsert.QueryRowContext(ctx, f.rel, kind, dayUnix, f.fi.ModTime().UnixNano(), f.fi.Size(), f.hash, now).Scan(&id); err != nil {
 			return fmt.Errorf("index %s: %w", f.rel, err)
 		}
+		if count {
+			texts := make([]string, len(f.chunks))
+			for i, c := range f.chunks {
+				texts[i] = c.Text
+			}
+			if err := terms.countOut(ctx, tx, `c.file_id = ?`, id); err != nil {
+				return fmt.Errorf("index %s: %w", f.rel, err)
+			}
+			if err := terms.countIn(ctx, tx, texts); err != nil {
+				return fmt.Errorf("index %s: %w", f.rel, err)
+			}
+		}
 		if _, err := del.ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("index %s: %w", f.rel, err)
 		}
@@ -375,6 +376,9 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 				return fmt.Errorf("index %s: %w", f.rel, err)
 			}
 		}
+	}
+	if err := terms.write(ctx, tx); err != nil {
+		return fmt.Errorf("index: term counts: %w", err)
 	}
 	return nil
 }
@@ -389,6 +393,13 @@ func (s *Store) removeFile(ctx context.Context, rel string) error {
 	defer tx.Rollback()
 	// GLOB, not LIKE: "_" and "%" are common in file names.
 	prefix := globEscape(rel) + "/*"
+	terms := termDelta{}
+	if err := terms.countOut(ctx, tx, `c.file_id IN (SELECT id FROM files WHERE path = ? OR path GLOB ?)`, rel, prefix); err != nil {
+		return err
+	}
+	if err := terms.write(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ? OR path GLOB ?)`, rel, prefix); err != nil {
 		return err
 	}
@@ -573,7 +584,7 @@ func (s *Store) bulkIndex(ctx context.Context, rels []string, rows map[string]fi
 		if _, err := tx.ExecContext(ctx, `DROP TRIGGER chunks_ai`); err != nil {
 			return 0, err
 		}
-		store = func(ctx context.Context, files []parsed) error { return storeParsedTx(ctx, tx, files) }
+		store = func(ctx context.Context, files []parsed) error { return storeParsedTx(ctx, tx, files, false) }
 		finish = func() error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')`); err != nil {
 				return fmt.Errorf("build full-text index: %w", err)
