@@ -9,8 +9,8 @@ package memory
 // And the idf needs each query word's count of matching chunks: FTS5 counts
 // them by reading the word's whole list of matches (xQueryPhrase), which for
 // two common words over 10,000 notes was about 9 ms of a 21 ms search. The
-// index keeps each token's count instead (chunk_terms, kept by its
-// triggers through jarvis_terms below, index.go), and a whole word of one
+// index keeps each token's count instead (chunk_terms, counted with
+// jarvis_terms below, terms.go), and a whole word of one
 // token reads its count there; a prefix or a phrase of several words is
 // still counted. A one-word query skips the idf, a constant factor that
 // cannot change the order.
@@ -255,8 +255,8 @@ static void jrank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 }
 
 // jarvis_terms(text) is the JSON array of the distinct tokens FTS5 makes
-// of text for the index (chunks_fts's tokenizer, index.go), sorted: the
-// index's triggers keep chunk_terms, each token's count of chunks, with it.
+// of text for the index (chunks_fts's tokenizer, index.go: the two must
+// name the same tokenizer), sorted: what terms.go counts chunk_terms with.
 typedef struct {
 	fts5_tokenizer t;
 	Fts5Tokenizer *tok;
@@ -374,8 +374,7 @@ static void jterms_free(void *p) {
 }
 
 // jterms_register adds jarvis_terms to db, with its own instance of the
-// index's tokenizer; without it the index's triggers fail, and so does the
-// index's creation (which then says so).
+// index's tokenizer; without it writes to the index fail.
 static void jterms_register(sqlite3 *db, fts5_api *api) {
 	jterms_tok *jt = (jterms_tok *)sqlite3_malloc64(sizeof(jterms_tok));
 	void *ud = 0;
