@@ -53,7 +53,8 @@ var schema = []string{
 	`CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
 	`CREATE INDEX files_kind ON files(kind)`,
 	// External-content FTS5 table: the text is stored once (in chunks) and
-	// the triggers keep the inverted index in step.
+	// the triggers keep the inverted index in step. jarvis_terms (rank.go)
+	// makes its own instance of this tokenizer.
 	`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id',
 		tokenize='porter unicode61 remove_diacritics 2')`,
 	// How many chunks hold each token, as the index tokenizes it
