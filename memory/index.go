@@ -21,7 +21,7 @@ import (
 // schemaVersion is stored in PRAGMA user_version. The index is derived
 // data, so instead of migrations a different version simply means "drop
 // everything and re-index from the files".
-const schemaVersion = 4 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming; 4: embeddings
+const schemaVersion = 5 // 2: chunk ids carry their token count (rank.go); 3: Porter stemming; 4: embeddings; 5: chunk_terms
 
 var schema = []string{
 	`CREATE TABLE files(
@@ -53,9 +53,18 @@ var schema = []string{
 	`CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)`,
 	`CREATE INDEX files_kind ON files(kind)`,
 	// External-content FTS5 table: the text is stored once (in chunks) and
-	// the triggers keep the inverted index in step.
+	// the triggers keep the inverted index in step. jarvis_terms (rank.go)
+	// makes its own instance of this tokenizer.
 	`CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='chunks', content_rowid='id',
 		tokenize='porter unicode61 remove_diacritics 2')`,
+	// How many chunks hold each token, as the index tokenizes it
+	// (jarvis_terms, rank.go): jarvis_rank reads a query word's count here
+	// instead of walking the word's whole list of matches at every search.
+	// Kept by the writes of chunks (terms.go).
+	`CREATE TABLE chunk_terms(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID`,
+	// The index's own count of chunks per token, read once after a bulk
+	// build (fillChunkTerms).
+	`CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)`,
 	createInsertTrigger,
 	`CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 		INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
@@ -299,7 +308,7 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := storeParsedTx(ctx, tx, files); err != nil {
+	if err := storeParsedTx(ctx, tx, files, true); err != nil {
 		return err
 	}
 	s.dirty.Store(true)
@@ -311,7 +320,9 @@ func (s *Store) storeParsed(ctx context.Context, files []parsed) error {
 	return nil
 }
 
-func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
+// storeParsedTx writes the files' chunks; count keeps chunk_terms with
+// them (a fresh build fills it at the end instead).
+func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed, count bool) error {
 	upsert, err := tx.PrepareContext(ctx, `INSERT INTO files(path, kind, day, mtime, size, hash, indexed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(path) DO UPDATE SET kind = excluded.kind, day = excluded.day, mtime = excluded.mtime,
@@ -335,6 +346,7 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 	}
 	defer ins.Close()
 	now := time.Now().UnixNano()
+	terms := termDelta{}
 	for _, f := range files {
 		kind, day := kindOf(f.rel)
 		var dayUnix int64
@@ -345,6 +357,18 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 		if err := upsert.QueryRowContext(ctx, f.rel, kind, dayUnix, f.fi.ModTime().UnixNano(), f.fi.Size(), f.hash, now).Scan(&id); err != nil {
 			return fmt.Errorf("index %s: %w", f.rel, err)
 		}
+		if count {
+			texts := make([]string, len(f.chunks))
+			for i, c := range f.chunks {
+				texts[i] = c.Text
+			}
+			if err := terms.countOut(ctx, tx, `c.file_id = ?`, id); err != nil {
+				return fmt.Errorf("index %s: %w", f.rel, err)
+			}
+			if err := terms.countIn(ctx, tx, texts); err != nil {
+				return fmt.Errorf("index %s: %w", f.rel, err)
+			}
+		}
 		if _, err := del.ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("index %s: %w", f.rel, err)
 		}
@@ -353,6 +377,9 @@ func storeParsedTx(ctx context.Context, tx *sql.Tx, files []parsed) error {
 				return fmt.Errorf("index %s: %w", f.rel, err)
 			}
 		}
+	}
+	if err := terms.write(ctx, tx); err != nil {
+		return fmt.Errorf("index: term counts: %w", err)
 	}
 	return nil
 }
@@ -367,6 +394,13 @@ func (s *Store) removeFile(ctx context.Context, rel string) error {
 	defer tx.Rollback()
 	// GLOB, not LIKE: "_" and "%" are common in file names.
 	prefix := globEscape(rel) + "/*"
+	terms := termDelta{}
+	if err := terms.countOut(ctx, tx, `c.file_id IN (SELECT id FROM files WHERE path = ? OR path GLOB ?)`, rel, prefix); err != nil {
+		return err
+	}
+	if err := terms.write(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ? OR path GLOB ?)`, rel, prefix); err != nil {
 		return err
 	}
@@ -551,12 +585,15 @@ func (s *Store) bulkIndex(ctx context.Context, rels []string, rows map[string]fi
 		if _, err := tx.ExecContext(ctx, `DROP TRIGGER chunks_ai`); err != nil {
 			return 0, err
 		}
-		store = func(ctx context.Context, files []parsed) error { return storeParsedTx(ctx, tx, files) }
+		store = func(ctx context.Context, files []parsed) error { return storeParsedTx(ctx, tx, files, false) }
 		finish = func() error {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')`); err != nil {
 				return fmt.Errorf("build full-text index: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')`); err != nil {
+				return fmt.Errorf("build full-text index: %w", err)
+			}
+			if err := fillChunkTerms(ctx, tx); err != nil {
 				return fmt.Errorf("build full-text index: %w", err)
 			}
 			if _, err := tx.ExecContext(ctx, createInsertTrigger); err != nil {

@@ -233,7 +233,7 @@ func joinPhrases(ps []phrase) string {
 }
 
 // rankArgs are jarvis_rank's arguments after the table: the coverage
-// weight, then a weight and a group per phrase.
+// weight, then a weight, a group and wholeWord per phrase.
 func rankArgs(ps []phrase, groups int) []any {
 	cover := coverWeight
 	if groups < 2 {
@@ -241,9 +241,19 @@ func rankArgs(ps []phrase, groups int) []any {
 	}
 	args := []any{cover}
 	for _, ph := range ps {
-		args = append(args, ph.weight, ph.group)
+		args = append(args, ph.weight, ph.group, wholeWord(ph.term))
 	}
 	return args
+}
+
+// wholeWord is 1 when jarvis_rank may take t's count of chunks from
+// chunk_terms (index.go) rather than count its matches: t is not a prefix
+// (a one-token t then is a token of the index). 0 otherwise.
+func wholeWord(t term) int {
+	if t.prefix {
+		return 0
+	}
+	return 1
 }
 
 // matchExpr builds an FTS5 MATCH expression joining the terms with op

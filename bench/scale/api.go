@@ -46,11 +46,13 @@ func measureAPI(tmp, dataDir, long, other string, restarts, reps int) (apiFigure
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible","providers":{"openai-compatible":{"baseUrl":%q,"model":"bench"}}}`, peer.URL+"/v1")), 0o600); err != nil {
 		return f, err
 	}
+	// --trust-config: the bench manages this file; a config Jarvis did not
+	// write is otherwise not applied until the user approves it.
 	var listen, first, warm, list, transcript, common, rare []time.Duration
 	hc := &http.Client{}
 	for r := range restarts {
 		t0 := time.Now()
-		svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--config", cfg, "--log-level", "warn"},
+		svc, err := proc.Start(bin, []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--trust-config", "--config", cfg, "--log-level", "warn"},
 			[]string{"JARVIS_TOKEN=bench-token"}, false)
 		if err != nil {
 			return f, err
