@@ -320,6 +320,9 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	if err != nil {
 		return nil, err
 	}
+	// Notes holding every word filled the pool: places left empty are
+	// near-duplicates dropped, not a question spread over several notes.
+	saturated := len(hits) >= fetch
 	anyRun := false // hits are those of the "any" query
 	switch {
 	case len(hits) == 0 && len(p.groups) > 1:
@@ -346,7 +349,7 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 
 	var kept [][]uint64
 	results = pick(results, hits, p, limit, &kept)
-	if len(results) < limit && !anyRun && len(p.groups) > 1 {
+	if len(results) < limit && !anyRun && !saturated && len(p.groups) > 1 {
 		// Too few notes have every word: fill up with notes having some.
 		more, err := s.fillUp(ctx, hits, p, kind, 4*limit)
 		if err != nil {
