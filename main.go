@@ -56,9 +56,11 @@ import (
 	"jarvis/internal/instance"
 	"jarvis/internal/webkit"
 	"jarvis/service"
+	"jarvis/service/acprt"
 	"jarvis/service/config"
 	"jarvis/service/listener"
 	"jarvis/service/secrets"
+	"jarvis/tools"
 )
 
 func main() {
@@ -174,7 +176,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	defer stopMCP()
 	var windowEmit atomic.Pointer[func(string, any)] // the window's emit, once it exists
 	ropts := app.ToolRunnerOptions{Workspace: l.workspace, AuditPath: filepath.Join(l.dataDir, "audit.db"), AuditKeyring: secrets.New(l.getenv),
-		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: cli.ConfineHelper(l.log),
+		PolicyPath: filepath.Join(l.dataDir, "policy.json"), Logger: l.log, Headless: *headless, ConfineHelper: tools.ThisBinarysHelper(l.log),
 		Service:     api.NewClient(base, token, &http.Client{}), // MCP servers' sampling, with the conversation's model
 		ConfigFiles: []string{l.configPath, *mcpConfig, cli.SecretsFile(l.configPath)},
 		Redact: func(text string) (string, bool) {
@@ -202,7 +204,7 @@ func run(args []string, stderr io.Writer, getenv func(string) string) (int, erro
 	// the same protected folders (app.MCPSandbox).
 	keys := secrets.New(l.getenv, secrets.WithFile(cli.SecretsFile(l.configPath), l.log))
 	mcpm, err := app.StartMCP(mcpCtx, mcp.Options{ConfigPath: *mcpConfig, Logger: l.log, Secret: keys.Get, SetSecret: keys.Set,
-		Roots: []string{l.workspace}, Confine: app.MCPSandbox(cli.ConfineHelper(l.log), ropts.ProtectedPaths())}, l.dataDir, base, token)
+		Roots: []string{l.workspace}, Confine: app.MCPSandbox(tools.ThisBinarysHelper(l.log), ropts.ProtectedPaths())}, l.dataDir, base, token)
 	if err != nil {
 		return 1, err
 	}
@@ -362,9 +364,9 @@ func startService(l *launch) (base, token string, stop func(), err error) {
 			Logger: l.log, Secrets: secrets.New(l.getenv, secrets.WithFile(cli.SecretsFile(l.configPath), l.log)), ConfigPath: cfgFile, Window: true,
 			// This process runs the scheduled tasks: it holds the data dir's lock.
 			RunTasks: true, TasksFile: cli.TasksFile(l.configPath), TaskOwner: fmt.Sprintf("jarvis pid %d", os.Getpid()),
-			Approved: store, ConfigWarning: warning, MCPBridge: cli.MCPBridge(l.log),
+			Approved: store, ConfigWarning: warning, MCPBridge: acprt.ThisBinarysBridge(l.log),
 			// CLI coding agents run in the sandbox of run_command's programs.
-			Sandbox: app.AgentSandbox(cli.ConfineHelper(l.log), l.dataDir)})
+			Sandbox: app.AgentSandbox(tools.ThisBinarysHelper(l.log), l.dataDir)})
 		if svcErr != nil {
 			l.log.Error("the service failed to start", "err", svcErr)
 		} else {

@@ -40,6 +40,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,19 @@ import (
 // ConfineSubcommand is the jarvis binary's hidden subcommand that runs
 // ConfineMain.
 const ConfineSubcommand = "__confine"
+
+// ThisBinarysHelper is the helper argv of the running binary (jarvis or
+// jarvis-service): its hidden subcommand (NewSandbox takes jarvis-confine
+// beside it instead when it is there); nil (unconfined, and said so) when
+// the binary cannot name itself.
+func ThisBinarysHelper(log *slog.Logger) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("started programs will not be confined: the binary cannot find itself", "err", err)
+		return nil
+	}
+	return []string{exe, ConfineSubcommand}
+}
 
 // Sandbox is how one program is started confined. The zero value confines
 // nothing.

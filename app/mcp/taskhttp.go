@@ -155,10 +155,7 @@ func (s *server) callHTTPTask(ctx context.Context, h *httpTasks, cs *sdk.ClientS
 	}
 	report(t)
 	for {
-		wait := maxTaskPoll
-		if t.PollInterval != nil {
-			wait = min(max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
-		}
+		wait := t.pollWait()
 		select {
 		case a := <-done:
 			if a.err != nil {

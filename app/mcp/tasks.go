@@ -50,6 +50,15 @@ const (
 	maxTaskPoll = 5 * time.Second
 )
 
+// pollWait is how long to wait before asking for t's status again: the
+// server's pollInterval within the bounds, else the longest.
+func (t *taskStatus) pollWait() time.Duration {
+	if t.PollInterval == nil {
+		return maxTaskPoll
+	}
+	return min(max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
+}
+
 // taskConn is a connection that runs calls to task-requiring tools as
 // tasks (see the file comment).
 type taskConn struct {
@@ -373,10 +382,7 @@ func (c *taskConn) follow(ctx context.Context, call *taskCall, t *taskStatus) {
 	report := func(t *taskStatus) { c.report(call, t) }
 	report(t)
 	for {
-		wait := maxTaskPoll
-		if t.PollInterval != nil {
-			wait = min(max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
-		}
+		wait := t.pollWait()
 		select {
 		case a := <-done:
 			if a.err != nil {

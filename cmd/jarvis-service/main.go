@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) er
 		// Scheduled tasks run here: a window or `jarvis --headless` attached
 		// with --service-url gets their calls, and approves them.
 		RunTasks: true, TasksFile: filepath.Join(filepath.Dir(*configPath), "tasks.json"), TaskOwner: fmt.Sprintf("jarvis-service pid %d", os.Getpid()),
-		MCPBridge: mcpBridge(log),
+		MCPBridge: acprt.ThisBinarysBridge(log),
 		// CLI coding agents run in Jarvis's sandbox, through this binary's
 		// hidden subcommand (or jarvis-confine beside it).
 		Sandbox: agentSandbox(log)})
@@ -187,27 +187,15 @@ func schedulerThreads(current int, env string) int {
 	return max(1, current-1)
 }
 
-// mcpBridge is the argv of this binary's stdio MCP bridge; nil when the
-// binary cannot name itself.
-func mcpBridge(log *slog.Logger) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("ACP agents that take MCP servers only over stdio will not get Jarvis's tools: the binary cannot find itself", "err", err)
-		return nil
-	}
-	return acprt.BridgeHelper(exe)
-}
-
 // agentSandbox is the sandbox of the CLI coding agents: this binary's
 // hidden subcommand is the helper (jarvis-confine when it is beside it);
 // the service protects its data and config folders. Nil (unconfined, and
 // the agents' status says so) when the binary cannot name itself.
 func agentSandbox(log *slog.Logger) *tools.Sandbox {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("CLI agents will not be sandboxed: the binary cannot find itself", "err", err)
+	helper := tools.ThisBinarysHelper(log)
+	if helper == nil {
 		return nil
 	}
-	sb := tools.NewSandbox([]string{exe, tools.ConfineSubcommand}, nil)
+	sb := tools.NewSandbox(helper, nil)
 	return &sb
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -53,29 +52,6 @@ func Unit(dataDir, configPath, workspace string) *inbox.UnitOptions {
 // (tools.ConfineMain).
 const confineName = tools.ConfineSubcommand
 
-// ConfineHelper is the argv prefix run_command, ACP terminals and MCP
-// stdio servers are started through: this binary's hidden subcommand; nil
-// (unconfined, and said so) when the binary cannot name itself.
-func ConfineHelper(log *slog.Logger) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("started programs will not be confined: the binary cannot find itself", "err", err)
-		return nil
-	}
-	return []string{exe, confineName}
-}
-
 // bridgeName is the hidden subcommand an ACP agent that takes MCP servers
 // only over stdio starts to reach Jarvis's MCP endpoint (acprt.Bridge).
 const bridgeName = acprt.BridgeSubcommand
-
-// MCPBridge is the argv of that bridge: this binary's hidden subcommand;
-// nil (such agents get no MCP tools) when the binary cannot name itself.
-func MCPBridge(log *slog.Logger) []string {
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("ACP agents that take MCP servers only over stdio will not get Jarvis's tools: the binary cannot find itself", "err", err)
-		return nil
-	}
-	return acprt.BridgeHelper(exe)
-}

@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +35,18 @@ const (
 // BridgeHelper is the argv that runs the bridge from the binary exe (its
 // own path): exe with the hidden subcommand.
 func BridgeHelper(exe string) []string { return []string{exe, BridgeSubcommand} }
+
+// ThisBinarysBridge is BridgeHelper of the running binary (jarvis or
+// jarvis-service); nil (such agents get no MCP tools, logged) when the
+// binary cannot name itself.
+func ThisBinarysBridge(log *slog.Logger) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("ACP agents that take MCP servers only over stdio will not get Jarvis's tools: the binary cannot find itself", "err", err)
+		return nil
+	}
+	return BridgeHelper(exe)
+}
 
 // Bridge runs the bridge until the agent closes its side (in at EOF) or
 // the endpoint fails: the address and token come from getenv.
