@@ -142,11 +142,11 @@ func (d *restartDesk) waitPending(taskID string) api.InboxItem {
 
 // TestAWaitingApprovalOutlivesARestart: a task's call waits for approval;
 // the process stops (service and desktop). Started again, the Inbox still
-// has the approval, with its call and deadline; allowed then, the task
-// runs again and that call runs without waiting again (audited as the
-// user's decision), and the new run's result comes to the Inbox. The run
-// that held the call was stopped with its process: it is started again,
-// not resumed.
+// has the approval, with its call and deadline. The agent's model changed
+// meanwhile, so the stopped run cannot go on from its call: allowed, the
+// task runs again (the stopped run's conversation says why) and that call
+// runs without waiting again (audited as the user's decision), and the new
+// run's result comes to the Inbox.
 func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	d := newRestartDesk(t)
 	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
@@ -169,6 +169,12 @@ func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	if err := <-ticked; err != nil {
 		t.Fatal(err)
 	}
+	cfg, err := config.Parse("config.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m2"}},"agents":[{"agentId":"general"}]}`, d.cfg.Providers["openai-compatible"].BaseURL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cfg = cfg // another model: the run cannot go on
 	d.start()
 	if it := d.item(ap.ID); it.State != "pending" || it.Call == nil {
 		t.Fatalf("after the restart: %+v", it)
@@ -207,6 +213,17 @@ func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	}
 	if in, _ := d.c.Inbox(context.Background(), false); countPending(in) != 0 {
 		t.Fatalf("something still waits: %+v", in)
+	}
+	var tr api.Transcript
+	if err := d.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+ap.SessionID+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	said := false
+	for _, m := range tr.Messages {
+		said = said || (m.Role == "status" && strings.Contains(m.Text, "the agent's model changed") && strings.Contains(m.Text, "started again"))
+	}
+	if !said {
+		t.Fatalf("the stopped run's conversation does not say why the task was started again: %+v", tr.Messages)
 	}
 }
 
@@ -305,6 +322,21 @@ func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 	}
 	if allowed != 1 {
 		t.Fatalf("delete_path allowed %d times, want once: %+v", allowed, es)
+	}
+	// The stored conversation keeps the call's real result, once, in place
+	// of the interrupted one: a later turn reads the same history.
+	var tr api.Transcript
+	if err := d.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+ap.SessionID+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range tr.Messages {
+		if m.Role == "tool" && m.ToolCallID == ap.CallID {
+			got = append(got, m.Text)
+		}
+	}
+	if len(got) != 1 || strings.Contains(got[0], "not completed") {
+		t.Fatalf("the call's stored results: %q", got)
 	}
 }
 
