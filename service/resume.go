@@ -11,6 +11,8 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,11 +27,13 @@ import (
 	"jarvis/service/turn"
 )
 
-// modelOf names the model an agent's turns are sent to: a run resumes only
-// with the model it started with.
+// modelOf names the model an agent's turns are sent to (its provider, the
+// server's address and the model, hashed: a session's attributes never
+// carry an address): a run resumes only with the model it started with.
 func (s *Service) modelOf(a config.Agent) string {
 	ch := s.cfg().ResolvedChat(a)
-	return ch.Provider + " " + ch.BaseURL + " " + ch.Model
+	sum := sha256.Sum256([]byte(ch.Provider + "\x00" + ch.BaseURL + "\x00" + ch.Model))
+	return hex.EncodeToString(sum[:12])
 }
 
 // runAttributes are a run's session's attributes: its task, its run and the
