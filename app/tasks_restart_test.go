@@ -307,6 +307,11 @@ func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 	if results != 1 {
 		t.Fatalf("%d results in the Inbox, want 1: %+v", results, in.Items)
 	}
+	for _, it := range in.Items {
+		if it.Kind == "failure" && it.RunID == ap.RunID && it.State != "done" {
+			t.Fatalf("the stop's failure item is still open though the run went on: %+v", it)
+		}
+	}
 	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: ap.SessionID})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,7 @@ func (s *Service) resumeRun(ctx context.Context, t api.Task, run store.RunRow, c
 				s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
 			}
 			s.log.Info("tasks: run resumed", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID, "agent", agent.AgentID)
+			s.settleStopped(ctx, run.ID)
 			s.sched.Go(func() {
 				runFn()
 				s.endRun(context.WithoutCancel(ctx), t, run, sess.ID, tt)
@@ -137,6 +138,24 @@ func (s *Service) prepareResume(ctx context.Context, sess store.Session, callID 
 	text := "Resumed: the call that waited for approval was allowed."
 	line := &store.Message{SessionID: sess.ID, Role: "status", Content: text}
 	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventStatus, api.StatusEvent{Text: text, TurnID: t.ID}, s.st.ResumeTurn(t.ID, line))
+}
+
+// settleStopped marks done the failure items that said run stopped with
+// Jarvis: it goes on, and its outcome will be an item of its own.
+func (s *Service) settleStopped(ctx context.Context, runID string) {
+	rows, _, err := s.st.Inbox(ctx, false, 500)
+	if err != nil {
+		s.log.Warn("tasks: reading the Inbox", "err", err)
+		return
+	}
+	yes := true
+	for _, r := range rows {
+		if r.RunID == runID && r.Kind == "failure" {
+			if _, err := s.st.UpdateInbox(ctx, r.ID, &yes, &yes, nil, nil); err != nil {
+				s.log.Warn("tasks: settling a stopped run's item", "item", r.ID, "err", err)
+			}
+		}
+	}
 }
 
 func runView(r store.RunRow) api.TaskRun {
