@@ -70,7 +70,8 @@ func (s *Service) resumeRun(ctx context.Context, t api.Task, run store.RunRow, c
 			run.Status, run.TurnID = "running", tt.ID
 			return api.TaskResume{Resumed: true, Run: runView(run)}, nil
 		}
-		why = "it could not be started again: " + err.Error()
+		s.log.Warn("tasks: a run could not be resumed", "run", run.ID, "err", err)
+		why = "its conversation could not be continued"
 	}
 	s.log.Info("tasks: run not resumed; the task starts again", "task", t.ID, "run", run.ID, "why", why)
 	if run.SessionID != "" {
