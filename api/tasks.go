@@ -144,6 +144,23 @@ func (c *Client) RunTaskNow(ctx context.Context, id string) (TaskRun, error) {
 	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/"+url.PathEscape(id)+"/run", nil, &out)
 }
 
+// TaskResume is the answer of POST /v1/tasks/runs/{id}/resume: the run
+// goes on from its allowed call (Resumed), or, when it cannot (Reason says
+// why, in words), the task was started again as Run.
+type TaskResume struct {
+	Resumed bool    `json:"resumed"`
+	Reason  string  `json:"reason,omitempty"`
+	Run     TaskRun `json:"run"`
+}
+
+// ResumeTaskRun calls POST /v1/tasks/runs/{id}/resume: a run that stopped
+// with Jarvis while its call callID waited for approval goes on from that
+// call, which the user has allowed.
+func (c *Client) ResumeTaskRun(ctx context.Context, runID, callID string) (TaskResume, error) {
+	var out TaskResume
+	return out, c.Do(ctx, http.MethodPost, "/v1/tasks/runs/"+url.PathEscape(runID)+"/resume", map[string]string{"call_id": callID}, &out)
+}
+
 // Tasks calls GET /v1/tasks.
 func (c *Client) Tasks(ctx context.Context) ([]Task, error) {
 	var out struct {

@@ -220,9 +220,9 @@ func (a *App) announceApproval(p inbox.Pending) {
 // decideHeld decides an approval whose call was held by a process that
 // stopped (the Inbox kept the call and its deadline): denied, it is
 // audited as the user's deny and marked so; allowed, the call is allowed
-// ahead in the Approvals (once, until its deadline) and the task runs
-// again, reaching that call without waiting: the run that held it ended
-// with its process, so it is started again, not resumed.
+// ahead in the Approvals (once, until its deadline) and the run that held
+// it goes on from that call (the service resumes it; when it cannot, it
+// starts the task again, which reaches that call without waiting).
 func (a *App) decideHeld(id string, choice gate.Choice) error {
 	c, q := a.c, a.approvals
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -260,8 +260,14 @@ func (a *App) decideHeld(id string, choice gate.Choice) error {
 	if choice != gate.Once {
 		return nil
 	}
-	if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
-		return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
+	if it.RunID == "" || it.CallID == "" {
+		if _, err := c.RunTaskNow(ctx, it.TaskID); err != nil {
+			return fmt.Errorf("allowed, but the task could not be run again: %w", friendly(err))
+		}
+		return nil
+	}
+	if _, err := c.ResumeTaskRun(ctx, it.RunID, it.CallID); err != nil {
+		return fmt.Errorf("allowed, but the task's run could not go on: %w", friendly(err))
 	}
 	return nil
 }

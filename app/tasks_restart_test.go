@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ type restartDesk struct {
 	mu      sync.Mutex
 	now     time.Time
 
+	peer   *testpeer.OpenAI
 	svc    *service.Service
 	srv    *httptest.Server
 	c      *api.Client
@@ -97,7 +99,8 @@ func (d *restartDesk) item(id string) api.InboxItem {
 }
 
 func newRestartDesk(t *testing.T) *restartDesk {
-	up := httptest.NewServer(testpeer.NewOpenAI())
+	peer := testpeer.NewOpenAI()
+	up := httptest.NewServer(peer)
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse("config.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
 		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},"agents":[{"agentId":"general"}]}`, up.URL+"/v1")))
@@ -105,7 +108,7 @@ func newRestartDesk(t *testing.T) *restartDesk {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	d := &restartDesk{t: t, dataDir: filepath.Join(dir, "data"), dir: dir, ws: filepath.Join(dir, "ws"), cfg: cfg, now: time.Now().Add(-61 * time.Second)}
+	d := &restartDesk{t: t, dataDir: filepath.Join(dir, "data"), dir: dir, ws: filepath.Join(dir, "ws"), cfg: cfg, now: time.Now().Add(-61 * time.Second), peer: peer}
 	if err := os.MkdirAll(d.ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +142,11 @@ func (d *restartDesk) waitPending(taskID string) api.InboxItem {
 
 // TestAWaitingApprovalOutlivesARestart: a task's call waits for approval;
 // the process stops (service and desktop). Started again, the Inbox still
-// has the approval, with its call and deadline; allowed then, the task
-// runs again and that call runs without waiting again (audited as the
-// user's decision), and the new run's result comes to the Inbox. The run
-// that held the call was stopped with its process: it is started again,
-// not resumed.
+// has the approval, with its call and deadline. The agent's model changed
+// meanwhile, so the stopped run cannot go on from its call: allowed, the
+// task runs again (the stopped run's conversation says why) and that call
+// runs without waiting again (audited as the user's decision), and the new
+// run's result comes to the Inbox.
 func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	d := newRestartDesk(t)
 	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
@@ -166,6 +169,12 @@ func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	if err := <-ticked; err != nil {
 		t.Fatal(err)
 	}
+	cfg, err := config.Parse("config.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
+		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m2"}},"agents":[{"agentId":"general"}]}`, d.cfg.Providers["openai-compatible"].BaseURL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cfg = cfg // another model: the run cannot go on
 	d.start()
 	if it := d.item(ap.ID); it.State != "pending" || it.Call == nil {
 		t.Fatalf("after the restart: %+v", it)
@@ -204,6 +213,135 @@ func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	}
 	if in, _ := d.c.Inbox(context.Background(), false); countPending(in) != 0 {
 		t.Fatalf("something still waits: %+v", in)
+	}
+	var tr api.Transcript
+	if err := d.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+ap.SessionID+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	said := false
+	for _, m := range tr.Messages {
+		said = said || (m.Role == "status" && strings.Contains(m.Text, "the agent's model changed") && strings.Contains(m.Text, "started again"))
+	}
+	if !said {
+		t.Fatalf("the stopped run's conversation does not say why the task was started again: %+v", tr.Messages)
+	}
+}
+
+// TestAnAllowedApprovalResumesTheStoppedRun: a task's call waits for
+// approval and the process stops. Allowed after the restart, the stored run
+// goes on from that call: the call runs once (the user's decision in the
+// audit log), and the model gets ONE request with the conversation so far
+// (the task's prompt, its own call, the call's real result), not the prompt
+// again; the run's answer is one result in the Inbox, for the same run.
+func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prompt := `Tidy up. [[tool delete_path {"path":"old.md"}]]`
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", CatchUp: "skip",
+		Tools: []string{"delete_path"}, ApprovalWaitMinutes: 60, Prompt: prompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.set(time.Now())
+	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	ap := d.waitPending(task.ID)
+	d.stop()
+	d.start()
+	d.set(time.Now().Add(2 * time.Minute)) // a new run could start now: the old behaviour's re-run is not refused
+	before := len(d.peer.Requests())
+	if err := d.runner.Approvals().Decide(ap.ID, gate.Once); err != nil {
+		t.Fatal(err)
+	}
+	var res api.InboxItem
+	testwait.Until(t, "the resumed run's result", 20*time.Second, func() bool {
+		in, err := d.c.Inbox(context.Background(), false)
+		if err != nil {
+			return false
+		}
+		for _, it := range in.Items {
+			if it.Kind == "result" && it.TaskID == task.ID {
+				res = it
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(d.ws, "old.md")); !os.IsNotExist(err) {
+		t.Fatalf("old.md is still there: %v", err)
+	}
+	reqs := d.peer.Requests()[before:]
+	if len(reqs) != 1 {
+		t.Fatalf("the model got %d requests after the restart, want 1 (the run resumed): %+v", len(reqs), reqs)
+	}
+	var sawPrompt, sawCall, sawResult bool
+	for _, m := range reqs[0].Messages {
+		switch {
+		case m.Role == "user" && m.Content == prompt:
+			sawPrompt = true
+		case m.Role == "assistant" && len(m.ToolCalls) == 1 && m.ToolCalls[0].Function.Name == "delete_path":
+			sawCall = true
+		case m.Role == "tool" && sawCall && !strings.Contains(m.Content, "not completed"):
+			sawResult = true
+		}
+	}
+	if !sawPrompt || !sawCall || !sawResult {
+		t.Fatalf("the resumed request lacks the prompt (%v), the call (%v) or its real result (%v): %+v", sawPrompt, sawCall, sawResult, reqs[0].Messages)
+	}
+	if res.RunID != ap.RunID || res.SessionID != ap.SessionID || !strings.Contains(res.Body, "Tool results:") {
+		t.Fatalf("the result is not the resumed run's answer: %+v (approval %+v)", res, ap)
+	}
+	in, err := d.c.Inbox(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := 0
+	for _, it := range in.Items {
+		if it.Kind == "result" && it.TaskID == task.ID {
+			results++
+		}
+	}
+	if results != 1 {
+		t.Fatalf("%d results in the Inbox, want 1: %+v", results, in.Items)
+	}
+	for _, it := range in.Items {
+		if it.Kind == "failure" && it.RunID == ap.RunID && it.State != "done" {
+			t.Fatalf("the stop's failure item is still open though the run went on: %+v", it)
+		}
+	}
+	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: ap.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := 0
+	for _, e := range es {
+		if e.Tool == "delete_path" && e.Decision == audit.Allowed {
+			allowed++
+			if e.DecidedBy != audit.ByUser {
+				t.Fatalf("the call was not allowed as the user's: %+v", e)
+			}
+		}
+	}
+	if allowed != 1 {
+		t.Fatalf("delete_path allowed %d times, want once: %+v", allowed, es)
+	}
+	// The stored conversation keeps the call's real result, once, in place
+	// of the interrupted one: a later turn reads the same history.
+	var tr api.Transcript
+	if err := d.c.Do(context.Background(), http.MethodGet, "/v1/sessions/"+ap.SessionID+"/messages", nil, &tr); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range tr.Messages {
+		if m.Role == "tool" && m.ToolCallID == ap.CallID {
+			got = append(got, m.Text)
+		}
+	}
+	if len(got) != 1 || strings.Contains(got[0], "not completed") {
+		t.Fatalf("the call's stored results: %q", got)
 	}
 }
 

@@ -57,7 +57,8 @@ func (s *Service) tasksAPI() *tasks.API {
 				return store.RunRow{}, httpapi.Errorf(http.StatusConflict, "tasks_not_run_here", "task %q cannot be run now: this Jarvis does not run tasks", t.Name)
 			}
 			return s.sched.RunNow(ctx, t)
-		}}
+		},
+		Resume: s.resumeRun}
 }
 
 // startTasks loads tasks.json and, when this process runs tasks, starts the
@@ -170,7 +171,7 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 		name += " (caught up)"
 	}
 	sess, err := s.st.CreateSession(ctx, store.Session{ID: newID("g_"), AgentID: agent.AgentID, Name: name,
-		Attributes: fmt.Sprintf(`{"task_id":%q,"run_id":%q}`, t.ID, run.ID)})
+		Attributes: runAttributes(t.ID, run.ID, s.modelOf(agent))})
 	if err != nil {
 		fail("Could not start the run: " + err.Error())
 		return
@@ -187,6 +188,11 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 	}
 	s.log.Info("tasks: run started", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID)
 	runFn()
+	s.endRun(ctx, t, run, sess.ID, tt)
+}
+
+// endRun records how run's turn tt ended: the run's row and one Inbox item.
+func (s *Service) endRun(ctx context.Context, t api.Task, run store.RunRow, sessionID string, tt *turn.Turn) {
 	select {
 	case <-s.closing:
 		// Stopped with the process: an approval its call waited for stays
@@ -207,7 +213,7 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 	if err := s.st.UpdateRun(ctx, run.ID, status, "", "", summary, true); err != nil {
 		s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
 	}
-	s.inboxAdd(ctx, store.InboxRow{Kind: kind, Title: title, Body: strings.TrimSpace(body), SessionID: sess.ID, TaskID: t.ID, RunID: run.ID, State: "open"})
+	s.inboxAdd(ctx, store.InboxRow{Kind: kind, Title: title, Body: strings.TrimSpace(body), SessionID: sessionID, TaskID: t.ID, RunID: run.ID, State: "open"})
 	s.log.Info("tasks: run ended", "task", t.ID, "run", run.ID, "status", status)
 }
 

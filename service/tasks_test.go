@@ -325,3 +325,41 @@ func TestTaskFormRoutes(t *testing.T) {
 		t.Fatalf("run now where tasks do not run: %v", err)
 	}
 }
+
+// TestAResumeThatCannotGoOnStartsTheTaskAgain: POST /v1/tasks/runs/{id}/resume
+// on a run that ended (nothing of it waits) starts the task again, says why
+// in the run's conversation, and refuses a request without a call or for
+// no run.
+func TestAResumeThatCannotGoOnStartsTheTaskAgain(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 10, 23, 9, 0, 0, 0, time.UTC)}
+	e := newEnv(t, withTasks(clock))
+	task := e.addTask(api.Task{Name: "Digest", Prompt: "summarise", Schedule: "every weekday at 8:00", TimeZone: "Europe/Berlin", Tools: []string{}})
+	run, err := e.c.RunTaskNow(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.tick()
+	var se *api.StatusError
+	if _, err := e.c.ResumeTaskRun(ctx, run.ID, ""); !errors.As(err, &se) || se.Status != 400 || se.Err.Code != "bad_request" {
+		t.Fatalf("resume without a call: %v", err)
+	}
+	if _, err := e.c.ResumeTaskRun(ctx, "run_none", "tc_x"); !errors.As(err, &se) || se.Status != 404 || se.Err.Code != "task_not_found" {
+		t.Fatalf("resume of no run: %v", err)
+	}
+	clock.Set(clock.Now().Add(time.Minute)) // Run now takes the clock's moment as its occurrence
+	out, err := e.c.ResumeTaskRun(ctx, run.ID, "tc_x")
+	if err != nil || out.Resumed || out.Reason != "it had ended" || out.Run.ID == run.ID || out.Run.ID == "" {
+		t.Fatalf("resume of an ended run: %+v %v", out, err)
+	}
+	e.tick()
+	runs := e.runs(task.ID)
+	if len(runs) != 2 || runs[0].ID != out.Run.ID || runs[0].Status != "done" {
+		t.Fatalf("runs: %+v", runs)
+	}
+	tr := e.transcript(runs[1].SessionID)
+	last := tr[len(tr)-1]
+	if last.Role != "status" || !strings.Contains(last.Text, "could not go on from the allowed call (it had ended); the task was started again") {
+		t.Fatalf("the ended run's conversation: %+v", tr)
+	}
+}

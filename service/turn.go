@@ -54,12 +54,18 @@ func (s *Service) prepareTurn(ctx context.Context, sess store.Session, text, met
 	tctx, cancel := context.WithCancelCause(context.Background())
 	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Chain: chain, Cancel: cancel, Replaces: replaces,
 		User: store.Message{SessionID: sess.ID, Role: "user", Content: text, Meta: meta}}
+	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID},
+		s.st.StartTurn(t.ID, replaces, &t.User, snippet(text)))
+}
+
+// beginTurn claims t's session, stores t's start (write, with its first
+// event) and returns the function that runs t.
+func (s *Service) beginTurn(ctx, tctx context.Context, cancel context.CancelCauseFunc, t *turn.Turn, sess store.Session, typ string, data any, write store.Write) (*turn.Turn, func(), error) {
 	if err := s.claim(t); err != nil {
 		cancel(nil)
 		return nil, nil, err
 	}
-	wait, err := s.hub.Begin(ctx, sess.ID, api.EventUserMessage, api.TextEvent{Text: text, TurnID: t.ID},
-		s.st.StartTurn(t.ID, replaces, &t.User, snippet(text)))
+	wait, err := s.hub.Begin(ctx, sess.ID, typ, data, write)
 	if err != nil {
 		s.release(t)
 		cancel(nil)

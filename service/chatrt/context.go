@@ -256,6 +256,18 @@ func (rt *Runtime) loadConvo(ctx context.Context, t *turn.Turn) (*convo, error) 
 		}
 	}
 	closeOpen()
+	if t.ResumeCall != "" {
+		// A resumed turn (resume.go) has no user message: its own part
+		// starts at the assistant message with the call it resumes from.
+		c.cur = len(c.entries)
+		for i := len(c.entries) - 1; i >= 0; i-- {
+			if callIn(c.entries[i].msg, t.ResumeCall) {
+				c.cur = i
+				break
+			}
+		}
+		return c, nil
+	}
 	t.Taint.Add(provenance.FromMeta(t.User.Meta)...) // an attachment, a delegated message
 	c.cur = len(c.entries)
 	c.add(llm.Message{Role: "user", Content: t.User.Content, Images: turn.Images(t.User.Meta)}, 0)

@@ -150,6 +150,12 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		}
 		return true
 	}
+	if t.ResumeCall != "" {
+		if fail := rt.resumeCall(ctx, t, agent, conv); fail != nil {
+			return *fail
+		}
+		used = rt.contextUsed(bg, t.SessionID, conv, b)
+	}
 	var all strings.Builder // the whole turn's text = concatenation of its deltas
 	for step := 0; step < c.MaxToolSteps; step++ {
 		if !fit("budget") {

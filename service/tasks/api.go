@@ -30,7 +30,10 @@ type API struct {
 	Tools func(agent string) ([]string, error)
 	// RunNow runs a task at once (an *httpapi.Error when this process does
 	// not run tasks).
-	RunNow  func(ctx context.Context, t api.Task) (store.RunRow, error)
+	RunNow func(ctx context.Context, t api.Task) (store.RunRow, error)
+	// Resume continues run from its call callID, allowed after the
+	// process that held it stopped, or starts t again when it cannot.
+	Resume  func(ctx context.Context, t api.Task, run store.RunRow, callID string) (api.TaskResume, error)
 	MaxBody int64
 }
 
@@ -43,6 +46,7 @@ func (a *API) Routes() []turn.Route {
 		{Pattern: "DELETE /v1/tasks/{id}", Handle: a.remove},
 		{Pattern: "GET /v1/tasks/{id}/runs", Handle: a.runs},
 		{Pattern: "POST /v1/tasks/{id}/run", Handle: a.runNow},
+		{Pattern: "POST /v1/tasks/runs/{id}/resume", Handle: a.resume},
 		{Pattern: "POST /v1/tasks/preview", Handle: a.preview},
 		{Pattern: "GET /v1/tasks/tools", Handle: a.tools},
 		{Pattern: "GET /v1/inbox", Handle: a.inbox},
@@ -298,6 +302,48 @@ func (a *API) runNow(w http.ResponseWriter, r *http.Request) error {
 	}
 	return httpapi.WriteJSON(w, http.StatusAccepted, api.TaskRun{ID: run.ID, TaskID: run.TaskID, Occurrence: run.Occurrence, Status: run.Status,
 		Summary: run.Summary, StartedAt: run.StartedAt})
+}
+
+func (a *API) resume(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		CallID string `json:"call_id"`
+	}
+	if err := httpapi.DecodeJSON(w, r, &body, a.MaxBody); err != nil {
+		return err
+	}
+	if body.CallID == "" {
+		return httpapi.Errorf(http.StatusBadRequest, "bad_request", "say which call was allowed (call_id)")
+	}
+	id := r.PathValue("id")
+	var run store.RunRow
+	runs, err := a.Store.Runs(r.Context(), "", 1000)
+	if err != nil {
+		return err
+	}
+	for _, x := range runs {
+		if x.ID == id {
+			run = x
+		}
+	}
+	if run.ID == "" {
+		return httpapi.Errorf(http.StatusNotFound, "task_not_found", "no task run %q", id)
+	}
+	row, err := a.Store.Task(r.Context(), run.TaskID)
+	if err != nil {
+		return notFound(err, run.TaskID)
+	}
+	t, err := View(row, a.Now())
+	if err != nil {
+		return err
+	}
+	out, err := a.Resume(r.Context(), t, run, body.CallID)
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "task_run_busy", "task %q was just run; try again in a moment", row.Name)
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusAccepted, out)
 }
 
 // Item is an Inbox row as the API shows it.

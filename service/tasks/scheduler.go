@@ -63,6 +63,16 @@ func (s *Scheduler) Poke() {
 // Wait waits for the runs started so far.
 func (s *Scheduler) Wait() { s.wg.Wait() }
 
+// Go runs f, a run going on outside the schedule (resumed after a
+// restart), as one of the scheduler's runs: Wait waits for it too.
+func (s *Scheduler) Go(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
 // Loop looks at the clock until ctx ends: at the next occurrence due, at
 // most Every apart, and when poked.
 func (s *Scheduler) Loop(ctx context.Context) {

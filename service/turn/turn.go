@@ -68,6 +68,12 @@ type Turn struct {
 	// desktop holds one needing approval in the Inbox) and wait until its
 	// deadline instead of the tool-result timeout (ToolWait).
 	Task *api.TaskRef
+	// ResumeCall is set on a turn that continues an interrupted turn from
+	// that turn's tool call of this id (a task's run whose held call was
+	// allowed after a restart): it has no user message; its runtime
+	// requests the call again, stores its real result in place of the
+	// interrupted one, and goes on from there.
+	ResumeCall string
 
 	// Set before done is closed.
 	Final string

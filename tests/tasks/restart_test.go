@@ -61,8 +61,8 @@ func (h *headless) stop(t *testing.T) {
 // TestAnApprovalOutlivesARestartOfTheHeadlessBinary: the real `jarvis
 // --headless` runs a task whose delete waits for approval; the process is
 // stopped (SIGTERM) and the approval is still in `jarvis inbox`; started
-// again, `jarvis inbox allow ID` (handed to the new process) starts the
-// task again with that call allowed: the file is deleted without a second
+// again, `jarvis inbox allow ID` (handed to the new process) resumes the
+// stopped run from that call: the file is deleted without a second
 // approval and the run's result comes to the Inbox.
 func TestAnApprovalOutlivesARestartOfTheHeadlessBinary(t *testing.T) {
 	if testing.Short() {
@@ -135,11 +135,11 @@ func TestAnApprovalOutlivesARestartOfTheHeadlessBinary(t *testing.T) {
 	if out, err := h.jarvis(t, "inbox", "allow", id, "--data-dir", h.dataDir); err != nil || !strings.Contains(out, "allowed") {
 		t.Fatalf("jarvis inbox allow after the restart: %v\n%s", err, out)
 	}
-	testwait.Until(t, "the allowed delete to run in the task's new run", 30*time.Second, func() bool {
+	testwait.Until(t, "the allowed delete to run in the resumed run", 30*time.Second, func() bool {
 		_, err := os.Stat(filepath.Join(h.ws, "old.md"))
 		return os.IsNotExist(err)
 	})
-	testwait.Until(t, "the approval allowed and the new run's result in the Inbox", 30*time.Second, func() bool {
+	testwait.Until(t, "the approval allowed and the run's result in the Inbox", 30*time.Second, func() bool {
 		out, _ := h.jarvis(t, "inbox", "--data-dir", h.dataDir)
 		return strings.Contains(out, "approval allowed") && strings.Contains(out, "result   open     Tidy")
 	})
@@ -149,5 +149,8 @@ func TestAnApprovalOutlivesARestartOfTheHeadlessBinary(t *testing.T) {
 	h.stop(t)
 	if !strings.Contains(h.stderr(), `decided_by=user`) {
 		t.Fatalf("the restarted process did not log the user's decision:\n%s", h.stderr())
+	}
+	if !strings.Contains(h.stderr(), "tasks: run resumed") || strings.Contains(h.stderr(), "run not resumed") {
+		t.Fatalf("the stopped run was not resumed:\n%s", h.stderr())
 	}
 }
