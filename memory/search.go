@@ -500,7 +500,7 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		var sentence string
 		h.class, sentence, h.about = lineFacts(line, p)
-		h.owner = sameOwner(sentence, p)
+		h.owner = sameOwner(sentence, speakerOf(line), p)
 		if !h.owner {
 			h.score *= otherOwnerFactor
 		}
