@@ -380,9 +380,36 @@ func pick(results []Result, hits []hit, p plan, limit int, kept *[][]uint64) []R
 			continue
 		}
 		*kept = append(*kept, words)
+		if joinAdjacent(results, r) {
+			continue
+		}
 		results = append(results, r)
 	}
 	return results
+}
+
+// joinAdjacent joins r to a result of the same note whose lines it
+// continues (the next or previous passage of one conversation), within
+// twice a passage's size, so that it takes no place of its own. It reports
+// whether it did.
+func joinAdjacent(results []Result, r Result) bool {
+	for i := range results {
+		o := &results[i]
+		if o.Path != r.Path || o.Superseded || r.Superseded || len(o.Excerpt)+1+len(r.Excerpt) > 2*excerptMaxBytes {
+			continue
+		}
+		switch {
+		case r.LineStart == o.LineEnd+1:
+			o.Excerpt += "\n" + r.Excerpt
+			o.LineEnd = r.LineEnd
+			return true
+		case r.LineEnd+1 == o.LineStart:
+			o.Excerpt = r.Excerpt + "\n" + o.Excerpt
+			o.LineStart = r.LineStart
+			return true
+		}
+	}
+	return false
 }
 
 type hit struct {
