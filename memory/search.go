@@ -293,7 +293,8 @@ func matchExpr(terms []term, op string) string {
 // that mention the topic, the newer statement wins (recency applies to
 // statements, see rerank), and a line marked superseded ranks below its
 // replacement. Near-duplicate excerpts (the same text noted on several
-// days) are shown once. Any q is valid; one with no words returns no
+// days) are shown once; a passage that continues a result of the same
+// note joins it (joinAdjacent). Any q is valid; one with no words returns no
 // results.
 func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result, error) {
 	if s.closed() {
