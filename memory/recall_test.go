@@ -3,6 +3,8 @@
 package memory
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -34,5 +36,37 @@ func TestSearchFillsUpWithNotesHavingSomeWords(t *testing.T) {
 	}
 	if !strings.Contains(got[2], "violin") {
 		t.Errorf("third %q, want the note with one of its words", got[2])
+	}
+}
+
+// One long conversation is indexed as several passages. When the next
+// passage of a result also matches, it is joined to that result (lines
+// that follow on) and the place goes to another note.
+func TestSearchJoinsAdjacentPassages(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	b.WriteString("# 2026-01-05\n\n")
+	for i := range 24 {
+		fmt.Fprintf(&b, "Ana: line %02d of a long chat about the pottery class, the kiln, glazes, the bowls we made there and the mugs we will glaze next week at the studio.\n", i)
+	}
+	writeFile(t, root, "memory/2026-01-05.md", b.String())
+	writeFile(t, root, "memory/2026-01-09.md", "# 2026-01-09\n\nAna: The pottery class got me a new wheel.\n")
+	s := openStore(t, root, func(o *Options) { o.WordNetDir = "-" })
+	res, err := s.Search(context.Background(), "pottery class", "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res {
+		checkResult(t, root, r)
+		got = append(got, fmt.Sprintf("%s:%d-%d", r.Path, r.LineStart, r.LineEnd))
+	}
+	if len(res) != 2 || res[0].Path == res[1].Path {
+		t.Fatalf("results %v, want the long chat (joined) and the other note", got)
+	}
+	for _, r := range res {
+		if r.Path == "memory/2026-01-05.md" && r.LineEnd-r.LineStart+1 < 20 {
+			t.Errorf("chat result %s:%d-%d, want its adjacent passages joined", r.Path, r.LineStart, r.LineEnd)
+		}
 	}
 }

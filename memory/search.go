@@ -293,7 +293,8 @@ func matchExpr(terms []term, op string) string {
 // that mention the topic, the newer statement wins (recency applies to
 // statements, see rerank), and a line marked superseded ranks below its
 // replacement. Near-duplicate excerpts (the same text noted on several
-// days) are shown once. Any q is valid; one with no words returns no
+// days) are shown once; a passage that continues a result of the same
+// note joins it (joinAdjacent). Any q is valid; one with no words returns no
 // results.
 func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result, error) {
 	if s.closed() {
@@ -380,9 +381,36 @@ func pick(results []Result, hits []hit, p plan, limit int, kept *[][]uint64) []R
 			continue
 		}
 		*kept = append(*kept, words)
+		if joinAdjacent(results, r) {
+			continue
+		}
 		results = append(results, r)
 	}
 	return results
+}
+
+// joinAdjacent joins r to a result of the same note whose lines it
+// continues (the next or previous passage of one conversation), within
+// twice a passage's size, so that it takes no place of its own. It reports
+// whether it did.
+func joinAdjacent(results []Result, r Result) bool {
+	for i := range results {
+		o := &results[i]
+		if o.Path != r.Path || o.Superseded || r.Superseded || len(o.Excerpt)+1+len(r.Excerpt) > 2*excerptMaxBytes {
+			continue
+		}
+		switch {
+		case r.LineStart == o.LineEnd+1:
+			o.Excerpt += "\n" + r.Excerpt
+			o.LineEnd = r.LineEnd
+			return true
+		case r.LineEnd+1 == o.LineStart:
+			o.Excerpt = r.Excerpt + "\n" + o.Excerpt
+			o.LineStart = r.LineStart
+			return true
+		}
+	}
+	return false
 }
 
 type hit struct {
@@ -500,7 +528,7 @@ func (s *Store) rerank(hits []hit, p plan) {
 		}
 		var sentence string
 		h.class, sentence, h.about = lineFacts(line, p)
-		h.owner = sameOwner(sentence, p)
+		h.owner = sameOwner(sentence, speakerOf(line), p)
 		if !h.owner {
 			h.score *= otherOwnerFactor
 		}

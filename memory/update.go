@@ -316,8 +316,9 @@ func sentences(line string) []string {
 // sameOwner reports whether a sentence can be about the same person's fact
 // as the query: when the query says whose it is ("my dentist", "Ana's
 // dentist"), a sentence that names another owner and not this one is about
-// someone else.
-func sameOwner(sentence string, p plan) bool {
+// someone else. In a line of a transcript, "my" and "our" are the
+// speaker's (speakerOf): "Ana: My kids love ..." is about Ana's kids.
+func sameOwner(sentence, speaker string, p plan) bool {
 	if len(p.owners) == 0 {
 		return true
 	}
@@ -325,12 +326,44 @@ func sameOwner(sentence string, p plan) bool {
 	if len(theirs) == 0 {
 		return true
 	}
+	// "What did Jon do for his team?": "his" is Jon's.
+	third := slices.ContainsFunc(p.owners, thirdPerson)
 	for _, o := range theirs {
-		if slices.Contains(p.owners, o) {
+		if speaker != "" && firstPerson(o) {
+			o = speaker
+		}
+		if slices.Contains(p.owners, o) || third && slices.Contains(p.names, o) {
 			return true
 		}
 	}
 	return false
+}
+
+// speakerOf is the speaker of a line of a transcript, lower case: the one
+// or two capitalised words before ": " that start it ("Ana: ...", "Ana
+// Lopez: ..."). A speaker "Me" or "I" is the user ("my"). Other lines (a
+// list item "- Number: ...", a heading, a line with no such start) have
+// none: "".
+func speakerOf(line string) string {
+	name, rest, ok := strings.Cut(line, ": ")
+	if !ok || rest == "" {
+		return ""
+	}
+	words := strings.Fields(name)
+	if len(words) == 0 || len(words) > 2 || strings.Join(words, " ") != name {
+		return ""
+	}
+	for _, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if !unicode.IsUpper(r) || strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			return ""
+		}
+	}
+	name = strings.ToLower(name)
+	if name == "me" || name == "i" {
+		return "my"
+	}
+	return name
 }
 
 // owners lists the possessives of a text, lower case: possessive
@@ -365,7 +398,7 @@ func possessor(w string) (string, bool) {
 		return w, true
 	case w == "user's":
 		return "my", true
-	case strings.HasSuffix(w, "'s") && len(w) > 2 && !IsStopWord(strings.TrimSuffix(w, "'s")):
+	case strings.HasSuffix(w, "'s") && len(w) > 2 && !IsStopWord(strings.TrimSuffix(w, "'s")) && w != "let's":
 		return strings.TrimSuffix(w, "'s"), true
 	}
 	return "", false
@@ -375,6 +408,10 @@ func possessor(w string) (string, bool) {
 // so a note naming the subject without saying whose ("- Number: 0151 2233",
 // "Renewed the car insurance with Aviva.") is about the user's.
 func firstPerson(owner string) bool { return owner == "my" || owner == "our" }
+
+// thirdPerson: the owner is someone the text names elsewhere ("his",
+// "her", "their").
+func thirdPerson(owner string) bool { return owner == "his" || owner == "her" || owner == "their" }
 
 // isQuestion: the query asks for a fact ("who is my dentist?", "where do I
 // live now") rather than naming a topic ("dentist"). Only questions get
