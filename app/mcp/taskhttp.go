@@ -61,24 +61,16 @@ func (s *server) listTaskSupport(ctx context.Context, cs *sdk.ClientSession) {
 			s.m.log.Warn("mcp: reading which tools run as tasks failed", "server", s.cfg.Name, "err", err)
 			return
 		}
-		var r struct {
-			Tools []struct {
-				Name      string `json:"name"`
-				Execution *struct {
-					TaskSupport string `json:"taskSupport"`
-				} `json:"execution"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
+		page, next, err := toolsTaskSupport(raw)
+		if err != nil {
 			return
 		}
-		for _, t := range r.Tools {
-			if t.Execution != nil && t.Execution.TaskSupport != "" {
-				support[t.Name] = t.Execution.TaskSupport
+		for name, ts := range page {
+			if ts != "" {
+				support[name] = ts
 			}
 		}
-		if cursor = r.NextCursor; cursor == "" {
+		if cursor = next; cursor == "" {
 			break
 		}
 	}

@@ -234,6 +234,24 @@ func (c *taskConn) received(m jsonrpc.Message) bool {
 
 // listed records the taskSupport of each tool of a tools/list answer.
 func (c *taskConn) listed(result json.RawMessage) {
+	support, _, err := toolsTaskSupport(result)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, ts := range support {
+		if ts != "" {
+			c.support[name] = ts
+		} else {
+			delete(c.support, name)
+		}
+	}
+}
+
+// toolsTaskSupport reads a tools/list answer: each tool's taskSupport
+// ("" for a tool that says none) and the next page's cursor.
+func toolsTaskSupport(raw json.RawMessage) (support map[string]string, next string, err error) {
 	var r struct {
 		Tools []struct {
 			Name      string `json:"name"`
@@ -241,19 +259,19 @@ func (c *taskConn) listed(result json.RawMessage) {
 				TaskSupport string `json:"taskSupport"`
 			} `json:"execution"`
 		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
 	}
-	if json.Unmarshal(result, &r) != nil {
-		return
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, "", err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	support = make(map[string]string, len(r.Tools))
 	for _, t := range r.Tools {
-		if t.Execution != nil && t.Execution.TaskSupport != "" {
-			c.support[t.Name] = t.Execution.TaskSupport
-		} else {
-			delete(c.support, t.Name)
+		support[t.Name] = ""
+		if t.Execution != nil {
+			support[t.Name] = t.Execution.TaskSupport
 		}
 	}
+	return support, r.NextCursor, nil
 }
 
 // Write sends go-sdk's messages, a call to a task-requiring tool as a task
