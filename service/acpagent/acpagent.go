@@ -572,21 +572,15 @@ func (a *Agent) failure(p *process, what string, err error) error {
 	return fmt.Errorf("acpagent: %s: %s", what, describe(err, p.stderr.String()))
 }
 
-// opened says how ready found the ACP session: fresh (session/new in this
-// call), and why a fresh one replaced the earlier: lost (it could not be
-// resumed) or changed (the instructions changed).
-type opened struct{ fresh, lost, changed bool }
-
-// ready returns a running, initialized process with an open ACP session
-// started with the instructions key, starting one if needed.
-func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error) {
+// live returns the running process (nil when there is none, or it has
+// exited: then it is stopped) and the instructions key of its session.
+func (a *Agent) live() (*process, string, error) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
-		return nil, opened{}, errors.New("acpagent: closed")
+		return nil, "", errors.New("acpagent: closed")
 	}
-	p := a.p
-	prevKey := a.instrKey
+	p, key := a.p, a.instrKey
 	a.mu.Unlock()
 	if p != nil {
 		select {
@@ -595,6 +589,21 @@ func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error)
 			p = nil
 		default:
 		}
+	}
+	return p, key, nil
+}
+
+// opened says how ready found the ACP session: fresh (session/new in this
+// call), and why a fresh one replaced the earlier: lost (it could not be
+// resumed) or changed (the instructions changed).
+type opened struct{ fresh, lost, changed bool }
+
+// ready returns a running, initialized process with an open ACP session
+// started with the instructions key, starting one if needed.
+func (a *Agent) ready(ctx context.Context, key string) (*process, opened, error) {
+	p, prevKey, err := a.live()
+	if err != nil {
+		return nil, opened{}, err
 	}
 	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
 	defer cancel()
@@ -986,23 +995,9 @@ func (a *Agent) SignInMethods(ctx context.Context) ([]AuthMethod, error) {
 // started returns the running process, starting and initializing one when
 // there is none (with no session: the next turn opens it).
 func (a *Agent) started(ctx context.Context) (*process, error) {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil, errors.New("acpagent: closed")
-	}
-	p := a.p
-	a.mu.Unlock()
-	if p != nil {
-		select {
-		case <-p.exited:
-			a.stop(p)
-			p = nil
-		default:
-		}
-	}
-	if p != nil {
-		return p, nil
+	p, _, err := a.live()
+	if err != nil || p != nil {
+		return p, err
 	}
 	startCtx, cancel := context.WithTimeout(ctx, a.opts.InitTimeout)
 	defer cancel()
