@@ -181,14 +181,20 @@ func (s *Service) runTask(ctx context.Context, t api.Task, run store.RunRow) {
 		fail("Could not start the run: " + err.Error())
 		return
 	}
-	tt.Task = &api.TaskRef{TaskID: t.ID, TaskName: t.Name, RunID: run.ID, Tools: t.Tools,
-		Deadline: s.now().Add(tasks.ApprovalWait(t)).UTC().Format(time.RFC3339Nano)}
-	if err := s.st.UpdateRun(ctx, run.ID, "running", sess.ID, tt.ID, "", false); err != nil {
-		s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
-	}
+	s.startRunTurn(ctx, t, run, sess.ID, tt)
 	s.log.Info("tasks: run started", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID)
 	runFn()
 	s.endRun(ctx, t, run, sess.ID, tt)
+}
+
+// startRunTurn makes tt the turn of t's run (its tools, its approval deadline)
+// and records the run as running in sessionID.
+func (s *Service) startRunTurn(ctx context.Context, t api.Task, run store.RunRow, sessionID string, tt *turn.Turn) {
+	tt.Task = &api.TaskRef{TaskID: t.ID, TaskName: t.Name, RunID: run.ID, Tools: t.Tools,
+		Deadline: s.now().Add(tasks.ApprovalWait(t)).UTC().Format(time.RFC3339Nano)}
+	if err := s.st.UpdateRun(ctx, run.ID, "running", sessionID, tt.ID, "", false); err != nil {
+		s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
+	}
 }
 
 // endRun records how run's turn tt ended: the run's row and one Inbox item.

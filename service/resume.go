@@ -17,13 +17,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"jarvis/api"
 	"jarvis/service/config"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
-	"jarvis/service/tasks"
 	"jarvis/service/turn"
 )
 
@@ -56,11 +54,7 @@ func (s *Service) resumeRun(ctx context.Context, t api.Task, run store.RunRow, c
 	if why == "" {
 		tt, runFn, err := s.prepareResume(ctx, sess, callID)
 		if err == nil {
-			tt.Task = &api.TaskRef{TaskID: t.ID, TaskName: t.Name, RunID: run.ID, Tools: t.Tools,
-				Deadline: s.now().Add(tasks.ApprovalWait(t)).UTC().Format(time.RFC3339Nano)}
-			if err := s.st.UpdateRun(ctx, run.ID, "running", sess.ID, tt.ID, "", false); err != nil {
-				s.log.Error("tasks: recording a run", "run", run.ID, "err", err)
-			}
+			s.startRunTurn(ctx, t, run, sess.ID, tt)
 			s.log.Info("tasks: run resumed", "task", t.ID, "run", run.ID, "session", sess.ID, "turn", tt.ID, "agent", agent.AgentID)
 			s.settleStopped(ctx, run.ID)
 			s.sched.Go(func() {
