@@ -262,9 +262,9 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		}
 		results := rt.runToolCalls(ctx, t, agent, reply.ToolCalls, modelIDs)
 		for i, tc := range reply.ToolCalls {
-			content, images := toolContent(results[i]), toolImages(results[i]) // images.go
+			content, images, meta := toolMessage(tc.Name, results[i])
 			m, err := rt.env.Store.AddMessage(bg, store.Message{SessionID: t.SessionID, TurnID: t.ID, Role: "tool", Content: content, ToolCallID: tc.ID,
-				Meta: provenance.Meta(toolMediaMeta(images, toolAudio(results[i])), provenance.Of(tc.Name, results[i])...)})
+				Meta: meta})
 			if err != nil {
 				rt.env.Log.Error("store tool message", "err", err)
 			}
@@ -284,6 +284,14 @@ func llmErrorEvent(err error) *api.ErrorEvent {
 		return &api.ErrorEvent{Code: le.Code, Message: le.Message}
 	}
 	return &api.ErrorEvent{Code: llm.CodeUpstream, Message: err.Error()}
+}
+
+// toolMessage is what the result r of the tool name is stored and sent
+// as: its text, its images (images.go: for models that read them) and its
+// message's meta (its media and provenance).
+func toolMessage(name string, r api.ToolResult) (content string, images []string, meta string) {
+	content, images = toolContent(r), toolImages(r)
+	return content, images, provenance.Meta(toolMediaMeta(images, toolAudio(r)), provenance.Of(name, r)...)
 }
 
 // toolContent is what the model reads as a tool's result.

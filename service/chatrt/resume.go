@@ -6,7 +6,6 @@ import (
 
 	"jarvis/service/config"
 	"jarvis/service/llm"
-	"jarvis/service/provenance"
 	"jarvis/service/store"
 	"jarvis/service/turn"
 )
@@ -63,8 +62,7 @@ func (rt *Runtime) resumeCall(ctx context.Context, t *turn.Turn, agent config.Ag
 		return &out
 	}
 	r := rt.runToolCalls(ctx, t, agent, []llm.ToolCall{call}, []string{call.ID})[0]
-	content, images := toolContent(r), toolImages(r) // images.go
-	meta := provenance.Meta(toolMediaMeta(images, toolAudio(r)), provenance.Of(call.Name, r)...)
+	content, images, meta := toolMessage(call.Name, r)
 	id, err := rt.env.Store.SetToolResult(bg, t.SessionID, call.ID, content, meta)
 	if errors.Is(err, store.ErrNotFound) { // its process died before storing any result
 		var m store.Message
