@@ -138,18 +138,8 @@ func (s *Service) prepareResume(ctx context.Context, sess store.Session, callID 
 // settleStopped marks done the failure items that said run stopped with
 // Jarvis: it goes on, and its outcome will be an item of its own.
 func (s *Service) settleStopped(ctx context.Context, runID string) {
-	rows, _, err := s.st.Inbox(ctx, false, 500)
-	if err != nil {
-		s.log.Warn("tasks: reading the Inbox", "err", err)
-		return
-	}
-	yes := true
-	for _, r := range rows {
-		if r.RunID == runID && r.Kind == "failure" {
-			if _, err := s.st.UpdateInbox(ctx, r.ID, &yes, &yes, nil, nil); err != nil {
-				s.log.Warn("tasks: settling a stopped run's item", "item", r.ID, "err", err)
-			}
-		}
+	if _, err := s.st.SettleRunFailures(ctx, runID); err != nil {
+		s.log.Warn("tasks: settling a stopped run's items", "run", runID, "err", err)
 	}
 }
 

@@ -280,6 +280,16 @@ func (s *Store) UpdateInbox(ctx context.Context, id string, read, done *bool, st
 	return s.InboxItem(ctx, id)
 }
 
+// SettleRunFailures marks read and done the open failure items of a run
+// (what said it stopped, once it went on) and says how many it settled.
+func (s *Store) SettleRunFailures(ctx context.Context, runID string) (int64, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE inbox SET read = 1, done = 1, updated_at = ? WHERE run_id = ? AND kind = 'failure' AND done = 0`, s.ts(), runID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 func boolArg(b *bool) any {
 	if b == nil {
 		return nil
