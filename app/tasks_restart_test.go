@@ -312,6 +312,20 @@ func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 			t.Fatalf("the stop's failure item is still open though the run went on: %+v", it)
 		}
 	}
+	// The run's conversation says it went on: a line that stays (kind "resumed").
+	conv, err := svc{d.c}.messages(context.Background(), ap.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := 0
+	for _, m := range conv.Messages {
+		if m.Role == "status" && string(m.Meta) == `{"kind":"resumed"}` && strings.HasPrefix(m.Text, "Resumed:") {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Fatalf("%d resumed lines in the run's conversation, want 1: %+v", resumed, conv.Messages)
+	}
 	es, err := d.runner.Audit().List(context.Background(), audit.Filter{SessionID: ap.SessionID})
 	if err != nil {
 		t.Fatal(err)

@@ -131,8 +131,8 @@ func (s *Service) prepareResume(ctx context.Context, sess store.Session, callID 
 	t := &turn.Turn{ID: newID("t_"), SessionID: sess.ID, Done: make(chan struct{}), Cancel: cancel, ResumeCall: callID,
 		User: store.Message{SessionID: sess.ID}}
 	text := "Resumed: the call that waited for approval was allowed."
-	line := &store.Message{SessionID: sess.ID, Role: "status", Content: text}
-	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventStatus, api.StatusEvent{Text: text, TurnID: t.ID}, s.st.ResumeTurn(t.ID, line))
+	line := &store.Message{SessionID: sess.ID, Role: "status", Content: text, Meta: `{"kind":"resumed"}`}
+	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventStatus, api.StatusEvent{Text: text, Kind: "resumed", TurnID: t.ID}, s.st.ResumeTurn(t.ID, line))
 }
 
 // settleStopped marks done the failure items that said run stopped with

@@ -395,8 +395,9 @@ export class Transcript {
           else if (kind === "plan") this.add({ key, kind: "plan", text: m.text ?? "", turnId: m.turnId, plan: planSteps({ text: m.text, plan: m.meta?.plan }) }, eff);
           // An ACP agent's file change, kept with its turn: the card as the stream showed it.
           else if (kind === "diff" && typeof m.meta?.diff?.path === "string") this.add({ key, kind: "diff", text: m.text ?? "", turnId: m.turnId, diff: m.meta.diff }, eff);
-          // A change of an ACP agent's mode or model (the user's or the agent's own): a line.
-          else if (kind === "agent_choice") this.add({ key, kind: "status", text: m.text ?? "", turnId: m.turnId || undefined }, eff);
+          // A change of an ACP agent's mode or model (the user's or the agent's own), or a
+          // task's run going on once its waiting call was allowed: a line.
+          else if (kind === "agent_choice" || kind === "resumed") this.add({ key, kind: "status", text: m.text ?? "", turnId: m.turnId || undefined }, eff);
           else this.add({ key, kind: kind === "thought" ? "thought" : isErr ? "error" : "status", text: m.text ?? "" }, eff);
           break;
         }
@@ -578,8 +579,9 @@ export class Transcript {
         } else if (kind === "diff" && d.diff && typeof d.diff.path === "string") {
           // A file change an ACP agent reported: a diff card.
           this.add({ key: `diff-${ev.id || this.newKey("d")}`, kind: "diff", text: d.text ?? "", turnId: d.turn_id, diff: d.diff }, eff);
-        } else if (kind === "agent_choice") {
-          // A change of the agent's mode or model: a line that stays (it is kept with the conversation).
+        } else if (kind === "agent_choice" || kind === "resumed") {
+          // A change of the agent's mode or model, or a task's run going on
+          // after its call was allowed: a line that stays (it is kept with the conversation).
           this.add({ key: `st-${ev.id || this.newKey("s")}`, kind: "status", text: d.text ?? "", turnId: d.turn_id || undefined }, eff);
         } else if (kind === "agent_choices") {
           // The agent's modes and models: the picker shows them, not the transcript.
