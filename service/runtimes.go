@@ -40,7 +40,8 @@ func (s *Service) registerRuntimes(ctx context.Context) {
 	s.registerTaskTool() // background.go
 	s.ext = externalrt.New(env, &s.base, s.red)
 	s.runtimes.Register(config.TypeExternal, s.ext)
-	s.runtimes.Register(config.TypeA2A, a2art.New(env, a2art.Options{Waiter: s.waiter}))
+	s.a2a = a2art.New(env, a2art.Options{Waiter: s.waiter})
+	s.runtimes.Register(config.TypeA2A, s.a2a)
 }
 
 // runtimeEnv is what the service gives a runtime package.

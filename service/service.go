@@ -32,6 +32,7 @@ import (
 	"jarvis/internal/approved"
 	"jarvis/internal/fsperm"
 	"jarvis/memory"
+	"jarvis/service/a2art"
 	"jarvis/service/acprt"
 	"jarvis/service/callback"
 	"jarvis/service/catalog"
@@ -153,6 +154,7 @@ type Service struct {
 	a2aCtx   a2aContexts           // A2A contexts and their sessions (a2a.go)
 	catalog  *catalog.Catalog      // tools the desktop announces
 	ext      *externalrt.Runtime   // external agents (its rejected-callback counts are flushed on Close)
+	a2a      *a2art.Runtime        // A2A agents (FollowLate runs while the service does)
 	rtr      *roundtablert.Runtime // round tables (service/roundtablert)
 	replays  idempotency.Replays   // Idempotency-Keys of chat messages and tool results (service/idempotency)
 	runtimes turn.Registry         // agent type → runtime (runtimes.go)
@@ -291,6 +293,11 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	go func() {
 		defer s.wg.Done()
 		s.ext.FlushRejectsEvery(s.closing) // counts of rejected external callbacks
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.a2a.FollowLate(s.closing) // A2A answers that come after their turn, across restarts
 	}()
 	return s, nil
 }

@@ -43,6 +43,8 @@ type remote struct {
 	// after its first artifact chunk (the task goes on at the agent).
 	breakStream bool
 	methods     []string // the JSON-RPC methods called, in order
+	// reachable (set by pushAgent) makes the agent answer again after the cut.
+	reachable func()
 }
 
 func (r *remote) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {

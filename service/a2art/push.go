@@ -19,6 +19,8 @@ package a2art
 // or lost the agent) keeps its mailbox for lateWindow: the task's end
 // delivered then is kept in the conversation and becomes one Inbox item
 // (an answer that arrived while you were away), and the token is revoked.
+// The task is kept in the store as well, so that its answer is not lost
+// when Jarvis stops first: FollowLate (late.go) reads it with tasks/get.
 
 import (
 	"context"
@@ -74,6 +76,7 @@ type pushWait struct {
 // unfinished open for lateWindow (then end revokes its token): the task's
 // end delivered meanwhile is its late answer (lateAnswer), and ends it.
 func (rt *Runtime) awaitLate(pw *pushWait, end func(), agent config.Agent, sessionID string, taskID a2a.TaskID) {
+	rt.keepLate(agent.AgentID, sessionID, taskID)
 	timer := time.AfterFunc(lateWindow, end)
 	var once sync.Once
 	pw.mu.Lock()
@@ -92,8 +95,15 @@ func (rt *Runtime) awaitLate(pw *pushWait, end func(), agent config.Agent, sessi
 
 // lateAnswer keeps a task's answer that came after its turn in the
 // conversation (an assistant message of its own) and puts it in the Inbox,
-// once per task and state.
+// once: by whoever takes the task's record first (a push delivery or
+// FollowLate's tasks/get).
 func (rt *Runtime) lateAnswer(ctx context.Context, agent config.Agent, sessionID string, t *a2a.Task) {
+	if took, err := rt.env.Store.TakeLateTask(context.WithoutCancel(ctx), agent.AgentID, string(t.ID)); err != nil || !took {
+		if err != nil {
+			rt.env.Log.Error("a2a: taking a late answer", "agent", agent.AgentID, "task", t.ID, "err", err)
+		}
+		return
+	}
 	var b strings.Builder
 	for _, a := range t.Artifacts {
 		b.WriteString(partsText(a.Parts))

@@ -60,7 +60,8 @@ func (s *twice) SendPush(ctx context.Context, cfg *a2a.PushConfig, task *a2a.Tas
 
 // pushAgent serves r with a2a-go's server and the push sender given: its
 // first message/stream is cut mid-task and every JSON-RPC call after that
-// gets 503, so only a push notification can end the turn.
+// gets 503 (until r.reachable is called), so only a push notification can
+// end the turn.
 func pushAgent(t *testing.T, r *remote, sender a2asrv.PushSender) *httptest.Server {
 	t.Helper()
 	r.breakStream = true
@@ -73,19 +74,19 @@ func pushAgent(t *testing.T, r *remote, sender a2asrv.PushSender) *httptest.Serv
 	mux.Handle("GET /.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(r, a2asrv.WithPushNotifications(push.NewInMemoryStore(), sender)))
 	var down bool
-	var mu sync.Mutex
+	r.reachable = func() { r.mu.Lock(); down = false; r.mu.Unlock() }
 	mux.Handle("POST /rpc", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		var call struct{ Method string }
 		_ = json.Unmarshal(body, &call)
-		mu.Lock()
+		r.mu.Lock()
 		cut := r.breakStream && call.Method == "message/stream"
 		r.breakStream = r.breakStream && !cut
 		refuse := down
 		down = down || cut
 		r.methods = append(r.methods, call.Method)
-		mu.Unlock()
+		r.mu.Unlock()
 		if refuse { // the agent cannot be reached after the cut
 			http.Error(w, "unavailable", http.StatusServiceUnavailable)
 			return
@@ -367,5 +368,107 @@ func TestA2ALatePushNotificationComesToTheInbox(t *testing.T) {
 	})
 	if rows, _, _ := f.env.Store.Inbox(ctx, false, 0); len(rows) != 1 {
 		t.Fatalf("the repeated delivery added an item: %+v", rows)
+	}
+}
+
+// unheard is an agent's push sender whose deliveries reach nobody (Jarvis
+// was not running): it only counts them, by task state.
+type unheard struct {
+	mu   sync.Mutex
+	sent map[a2a.TaskState]int
+}
+
+func (u *unheard) SendPush(_ context.Context, _ *a2a.PushConfig, task *a2a.Task) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.sent == nil {
+		u.sent = map[a2a.TaskState]int{}
+	}
+	u.sent[task.Status.State]++
+	return nil
+}
+
+func (u *unheard) count(st a2a.TaskState) int { u.mu.Lock(); defer u.mu.Unlock(); return u.sent[st] }
+
+// TestA2ALateAnswerIsReadAfterARestart: the turn timed out while the agent
+// could not be reached; the task completed and its push notification never
+// reached Jarvis (it had stopped). Started again on the same store, Jarvis
+// reads the kept task with tasks/get: refused while the agent cannot be
+// reached (the task stays kept), then, once it can, its answer is kept in the
+// conversation and becomes one Inbox item, and the task is no longer kept.
+func TestA2ALateAnswerIsReadAfterARestart(t *testing.T) {
+	r := &remote{}
+	sender := &unheard{}
+	srv := pushAgent(t, r, sender)
+	f, _ := pushFixture(t, fmt.Sprintf(`{"cardUrl":%q,"timeoutSeconds":0.5}`, srv.URL), nil)
+	out, tt := f.turn(t, "count 30")
+	if out.Fail == nil || out.Fail.Code != "a2a_timeout" {
+		t.Fatalf("outcome %+v, want the turn timed out", out)
+	}
+	ctx := context.Background()
+	kept, err := f.env.Store.LateTasks(ctx)
+	if err != nil || len(kept) != 1 || kept[0].SessionID != tt.SessionID || kept[0].AgentID != "remote" {
+		t.Fatalf("kept %+v (%v), want the turn's task", kept, err)
+	}
+	testwait.Until(t, "the agent to push its completed task (to nobody)", 15*time.Second, func() bool { return sender.count(a2a.TaskStateCompleted) > 0 })
+	gets := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		n := 0
+		for _, m := range r.methods {
+			if m == "tasks/get" {
+				n++
+			}
+		}
+		return n
+	}
+	before := gets()
+
+	// Jarvis again: a new runtime on the same store follows the kept task.
+	again := a2art.New(f.env, a2art.Options{Waiter: f.waiter, LatePoll: 20 * time.Millisecond})
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { again.FollowLate(stop); close(done) }()
+	t.Cleanup(func() { close(stop); <-done })
+	testwait.Until(t, "two reads of the task refused", 15*time.Second, func() bool { return gets() >= before+2 })
+	if rows, _, _ := f.env.Store.Inbox(ctx, false, 0); len(rows) != 0 {
+		t.Fatalf("an Inbox item before the task could be read: %+v", rows)
+	}
+	if kept, _ := f.env.Store.LateTasks(ctx); len(kept) != 1 {
+		t.Fatalf("the task is no longer kept though it could not be read: %+v", kept)
+	}
+
+	r.reachable()
+	var items []store.InboxRow
+	testwait.Until(t, "the late answer in the Inbox", 15*time.Second, func() bool {
+		rows, _, err := f.env.Store.Inbox(ctx, false, 0)
+		items = rows
+		return err == nil && len(rows) > 0
+	})
+	want := ""
+	for i := 1; i <= 30; i++ {
+		want += fmt.Sprintf("%d ", i)
+	}
+	if it := items[0]; len(items) != 1 || it.Kind != "answer" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
+		t.Fatalf("inbox %+v", items)
+	}
+	msgs, err := f.env.Store.Messages(ctx, tt.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content != want || last.TurnID == tt.ID {
+		t.Fatalf("the late answer is not kept in the conversation: %+v", last)
+	}
+	if kept, _ := f.env.Store.LateTasks(ctx); len(kept) != 0 {
+		t.Fatalf("the answered task is still kept: %+v", kept)
+	}
+	answers := 0
+	all, _ := f.env.Store.Messages(ctx, tt.SessionID)
+	for _, m := range all {
+		if m.Role == "assistant" && m.Content == want {
+			answers++
+		}
+	}
+	if answers != 1 {
+		t.Fatalf("the late answer is kept %d times", answers)
 	}
 }
