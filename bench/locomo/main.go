@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,13 +47,14 @@ func main() {
 	direct := flag.Bool("direct", false, "call memory.Store.Search in this process instead of the service's HTTP route")
 	verbose := flag.Bool("v", false, "print each question not fully found")
 	only := flag.String("conv", "", "only this conversation (its name)")
+	convs := flag.String("convs", "", "only these conversations by position in name order, from 1: \"1-5\", \"6-10\", \"2,4\" (tune on one part, report on the other)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (with -direct: of the searches)")
 	flag.Parse()
 	if *data == "" {
 		fmt.Fprintln(os.Stderr, "usage: locomo -data /path/to/locomo10.zip  (LoCoMo: github.com/snap-research/locomo, data/locomo10.zip)")
 		os.Exit(2)
 	}
-	cfg := config{data: *data, k: *limit, direct: *direct, verbose: *verbose, only: *only}
+	cfg := config{data: *data, k: *limit, direct: *direct, verbose: *verbose, only: *only, convs: *convs}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -75,6 +77,32 @@ type config struct {
 	direct  bool
 	verbose bool
 	only    string
+	convs   string // positions, as -convs takes them
+}
+
+// positions reads -convs: conversation positions from 1 to n, as ranges
+// ("1-5") and single numbers joined by commas; nil (every conversation)
+// when s is empty.
+func positions(s string, n int) (map[int]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 1 || b < a || b > n {
+			return nil, fmt.Errorf("-convs %q: %q is not a position or range of positions between 1 and %d", s, part, n)
+		}
+		for i := a; i <= b; i++ {
+			out[i] = true
+		}
+	}
+	return out, nil
 }
 
 // span is a returned line range.
@@ -108,6 +136,10 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
+	pick, err := positions(cfg.convs, len(convs))
+	if err != nil {
+		return nil, err
+	}
 	res := &results{cats: map[int]*tally{}, via: "GET /v1/memory/search (jarvis-service)"}
 	var bin string
 	if cfg.direct {
@@ -118,7 +150,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		}
 	}
 	for i, c := range convs {
-		if cfg.only != "" && c.Name != cfg.only {
+		if cfg.only != "" && c.Name != cfg.only || pick != nil && !pick[i+1] {
 			continue
 		}
 		dir := filepath.Join(work, fmt.Sprintf("conv-%02d", i))

@@ -152,3 +152,30 @@ func TestFoundCountsRanges(t *testing.T) {
 		t.Fatalf("found %d, want 1 (only x.md:3 lies in a range)", n)
 	}
 }
+
+// -convs picks conversations by position, so tuning on one part and
+// reporting on the other is one flag.
+func TestPositionsSplitTheConversations(t *testing.T) {
+	for s, want := range map[string][]int{"1-5": {1, 2, 3, 4, 5}, "6-10": {6, 7, 8, 9, 10}, "2, 4,9-10": {2, 4, 9, 10}, "7": {7}} {
+		got, err := positions(s, 10)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+		for _, i := range want {
+			if !got[i] {
+				t.Errorf("%q: %d not picked (%v)", s, i, got)
+			}
+		}
+	}
+	if got, err := positions("", 10); got != nil || err != nil {
+		t.Errorf("empty: %v, %v; want every conversation", got, err)
+	}
+	for _, bad := range []string{"0-5", "6-11", "5-1", "x", "1-"} {
+		if _, err := positions(bad, 10); err == nil || !strings.Contains(err.Error(), "between 1 and 10") {
+			t.Errorf("%q: err = %v, want it named", bad, err)
+		}
+	}
+}
