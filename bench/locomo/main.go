@@ -105,10 +105,11 @@ func positions(s string, n int) (map[int]bool, error) {
 	return out, nil
 }
 
-// span is a returned line range.
+// span is a returned line range and the size of its text.
 type span struct {
 	Path       string
 	Start, End int
+	Bytes      int
 }
 
 // tally counts one category's questions found.
@@ -121,6 +122,7 @@ type results struct {
 	bmLat     []time.Duration // plain BM25's, same run
 	via       string
 	convs     int
+	bytes     int // of the returned passages' text, every question
 }
 
 // searcher asks one question of one conversation's memory.
@@ -183,7 +185,7 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			}
 			out := make([]span, len(rs))
 			for i, r := range rs {
-				out[i] = span{r.Path, r.LineStart, r.LineEnd}
+				out[i] = span{r.Path, r.LineStart, r.LineEnd, len(r.Excerpt)}
 			}
 			return out, nil
 		}
@@ -202,7 +204,7 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			}
 			out := make([]span, len(r.Results))
 			for i, x := range r.Results {
-				out[i] = span{x.Path, x.LineStart, x.LineEnd}
+				out[i] = span{x.Path, x.LineStart, x.LineEnd, len(x.Excerpt)}
 			}
 			return out, nil
 		}
@@ -233,6 +235,9 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			return err
 		}
 		res.latencies = append(res.latencies, time.Since(t0))
+		for _, g := range got {
+			res.bytes += g.Bytes
+		}
 		t0 = time.Now()
 		base, err := bm.search(ctx, q.Question, cfg.k)
 		if err != nil {
@@ -303,6 +308,9 @@ func (r *results) table() string {
 		sum.bmAll += t.bmAll
 	}
 	fmt.Fprintf(&b, "| all | %d | %s | %s | %s | %s |\n", sum.n, frac(sum.any, sum.n), frac(sum.all, sum.n), frac(sum.bmAny, sum.n), frac(sum.bmAll, sum.n))
+	if sum.n > 0 {
+		fmt.Fprintf(&b, "\nreturned text: %.1f KB per question on average\n", float64(r.bytes)/1000/float64(sum.n))
+	}
 	if len(r.latencies) > 0 {
 		fmt.Fprintf(&b, "\nsearch latency: p50 %s, p95 %s (%d questions); plain BM25 in this process, same run: p50 %s, p95 %s\n",
 			measure.Ms(measure.Median(r.latencies)), measure.Ms(measure.Percentile(r.latencies, 95)), len(r.latencies),

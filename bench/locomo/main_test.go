@@ -147,7 +147,7 @@ func TestRunOnExtract(t *testing.T) {
 
 func TestFoundCountsRanges(t *testing.T) {
 	lines := map[string]loc{"a": {"memory/x.md", 3, ""}, "b": {"memory/x.md", 9, ""}, "c": {"memory/y.md", 3, ""}}
-	got := []span{{"memory/x.md", 2, 4}, {"memory/y.md", 4, 6}}
+	got := []span{{Path: "memory/x.md", Start: 2, End: 4}, {Path: "memory/y.md", Start: 4, End: 6}}
 	if n, _ := found([]string{"a", "b", "c"}, lines, got); n != 1 {
 		t.Fatalf("found %d, want 1 (only x.md:3 lies in a range)", n)
 	}
