@@ -179,3 +179,42 @@ func TestPositionsSplitTheConversations(t *testing.T) {
 		}
 	}
 }
+
+// -convs runs only the conversations at the given positions: of a folder
+// of two, "2" asks the second one's questions only (as many as the
+// extract has), and a position past the end is refused before any work.
+// The table reports the text returned per question.
+func TestRunPicksConversationsByPosition(t *testing.T) {
+	data, err := os.ReadFile("testdata/extract.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both, err := run(context.Background(), config{data: dir, k: 5, direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := run(context.Background(), config{data: dir, k: 5, direct: true, convs: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.convs != 2 || second.convs != 1 {
+		t.Fatalf("conversations run: %d without -convs (want 2), %d with -convs 2 (want 1)", both.convs, second.convs)
+	}
+	for c, tl := range both.cats {
+		if s := second.cats[c]; s == nil || 2*s.n != tl.n {
+			t.Errorf("category %s: %+v of the second against %+v of both, want half", categories[c], s, tl)
+		}
+	}
+	if second.bytes <= 0 || !strings.Contains(second.table(), "KB per question") {
+		t.Errorf("returned text not counted (%d bytes):\n%s", second.bytes, second.table())
+	}
+	if _, err := run(context.Background(), config{data: dir, k: 5, direct: true, convs: "3"}); err == nil || !strings.Contains(err.Error(), "between 1 and 2") {
+		t.Errorf("-convs 3 of 2 conversations: err = %v, want the range named", err)
+	}
+}
