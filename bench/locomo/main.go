@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,13 +47,14 @@ func main() {
 	direct := flag.Bool("direct", false, "call memory.Store.Search in this process instead of the service's HTTP route")
 	verbose := flag.Bool("v", false, "print each question not fully found")
 	only := flag.String("conv", "", "only this conversation (its name)")
+	convs := flag.String("convs", "", "only these conversations by position in name order, from 1: \"1-5\", \"6-10\", \"2,4\" (tune on one part, report on the other)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (with -direct: of the searches)")
 	flag.Parse()
 	if *data == "" {
 		fmt.Fprintln(os.Stderr, "usage: locomo -data /path/to/locomo10.zip  (LoCoMo: github.com/snap-research/locomo, data/locomo10.zip)")
 		os.Exit(2)
 	}
-	cfg := config{data: *data, k: *limit, direct: *direct, verbose: *verbose, only: *only}
+	cfg := config{data: *data, k: *limit, direct: *direct, verbose: *verbose, only: *only, convs: *convs}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -75,12 +77,39 @@ type config struct {
 	direct  bool
 	verbose bool
 	only    string
+	convs   string // positions, as -convs takes them
 }
 
-// span is a returned line range.
+// positions reads -convs: conversation positions from 1 to n, as ranges
+// ("1-5") and single numbers joined by commas; nil (every conversation)
+// when s is empty.
+func positions(s string, n int) (map[int]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 1 || b < a || b > n {
+			return nil, fmt.Errorf("-convs %q: %q is not a position or range of positions between 1 and %d", s, part, n)
+		}
+		for i := a; i <= b; i++ {
+			out[i] = true
+		}
+	}
+	return out, nil
+}
+
+// span is a returned line range and the size of its text.
 type span struct {
 	Path       string
 	Start, End int
+	Bytes      int
 }
 
 // tally counts one category's questions found.
@@ -93,6 +122,7 @@ type results struct {
 	bmLat     []time.Duration // plain BM25's, same run
 	via       string
 	convs     int
+	bytes     int // of the returned passages' text, every question
 }
 
 // searcher asks one question of one conversation's memory.
@@ -108,6 +138,10 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
+	pick, err := positions(cfg.convs, len(convs))
+	if err != nil {
+		return nil, err
+	}
 	res := &results{cats: map[int]*tally{}, via: "GET /v1/memory/search (jarvis-service)"}
 	var bin string
 	if cfg.direct {
@@ -118,7 +152,7 @@ func run(ctx context.Context, cfg config) (*results, error) {
 		}
 	}
 	for i, c := range convs {
-		if cfg.only != "" && c.Name != cfg.only {
+		if cfg.only != "" && c.Name != cfg.only || pick != nil && !pick[i+1] {
 			continue
 		}
 		dir := filepath.Join(work, fmt.Sprintf("conv-%02d", i))
@@ -151,7 +185,7 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			}
 			out := make([]span, len(rs))
 			for i, r := range rs {
-				out[i] = span{r.Path, r.LineStart, r.LineEnd}
+				out[i] = span{r.Path, r.LineStart, r.LineEnd, len(r.Excerpt)}
 			}
 			return out, nil
 		}
@@ -170,7 +204,7 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			}
 			out := make([]span, len(r.Results))
 			for i, x := range r.Results {
-				out[i] = span{x.Path, x.LineStart, x.LineEnd}
+				out[i] = span{x.Path, x.LineStart, x.LineEnd, len(x.Excerpt)}
 			}
 			return out, nil
 		}
@@ -201,6 +235,9 @@ func runConversation(ctx context.Context, cfg config, bin, dir string, c convers
 			return err
 		}
 		res.latencies = append(res.latencies, time.Since(t0))
+		for _, g := range got {
+			res.bytes += g.Bytes
+		}
 		t0 = time.Now()
 		base, err := bm.search(ctx, q.Question, cfg.k)
 		if err != nil {
@@ -271,6 +308,9 @@ func (r *results) table() string {
 		sum.bmAll += t.bmAll
 	}
 	fmt.Fprintf(&b, "| all | %d | %s | %s | %s | %s |\n", sum.n, frac(sum.any, sum.n), frac(sum.all, sum.n), frac(sum.bmAny, sum.n), frac(sum.bmAll, sum.n))
+	if sum.n > 0 {
+		fmt.Fprintf(&b, "\nreturned text: %.1f KB per question on average\n", float64(r.bytes)/1000/float64(sum.n))
+	}
 	if len(r.latencies) > 0 {
 		fmt.Fprintf(&b, "\nsearch latency: p50 %s, p95 %s (%d questions); plain BM25 in this process, same run: p50 %s, p95 %s\n",
 			measure.Ms(measure.Median(r.latencies)), measure.Ms(measure.Percentile(r.latencies, 95)), len(r.latencies),

@@ -147,8 +147,74 @@ func TestRunOnExtract(t *testing.T) {
 
 func TestFoundCountsRanges(t *testing.T) {
 	lines := map[string]loc{"a": {"memory/x.md", 3, ""}, "b": {"memory/x.md", 9, ""}, "c": {"memory/y.md", 3, ""}}
-	got := []span{{"memory/x.md", 2, 4}, {"memory/y.md", 4, 6}}
+	got := []span{{Path: "memory/x.md", Start: 2, End: 4}, {Path: "memory/y.md", Start: 4, End: 6}}
 	if n, _ := found([]string{"a", "b", "c"}, lines, got); n != 1 {
 		t.Fatalf("found %d, want 1 (only x.md:3 lies in a range)", n)
+	}
+}
+
+// -convs picks conversations by position, so tuning on one part and
+// reporting on the other is one flag.
+func TestPositionsSplitTheConversations(t *testing.T) {
+	for s, want := range map[string][]int{"1-5": {1, 2, 3, 4, 5}, "6-10": {6, 7, 8, 9, 10}, "2, 4,9-10": {2, 4, 9, 10}, "7": {7}} {
+		got, err := positions(s, 10)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+		for _, i := range want {
+			if !got[i] {
+				t.Errorf("%q: %d not picked (%v)", s, i, got)
+			}
+		}
+	}
+	if got, err := positions("", 10); got != nil || err != nil {
+		t.Errorf("empty: %v, %v; want every conversation", got, err)
+	}
+	for _, bad := range []string{"0-5", "6-11", "5-1", "x", "1-"} {
+		if _, err := positions(bad, 10); err == nil || !strings.Contains(err.Error(), "between 1 and 10") {
+			t.Errorf("%q: err = %v, want it named", bad, err)
+		}
+	}
+}
+
+// -convs runs only the conversations at the given positions: of a folder
+// of two, "2" asks the second one's questions only (as many as the
+// extract has), and a position past the end is refused before any work.
+// The table reports the text returned per question.
+func TestRunPicksConversationsByPosition(t *testing.T) {
+	data, err := os.ReadFile("testdata/extract.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both, err := run(context.Background(), config{data: dir, k: 5, direct: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := run(context.Background(), config{data: dir, k: 5, direct: true, convs: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.convs != 2 || second.convs != 1 {
+		t.Fatalf("conversations run: %d without -convs (want 2), %d with -convs 2 (want 1)", both.convs, second.convs)
+	}
+	for c, tl := range both.cats {
+		if s := second.cats[c]; s == nil || 2*s.n != tl.n {
+			t.Errorf("category %s: %+v of the second against %+v of both, want half", categories[c], s, tl)
+		}
+	}
+	if second.bytes <= 0 || !strings.Contains(second.table(), "KB per question") {
+		t.Errorf("returned text not counted (%d bytes):\n%s", second.bytes, second.table())
+	}
+	if _, err := run(context.Background(), config{data: dir, k: 5, direct: true, convs: "3"}); err == nil || !strings.Contains(err.Error(), "between 1 and 2") {
+		t.Errorf("-convs 3 of 2 conversations: err = %v, want the range named", err)
 	}
 }
