@@ -311,33 +311,31 @@ func (rt *Runtime) gate(ctx context.Context, t *turn.Turn, agent config.Agent) (
 // dial makes the client of agent from its card: JSON-RPC, the output modes
 // Jarvis shows, the push configuration (nil: none), and the keyring secret
 // the card's scheme takes (the session id goes with ctx). A secret that
-// cannot be read fails as a2a_unconfigured, a card no client can use as
-// a2a_unreachable.
-func (rt *Runtime) dial(ctx context.Context, agent config.Agent, x settings, card *a2a.AgentCard, pushCfg *a2a.PushConfig, sessionID string) (context.Context, *a2aclient.Client, *turn.Outcome) {
-	fail := func(code, format string, args ...any) (context.Context, *a2aclient.Client, *turn.Outcome) {
-		out := turn.Failed(code, format, args...)
-		return ctx, nil, &out
-	}
+// cannot be read is a keyError.
+func (rt *Runtime) dial(ctx context.Context, agent config.Agent, x settings, card *a2a.AgentCard, pushCfg *a2a.PushConfig, sessionID string) (context.Context, *a2aclient.Client, error) {
 	fopts := []a2aclient.FactoryOption{a2aclient.WithJSONRPCTransport(rt.hc), a2aclient.WithConfig(a2aclient.Config{
 		PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}, AcceptedOutputModes: []string{"text/plain", "text/markdown", "application/json"},
 		PushConfig: pushCfg})}
 	if x.SecretRef != "" {
 		if rt.env.Secrets == nil {
-			return fail("a2a_unconfigured", "Agent %q: its key is in the keyring, and there is no keyring here.", agent.AgentID)
+			return ctx, nil, keyError{fmt.Errorf("Agent %q: its key is in the keyring, and there is no keyring here.", agent.AgentID)}
 		}
 		secret, err := rt.env.Secrets.Get(x.SecretRef)
 		if err != nil {
-			return fail("a2a_unconfigured", "Agent %q: its key could not be read from the keyring: %v", agent.AgentID, err)
+			return ctx, nil, keyError{fmt.Errorf("Agent %q: its key could not be read from the keyring: %v", agent.AgentID, err)}
 		}
 		fopts = append(fopts, a2aclient.WithInterceptors(&a2aclient.AuthInterceptor{Service: credentials{secret}}))
 		ctx = a2aclient.WithSessionID(ctx, a2aclient.SessionID(sessionID))
 	}
 	client, err := a2aclient.NewFromCard(ctx, card, fopts...)
 	if err != nil {
-		return fail("a2a_unreachable", "Agent %q: %v", agent.AgentID, err)
+		return ctx, nil, fmt.Errorf("Agent %q: %v", agent.AgentID, err)
 	}
 	return ctx, client, nil
 }
+
+// keyError is a dial that failed on the agent's keyring secret.
+type keyError struct{ error }
 
 // Run is one turn: the gate, the card, then the message.
 func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, agent config.Agent) turn.Outcome {
@@ -374,9 +372,12 @@ func (rt *Runtime) Run(ctx context.Context, t *turn.Turn, sess store.Session, ag
 		}
 		endPush()
 	}()
-	cctx, client, fail := rt.dial(cctx, agent, x, card, pushCfg, t.SessionID)
-	if fail != nil {
-		return *fail
+	cctx, client, err := rt.dial(cctx, agent, x, card, pushCfg, t.SessionID)
+	if err != nil {
+		if errors.As(err, new(keyError)) {
+			return turn.Failed("a2a_unconfigured", "%v", err)
+		}
+		return turn.Failed("a2a_unreachable", "%v", err)
 	}
 	defer client.Destroy()
 

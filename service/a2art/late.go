@@ -11,7 +11,6 @@ package a2art
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -124,9 +123,9 @@ func (rt *Runtime) readTask(ctx context.Context, agent config.Agent, lt store.La
 	if err != nil {
 		return nil, err
 	}
-	ctx, client, fail := rt.dial(ctx, agent, x, card, nil, lt.SessionID)
-	if fail != nil {
-		return nil, errors.New(fail.Fail.Message)
+	ctx, client, err := rt.dial(ctx, agent, x, card, nil, lt.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	defer client.Destroy()
 	return client.GetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(lt.TaskID)})
