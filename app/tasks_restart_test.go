@@ -473,3 +473,47 @@ func TestADenyAfterARestartIsAudited(t *testing.T) {
 		}
 	}
 }
+
+// TestAStoppedRunWaitingForApprovalSaysSoInTheInbox: a task's call waits
+// for approval and the process stops. The run's Inbox item does not call it
+// a failure to retry by sending a message again (a task's run has no
+// message to send): it says the run stopped with Jarvis and goes on from
+// the call waiting in the Inbox once that is allowed.
+func TestAStoppedRunWaitingForApprovalSaysSoInTheInbox(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.set(time.Now())
+	ticked := make(chan error, 1)
+	go func() { ticked <- d.svc.TickTasks(context.Background()) }()
+	ap := d.waitPending(task.ID)
+	d.stop()
+	if err := <-ticked; err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	in, err := d.c.Inbox(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stopped []api.InboxItem
+	for _, it := range in.Items {
+		if it.RunID == ap.RunID && it.Kind != "approval" {
+			stopped = append(stopped, it)
+		}
+	}
+	if len(stopped) != 1 {
+		t.Fatalf("the stopped run's items: %+v", in.Items)
+	}
+	it := stopped[0]
+	if it.Title != "Tidy stopped with Jarvis" || strings.Contains(it.Body, "send the message again") ||
+		!strings.Contains(it.Body, "goes on from it once you allow it") {
+		t.Fatalf("the stopped run's item says %q: %q", it.Title, it.Body)
+	}
+}
