@@ -194,7 +194,7 @@ func (a *App) auditHeld(ctx context.Context, it api.InboxItem, by, reason string
 }
 
 func (a *App) announceApproval(p inbox.Pending) {
-	title := fmt.Sprintf("%s: waiting for your approval to %s", p.Task.TaskName, p.Prompt.Tool)
+	title := fmt.Sprintf("%s: waiting for your approval to %s", p.Task.TaskName, tools.Words(p.Prompt.Tool))
 	var body strings.Builder
 	for _, f := range p.Prompt.Decisive {
 		fmt.Fprintf(&body, "%s: %s\n", f.Name, f.Value)

@@ -164,7 +164,7 @@ func TestEveryWeekdaySummaryWithTheWindowClosed(t *testing.T) {
 		}
 		return false
 	})
-	if !strings.Contains(ap.Title, "Daily note: waiting for your approval to write_file") {
+	if ap.Title != "Daily note: waiting for your approval to write files in the workspace" {
 		t.Fatalf("approval %+v", ap)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "notes", "2026-11-30.md")); err == nil {

@@ -15,8 +15,8 @@ describe("the Inbox", () => {
     const got: string[] = [];
     const on = { open: (it: InboxItem) => got.push("open " + it.id), decide: (it: InboxItem, c: string) => got.push(c + " " + it.id), done: (it: InboxItem) => got.push("done " + it.id) };
     const el = renderInbox([
-      item({ id: "ap_1", kind: "approval", state: "pending", title: "Tidy: waiting for your approval to delete_path", session_id: "g_1" }),
-      item({ id: "ap_0", kind: "approval", state: "expired", title: "Tidy: waiting for your approval to delete_path" }),
+      item({ id: "ap_1", kind: "approval", state: "pending", title: "Tidy: waiting for your approval to delete files in the workspace", session_id: "g_1" }),
+      item({ id: "ap_0", kind: "approval", state: "expired", title: "Tidy: waiting for your approval to delete files in the workspace" }),
       item({ id: "in_2", body: "Summary written to notes/today.md", session_id: "g_2", read: true }),
     ], on);
     const rows = el.querySelectorAll("li.inbox-item");
