@@ -301,6 +301,15 @@ func (a *App) InboxDecide(id, choice string) error {
 		}
 		return err
 	}
+	// Answered here, it is read: the unread count keeps only what waits
+	// for the user's eyes.
+	read := true
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	if _, err := a.c.UpdateInbox(ctx, id, api.InboxUpdate{Read: &read}); err != nil {
+		a.log.Warn("inbox: marking a decided approval read", "item", id, "err", err)
+	}
+	a.emit("inbox:changed", nil)
 	return nil
 }
 

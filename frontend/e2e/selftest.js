@@ -194,7 +194,10 @@
       result.querySelector('[data-action="open"]').click();
       const answer = await waitFor(() => lastAssistantDone("Today's note has yesterday's summary"), "the run's answer in its conversation", 30000);
       assert(answer.textContent.includes(note), "the run's conversation shows the summary answer: " + answer.textContent);
-      await waitFor(() => $('.tool-card[data-tool="write_file"]'), "the write_file card in the run's conversation");
+      await waitFor(() => $('.tool-card[data-tool="write_file"]') && $$("#messages .msg.user").some((x) => x.textContent.includes("Summarise yesterday's notes")), "the run's prompt and its write_file card in its conversation");
+      // Answered and opened, nothing is left unread.
+      await waitFor(() => $("#open-inbox").textContent === "Inbox", "no unread item left once the approval is answered and the result opened", 30000);
+      await sleep(600); // the opened conversation's entrance, for the picture
       await frames(2);
       await E.Screenshot("task-run");
       log(`Inbox: approval allowed, result opened, ${note} written`);
