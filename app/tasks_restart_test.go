@@ -72,6 +72,10 @@ func (d *restartDesk) stop() {
 	if d.svc == nil {
 		return
 	}
+	// The listener first: the headless follower would otherwise open a
+	// new stream between closing the connections and Close, which then
+	// waits for that stream forever (seen once in a loaded run).
+	d.srv.Listener.Close()
 	d.srv.CloseClientConnections()
 	d.srv.Close()
 	if err := d.svc.Close(); err != nil {
