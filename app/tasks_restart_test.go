@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -346,6 +348,29 @@ func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 	}
 	if len(got) != 1 || strings.Contains(got[0], "not completed") {
 		t.Fatalf("the call's stored results: %q", got)
+	}
+	// It says where it went on: a line kept with the conversation, and on
+	// the stream a status of kind "resumed", which a window that follows
+	// the run live keeps as a reload would show it.
+	kept := false
+	for _, m := range tr.Messages {
+		kept = kept || (m.Role == "status" && m.Text == "Resumed: the call that waited for approval was allowed.")
+	}
+	if !kept {
+		t.Fatalf("no Resumed line kept in the run's conversation: %+v", tr.Messages)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var st api.StatusEvent
+	found := errors.New("found")
+	err = api.NewClient(d.srv.URL, realToken, NewStreamHTTPClient()).Stream(ctx, ap.SessionID, "0", func(ev api.StreamEvent) error {
+		if ev.Type == api.EventStatus && json.Unmarshal(ev.Data, &st) == nil && strings.HasPrefix(st.Text, "Resumed:") {
+			return found
+		}
+		return nil
+	})
+	if !errors.Is(err, found) || st.Kind != "resumed" {
+		t.Fatalf("the Resumed status on the stream: %+v %v", st, err)
 	}
 }
 

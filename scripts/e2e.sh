@@ -121,6 +121,16 @@ sqlite3 "$TDIR/jarvis.db" "UPDATE tasks SET settled_until = strftime('%Y-%m-%dT%
 ./build/bin/jarvis --headless --data-dir "$TDIR" --config "$TCONF" 2>"$JARVIS_E2E_OUT/jarvis-headless.log" &
 HPID=$!
 BGPIDS="$PEERPID $HPID"
+# Started before `jarvis inbox` is asked: with no Jarvis to ask, it reads the
+# database itself, and once (of eight runs) the headless process's open of
+# that database failed meanwhile ("database is locked"), leaving its service
+# failed for good. Not fixed in the product yet; here the test waits.
+for _ in $(seq 240); do
+  grep -q "headless: following every session" "$JARVIS_E2E_OUT/jarvis-headless.log" && break
+  kill -0 "$HPID" 2>/dev/null || break
+  sleep 0.5
+done
+grep -q "headless: following every session" "$JARVIS_E2E_OUT/jarvis-headless.log" || { echo "e2e: jarvis --headless did not start:" >&2; tail -n 20 "$JARVIS_E2E_OUT/jarvis-headless.log" >&2; exit 1; }
 waited=0
 for _ in $(seq 240); do # up to about two minutes on a busy machine
   if ./build/bin/jarvis inbox --data-dir "$TDIR" >"$XDG_RUNTIME_DIR/inbox.txt" 2>&1 && grep -q "approval pending  Daily note: waiting for your approval" "$XDG_RUNTIME_DIR/inbox.txt"; then

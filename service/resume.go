@@ -132,7 +132,7 @@ func (s *Service) prepareResume(ctx context.Context, sess store.Session, callID 
 		User: store.Message{SessionID: sess.ID}}
 	text := "Resumed: the call that waited for approval was allowed."
 	line := &store.Message{SessionID: sess.ID, Role: "status", Content: text}
-	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventStatus, api.StatusEvent{Text: text, TurnID: t.ID}, s.st.ResumeTurn(t.ID, line))
+	return s.beginTurn(ctx, tctx, cancel, t, sess, api.EventStatus, api.StatusEvent{Text: text, Kind: "resumed", TurnID: t.ID}, s.st.ResumeTurn(t.ID, line))
 }
 
 // settleStopped marks done the failure items that said run stopped with

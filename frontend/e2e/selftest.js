@@ -195,6 +195,10 @@
       const answer = await waitFor(() => lastAssistantDone("Today's note has yesterday's summary"), "the run's answer in its conversation", 30000);
       assert(answer.textContent.includes(note), "the run's conversation shows the summary answer: " + answer.textContent);
       await waitFor(() => $('.tool-card[data-tool="write_file"]') && $$("#messages .msg.user").some((x) => x.textContent.includes("Summarise yesterday's notes")), "the run's prompt and its write_file card in its conversation");
+      // It went on from the allowed call (service/resume.go), and says so.
+      const run = await window.go.app.App.Reload($(".session.current").dataset.session);
+      assert(run.messages.some((m) => m.role === "status" && /^Resumed: the call that waited for approval was allowed/.test(m.text)), "the run went on from the allowed call (its Resumed line)");
+      await waitFor(() => $$("#messages .msg.status").some((x) => /^Resumed: the call that waited for approval was allowed/.test(x.textContent)), "the Resumed line in the run's conversation in the window (it went on live there)", 10000);
       // Answered and opened, nothing is left unread.
       await waitFor(() => $("#open-inbox").textContent === "Inbox", "no unread item left once the approval is answered and the result opened", 30000);
       await sleep(600); // the opened conversation's entrance, for the picture

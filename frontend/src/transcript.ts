@@ -578,8 +578,10 @@ export class Transcript {
         } else if (kind === "diff" && d.diff && typeof d.diff.path === "string") {
           // A file change an ACP agent reported: a diff card.
           this.add({ key: `diff-${ev.id || this.newKey("d")}`, kind: "diff", text: d.text ?? "", turnId: d.turn_id, diff: d.diff }, eff);
-        } else if (kind === "agent_choice") {
-          // A change of the agent's mode or model: a line that stays (it is kept with the conversation).
+        } else if (kind === "agent_choice" || kind === "resumed") {
+          // A change of the agent's mode or model, or a task's run going on
+          // from the call allowed in the Inbox: a line that stays (it is
+          // kept with the conversation, and a reload shows it).
           this.add({ key: `st-${ev.id || this.newKey("s")}`, kind: "status", text: d.text ?? "", turnId: d.turn_id || undefined }, eff);
         } else if (kind === "agent_choices") {
           // The agent's modes and models: the picker shows them, not the transcript.

@@ -95,6 +95,14 @@ describe("Transcript", () => {
     expect(t.apply(ev(2, "stream.reset", { reason: "unknown_last_event_id" })).reload).toBe(true);
   });
 
+  it("keeps the line of a task's run that went on from an allowed call, as a reload shows it", () => {
+    const t = new Transcript();
+    t.apply(ev(1, "status", { text: "Resumed: the call that waited for approval was allowed.", kind: "resumed", turn_id: "t_2" }));
+    t.apply(ev(2, "assistant.delta", { text: "Today's note is written.", turn_id: "t_2" }));
+    t.apply(ev(3, "assistant.final", { text: "Today's note is written.", turn_id: "t_2" }));
+    expect(t.items.map((i) => [i.kind, i.text])).toEqual([["status", "Resumed: the call that waited for approval was allowed."], ["assistant", "Today's note is written."]]);
+  });
+
   it("loads history with tool calls and their results", () => {
     const t = new Transcript();
     t.load([
