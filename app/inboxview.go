@@ -194,7 +194,7 @@ func (a *App) auditHeld(ctx context.Context, it api.InboxItem, by, reason string
 }
 
 func (a *App) announceApproval(p inbox.Pending) {
-	title := fmt.Sprintf("%s: waiting for your approval to %s", p.Task.TaskName, p.Prompt.Tool)
+	title := fmt.Sprintf("%s: waiting for your approval to %s", p.Task.TaskName, tools.Words(p.Prompt.Tool))
 	var body strings.Builder
 	for _, f := range p.Prompt.Decisive {
 		fmt.Fprintf(&body, "%s: %s\n", f.Name, f.Value)
@@ -301,6 +301,15 @@ func (a *App) InboxDecide(id, choice string) error {
 		}
 		return err
 	}
+	// Answered here, it is read: the unread count keeps only what waits
+	// for the user's eyes.
+	read := true
+	ctx, cancel := a.reqCtx()
+	defer cancel()
+	if _, err := a.c.UpdateInbox(ctx, id, api.InboxUpdate{Read: &read}); err != nil {
+		a.log.Warn("inbox: marking a decided approval read", "item", id, "err", err)
+	}
+	a.emit("inbox:changed", nil)
 	return nil
 }
 

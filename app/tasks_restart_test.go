@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -72,6 +74,10 @@ func (d *restartDesk) stop() {
 	if d.svc == nil {
 		return
 	}
+	// The listener first: the headless follower would otherwise open a
+	// new stream between closing the connections and Close, which then
+	// waits for that stream forever (seen once in a loaded run).
+	d.srv.Listener.Close()
 	d.srv.CloseClientConnections()
 	d.srv.Close()
 	if err := d.svc.Close(); err != nil {
@@ -357,6 +363,29 @@ func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 	if len(got) != 1 || strings.Contains(got[0], "not completed") {
 		t.Fatalf("the call's stored results: %q", got)
 	}
+	// It says where it went on: a line kept with the conversation, and on
+	// the stream a status of kind "resumed", which a window that follows
+	// the run live keeps as a reload would show it.
+	kept := false
+	for _, m := range tr.Messages {
+		kept = kept || (m.Role == "status" && m.Text == "Resumed: the call that waited for approval was allowed.")
+	}
+	if !kept {
+		t.Fatalf("no Resumed line kept in the run's conversation: %+v", tr.Messages)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var st api.StatusEvent
+	found := errors.New("found")
+	err = api.NewClient(d.srv.URL, realToken, NewStreamHTTPClient()).Stream(ctx, ap.SessionID, "0", func(ev api.StreamEvent) error {
+		if ev.Type == api.EventStatus && json.Unmarshal(ev.Data, &st) == nil && strings.HasPrefix(st.Text, "Resumed:") {
+			return found
+		}
+		return nil
+	})
+	if !errors.Is(err, found) || st.Kind != "resumed" {
+		t.Fatalf("the Resumed status on the stream: %+v %v", st, err)
+	}
 }
 
 func countPending(in api.Inbox) int {
@@ -485,5 +514,49 @@ func TestADenyAfterARestartIsAudited(t *testing.T) {
 		if it.TaskID == task.ID && it.Kind == "result" && it.RunID != ap.RunID {
 			t.Fatalf("the task ran again after the deny: %+v", it)
 		}
+	}
+}
+
+// TestAStoppedRunWaitingForApprovalSaysSoInTheInbox: a task's call waits
+// for approval and the process stops. The run's Inbox item does not call it
+// a failure to retry by sending a message again (a task's run has no
+// message to send): it says the run stopped with Jarvis and goes on from
+// the call waiting in the Inbox once that is allowed.
+func TestAStoppedRunWaitingForApprovalSaysSoInTheInbox(t *testing.T) {
+	d := newRestartDesk(t)
+	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.set(time.Now())
+	ticked := make(chan error, 1)
+	go func() { ticked <- d.svc.TickTasks(context.Background()) }()
+	ap := d.waitPending(task.ID)
+	d.stop()
+	if err := <-ticked; err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	in, err := d.c.Inbox(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stopped []api.InboxItem
+	for _, it := range in.Items {
+		if it.RunID == ap.RunID && it.Kind != "approval" {
+			stopped = append(stopped, it)
+		}
+	}
+	if len(stopped) != 1 {
+		t.Fatalf("the stopped run's items: %+v", in.Items)
+	}
+	it := stopped[0]
+	if it.Title != "Tidy stopped with Jarvis" || strings.Contains(it.Body, "send the message again") ||
+		!strings.Contains(it.Body, "goes on from it once you allow it") {
+		t.Fatalf("the stopped run's item says %q: %q", it.Title, it.Body)
 	}
 }

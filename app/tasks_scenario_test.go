@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sashabaranov/go-openai"
-
 	"jarvis/api"
 	"jarvis/app/audit"
 	"jarvis/app/gate"
@@ -23,40 +20,6 @@ import (
 	"jarvis/service"
 	"jarvis/service/config"
 )
-
-// weekdayNoteModel is the scripted model of the done-when scenario: asked
-// for the weekday summary it calls schedule_task; run as the task, it reads
-// yesterday's note, writes today's, and says so.
-func weekdayNoteModel(req openai.ChatCompletionRequest) testpeer.Script {
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == openai.ChatMessageRoleTool {
-		var user string
-		for _, m := range req.Messages {
-			if m.Role == openai.ChatMessageRoleUser {
-				user = m.Content
-			}
-		}
-		switch {
-		case strings.HasPrefix(user, "every weekday"):
-			return testpeer.Script{Deltas: []string{"Done: ", last.Content}}
-		case strings.Contains(last.Content, "wrote") || strings.Contains(last.Content, "Wrote"):
-			return testpeer.Script{Deltas: []string{"Today's note has yesterday's summary: ", "notes/2026-11-30.md."}}
-		default: // yesterday's note was read: write today's
-			return testpeer.Script{Calls: []testpeer.Call{{ID: "call_w", Name: "write_file",
-				Args: `{"path":"notes/2026-11-30.md","content":"Summary of Sunday: walked, planned the week.\n","reason":"today's note"}`}}}
-		}
-	}
-	if strings.HasPrefix(last.Content, "every weekday at 8:00") {
-		args, _ := json.Marshal(map[string]any{"name": "Daily note", "prompt": "Summarise yesterday's notes into today's note.",
-			"schedule": "every weekday at 8:00", "time_zone": "Europe/Berlin", "tools": []string{"read_file", "write_file"},
-			"reason": "you asked for a weekday summary"})
-		return testpeer.Script{Calls: []testpeer.Call{{ID: "call_s", Name: "schedule_task", Args: string(args)}}}
-	}
-	if strings.Contains(last.Content, "Summarise yesterday's notes") {
-		return testpeer.Script{Calls: []testpeer.Call{{ID: "call_r", Name: "read_file", Args: `{"path":"notes/2026-11-29.md"}`}}}
-	}
-	return testpeer.Script{Deltas: []string{"?"}}
-}
 
 // TestEveryWeekdaySummaryWithTheWindowClosed walks the issue's done-when
 // scenario on a fake clock, with the real service, gate, audit log and
@@ -75,7 +38,11 @@ func TestEveryWeekdaySummaryWithTheWindowClosed(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	set := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
 
-	up := httptest.NewServer(&testpeer.OpenAI{Respond: weekdayNoteModel})
+	model, err := testpeer.WeekdayNotes("2026-11-30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(&testpeer.OpenAI{Respond: model})
 	t.Cleanup(up.Close)
 	cfg, err := config.Parse("config.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
 		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},"agents":[{"agentId":"general"}]}`, up.URL+"/v1")))
@@ -132,7 +99,7 @@ func TestEveryWeekdaySummaryWithTheWindowClosed(t *testing.T) {
 	}
 	asked := make(chan error, 1)
 	go func() {
-		_, err := c.Chat(context.Background(), s.SessionID, "every weekday at 8:00, summarise yesterday's notes into today's note")
+		_, err := c.Chat(context.Background(), s.SessionID, testpeer.WeekdayNote)
 		asked <- err
 	}()
 	var p gate.Prompt
@@ -197,7 +164,7 @@ func TestEveryWeekdaySummaryWithTheWindowClosed(t *testing.T) {
 		}
 		return false
 	})
-	if !strings.Contains(ap.Title, "Daily note: waiting for your approval to write_file") {
+	if ap.Title != "Daily note: waiting for your approval to write files in the workspace" {
 		t.Fatalf("approval %+v", ap)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "notes", "2026-11-30.md")); err == nil {

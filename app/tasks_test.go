@@ -156,7 +156,9 @@ func TestTaskApprovalWaitsInTheInboxAndIsApprovedThere(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(d.ws, "today.md")); err != nil || string(b) != "summary" {
 		t.Fatalf("today.md = %q, %v", b, err)
 	}
-	d.waitInbox(t, "the approval marked allowed", func(it api.InboxItem) bool { return it.ID == ap.ID && it.State == "allowed" })
+	// Decided in the window, the approval is read: the sidebar's unread
+	// count does not keep counting what the user just answered.
+	d.waitInbox(t, "the approval marked allowed and read", func(it api.InboxItem) bool { return it.ID == ap.ID && it.State == "allowed" && it.Read })
 	res := d.waitInbox(t, "the run's result", func(it api.InboxItem) bool { return it.Kind == "result" })
 	if res.SessionID != ap.SessionID {
 		t.Fatalf("result in session %s, approval in %s", res.SessionID, ap.SessionID)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(gcc pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth xdotool imagemagick dbus dbus-x11 gnome-keyring libsecret-tools ripgrep curl procps iproute2 xclip libnotify-bin desktop-file-utils appstream wordnet-base systemd bubblewrap)
+pkgs=(gcc pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev xvfb xauth xdotool imagemagick sqlite3 dbus dbus-x11 gnome-keyring libsecret-tools ripgrep curl procps iproute2 xclip libnotify-bin desktop-file-utils appstream wordnet-base systemd bubblewrap)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()

@@ -211,6 +211,12 @@ func (s *Service) endRun(ctx context.Context, t api.Task, run store.RunRow, sess
 	status, kind, title, body := "done", "result", t.Name, tt.Final
 	if tt.Fail != nil {
 		status, kind, title, body = "failed", "failure", t.Name+" failed", tt.Fail.Message
+		if s.waitsInInbox(ctx, run.ID) {
+			// Not a failure to retry: the run goes on from its call once
+			// the user allows it (resume.go settles this item then).
+			title = t.Name + " stopped with Jarvis"
+			body = "Jarvis stopped while this run waited for your approval. The call waits in the Inbox: the run goes on from it once you allow it; denied or expired, the run ends there."
+		}
 	}
 	if run.CaughtUp {
 		title += " (a missed run, caught up)"
@@ -221,6 +227,22 @@ func (s *Service) endRun(ctx context.Context, t api.Task, run store.RunRow, sess
 	}
 	s.inboxAdd(ctx, store.InboxRow{Kind: kind, Title: title, Body: strings.TrimSpace(body), SessionID: sessionID, TaskID: t.ID, RunID: run.ID, State: "open"})
 	s.log.Info("tasks: run ended", "task", t.ID, "run", run.ID, "status", status)
+}
+
+// waitsInInbox says whether a call of the run waits for approval in the
+// Inbox (kept there when the run stopped with the process).
+func (s *Service) waitsInInbox(ctx context.Context, runID string) bool {
+	rows, _, err := s.st.Inbox(ctx, false, 500)
+	if err != nil {
+		s.log.Warn("tasks: reading the Inbox", "err", err)
+		return false
+	}
+	for _, r := range rows {
+		if r.RunID == runID && r.Kind == "approval" && r.State == "pending" {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Service) inboxAdd(ctx context.Context, it store.InboxRow) {

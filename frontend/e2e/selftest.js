@@ -138,6 +138,77 @@
       return;
     }
 
+    // The scheduled-tasks scenario (scripts/e2e.sh, on a data dir of its
+    // own; the model is openai-peer -weekday-notes): the user asks for a
+    // weekday task in the conversation and allows it; the window closes, a
+    // headless Jarvis runs the missed occurrence and its write of today's
+    // note waits in the Inbox; the window opens again (phase tasks-inbox),
+    // the approval is given there and the result comes.
+    const phase = await E.Phase();
+    if (phase === "tasks") {
+      assert($("#setup").hidden, "no setup form: the model is configured");
+      await say("every weekday at 8:00, summarise yesterday's notes into today's note");
+      await waitFor(() => !$("#prompt").hidden, "the prompt to schedule the task", 60000);
+      const shown = $("#prompt").innerText;
+      assert(shown.includes("every weekday (Monday to Friday) at 8:00 (Europe/Berlin)"), "the prompt says when in words: " + shown);
+      assert(shown.includes("read files in the workspace, write files in the workspace; nothing else"), "the prompt says which tools in words: " + shown);
+      assert($("#prompt-title").textContent === "Schedule the task \u201cDaily note\u201d?" && /also while you are away/.test($("#prompt-desc").textContent), "the prompt asks in words: " + $("#prompt-title").textContent + " / " + $("#prompt-desc").textContent);
+      await frames(2);
+      await E.Screenshot("task-prompt");
+      $('#prompt button[data-choice="once"]').click();
+      await waitFor(() => $("#prompt").hidden, "the prompt to close after Allow");
+      await waitFor(() => lastAssistantDone("Done:"), "the answer once the task is scheduled", 60000);
+      $("#open-inbox").click();
+      const task = await waitFor(() => $$("#inbox .task-list .task").find((t) => t.textContent.includes("Daily note")), "the task in the window's task list", 30000);
+      assert(/every weekday \(Monday to Friday\) at 8:00/.test(task.textContent) && /next /.test(task.textContent), "the task list says when and the next run: " + task.textContent);
+      assert(/read files in the workspace, write files in the workspace/.test(task.textContent), "the task list says its tools in words: " + task.textContent);
+      await frames(2);
+      await E.Screenshot("task-list");
+      log("task scheduled from the conversation: " + task.textContent);
+      E.Done(true, "tasks phase passed: the task was asked for, allowed and listed");
+      return;
+    }
+    if (phase === "tasks-inbox") {
+      const day = await E.TaskDay();
+      assert(/^\d{4}-\d{2}-\d{2}$/.test(day), "the task's day is known: " + day);
+      const note = `notes/${day}.md`;
+      const inboxBtn = await waitFor(() => $("#open-inbox"), "the Inbox button");
+      await waitFor(() => /^Inbox \([1-9]\d*\)$/.test(inboxBtn.textContent), "the Inbox's unread count in the sidebar", 30000);
+      log("sidebar: " + inboxBtn.textContent);
+      inboxBtn.click();
+      const ap = await waitFor(() => $("#inbox .inbox-item.kind-approval.state-pending"), "the approval waiting in the Inbox", 30000);
+      assert(ap.textContent.includes("Daily note") && ap.textContent.includes(note), "the approval names the task and today's note: " + ap.textContent);
+      const before = await E.WorkspaceFile(note).then(() => true, () => false);
+      assert(!before, "today's note is not written before the approval");
+      await frames(2);
+      await E.Screenshot("inbox-approval");
+      ap.querySelector('[data-action="allow"]').click();
+      await waitFor(() => !$("#notice").hidden && /Allowed/.test($("#notice").textContent), "the Allowed notice");
+      const result = await waitFor(() => $$("#inbox .inbox-item.kind-result").find((x) => x.textContent.includes("Today's note has yesterday's summary")), "the run's result in the Inbox after Allow", 90000);
+      assert(result.textContent.includes("Daily note") && result.textContent.includes(note), "the result names the task and today's note: " + result.textContent);
+      await waitFor(() => $$("#inbox .inbox-item.kind-approval").some((x) => x.classList.contains("state-allowed")), "the approval shown as allowed");
+      const written = await E.WorkspaceFile(note);
+      assert(/^Summary of \w+day: walked, planned the week\.\n$/.test(written), "today's note holds the summary: " + JSON.stringify(written));
+      await frames(2);
+      await E.Screenshot("inbox-result");
+      result.querySelector('[data-action="open"]').click();
+      const answer = await waitFor(() => lastAssistantDone("Today's note has yesterday's summary"), "the run's answer in its conversation", 30000);
+      assert(answer.textContent.includes(note), "the run's conversation shows the summary answer: " + answer.textContent);
+      await waitFor(() => $('.tool-card[data-tool="write_file"]') && $$("#messages .msg.user").some((x) => x.textContent.includes("Summarise yesterday's notes")), "the run's prompt and its write_file card in its conversation");
+      // It went on from the allowed call (service/resume.go), and says so.
+      const run = await window.go.app.App.Reload($(".session.current").dataset.session);
+      assert(run.messages.some((m) => m.role === "status" && /^Resumed: the call that waited for approval was allowed/.test(m.text)), "the run went on from the allowed call (its Resumed line)");
+      await waitFor(() => $$("#messages .msg.status").some((x) => /^Resumed: the call that waited for approval was allowed/.test(x.textContent)), "the Resumed line in the run's conversation in the window (it went on live there)", 10000);
+      // Answered and opened, nothing is left unread.
+      await waitFor(() => $("#open-inbox").textContent === "Inbox", "no unread item left once the approval is answered and the result opened", 30000);
+      await sleep(600); // the opened conversation's entrance, for the picture
+      await frames(2);
+      await E.Screenshot("task-run");
+      log(`Inbox: approval allowed, result opened, ${note} written`);
+      E.Done(true, "tasks-inbox phase passed: approval allowed in the Inbox, result and today's note there");
+      return;
+    }
+
     // 0. First run: no provider. The setup form is open; type the
     // scripted upstream's base URL and a model, save, and the agent is ok.
     await waitFor(() => !$("#setup").hidden, "the setup form on first run");

@@ -165,6 +165,8 @@ export function promptTitle(p: Prompt): string {
       return `Send a message to the agent ${str(a.agentId)}?`;
     case "mcp_sampling":
       return `Let the MCP server ${str(a.server)} use your model ${str(a.model)}?`;
+    case "schedule_task":
+      return `Schedule the task \u201c${str(a.name)}\u201d?`;
   }
   return `Use ${toolLabel(p.tool, p.title)}?`;
 }
@@ -214,6 +216,8 @@ export function promptSentence(p: Prompt): string {
       return "Jarvis will replace what is on your clipboard with the text below.";
     case "agents_message":
       return `Jarvis will send the message below to the agent ${str(a.agentId)}${p.target ? ` (${p.target})` : ""}.`;
+    case "schedule_task":
+      return "Jarvis will run this task on its schedule below, also while you are away, with only the tools named; calls your policy asks about wait for you, and its results come to your Inbox.";
     case "mcp_sampling": {
       const n = Array.isArray(a.messages) ? a.messages.length : 0;
       return `The server ${str(a.server)} asks for a completion: ${str(a.model)} will read the ${n === 1 ? "message" : `${n} messages`} below, and its answer goes back to the server (counted in this conversation's usage).`;

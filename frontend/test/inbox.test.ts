@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { InboxItem, Task } from "../src/bridge";
 import { inboxLabel, readHere, renderInbox, renderTasks } from "../src/inbox";
@@ -13,8 +15,8 @@ describe("the Inbox", () => {
     const got: string[] = [];
     const on = { open: (it: InboxItem) => got.push("open " + it.id), decide: (it: InboxItem, c: string) => got.push(c + " " + it.id), done: (it: InboxItem) => got.push("done " + it.id) };
     const el = renderInbox([
-      item({ id: "ap_1", kind: "approval", state: "pending", title: "Tidy: waiting for your approval to delete_path", session_id: "g_1" }),
-      item({ id: "ap_0", kind: "approval", state: "expired", title: "Tidy: waiting for your approval to delete_path" }),
+      item({ id: "ap_1", kind: "approval", state: "pending", title: "Tidy: waiting for your approval to delete files in the workspace", session_id: "g_1" }),
+      item({ id: "ap_0", kind: "approval", state: "expired", title: "Tidy: waiting for your approval to delete files in the workspace" }),
       item({ id: "in_2", body: "Summary written to notes/today.md", session_id: "g_2", read: true }),
     ], on);
     const rows = el.querySelectorAll("li.inbox-item");
@@ -35,6 +37,30 @@ describe("the Inbox", () => {
     expect(el.textContent).toContain("every weekday (Monday to Friday) at 8:00");
     expect(el.textContent).toContain("This task may read files in the workspace; nothing else.");
     expect(renderTasks([]).textContent).toMatch(/No scheduled tasks/);
+  });
+});
+
+describe("the Inbox panel's look", () => {
+  it("is a panel as the window's others are: no list bullets, a body's lines kept, the title apart from its time", () => {
+    const style = document.createElement("style");
+    style.textContent = readFileSync(resolve(__dirname, "../src/style.css"), "utf8");
+    document.head.append(style);
+    const box = document.createElement("section");
+    box.id = "inbox";
+    box.append(renderInbox([item({ id: "ap_1", kind: "approval", state: "pending", title: "Daily note: waiting for your approval", body: "path: notes/2026-11-30.md\nWaits until Mon 30 Nov 08:00; then denied." })],
+      { open: () => {}, decide: () => {}, done: () => {} }));
+    document.body.append(box);
+    try {
+      const css = (sel: string) => getComputedStyle(box.querySelector(sel) as HTMLElement);
+      expect(getComputedStyle(box).overflow).toBe("auto"); // a panel of its own height, as #mcp
+      expect(css(".inbox-list").listStyleType).toBe("none");
+      expect(css(".inbox-body").whiteSpace).toBe("pre-line");
+      expect(css(".inbox-head").display).toBe("flex");
+      expect(css(".inbox-actions").display).toBe("flex");
+    } finally {
+      box.remove();
+      style.remove();
+    }
   });
 });
 

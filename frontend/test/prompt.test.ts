@@ -37,6 +37,13 @@ describe("permission prompt", () => {
     expect(line).toContain("the form that will run");
   });
 
+  it("asks to schedule a task in words: its name, that it runs on its own, where its results go", () => {
+    const p = prompt({ tool: "schedule_task", arguments: { name: "Daily note", prompt: "Summarise yesterday's notes into today's note.", schedule: "every weekday at 8:00", time_zone: "Europe/Berlin", tools: ["read_file", "write_file"] } });
+    expect(promptTitle(p)).toBe("Schedule the task \u201cDaily note\u201d?");
+    expect(promptSentence(p)).toBe("Jarvis will run this task on its schedule below, also while you are away, with only the tools named; calls your policy asks about wait for you, and its results come to your Inbox.");
+    expect(promptTitle(p) + promptSentence(p)).not.toMatch(/schedule_task|Schedule task|time zone|\{/);
+  });
+
   it("says in plain words what the file tools that change files will do", () => {
     const edit = prompt({ tool: "edit_file", arguments: { path: "notes/a.md", old_string: "one\ntwo", new_string: "three" } });
     expect(promptTitle(edit)).toBe("Edit the file notes/a.md?");

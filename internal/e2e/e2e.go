@@ -88,11 +88,20 @@ type E2E struct {
 	peerURL string
 	dataDir string // where exports go (no dialogs in this build)
 	phase   string // "restart": the second start, checking what the first saved
+	taskDay string // JARVIS_E2E_TASK_DAY: today in the scheduled task's time zone
 }
 
 // Phase is JARVIS_E2E_PHASE: "" for the full run, "restart" for the
-// second start that checks the setup was saved.
+// second start that checks the setup was saved; "tasks" and "tasks-inbox"
+// for the scheduled-tasks scenario on a data dir of its own (a task asked
+// for in the conversation; after a headless run while the window was
+// closed, its approval and result in the Inbox).
 func (e *E2E) Phase() string { return e.phase }
+
+// TaskDay is today (YYYY-MM-DD) in the scheduled task's time zone, as
+// scripts/e2e.sh computed it for the scripted model: the day of the note the
+// task writes.
+func (e *E2E) TaskDay() string { return e.taskDay }
 
 // New starts the scripted peers and writes the run's configuration. The
 // service is started with Config (nil: main loads the --config file the
@@ -145,6 +154,22 @@ func New(l Launch) (*Harness, error) {
      "roundtable": {"participants": ["security", "performance"]}}
   ]
 }`, extLn.Addr(), extLn.Addr())
+	e.phase, e.taskDay = l.Getenv("JARVIS_E2E_PHASE"), l.Getenv("JARVIS_E2E_TASK_DAY")
+	if e.phase == "tasks" {
+		// The scheduled-tasks scenario: the model is the scripted one of
+		// the weekday notes (openai-peer -weekday-notes, started by
+		// scripts/e2e.sh), the same for the window and for the headless
+		// process that runs the task while the window is closed.
+		peer := l.Getenv("JARVIS_E2E_PEER_URL")
+		if peer == "" {
+			return nil, errors.New("the tasks phase needs JARVIS_E2E_PEER_URL (the weekday-notes model)")
+		}
+		e.peerURL = peer
+		conf = fmt.Sprintf(`{"defaultProvider": "openai-compatible", "toolResultTimeoutSeconds": 60,
+  "providers": {"openai-compatible": {"baseUrl": %q, "model": "scripted"}},
+  "agents": [{"agentId": "general", "displayName": "General Assistant", "description": "Scripted weekday-notes model"}]
+}`, peer)
+	}
 	c, err := config.Parse("e2e.json", []byte(conf))
 	written := conf
 	if err != nil {
@@ -161,9 +186,8 @@ func New(l Launch) (*Harness, error) {
 	// The config goes to the --config file, which the first run's setup
 	// rewrites as a user's would be; a second start with
 	// JARVIS_E2E_PHASE=restart reads the provider saved there.
-	e.phase = l.Getenv("JARVIS_E2E_PHASE")
 	if l.ConfigPath != "" {
-		if e.phase != "restart" {
+		if e.phase != "restart" && e.phase != "tasks-inbox" {
 			if err := os.WriteFile(l.ConfigPath, []byte(written), 0o600); err != nil {
 				return nil, err
 			}
@@ -478,12 +502,16 @@ func (e *E2E) Audit(tool string) (map[string]any, error) {
 	return map[string]any{"entries": out, "verify": rep}, nil
 }
 
-// WorkspaceFile reads a file the tools wrote in the workspace.
+// WorkspaceFile reads a file the tools wrote in the workspace (name is
+// relative to it and stays inside it, e.g. "notes/2026-11-30.md").
 func (e *E2E) WorkspaceFile(name string) (string, error) {
 	if e.runner == nil {
 		return "", errors.New("no tool runner")
 	}
-	b, err := os.ReadFile(filepath.Join(e.runner.Workspace(), filepath.Base(name)))
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("%q is not a path inside the workspace", name)
+	}
+	b, err := os.ReadFile(filepath.Join(e.runner.Workspace(), name))
 	return string(b), err
 }
 

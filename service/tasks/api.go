@@ -276,7 +276,7 @@ func (a *API) tools(w http.ResponseWriter, r *http.Request) error {
 		}
 		for _, n := range sortedTools(names) {
 			if Usable(n) {
-				out = append(out, api.TaskTool{Name: n, Words: ToolWords(n)})
+				out = append(out, api.TaskTool{Name: n, Words: tools.Words(n)})
 			}
 		}
 	}

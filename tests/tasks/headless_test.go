@@ -123,7 +123,7 @@ func TestHeadlessRunsTasksWithTheWindowClosed(t *testing.T) {
 	re := regexp.MustCompile(`id (ap_\S+)`)
 	testwait.Until(t, "the approval in `jarvis inbox`", 30*time.Second, func() bool {
 		out, err := h.jarvis(t, "inbox", "--data-dir", h.dataDir)
-		if err != nil || !strings.Contains(out, "approval pending  Tidy: waiting for your approval to delete_path") {
+		if err != nil || !strings.Contains(out, "approval pending  Tidy: waiting for your approval to delete files in the workspace") {
 			return false
 		}
 		id = re.FindStringSubmatch(out[strings.Index(out, "approval pending"):])[1]
@@ -147,7 +147,7 @@ func TestHeadlessRunsTasksWithTheWindowClosed(t *testing.T) {
 	out, _ = h.jarvis(t, "inbox", "--data-dir", h.dataDir)
 	// run_command was not among Tidy's tools: refused by the service, it
 	// never reached the gate, and no approval was asked for it.
-	if strings.Contains(out, "approval to run_command") {
+	if strings.Contains(out, "approval to run programs") {
 		t.Fatalf("run_command reached the gate:\n%s", out)
 	}
 

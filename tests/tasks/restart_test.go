@@ -109,7 +109,7 @@ func TestAnApprovalOutlivesARestartOfTheHeadlessBinary(t *testing.T) {
 	re := regexp.MustCompile(`id (ap_\S+)`)
 	pending := func() bool {
 		out, err := h.jarvis(t, "inbox", "--data-dir", h.dataDir)
-		i := strings.Index(out, "approval pending  Tidy: waiting for your approval to delete_path")
+		i := strings.Index(out, "approval pending  Tidy: waiting for your approval to delete files in the workspace")
 		if err != nil || i < 0 {
 			return false
 		}
