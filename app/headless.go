@@ -79,6 +79,12 @@ func RunHeadless(ctx context.Context, opts HeadlessOptions) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// A service that failed to start stays failed: exit (a
+			// systemd unit starts the process again later) rather than
+			// answer nothing for ever.
+			if se := (*api.StatusError)(nil); errors.As(err, &se) && se.Err.Code == "service_failed" {
+				return errors.New(se.Err.Message)
+			}
 			opts.Logger.Warn("headless: could not list the service's sessions", "err", err)
 		} else if first {
 			atStart = known

@@ -7,6 +7,7 @@ package tasks_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
@@ -162,3 +163,75 @@ func TestHeadlessRunsTasksWithTheWindowClosed(t *testing.T) {
 		t.Fatalf("the headless log has no user decision:\n%s", h.stderr())
 	}
 }
+
+// TestHeadlessExitsWhenItsServiceCannotStart: a headless Jarvis whose
+// service cannot open its database does not stay up answering every request
+// with an error (a systemd unit would then sit there doing nothing): it
+// says why and exits non-zero, and the unit starts it again later.
+func TestHeadlessExitsWhenItsServiceCannotStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the desktop binary")
+	}
+	dir := t.TempDir()
+	bin, err := proc.Build(dir, "jarvis", "desktop", "production", "webkit2_41", "sqlite_fts5", "blankpage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, ws, cfg := filepath.Join(dir, "data"), filepath.Join(dir, "ws"), filepath.Join(dir, "conf", "config.json")
+	for _, d := range []string{data, ws, filepath.Dir(cfg)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not a database: the service's open fails.
+	if err := os.WriteFile(filepath.Join(data, "jarvis.db"), []byte(strings.Repeat("not a database. ", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"agents":[{"agentId":"general"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
+			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
+	cmd := exec.Command(bin, "--headless", "--data-dir", data, "--config", cfg, "--workspace", ws)
+	cmd.Env = env
+	var out strings.Builder
+	var mu sync.Mutex
+	cmd.Stderr = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	var werr error
+	gone := false
+	testwait.Until(t, "the headless Jarvis to exit", 60*time.Second, func() bool {
+		select {
+		case werr = <-exited:
+			exited <- werr // for the cleanup
+			gone = true
+		default:
+		}
+		return gone
+	})
+	mu.Lock()
+	log := out.String()
+	mu.Unlock()
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() == 0 {
+		t.Fatalf("exit %v, want a non-zero exit; log:\n%s", werr, log)
+	}
+	if !strings.Contains(log, "The agent service failed to start") || !strings.Contains(log, "not a database") {
+		t.Fatalf("the log does not say why:\n%s", log)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
