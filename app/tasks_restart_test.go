@@ -559,4 +559,14 @@ func TestAStoppedRunWaitingForApprovalSaysSoInTheInbox(t *testing.T) {
 		!strings.Contains(it.Body, "goes on from it once you allow it") {
 		t.Fatalf("the stopped run's item says %q: %q", it.Title, it.Body)
 	}
+	// The run's conversation says the same, as a line of its own kind
+	// (run_waiting), not "interrupted" with its "send the message again".
+	conv, err := svc{d.c}.messages(context.Background(), ap.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := conv.Messages[len(conv.Messages)-1]
+	if last.Role != "status" || string(last.Meta) != `{"code":"run_waiting","kind":"error"}` || last.Text != it.Body {
+		t.Fatalf("the run's conversation ends with %+v (meta %s), want the run_waiting line %q", last, last.Meta, it.Body)
+	}
 }

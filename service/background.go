@@ -211,11 +211,10 @@ func (s *Service) endRun(ctx context.Context, t api.Task, run store.RunRow, sess
 	status, kind, title, body := "done", "result", t.Name, tt.Final
 	if tt.Fail != nil {
 		status, kind, title, body = "failed", "failure", t.Name+" failed", tt.Fail.Message
-		if s.waitsInInbox(ctx, run.ID) {
+		if tt.Fail.Code == "run_waiting" {
 			// Not a failure to retry: the run goes on from its call once
 			// the user allows it (resume.go settles this item then).
 			title = t.Name + " stopped with Jarvis"
-			body = "Jarvis stopped while this run waited for your approval. The call waits in the Inbox: the run goes on from it once you allow it; denied or expired, the run ends there."
 		}
 	}
 	if run.CaughtUp {
@@ -230,20 +229,19 @@ func (s *Service) endRun(ctx context.Context, t api.Task, run store.RunRow, sess
 }
 
 // waitsInInbox says whether a call of the run waits for approval in the
-// Inbox (kept there when the run stopped with the process).
+// Inbox.
 func (s *Service) waitsInInbox(ctx context.Context, runID string) bool {
-	rows, _, err := s.st.Inbox(ctx, false, 500)
+	yes, err := s.st.RunWaitsForApproval(ctx, runID)
 	if err != nil {
-		s.log.Warn("tasks: reading the Inbox", "err", err)
-		return false
+		s.log.Warn("tasks: reading the Inbox", "run", runID, "err", err)
 	}
-	for _, r := range rows {
-		if r.RunID == runID && r.Kind == "approval" && r.State == "pending" {
-			return true
-		}
-	}
-	return false
+	return yes
 }
+
+// runWaitingMessage ends a task's run that stopped with Jarvis while one of
+// its calls waited for approval (error code run_waiting): it is not a
+// failure to retry.
+const runWaitingMessage = "Jarvis stopped while this run waited for your approval. The call waits in the Inbox: the run goes on from it once you allow it; denied or expired, the run ends there."
 
 func (s *Service) inboxAdd(ctx context.Context, it store.InboxRow) {
 	it.ID = turn.NewID("in_")

@@ -121,7 +121,7 @@ func statusForCode(code string) int {
 		return http.StatusServiceUnavailable
 	case llm.CodeTimeout, "proxy_timeout", "a2a_timeout":
 		return http.StatusGatewayTimeout
-	case "cancelled", "interrupted":
+	case "cancelled", "interrupted", "run_waiting":
 		return http.StatusConflict
 	case "internal", "unknown_agent":
 		return http.StatusInternalServerError

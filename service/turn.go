@@ -150,6 +150,10 @@ func (s *Service) runTurn(ctx context.Context, t *turn.Turn, sess store.Session)
 		status = store.TurnFailed
 		switch cause := context.Cause(ctx); {
 		case cause == nil:
+		case errors.Is(cause, errShutdown) && t.Task != nil && s.waitsInInbox(context.WithoutCancel(ctx), t.Task.RunID):
+			// A task's run whose call waits in the Inbox: it goes on from
+			// there once allowed (resume.go), nothing to send again.
+			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "run_waiting", Message: runWaitingMessage}
 		case errors.Is(cause, errShutdown):
 			status, out.Fail = store.TurnInterrupted, &api.ErrorEvent{Code: "interrupted", Message: store.InterruptedMessage}
 		default:

@@ -199,6 +199,9 @@
       const run = await window.go.app.App.Reload($(".session.current").dataset.session);
       assert(run.messages.some((m) => m.role === "status" && /^Resumed: the call that waited for approval was allowed/.test(m.text)), "the run went on from the allowed call (its Resumed line)");
       await waitFor(() => $$("#messages .msg.status").some((x) => /^Resumed: the call that waited for approval was allowed/.test(x.textContent)), "the Resumed line in the run's conversation in the window (it went on live there)", 10000);
+      // Where the headless Jarvis stopped, a plain line says the run waited (no error, no Retry).
+      assert($$("#messages .msg.status").some((x) => /^Jarvis stopped while this run waited for your approval/.test(x.textContent)), "the line where the run stopped with Jarvis");
+      assert(!$$("#messages .msg.error").length, "an error line in the run's conversation: " + $$("#messages .msg.error").map((x) => x.textContent).join(" | "));
       // Answered and opened, nothing is left unread.
       await waitFor(() => $("#open-inbox").textContent === "Inbox", "no unread item left once the approval is answered and the result opened", 30000);
       await sleep(600); // the opened conversation's entrance, for the picture

@@ -391,6 +391,7 @@ export class Transcript {
           const isErr = /fail|error/i.test(kind) || m.meta?.error;
           // How a turn that did not answer ended (stored with it): "Stopped." or its error.
           if (kind === "stopped") this.add({ key, kind: "stopped", text: "Stopped.", turnId: m.turnId }, eff);
+          else if (kind === "error" && m.meta?.code === "run_waiting") this.add({ key, kind: "status", text: m.text ?? "", turnId: m.turnId }, eff);
           else if (kind === "error") this.add({ key, kind: "error", text: m.text ?? "", turnId: m.turnId, code: m.meta?.code }, eff);
           else if (kind === "plan") this.add({ key, kind: "plan", text: m.text ?? "", turnId: m.turnId, plan: planSteps({ text: m.text, plan: m.meta?.plan }) }, eff);
           // An ACP agent's file change, kept with its turn: the card as the stream showed it.
@@ -557,7 +558,10 @@ export class Transcript {
           eff.changed.push(last.key);
         }
         const stopped = d.code === "cancelled";
-        this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id, code: d.code }, eff);
+        if (d.code === "run_waiting") {
+          // A task's run stopped with Jarvis while its call waits in the Inbox: a line, nothing to retry.
+          this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: "status", text: msg, turnId: d.turn_id }, eff);
+        } else this.add({ key: `err-${ev.id || this.newKey("e")}`, kind: stopped ? "stopped" : "error", text: stopped ? "Stopped." : msg, turnId: d.turn_id, code: d.code }, eff);
         if (d.code === "not_configured" || d.code === "provider_not_configured") eff.notConfigured = msg;
         this.running = false;
         break;

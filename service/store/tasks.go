@@ -290,6 +290,14 @@ func (s *Store) SettleRunFailures(ctx context.Context, runID string) (int64, err
 	return res.RowsAffected()
 }
 
+// RunWaitsForApproval says whether a call of the run waits for approval in
+// the Inbox.
+func (s *Store) RunWaitsForApproval(ctx context.Context, runID string) (bool, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM inbox WHERE run_id = ? AND kind = 'approval' AND state = 'pending')`, runID).Scan(&n)
+	return n == 1, err
+}
+
 func boolArg(b *bool) any {
 	if b == nil {
 		return nil
