@@ -89,6 +89,25 @@ func (d *restartDesk) stop() {
 	d.svc = nil
 }
 
+// tidyWaiting puts the task Tidy (delete old.md, every minute, its calls
+// waiting an hour for approval), runs its minute, and returns it with the
+// delete's approval, pending; ticked gets the end of the scheduler's tick.
+func (d *restartDesk) tidyWaiting() (task api.Task, ap api.InboxItem, ticked <-chan error) {
+	d.t.Helper()
+	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.set(time.Now())
+	tc := make(chan error, 1)
+	go func() { tc <- d.svc.TickTasks(context.Background()) }()
+	return task, d.waitPending(task.ID), tc
+}
+
 func (d *restartDesk) item(id string) api.InboxItem {
 	d.t.Helper()
 	in, err := d.c.Inbox(context.Background(), true)
@@ -155,18 +174,7 @@ func (d *restartDesk) waitPending(taskID string) api.InboxItem {
 // run's result comes to the Inbox.
 func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 	d := newRestartDesk(t)
-	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
-		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.set(time.Now())
-	ticked := make(chan error, 1)
-	go func() { ticked <- d.svc.TickTasks(context.Background()) }()
-	ap := d.waitPending(task.ID)
+	task, ap, ticked := d.tidyWaiting()
 	if ap.Call == nil || ap.Call.Tool != "delete_path" || ap.Deadline == "" {
 		t.Fatalf("the approval keeps no call: %+v", ap)
 	}
@@ -524,18 +532,7 @@ func TestADenyAfterARestartIsAudited(t *testing.T) {
 // the call waiting in the Inbox once that is allowed.
 func TestAStoppedRunWaitingForApprovalSaysSoInTheInbox(t *testing.T) {
 	d := newRestartDesk(t)
-	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "every minute", CatchUp: "skip", Tools: []string{"delete_path"},
-		ApprovalWaitMinutes: 60, Prompt: `[[tool delete_path {"path":"old.md"}]]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.set(time.Now())
-	ticked := make(chan error, 1)
-	go func() { ticked <- d.svc.TickTasks(context.Background()) }()
-	ap := d.waitPending(task.ID)
+	_, ap, ticked := d.tidyWaiting()
 	d.stop()
 	if err := <-ticked; err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"jarvis/service/a2art"
 	"jarvis/service/httpapi"
 	"jarvis/service/store"
+	"jarvis/service/turn"
 )
 
 // twice is a2a-go's HTTP push sender, delivering each notification and then
@@ -334,27 +335,8 @@ func TestA2ALatePushNotificationComesToTheInbox(t *testing.T) {
 		t.Fatalf("outcome %+v, want the turn timed out", out)
 	}
 	ctx := context.Background()
-	var items []store.InboxRow
-	testwait.Until(t, "the late answer in the Inbox", 15*time.Second, func() bool {
-		rows, _, err := f.env.Store.Inbox(ctx, false, 0)
-		items = rows
-		return err == nil && len(rows) > 0
-	})
-	want := ""
-	for i := 1; i <= 30; i++ {
-		want += fmt.Sprintf("%d ", i)
-	}
-	it := items[0]
-	if len(items) != 1 || it.Kind != "answer" || it.Title != "Remote answered" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
-		t.Fatalf("inbox %+v", items)
-	}
-	msgs, err := f.env.Store.Messages(ctx, tt.SessionID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := msgs[len(msgs)-1]
-	if last.Role != "assistant" || last.Content != want || last.TurnID == tt.ID {
-		t.Fatalf("the late answer is not kept in the conversation: %+v", last)
+	if it := lateCount30(t, f, tt); it.Title != "Remote answered" {
+		t.Fatalf("the Inbox item's title %q", it.Title)
 	}
 	testwait.Until(t, "the repeated delivery", 10*time.Second, func() bool {
 		sender.mu.Lock()
@@ -438,6 +420,18 @@ func TestA2ALateAnswerIsReadAfterARestart(t *testing.T) {
 	}
 
 	r.reachable()
+	lateCount30(t, f, tt)
+	if kept, _ := f.env.Store.LateTasks(ctx); len(kept) != 0 {
+		t.Fatalf("the answered task is still kept: %+v", kept)
+	}
+}
+
+// lateCount30 waits for the late answer of tt ("count 30") in the Inbox and
+// checks it: one answer item for its session, and the answer kept once in
+// the conversation, as a turn of its own. It returns the item.
+func lateCount30(t *testing.T, f *fixture, tt *turn.Turn) store.InboxRow {
+	t.Helper()
+	ctx := context.Background()
 	var items []store.InboxRow
 	testwait.Until(t, "the late answer in the Inbox", 15*time.Second, func() bool {
 		rows, _, err := f.env.Store.Inbox(ctx, false, 0)
@@ -448,7 +442,8 @@ func TestA2ALateAnswerIsReadAfterARestart(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		want += fmt.Sprintf("%d ", i)
 	}
-	if it := items[0]; len(items) != 1 || it.Kind != "answer" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
+	it := items[0]
+	if len(items) != 1 || it.Kind != "answer" || it.SessionID != tt.SessionID || it.Body != strings.TrimSpace(want) {
 		t.Fatalf("inbox %+v", items)
 	}
 	msgs, err := f.env.Store.Messages(ctx, tt.SessionID)
@@ -458,12 +453,8 @@ func TestA2ALateAnswerIsReadAfterARestart(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last.Role != "assistant" || last.Content != want || last.TurnID == tt.ID {
 		t.Fatalf("the late answer is not kept in the conversation: %+v", last)
 	}
-	if kept, _ := f.env.Store.LateTasks(ctx); len(kept) != 0 {
-		t.Fatalf("the answered task is still kept: %+v", kept)
-	}
 	answers := 0
-	all, _ := f.env.Store.Messages(ctx, tt.SessionID)
-	for _, m := range all {
+	for _, m := range msgs {
 		if m.Role == "assistant" && m.Content == want {
 			answers++
 		}
@@ -471,4 +462,5 @@ func TestA2ALateAnswerIsReadAfterARestart(t *testing.T) {
 	if answers != 1 {
 		t.Fatalf("the late answer is kept %d times", answers)
 	}
+	return it
 }

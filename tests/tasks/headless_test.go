@@ -76,13 +76,7 @@ func TestHeadlessRunsTasksWithTheWindowClosed(t *testing.T) {
 		 "prompt":"[[tool write_file {\"path\":\"minute.md\",\"content\":\"ran\"}]]"},
 		{"name":"Tidy","schedule":"every minute","catch_up":"skip","tools":["delete_path"],
 		 "prompt":"[[tool delete_path {\"path\":\"old.md\"}]] [[tool run_command {\"program\":\"true\"}]]"}]}`)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
-			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
-			h.env = append(h.env, kv)
-		}
-	}
-	h.env = append(h.env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
+	h.env = quietEnv(dir)
 	// A config written by hand is applied once approved, as a user does.
 	if out, err := h.jarvis(t, "config", "approve", "--yes", "--data-dir", h.dataDir, "--config", h.cfg); err != nil {
 		t.Fatalf("jarvis config approve: %v\n%s", err, out)
@@ -190,16 +184,8 @@ func TestHeadlessExitsWhenItsServiceCannotStart(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"agents":[{"agentId":"general"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
-			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
 	cmd := exec.Command(bin, "--headless", "--data-dir", data, "--config", cfg, "--workspace", ws)
-	cmd.Env = env
+	cmd.Env = quietEnv(dir)
 	var out strings.Builder
 	var mu sync.Mutex
 	cmd.Stderr = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(b) })
@@ -230,6 +216,20 @@ func TestHeadlessExitsWhenItsServiceCannotStart(t *testing.T) {
 	if !strings.Contains(log, "The agent service failed to start") || !strings.Contains(log, "not a database") {
 		t.Fatalf("the log does not say why:\n%s", log)
 	}
+}
+
+// quietEnv is this process's environment for a Jarvis under test: no
+// display (no window), none of Jarvis's own variables, and XDG folders of
+// its own under dir.
+func quietEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
+			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
 }
 
 type writerFunc func([]byte) (int, error)

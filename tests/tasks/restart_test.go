@@ -93,13 +93,7 @@ func TestAnApprovalOutlivesARestartOfTheHeadlessBinary(t *testing.T) {
 	at := time.Now().UTC().Add(time.Minute).Format("2006-01-02 15:04")
 	write(filepath.Join(filepath.Dir(h.cfg), "tasks.json"), `{"tasks":[{"name":"Tidy","schedule":"at `+at+`","time_zone":"UTC","tools":["delete_path"],
 		"prompt":"[[tool delete_path {\"path\":\"old.md\"}]]"}]}`)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
-			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
-			h.env = append(h.env, kv)
-		}
-	}
-	h.env = append(h.env, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
+	h.env = quietEnv(dir)
 	if out, err := h.jarvis(t, "config", "approve", "--yes", "--data-dir", h.dataDir, "--config", h.cfg); err != nil {
 		t.Fatalf("jarvis config approve: %v\n%s", err, out)
 	}

@@ -74,13 +74,7 @@ func TestTasksRunInJarvisServiceWithTheDesktopAttached(t *testing.T) {
 	token := strings.TrimSpace(string(tok))
 	c := api.NewClient(svc.URL, token, &http.Client{})
 
-	env := []string{"JARVIS_TOKEN=" + token, "XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg-config"), "XDG_DATA_HOME=" + filepath.Join(dir, "xdg-data")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") && !strings.HasPrefix(kv, "JARVIS_") &&
-			!strings.HasPrefix(kv, "XDG_CONFIG_HOME=") && !strings.HasPrefix(kv, "XDG_DATA_HOME=") {
-			env = append(env, kv)
-		}
-	}
+	env := append(quietEnv(dir), "JARVIS_TOKEN="+token)
 	h := &headless{bin: desk, dir: dir, dataDir: deskData, ws: ws, env: env}
 	h.cmd = exec.Command(desk, "--headless", "--service-url", svc.URL, "--data-dir", deskData, "--workspace", ws)
 	h.cmd.Env = env
