@@ -410,6 +410,9 @@ type StreamEventData struct {
 // events only) unless it is followed already.
 func (a *App) follow(sessionID, lastID string) {
 	if a.fol.has(sessionID) {
+		if st, ok := a.fol.state(sessionID); ok {
+			a.emit("stream:state", st) // for the page, which may not have heard it
+		}
 		return
 	}
 	reconnected := false
@@ -417,6 +420,7 @@ func (a *App) follow(sessionID, lastID string) {
 		a.emit("stream:event", StreamEventData{SessionID: sessionID, ID: ev.ID, Type: ev.Type, Data: ev.Data})
 		a.onEvent(sessionID, ev)
 	}, func(st StreamState) {
+		a.fol.saw(st)
 		a.emit("stream:state", st)
 		// Run's goroutine is the only caller: reconnected needs no lock.
 		if st.State == StateReconnecting {

@@ -254,7 +254,28 @@ func (r *activityReader) Close() error { return r.rc.Close() }
 type followers struct {
 	mu sync.Mutex
 	m  map[string]context.CancelFunc
-	wg sync.WaitGroup
+	// last is each followed session's newest stream state, told again when
+	// the session is opened (the page may not have listened when it came).
+	last map[string]StreamState
+	wg   sync.WaitGroup
+}
+
+// saw records a session's newest stream state.
+func (fs *followers) saw(st StreamState) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.last == nil {
+		fs.last = map[string]StreamState{}
+	}
+	fs.last[st.SessionID] = st
+}
+
+// state is a followed session's newest stream state.
+func (fs *followers) state(id string) (StreamState, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	st, ok := fs.last[id]
+	return st, ok
 }
 
 func (fs *followers) start(parent context.Context, f *follower) {
@@ -286,6 +307,7 @@ func (fs *followers) stop(id string) {
 	fs.mu.Lock()
 	cancel := fs.m[id]
 	delete(fs.m, id)
+	delete(fs.last, id)
 	fs.mu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -298,6 +320,7 @@ func (fs *followers) stopAll() {
 		c()
 		delete(fs.m, id)
 	}
+	fs.last = nil
 	fs.mu.Unlock()
 	fs.wg.Wait()
 }

@@ -199,6 +199,8 @@
       const run = await window.go.app.App.Reload($(".session.current").dataset.session);
       assert(run.messages.some((m) => m.role === "status" && /^Resumed: the call that waited for approval was allowed/.test(m.text)), "the run went on from the allowed call (its Resumed line)");
       await waitFor(() => $$("#messages .msg.status").some((x) => /^Resumed: the call that waited for approval was allowed/.test(x.textContent)), "the Resumed line in the run's conversation in the window (it went on live there)", 10000);
+      // The run's conversation, followed since the window started (its call was gated here), is live in the header.
+      await waitFor(() => $("#conn").dataset.state === "live", "the header to say Live for the opened run (it said " + $("#conn").textContent + ")", 10000);
       // Where the headless Jarvis stopped, a plain line says the run waited (no error, no Retry).
       assert($$("#messages .msg.status").some((x) => /^Jarvis stopped while this run waited for your approval/.test(x.textContent)), "the line where the run stopped with Jarvis");
       assert(!$$("#messages .msg.error").length, "an error line in the run's conversation: " + $$("#messages .msg.error").map((x) => x.textContent).join(" | "));
