@@ -1,19 +1,12 @@
 package app
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"jarvis/api"
-	"jarvis/internal/testpeer"
 	"jarvis/internal/testwait"
-	"jarvis/service"
-	"jarvis/service/config"
 )
 
 // TestOpeningAFollowedSessionSaysItsStreamState: a session the window
@@ -21,23 +14,10 @@ import (
 // calls, from before the page listened) is opened: the window is told its
 // stream's state again, so the header says "Live", not "No session open".
 func TestOpeningAFollowedSessionSaysItsStreamState(t *testing.T) {
-	up := httptest.NewServer(testpeer.NewOpenAI())
-	t.Cleanup(up.Close)
-	cfg, err := config.Parse("c.json", []byte(fmt.Sprintf(`{"defaultProvider":"openai-compatible",
-		"providers":{"openai-compatible":{"baseUrl":%q,"model":"m"}},"agents":[{"agentId":"general"}]}`, up.URL+"/v1")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(context.Background(), service.Options{DataDir: t.TempDir(), Config: cfg, Token: realToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(svc.Handler())
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); svc.Close() })
+	d := newRealDesktop(t, 60, "")
 	var mu sync.Mutex
 	var states []StreamState
-	c := api.NewClient(srv.URL, realToken, &http.Client{})
-	a, err := New(Options{Client: c, StreamClient: api.NewClient(srv.URL, realToken, NewStreamHTTPClient()), Emit: func(ev string, data any) {
+	a, err := New(Options{Client: d.c, StreamClient: api.NewClient(d.c.BaseURL(), realToken, NewStreamHTTPClient()), Emit: func(ev string, data any) {
 		if st, ok := data.(StreamState); ok && ev == "stream:state" {
 			mu.Lock()
 			states = append(states, st)
