@@ -89,6 +89,25 @@ func (d *restartDesk) stop() {
 	d.svc = nil
 }
 
+// runWaiting writes the workspace file name (its base name as content),
+// puts t, runs it now with the clock at at, and returns it with its call's
+// approval, pending.
+func (d *restartDesk) runWaiting(name string, t api.Task, at time.Time) (api.Task, api.InboxItem) {
+	d.t.Helper()
+	if err := os.WriteFile(filepath.Join(d.ws, name), []byte(strings.TrimSuffix(name, ".md")), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	task, err := d.c.PutTask(context.Background(), t)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.set(at)
+	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
+		d.t.Fatal(err)
+	}
+	return task, d.waitPending(task.ID)
+}
+
 // tidyWaiting puts the task Tidy (delete old.md, every minute, its calls
 // waiting an hour for approval), runs its minute, and returns it with the
 // delete's approval, pending; ticked gets the end of the scheduler's tick.
@@ -249,20 +268,9 @@ func TestAWaitingApprovalOutlivesARestart(t *testing.T) {
 // again; the run's answer is one result in the Inbox, for the same run.
 func TestAnAllowedApprovalResumesTheStoppedRun(t *testing.T) {
 	d := newRestartDesk(t)
-	if err := os.WriteFile(filepath.Join(d.ws, "old.md"), []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	prompt := `Tidy up. [[tool delete_path {"path":"old.md"}]]`
-	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Tidy", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", CatchUp: "skip",
-		Tools: []string{"delete_path"}, ApprovalWaitMinutes: 60, Prompt: prompt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.set(time.Now())
-	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
-		t.Fatal(err)
-	}
-	ap := d.waitPending(task.ID)
+	task, ap := d.runWaiting("old.md", api.Task{Name: "Tidy", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", CatchUp: "skip",
+		Tools: []string{"delete_path"}, ApprovalWaitMinutes: 60, Prompt: prompt}, time.Now())
 	d.stop()
 	d.start()
 	d.set(time.Now().Add(2 * time.Minute)) // a new run could start now: the old behaviour's re-run is not refused
@@ -411,21 +419,10 @@ func countPending(in api.Inbox) int {
 // can no longer be allowed, and nothing runs.
 func TestAHeldApprovalStillExpiresAtItsDeadline(t *testing.T) {
 	d := newRestartDesk(t)
-	if err := os.WriteFile(filepath.Join(d.ws, "keep.md"), []byte("keep"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	// A one-off that has passed: it runs only when asked (Run now).
-	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
-		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`})
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	d.set(start)
-	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
-		t.Fatal(err)
-	}
-	ap := d.waitPending(task.ID)
+	_, ap := d.runWaiting("keep.md", api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`}, start)
 	d.stop()
 	d.start()
 	if it := d.item(ap.ID); it.State != "pending" {
@@ -483,19 +480,8 @@ func (d *restartDesk) waitAudit(ap api.InboxItem, by string) {
 // denied, and nothing runs.
 func TestADenyAfterARestartIsAudited(t *testing.T) {
 	d := newRestartDesk(t)
-	if err := os.WriteFile(filepath.Join(d.ws, "keep.md"), []byte("keep"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	task, err := d.c.PutTask(context.Background(), api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
-		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.set(time.Now())
-	if _, err := d.c.RunTaskNow(context.Background(), task.ID); err != nil {
-		t.Fatal(err)
-	}
-	ap := d.waitPending(task.ID)
+	task, ap := d.runWaiting("keep.md", api.Task{Name: "Cleanup", Schedule: "at 2026-01-01 00:00", TimeZone: "UTC", Tools: []string{"delete_path"},
+		ApprovalWaitMinutes: 30, Prompt: `[[tool delete_path {"path":"keep.md"}]]`}, time.Now())
 	d.stop()
 	d.start()
 	if err := d.runner.Approvals().Decide(ap.ID, gate.Refuse); err != nil {
