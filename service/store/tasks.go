@@ -145,21 +145,36 @@ func (s *Store) Runs(ctx context.Context, taskID string, limit int) ([]RunRow, e
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, task_id, occurrence, status, caught_up, owner, session_id, turn_id, summary, started_at, ended_at
-		FROM task_runs WHERE ? = '' OR task_id = ? ORDER BY started_at DESC, occurrence DESC LIMIT ?`, taskID, taskID, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runCols+` FROM task_runs WHERE ? = '' OR task_id = ? ORDER BY started_at DESC, occurrence DESC LIMIT ?`, taskID, taskID, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []RunRow
 	for rows.Next() {
-		var r RunRow
-		if err := rows.Scan(&r.ID, &r.TaskID, &r.Occurrence, &r.Status, &r.CaughtUp, &r.Owner, &r.SessionID, &r.TurnID, &r.Summary, &r.StartedAt, &r.EndedAt); err != nil {
+		r, err := scanRun(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// Run returns one run by its id; ErrNotFound if there is none.
+func (s *Store) Run(ctx context.Context, id string) (RunRow, error) {
+	return scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM task_runs WHERE id = ?`, id))
+}
+
+const runCols = `id, task_id, occurrence, status, caught_up, owner, session_id, turn_id, summary, started_at, ended_at`
+
+func scanRun(row interface{ Scan(...any) error }) (RunRow, error) {
+	var r RunRow
+	err := row.Scan(&r.ID, &r.TaskID, &r.Occurrence, &r.Status, &r.CaughtUp, &r.Owner, &r.SessionID, &r.TurnID, &r.Summary, &r.StartedAt, &r.EndedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, ErrNotFound
+	}
+	return r, err
 }
 
 // InterruptRuns marks runs a dead process left running as failed.

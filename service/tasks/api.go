@@ -315,18 +315,12 @@ func (a *API) resume(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.Errorf(http.StatusBadRequest, "bad_request", "say which call was allowed (call_id)")
 	}
 	id := r.PathValue("id")
-	var run store.RunRow
-	runs, err := a.Store.Runs(r.Context(), "", 1000)
+	run, err := a.Store.Run(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.Errorf(http.StatusNotFound, "task_not_found", "no task run %q", id)
+	}
 	if err != nil {
 		return err
-	}
-	for _, x := range runs {
-		if x.ID == id {
-			run = x
-		}
-	}
-	if run.ID == "" {
-		return httpapi.Errorf(http.StatusNotFound, "task_not_found", "no task run %q", id)
 	}
 	row, err := a.Store.Task(r.Context(), run.TaskID)
 	if err != nil {
