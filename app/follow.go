@@ -281,6 +281,11 @@ func (fs *followers) state(id string) (StreamState, bool) {
 func (fs *followers) start(parent context.Context, f *follower) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	// Shutdown cancels parent before stopAll: a follower asked for after
+	// that would run unwaited, and its wg.Add would race stopAll's Wait.
+	if parent.Err() != nil {
+		return
+	}
 	if fs.m == nil {
 		fs.m = map[string]context.CancelFunc{}
 	}

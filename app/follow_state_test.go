@@ -55,3 +55,25 @@ func TestOpeningAFollowedSessionSaysItsStreamState(t *testing.T) {
 		t.Fatalf("opening the followed session said no stream state (%+v): the header would read \"No session open\"", states)
 	}
 }
+
+// TestNothingIsFollowedAfterShutdown: the window's background loops (task
+// runs, headless) may try to follow a session while the window shuts down.
+// Once Shutdown has begun, no follower starts: one started then would run
+// unwaited, and its start raced Shutdown's wait (seen under -race in CI).
+func TestNothingIsFollowedAfterShutdown(t *testing.T) {
+	d := newRealDesktop(t, 60, "")
+	a, err := New(Options{Client: d.c, Emit: func(string, any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.NewSession("general")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Shutdown(a)
+	a.follow(s.SessionID, "")
+	if a.fol.has(s.SessionID) {
+		a.fol.stop(s.SessionID)
+		t.Fatal("a session was followed after Shutdown")
+	}
+}
