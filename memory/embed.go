@@ -529,7 +529,7 @@ func (s *Store) fuse(ctx context.Context, hits []hit, vhits []vecHit, kind strin
 	if len(missing) == 0 {
 		return hits, nil
 	}
-	q := `SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text
+	q := `SELECT c.id, c.file_id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text
 		FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (?` + strings.Repeat(", ?", len(missing)-1) + `)`
 	args := missing
 	if kind != "" {
@@ -543,7 +543,7 @@ func (s *Store) fuse(ctx context.Context, hits []hit, vhits []vecHit, kind strin
 	defer rows.Close()
 	for rows.Next() {
 		var h hit
-		if err := rows.Scan(&h.id, &h.path, &h.kind, &h.day, &h.lineStart, &h.lineEnd, &h.text); err != nil {
+		if err := rows.Scan(&h.id, &h.file, &h.path, &h.kind, &h.day, &h.lineStart, &h.lineEnd, &h.text); err != nil {
 			return nil, fmt.Errorf("memory: search: %w", err)
 		}
 		h.score = vectorWeight * float64(max(0, cos[h.id]))

@@ -70,3 +70,47 @@ func TestSearchJoinsAdjacentPassages(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWindowRunsIntoTheNextPassage: a long conversation is indexed
+// as passages of about 2,000 bytes; the question's words are on the last
+// turn of one passage and the answer is the first turn of the next. The
+// result's window is the matching turn with its neighbours in the whole
+// conversation, so it holds the answer; and the other passage, a result
+// of its own, is joined to it, not shown twice.
+func TestSearchWindowRunsIntoTheNextPassage(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	b.WriteString("# 2026-02-03\n\n")
+	for i := range 15 {
+		fmt.Fprintf(&b, "Ben: small talk %02d about the weather, the traffic on the ring road and whether the bakery still sells rye bread on Sundays.\n", i)
+	}
+	b.WriteString("Ana: Which desserts did you bake for the street party in the end?\n")
+	b.WriteString("Ben: A peach cobbler and a lemon tart, both gone within the hour.\n")
+	for i := range 13 {
+		fmt.Fprintf(&b, "Ana: more talk %02d about the new bus timetable, the library's opening hours and the noisy neighbours upstairs.\n", i)
+	}
+	writeFile(t, root, "memory/2026-02-03.md", b.String())
+	s := openStore(t, root, func(o *Options) { o.WordNetDir = "-" })
+	// The question's words sit at the end of the first passage.
+	cs := chunkLines(splitLines(b.String()))
+	if len(cs) < 2 || !strings.Contains(cs[0].Text, "street party") || strings.Contains(cs[0].Text, "cobbler") {
+		t.Fatalf("the chat's passages do not cut between question and answer: %d passages", len(cs))
+	}
+	res, err := s.Search(context.Background(), "desserts street party", "", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 {
+		t.Fatal("no result")
+	}
+	checkResult(t, root, res[0])
+	if !strings.Contains(res[0].Excerpt, "peach cobbler") {
+		t.Fatalf("first result %s:%d-%d does not hold the answer, the next turn:\n%s", res[0].Path, res[0].LineStart, res[0].LineEnd, res[0].Excerpt)
+	}
+	for _, r := range res[1:] {
+		checkResult(t, root, r)
+		if r.Path == res[0].Path && r.LineStart <= res[0].LineEnd && res[0].LineStart <= r.LineEnd {
+			t.Errorf("results overlap: %s:%d-%d and %d-%d", r.Path, res[0].LineStart, res[0].LineEnd, r.LineStart, r.LineEnd)
+		}
+	}
+}

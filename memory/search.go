@@ -33,13 +33,14 @@ const (
 
 	maxQueryTerms = 16
 	maxTermBytes  = 64
-	// A hit shows its passage: the best line and its neighbours, up to a
-	// whole chunk (maxChunkBytes). A note of a conversation is many short
-	// turns, and a question's answer is often in the turn next to the one
-	// its words match (bench/locomo: all-evidence R@5 0.51 with 8 lines
-	// of 600 bytes, 0.66 with these).
-	excerptMaxLines = 16
-	excerptMaxBytes = maxChunkBytes
+	// A hit shows its passage: the best line and its neighbours in the
+	// same paragraph, across passage boundaries (around), up to 2,500
+	// bytes. A note of a conversation is many short turns, and a
+	// question's answer is often in the turn next to the one its words
+	// match (bench/locomo, all-evidence R@5: 0.51 with 8 lines of 600
+	// bytes, 0.66 within one passage of up to 2,000, 0.76 with these).
+	excerptMaxLines = maxChunkLines
+	excerptMaxBytes = 2500
 	dupThreshold    = 0.8 // Jaccard similarity above which hits collapse
 )
 
@@ -349,26 +350,39 @@ func (s *Store) Search(ctx context.Context, q, kind string, limit int) ([]Result
 	s.rerank(hits, p)
 
 	var kept [][]uint64
-	results = pick(results, hits, p, limit, &kept)
+	if results, err = s.pick(ctx, results, hits, p, limit, &kept); err != nil {
+		return nil, err
+	}
 	if len(results) < limit && !anyRun && !saturated && len(p.groups) > 1 {
 		// Too few notes have every word: fill up with notes having some.
 		more, err := s.fillUp(ctx, hits, p, kind, 4*limit)
 		if err != nil {
 			return nil, err
 		}
-		results = pick(results, more, p, limit, &kept)
+		if results, err = s.pick(ctx, results, more, p, limit, &kept); err != nil {
+			return nil, err
+		}
 	}
 	return results, nil
 }
 
 // pick appends the excerpts of hits to results, best first, until there
 // are limit of them, skipping near-duplicates of those kept.
-func pick(results []Result, hits []hit, p plan, limit int, kept *[][]uint64) []Result {
-	for _, h := range hits {
+func (s *Store) pick(ctx context.Context, results []Result, hits []hit, p plan, limit int, kept *[][]uint64) ([]Result, error) {
+	var near map[int64][2][]string
+	for i, h := range hits {
 		if len(results) == limit {
 			break
 		}
-		r := excerpt(h, p)
+		if _, ok := near[h.id]; !ok {
+			// The next few candidates' neighbours in one query: most
+			// searches need no more (a near-duplicate takes no place).
+			var err error
+			if near, err = s.around(ctx, hits[i:min(len(hits), i+limit-len(results)+2)]); err != nil {
+				return nil, err
+			}
+		}
+		r := excerpt(h, p, near[h.id][0], near[h.id][1])
 		words := wordSet(r.Excerpt)
 		dup := false
 		for _, k := range *kept {
@@ -386,35 +400,104 @@ func pick(results []Result, hits []hit, p plan, limit int, kept *[][]uint64) []R
 		}
 		results = append(results, r)
 	}
-	return results
+	return results, nil
+}
+
+// around returns, per hit, the lines of its paragraph just before and
+// just after its passage: a long paragraph (a conversation of many turns)
+// is indexed as several passages, and a result's window may run on into
+// the next.
+func (s *Store) around(ctx context.Context, hits []hit) (map[int64][2][]string, error) {
+	// A file's passages are stored in order, one id (a multiple of 256,
+	// see storeParsedTx) after the other: the neighbours of a passage are
+	// in the id range around it. Each is checked for file and lines.
+	var ranges []string
+	var args []any
+	for _, h := range hits {
+		prev, next := (h.id>>8-1)<<8, (h.id>>8+1)<<8
+		ranges = append(ranges, "(id BETWEEN ? AND ? AND line_end = ?)", "(id BETWEEN ? AND ? AND line_start = ?)")
+		args = append(args, prev, prev+255, h.lineStart-1, next, next+255, h.lineEnd+1)
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT file_id, line_start, line_end, text FROM chunks
+		WHERE `+strings.Join(ranges, " OR "), args...)
+	if err != nil {
+		return nil, fmt.Errorf("memory: search: %w", err)
+	}
+	defer rows.Close()
+	near := make(map[int64][2][]string, len(hits))
+	for _, h := range hits {
+		near[h.id] = [2][]string{}
+	}
+	for rows.Next() {
+		var file int64
+		var start, end int
+		var text string
+		if err := rows.Scan(&file, &start, &end, &text); err != nil {
+			return nil, fmt.Errorf("memory: search: %w", err)
+		}
+		for _, h := range hits {
+			if h.file != file || (start != h.lineEnd+1 && end != h.lineStart-1) {
+				continue
+			}
+			lines := strings.Split(text, "\n")
+			n := near[h.id]
+			if start == h.lineEnd+1 {
+				if !isHeading(lines[0]) {
+					n[1] = lines[:paragraphEnd(lines)]
+				}
+			} else if first, _, _ := strings.Cut(h.text, "\n"); !isHeading(first) {
+				r := slices.Clone(lines)
+				slices.Reverse(r)
+				r = r[:paragraphEnd(r)]
+				slices.Reverse(r)
+				n[0] = r
+			}
+			near[h.id] = n
+		}
+	}
+	return near, rows.Err()
+}
+
+// paragraphEnd is the number of lines of ls before the first blank one.
+func paragraphEnd(ls []string) int {
+	for i, l := range ls {
+		if isBlank(l) {
+			return i
+		}
+	}
+	return len(ls)
 }
 
 // joinAdjacent joins r to a result of the same note whose lines it
-// continues (the next or previous passage of one conversation), within
-// twice a passage's size, so that it takes no place of its own. It reports
-// whether it did.
+// overlaps or continues (the next or previous passage of one
+// conversation), within twice a passage's size, so that it takes no place
+// of its own. It reports whether it did.
 func joinAdjacent(results []Result, r Result) bool {
 	for i := range results {
 		o := &results[i]
-		if o.Path != r.Path || o.Superseded || r.Superseded || len(o.Excerpt)+1+len(r.Excerpt) > 2*excerptMaxBytes {
+		if o.Path != r.Path || o.Superseded || r.Superseded || r.LineStart > o.LineEnd+1 || r.LineEnd+1 < o.LineStart {
 			continue
 		}
-		switch {
-		case r.LineStart == o.LineEnd+1:
-			o.Excerpt += "\n" + r.Excerpt
-			o.LineEnd = r.LineEnd
-			return true
-		case r.LineEnd+1 == o.LineStart:
-			o.Excerpt = r.Excerpt + "\n" + o.Excerpt
-			o.LineStart = r.LineStart
-			return true
+		lo, hi := min(o.LineStart, r.LineStart), max(o.LineEnd, r.LineEnd)
+		lines := make([]string, hi-lo+1)
+		exact := true
+		for _, x := range []Result{r, *o} {
+			ls := strings.Split(x.Excerpt, "\n")
+			exact = exact && len(ls) == x.LineEnd-x.LineStart+1 // not a long line cut short
+			copy(lines[x.LineStart-lo:], ls)
 		}
+		text := strings.Join(lines, "\n")
+		if !exact || len(text) > 2*excerptMaxBytes {
+			continue
+		}
+		o.Excerpt, o.LineStart, o.LineEnd = text, lo, hi
+		return true
 	}
 	return false
 }
 
 type hit struct {
-	id                 int64
+	id, file           int64 // the chunk's and its file's ids
 	path, kind         string
 	day                int64
 	lineStart, lineEnd int
@@ -434,14 +517,14 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 	// words.
 	rank := "jarvis_rank(chunks_fts" + strings.Repeat(", ?", len(rankArgs)) + ")"
 	q := `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.score
+		SELECT c.id, c.file_id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, m.score
 		FROM (SELECT rowid, ` + rank + ` AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) AS m
 		JOIN chunks c ON c.id = m.rowid
 		JOIN files f ON f.id = c.file_id`
 	args := append(append([]any{}, rankArgs...), match, n)
 	if kind != "" {
 		q = `
-		SELECT c.id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, ` + rank + ` AS score
+		SELECT c.id, c.file_id, f.path, f.kind, f.day, c.line_start, c.line_end, c.text, ` + rank + ` AS score
 		FROM chunks_fts
 		JOIN chunks c ON c.id = chunks_fts.rowid
 		JOIN files f ON f.id = c.file_id
@@ -459,7 +542,7 @@ func (s *Store) query(ctx context.Context, match string, rankArgs []any, kind st
 	for rows.Next() {
 		var h hit
 		var bm25 float64
-		if err := rows.Scan(&h.id, &h.path, &h.kind, &h.day, &h.lineStart, &h.lineEnd, &h.text, &bm25); err != nil {
+		if err := rows.Scan(&h.id, &h.file, &h.path, &h.kind, &h.day, &h.lineStart, &h.lineEnd, &h.text, &bm25); err != nil {
 			return nil, fmt.Errorf("memory: search: %w", err)
 		}
 		h.score = -bm25 // like FTS5's bm25, jarvis_rank is negative, more negative is better
@@ -668,18 +751,23 @@ func bestSentence(line string, p plan) string {
 	return best
 }
 
-// excerpt picks the lines of a chunk to show: the line matching most query
-// words, grown with its neighbours while it fits excerptMaxLines and
-// excerptMaxBytes. Blank lines at the edges are dropped. The line numbers
-// follow from the chunk's: line k of its text is file line LineStart+k.
-func excerpt(h hit, p plan) Result {
-	lines := strings.Split(h.text, "\n")
+// excerpt picks the lines to show: the line of the chunk matching most
+// query words, grown with its neighbours (the chunk's, then before and
+// after: the paragraph's lines around the chunk) while it fits
+// excerptMaxLines and excerptMaxBytes. Blank lines at the edges are
+// dropped. Line k of before+chunk+after is file line
+// LineStart-len(before)+k.
+func excerpt(h hit, p plan, before, after []string) Result {
+	chunk := strings.Split(h.text, "\n")
 	best, bestScore := 0, -1.0
-	for i, l := range lines {
+	for i, l := range chunk {
 		if sc := matchScore(l, p); sc > bestScore {
 			best, bestScore = i, sc
 		}
 	}
+	lines := slices.Concat(before, chunk, after)
+	off := len(before)
+	best += off
 	lo, hi := best, best
 	size := len(lines[best])
 	for hi-lo+1 < excerptMaxLines {
@@ -708,7 +796,7 @@ func excerpt(h hit, p plan) Result {
 	if lo == hi && len(text) > excerptMaxBytes {
 		text = cutAround(text, p.terms)
 	}
-	r := Result{Path: h.path, Excerpt: text, LineStart: h.lineStart + lo, LineEnd: h.lineStart + hi}
+	r := Result{Path: h.path, Excerpt: text, LineStart: h.lineStart - off + lo, LineEnd: h.lineStart - off + hi}
 	if by, ok := supersededBy(lines[best]); ok {
 		r.Superseded, r.SupersededBy = true, by
 	}

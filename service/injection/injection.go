@@ -58,16 +58,44 @@ type Detector struct {
 // namedPattern is an injection pattern with literal hints: the regexp runs
 // only when one hint occurs in the text, which keeps a 50,000-character
 // field scan in the sub-millisecond range for ordinary text.
+//
+// A pattern marked oneLine cannot match across a line break (between its
+// words it allows no "\n": literal spaces, [^.\n]) and each of its matches
+// holds one of its hints, so it matches the text exactly when it matches
+// one of the lines holding a hint (\b at a line's edge reads the same,
+// "\n" not being a word character). It then runs on those lines only: a
+// chat of many lines where "show" or "print" occurs costs a few short
+// runs instead of one over the whole text.
 type namedPattern struct {
-	name  string
-	hints []string
-	re    *regexp.Regexp
+	name    string
+	hints   []string
+	re      *regexp.Regexp
+	oneLine bool
 }
 
 func (p namedPattern) match(norm string) bool {
 	for _, h := range p.hints {
-		if strings.Contains(norm, h) {
-			return p.re.MatchString(norm)
+		if !p.oneLine {
+			if strings.Contains(norm, h) {
+				return p.re.MatchString(norm)
+			}
+			continue
+		}
+		for off := 0; off < len(norm); {
+			i := strings.Index(norm[off:], h)
+			if i < 0 {
+				break
+			}
+			i += off
+			start := strings.LastIndexByte(norm[:i], '\n') + 1
+			end := len(norm)
+			if j := strings.IndexByte(norm[i:], '\n'); j >= 0 {
+				end = i + j
+			}
+			if p.re.MatchString(norm[start:end]) {
+				return true
+			}
+			off = end + 1
 		}
 	}
 	return false
@@ -79,20 +107,23 @@ func (p namedPattern) match(norm string) bool {
 // collapsed.
 func New() *Detector {
 	p := func(name string, hints []string, expr string) namedPattern {
-		return namedPattern{name, hints, regexp.MustCompile(expr)}
+		return namedPattern{name: name, hints: hints, re: regexp.MustCompile(expr)}
+	}
+	line := func(name string, hints []string, expr string) namedPattern { // see namedPattern
+		return namedPattern{name: name, hints: hints, re: regexp.MustCompile(expr), oneLine: true}
 	}
 	h := func(hints ...string) []string { return hints }
 	return &Detector{
 		patterns: []namedPattern{
-			p("ignore_instructions", h("ignor", "disregard", "forget", "overrid", "bypass"), `\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|preceding|all|any|your|the|these|system|original|other)\b[^.\n]{0,40}?\b(instructions?|prompts?|rules?|directions?|guidelines?|directives?|context|constraints?)\b`),
-			p("role_override", h("you are now", "from now on", "act as", "pretend", "roleplay", "your new"), `\byou are now\b|\bfrom now on,? you\b|\bact as (a|an|the|if)\b|\bpretend (to be|you are|that you)\b|\broleplay as\b|\byour new (role|persona|instructions?)\b`),
+			line("ignore_instructions", h("ignor", "disregard", "forget", "overrid", "bypass"), `\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(previous|prior|above|earlier|preceding|all|any|your|the|these|system|original|other)\b[^.\n]{0,40}?\b(instructions?|prompts?|rules?|directions?|guidelines?|directives?|context|constraints?)\b`),
+			line("role_override", h("you are now", "from now on", "act as", "pretend", "roleplay", "your new"), `\byou are now\b|\bfrom now on,? you\b|\bact as (a|an|the|if)\b|\bpretend (to be|you are|that you)\b|\broleplay as\b|\byour new (role|persona|instructions?)\b`),
 			p("new_instructions", h("new instruction", "new rule", "new system prompt", "updated instruction", "revised instruction"), `\bnew (instructions?|system prompt|rules?)\s*:|\b(updated|revised) instructions\s*:`),
-			p("prompt_leak", h("reveal", "print", "show", "output", "repeat", "leak", "disclose", "dump"), `\b(reveal|print|show|output|repeat|leak|disclose|dump)\b[^.\n]{0,30}?\b(system prompt|your prompt|your (instructions|rules)|hidden instructions|api[ _-]?keys?|secrets?|credentials?)\b`),
+			line("prompt_leak", h("reveal", "print", "show", "output", "repeat", "leak", "disclose", "dump"), `\b(reveal|print|show|output|repeat|leak|disclose|dump)\b[^.\n]{0,30}?\b(system prompt|your prompt|your (instructions|rules)|hidden instructions|api[ _-]?keys?|secrets?|credentials?)\b`),
 			p("chat_markup", h("<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "system", "assistant"), `<\|(im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]|<</?sys>>|(?m)^\s*#{2,}\s*(system|instructions?)\b|(?m)^\s*(system|assistant)\s*:`),
-			p("jailbreak", h("jailbr", "developer mode", "dan mode", "do anything now"), `\b(jailbreak|jailbroken|developer mode|dan mode|do anything now)\b`),
+			line("jailbreak", h("jailbr", "developer mode", "dan mode", "do anything now"), `\b(jailbreak|jailbroken|developer mode|dan mode|do anything now)\b`),
 			p("vote_manipulation", h("approve"), `\b(you must|you should|always|unconditionally|automatically)\s+(approve|vote (yes|to approve|in favou?r))\b|\bapprove\b[^.\n]{0,30}?\bregardless\b`),
 			p("exfiltration", h("http://", "https://"), `\b(send|post|upload|forward|exfiltrate|leak)\b[^\n]{0,60}?\b(to|at)\s+https?://`),
-			p("concealment", h("do not "), `\bdo not (tell|inform|mention|reveal to|alert)\b[^.\n]{0,20}?\b(the )?(user|human|operator|anyone|platform)\b`),
+			line("concealment", h("do not "), `\bdo not (tell|inform|mention|reveal to|alert)\b[^.\n]{0,20}?\b(the )?(user|human|operator|anyone|platform)\b`),
 			// Fake turns and tool traffic: tags and JSON messages that mimic
 			// what a model's own context looks like.
 			p("fake_tags", h("<", `"role"`), `</?\s*(system|system_prompt|instructions?|tool_calls?|tool_use|tool_result|function_calls?|function_results?|invoke|assistant|user)\b[^<>\n]{0,80}>|"role"\s*:\s*"(system|tool|developer)"`),
