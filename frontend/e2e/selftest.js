@@ -182,7 +182,6 @@
       assert(!before, "today's note is not written before the approval");
       await frames(2);
       await E.Screenshot("inbox-approval");
-      await shootSizes("inbox-approval"); // the Inbox panel narrow and wide, light and dark
       ap.querySelector('[data-action="allow"]').click();
       await waitFor(() => !$("#notice").hidden && /Allowed/.test($("#notice").textContent), "the Allowed notice");
       const result = await waitFor(() => $$("#inbox .inbox-item.kind-result").find((x) => x.textContent.includes("Today's note has yesterday's summary")), "the run's result in the Inbox after Allow", 90000);
