@@ -148,6 +148,12 @@ func TestBackupWhileRunningRestoreAndVerify(t *testing.T) {
 				return
 			}
 			audited.Add(1)
+			// Tool calls come one at a time, not back to back: a writer
+			// that takes SQLite's lock again the instant it frees it
+			// starves another connection's BEGIN IMMEDIATE (SQLite keeps
+			// no queue; the backup's waited 10 s and failed once in CI-like
+			// runs with "database is locked").
+			time.Sleep(time.Millisecond)
 		}
 	}()
 	testwait.Until(t, "the turn streaming and tool calls being audited", 30*time.Second, func() bool { return deltas.Load() > 20 && audited.Load() > 5 })
