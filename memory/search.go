@@ -446,11 +446,7 @@ func (s *Store) around(ctx context.Context, hits []hit) (map[int64][2][]string, 
 					n[1] = lines[:paragraphEnd(lines)]
 				}
 			} else if first, _, _ := strings.Cut(h.text, "\n"); !isHeading(first) {
-				r := slices.Clone(lines)
-				slices.Reverse(r)
-				r = r[:paragraphEnd(r)]
-				slices.Reverse(r)
-				n[0] = r
+				n[0] = lines[paragraphStart(lines):]
 			}
 			near[h.id] = n
 		}
@@ -466,6 +462,17 @@ func paragraphEnd(ls []string) int {
 		}
 	}
 	return len(ls)
+}
+
+// paragraphStart is the index of the first line of ls after the last
+// blank one.
+func paragraphStart(ls []string) int {
+	for i := len(ls) - 1; i >= 0; i-- {
+		if isBlank(ls[i]) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // joinAdjacent joins r to a result of the same note whose lines it

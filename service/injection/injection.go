@@ -74,13 +74,15 @@ type namedPattern struct {
 }
 
 func (p namedPattern) match(norm string) bool {
-	for _, h := range p.hints {
-		if !p.oneLine {
+	if !p.oneLine {
+		for _, h := range p.hints {
 			if strings.Contains(norm, h) {
 				return p.re.MatchString(norm)
 			}
-			continue
 		}
+		return false
+	}
+	for _, h := range p.hints {
 		for off := 0; off < len(norm); {
 			i := strings.Index(norm[off:], h)
 			if i < 0 {
